@@ -1,0 +1,167 @@
+"""Command line: ``python -m bench run | env | report``.
+
+Bad input ends in one ``error:`` line naming the problem and the valid choices, exit code 2,
+and nothing written. torch is only ever imported in child processes; ``report`` never
+imports it at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from bench import matrix, runner
+from bench.launch import ForkServerLauncher, Launcher, SpawnLauncher
+from bench.progress import Progress
+from bench.schema import SchemaError
+from bench.store import RunStore
+
+FAULT_ENV = "TORCH_KNOBS_FAULT"
+
+
+def _launcher(name: str) -> Launcher:
+    return SpawnLauncher() if name == "spawn" else ForkServerLauncher()
+
+
+def _fail(msg: str) -> int:
+    print(f"error: {msg}", file=sys.stderr)
+    return 2
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import os
+
+    try:
+        profile = matrix.select(matrix.load_profile(args.profile), args.only) if args.profile \
+            else None
+    except matrix.ProfileError as exc:
+        return _fail(str(exc))
+    launcher = _launcher(args.launcher)
+    closed = False
+    try:
+        with tempfile.TemporaryDirectory(prefix="torch-knobs-probe-") as tmp:
+            try:
+                probe = runner.probe(launcher, Path(tmp))
+            except RuntimeError as exc:
+                return _fail(str(exc))
+        try:
+            if profile is None:
+                name = "gpu" if probe.cuda else "cpu"
+                print(f"profile: {name} (chosen from the hardware found)", file=sys.stderr)
+                profile = matrix.select(matrix.load_profile(name), args.only)
+            matrix.check_models(profile, probe.models)
+        except matrix.ProfileError as exc:
+            return _fail(str(exc))
+        jobs = runner.plan(profile)
+        if args.dry_run:
+            runner.print_dry_run(jobs, probe)
+            return 0
+        env = dict(probe.env)
+        if args.out:
+            out = Path(args.out)
+        elif args.resume:
+            found = runner.latest_run(Path(args.reports), env["machine"], profile.name)
+            if found is None:
+                return _fail(f"nothing to resume: no run of profile {profile.name} under "
+                             f"{Path(args.reports) / env['machine']}")
+            out = found
+        else:
+            out = Path(args.reports) / env["machine"] / runner.new_run_id(profile.name)
+        store = RunStore(out)
+        if store.exists() and not args.resume:
+            return _fail(f"{out} already holds results; pass --resume to finish that run, "
+                         f"or choose another --out")
+        if args.resume and not store.exists():
+            return _fail(f"nothing to resume in {out}: it has no results.csv")
+        old = store.read_env()
+        env["run_id"] = (old or {}).get("run_id") or out.name
+        env["profile"] = profile.name
+        try:
+            runner.check_fingerprint(store, env)
+            store.open()
+        except SchemaError as exc:
+            return _fail(str(exc))
+        store.write_env(env)
+        done = runner.completed_keys(store, env["fingerprint_id"]) if args.resume else set()
+        todo = [j for j in jobs if j.key not in done]
+        ctx = runner.RunContext(env["run_id"], profile.name, probe,
+                                fault=os.environ.get(FAULT_ENV, ""))
+        eta = sum(runner.estimate_jobs(todo, probe))
+        print(f"run {env['run_id']} on {env['machine']} (fingerprint {env['fingerprint_id']}): "
+              f"{len(todo)} processes to run, {len(jobs) - len(todo)} already done, "
+              f"~{eta / 60:.1f} min estimated; writing to {out}", file=sys.stderr)
+        run = runner.Runner(launcher, store, ctx, progress=Progress(len(todo), eta_s=eta))
+        try:
+            code = run.run(jobs, done)
+        finally:
+            run.close()
+            closed = True
+        counts = " ".join(f"{k}={v}" for k, v in sorted(run.counts.items()))
+        verb = "interrupted" if code else "done"
+        print(f"{verb}: {counts or 'nothing to run'}; results in {out}"
+              f"{runner.copy_logs_hint(out)}", file=sys.stderr)
+        if code:
+            print(f"resume with: python -m bench run --profile {args.profile or profile.name} "
+                  f"--out {out} --resume", file=sys.stderr)
+        return code
+    finally:
+        if not closed:
+            launcher.close()
+
+
+def cmd_env(args: argparse.Namespace) -> int:
+    launcher = _launcher(args.launcher)
+    try:
+        with tempfile.TemporaryDirectory(prefix="torch-knobs-probe-") as tmp:
+            probe = runner.probe(launcher, Path(tmp))
+    except RuntimeError as exc:
+        return _fail(str(exc))
+    finally:
+        launcher.close()
+    print(json.dumps(probe.env, indent=2, sort_keys=True))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description="Measure PyTorch backend settings (cudnn.benchmark, determinism, TF32, "
+                    "AMP, channels_last) and CPU vs GPU, and publish the results.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run a benchmark profile (one process per replicate)")
+    run.add_argument("--profile", help=f"a shipped profile ({', '.join(matrix.shipped_profiles())})"
+                     " or a path to a TOML file; default: gpu if CUDA is found, else cpu")
+    run.add_argument("--out", help="run directory (default: REPORTS/<machine>/<run-id>)")
+    run.add_argument("--reports", default="reports", help="root of the results tree")
+    run.add_argument("--resume", action="store_true",
+                     help="finish a run: skip replicates already ok under this fingerprint")
+    run.add_argument("--only", action="append", metavar="STUDY",
+                     help="run only this study (repeatable)")
+    run.add_argument("--dry-run", action="store_true",
+                     help="list the cells with an estimated duration, run nothing")
+    run.add_argument("--launcher", choices=("forkserver", "spawn"), default="forkserver",
+                     help="forkserver (torch imported once) or spawn (a fresh interpreter)")
+    run.set_defaults(func=cmd_run)
+    env = sub.add_parser("env", help="print the environment fingerprint as JSON")
+    env.add_argument("--launcher", choices=("forkserver", "spawn"), default="spawn")
+    env.set_defaults(func=cmd_env)
+    report = sub.add_parser("report", help="build the report site from results CSVs")
+    report.set_defaults(func=None)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["report"]:
+        # The report's own parser; imported lazily so `run` never loads pandas and friends.
+        from bench.report import build
+
+        parser = argparse.ArgumentParser(prog="python -m bench report",
+                                         description="Build the report site.")
+        build.add_arguments(parser)
+        return int(build.main(parser.parse_args(argv[1:])))
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))

@@ -1,0 +1,172 @@
+"""The environment fingerprint: what a number was measured on.
+
+One small ``collect_*`` function per source of facts (the shape pyperf uses). Each fills a
+flat dict and never raises when its source is missing, because the measuring side must run
+in a bare environment. Optional helpers (psutil, py-cpuinfo, nvidia-ml-py) are used when
+installed; otherwise /proc and ``nvidia-smi`` are read.
+
+The fingerprint id hashes only stable facts (hardware and software versions, not clocks or
+dates), so two runs on the same machine and stack share an id and can be resumed or
+compared, while a driver, torch or cuDNN upgrade gets a new id and is never pooled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+from typing import Any
+
+from bench.schema import SCHEMA_VERSION
+from bench.settings import available_cores, flag_defaults
+
+
+def collect_python() -> dict[str, Any]:
+    return {"version": platform.python_version(),
+            "implementation": platform.python_implementation()}
+
+
+def collect_os() -> dict[str, Any]:
+    return {"system": platform.system(), "release": platform.release(),
+            "platform": platform.platform()}
+
+
+def _proc_cpuinfo() -> tuple[str, int | None]:
+    model, cores = "", set()
+    with contextlib.suppress(OSError):
+        phys = core = ""
+        for line in open("/proc/cpuinfo", encoding="utf-8", errors="replace"):
+            key, _, value = line.partition(":")
+            key, value = key.strip(), value.strip()
+            if key == "model name" and not model:
+                model = value
+            elif key == "physical id":
+                phys = value
+            elif key == "core id":
+                core = value
+                cores.add((phys, core))
+    return model, (len(cores) or None)
+
+
+def collect_cpu(torch: Any | None = None) -> dict[str, Any]:
+    model, physical = _proc_cpuinfo()
+    with contextlib.suppress(Exception):
+        import cpuinfo  # py-cpuinfo, optional
+
+        model = cpuinfo.get_cpu_info().get("brand_raw") or model
+    with contextlib.suppress(Exception):
+        import psutil  # optional
+
+        physical = psutil.cpu_count(logical=False) or physical
+    out: dict[str, Any] = {
+        "model": model or platform.processor() or platform.machine(),
+        "arch": platform.machine(),
+        "physical_cores": physical,
+        "logical_cpus": os.cpu_count(),
+        "affinity": available_cores(),
+    }
+    if torch is not None:
+        out["torch_threads"] = torch.get_num_threads()
+        with contextlib.suppress(Exception):
+            out["capability"] = torch.backends.cpu.get_cpu_capability()
+    return out
+
+
+def _nvidia_smi() -> list[dict[str, str]]:
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return []
+    fields = ["driver_version", "clocks.max.sm", "clocks.max.mem", "clocks.sm", "clocks.mem",
+              "power.limit", "pstate"]
+    with contextlib.suppress(Exception):
+        out = subprocess.run([exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20, check=True).stdout
+        return [dict(zip(fields, (v.strip() for v in line.split(","))))
+                for line in out.strip().splitlines()]
+    return []
+
+
+def collect_gpus(torch: Any) -> list[dict[str, Any]]:
+    gpus: list[dict[str, Any]] = []
+    with contextlib.suppress(Exception):
+        if not torch.cuda.is_available():
+            return []
+        smi = _nvidia_smi()
+        for i in range(torch.cuda.device_count()):
+            p = torch.cuda.get_device_properties(i)
+            gpu: dict[str, Any] = {
+                "index": i, "name": p.name, "total_memory_bytes": int(p.total_memory),
+                "capability": f"{p.major}.{p.minor}",
+                "multi_processor_count": int(p.multi_processor_count),
+            }
+            if i < len(smi):
+                gpu["driver"] = smi[i].get("driver_version", "")
+                gpu["clocks"] = {k: v for k, v in smi[i].items() if k != "driver_version"}
+            gpus.append(gpu)
+    return gpus
+
+
+def collect_torch(torch: Any) -> dict[str, Any]:
+    info: dict[str, Any] = {"version": torch.__version__, "cuda": torch.version.cuda,
+                            "cudnn": None, "hip": getattr(torch.version, "hip", None),
+                            "debug": bool(getattr(torch.version, "debug", False))}
+    with contextlib.suppress(Exception):
+        import torchvision
+
+        info["torchvision"] = torchvision.__version__
+    with contextlib.suppress(Exception):
+        info["cudnn"] = torch.backends.cudnn.version()
+    with contextlib.suppress(Exception):
+        info["mps"] = bool(torch.backends.mps.is_available())
+    return info
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def machine_slug(env: dict[str, Any]) -> str:
+    """A readable folder name: the GPU if there is one, otherwise the CPU and its cores."""
+    gpus = env.get("gpus") or []
+    if gpus:
+        name = slug(gpus[0]["name"])
+        return name + (f"-x{len(gpus)}" if len(gpus) > 1 else "")
+    cpu = env.get("cpu", {})
+    model = slug(re.sub(r"\((R|TM)\)|CPU|Processor|@.*$", "", str(cpu.get("model", "cpu"))))
+    return f"cpu-{model[:40].strip('-')}-{cpu.get('affinity', '?')}c"
+
+
+_STABLE = (("python", "version"), ("os", "system"), ("os", "release"), ("torch", "version"),
+           ("torch", "torchvision"), ("torch", "cuda"), ("torch", "cudnn"), ("cpu", "model"),
+           ("cpu", "logical_cpus"), ("cpu", "affinity"))
+
+
+def fingerprint_id(env: dict[str, Any]) -> str:
+    stable = {f"{a}.{b}": env.get(a, {}).get(b) for a, b in _STABLE}
+    stable["gpus"] = [(g.get("name"), g.get("total_memory_bytes"), g.get("driver"))
+                      for g in env.get("gpus", [])]
+    blob = json.dumps(stable, sort_keys=True, default=str)
+    return hashlib.sha1(blob.encode()).hexdigest()[:12]
+
+
+def collect(torch: Any) -> dict[str, Any]:
+    """The whole fingerprint. Call it in a fresh process so ``flag_defaults`` are defaults."""
+    env: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "collected_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "flag_defaults": flag_defaults(torch),
+        "python": collect_python(),
+        "os": collect_os(),
+        "torch": collect_torch(torch),
+        "cpu": collect_cpu(torch),
+        "gpus": collect_gpus(torch),
+    }
+    env["fingerprint_id"] = fingerprint_id(env)
+    env["machine"] = machine_slug(env)
+    return env

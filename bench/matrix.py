@@ -1,0 +1,340 @@
+"""The benchmark matrix as data: profiles (TOML) hold studies, studies expand into cells.
+
+A *cell* is one point of the matrix: every axis value fixed. It is a frozen dataclass so it
+can be hashed, deduplicated across studies and turned into a stable id that does not depend
+on which study or machine produced it (the report pairs cells by these ids).
+
+A *study* is a sub-matrix: list values are a Cartesian product, scalar values are fixed,
+and ``variants`` is a list of inline tables that move together (for example
+``{precision = "amp-bf16", memory_format = "channels_last"}``), which a plain product cannot
+express. Nothing here imports torch: profiles are validated before any process is started.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from bench.schema import AXIS_CHOICES, CEILING_OPS
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.9/3.10 users need the tomli backport
+    try:
+        import tomli as tomllib
+    except ImportError as exc:
+        raise SystemExit("error: Python < 3.11 needs the 'tomli' package to read profiles") from exc
+
+PROFILE_DIR = Path(__file__).parent / "profiles"
+
+#: Resolution step between the K sizes of a ``dynamic`` schedule (kept a multiple of 16 so
+#: patch-based and strided models see "natural" sizes).
+DYNAMIC_STEP = 16
+#: A ``ragged`` schedule is an epoch of this many batches whose last batch is smaller.
+RAGGED_CYCLE = 8
+
+
+class ProfileError(ValueError):
+    """A profile that cannot be run; the message is one line naming the valid choices."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of the matrix. Field order is the identity order; see ``cell_id``."""
+
+    kind: str = "model"
+    device: str = "cpu"
+    model: str = "resnet18"
+    mode: str = "infer"
+    batch_size: int = 1
+    resolution: int = 224
+    precision: str = "fp32"
+    memory_format: str = "nchw"
+    shapes: str = "static"
+    shape_count: int = 1
+    cudnn_benchmark: str = "off"
+    cudnn_deterministic: str = "off"
+    cudnn_benchmark_limit: int | None = 10
+    cpu_threads: int | None = None  # None means "all cores available to the process"
+
+    @property
+    def cell_id(self) -> str:
+        """A short, stable hash of the axis values: same axes, same id, on any machine."""
+        blob = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha1(blob.encode()).hexdigest()[:10]
+
+    @property
+    def name(self) -> str:
+        """A readable label; the id is the key, this is for people."""
+        if self.kind == "ceiling":
+            size = f"n={self.resolution}" if self.model.startswith("matmul") else (
+                f"{self.resolution}MiB")
+            return f"{self.model} {self.device} {size}"
+        shapes = self.shapes + (f"x{self.shape_count}" if self.shapes == "dynamic" else "")
+        parts = [self.model, self.device, self.mode, f"b{self.batch_size}",
+                 f"r{self.resolution}", self.precision, self.memory_format, shapes]
+        if self.device == "cuda":
+            parts += [f"bm={self.cudnn_benchmark}", f"det={self.cudnn_deterministic}"]
+            if self.cudnn_benchmark_limit != 10:
+                parts.append(f"limit={self.cudnn_benchmark_limit}")
+        if self.cpu_threads is not None and self.device == "cpu":
+            parts.append(f"threads={self.cpu_threads}")
+        return " ".join(parts)
+
+    def schedule(self) -> list[tuple[int, int]]:
+        """The (batch, resolution) sequence one cycle of iterations walks through."""
+        b, r = self.batch_size, self.resolution
+        if self.shapes == "dynamic":
+            k = self.shape_count
+            start = r - DYNAMIC_STEP * (k // 2)
+            return [(b, max(DYNAMIC_STEP, start + DYNAMIC_STEP * i)) for i in range(k)]
+        if self.shapes == "ragged":
+            last = max(1, -(-b // 3))  # ceil(b / 3): the leftover of an epoch
+            return [(b, r)] * (RAGGED_CYCLE - 1) + [(last, r)]
+        return [(b, r)]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a study measures: the stopping rule and the replication, not what it measures."""
+
+    replicates: int = 3
+    warmup_iters: int = 3
+    min_iters: int = 10
+    min_time_s: float = 1.0
+    max_iters: int = 1000
+    max_time_s: float = 10.0
+    ci_target: float = 0.02
+    timeout_s: float = 300.0
+    repro: bool = False
+    repro_steps: int = 2
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    description: str
+    cells: tuple[Cell, ...]
+    settings: Settings
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    description: str
+    studies: tuple[Study, ...]
+    source: str = ""
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def planned(self) -> list[tuple[Study, Cell]]:
+        """Every distinct cell once, owned by the first study that declares it."""
+        seen: set[str] = set()
+        out: list[tuple[Study, Cell]] = []
+        for study in self.studies:
+            for cell in study.cells:
+                if cell.cell_id not in seen:
+                    seen.add(cell.cell_id)
+                    out.append((study, cell))
+        return out
+
+    def models(self) -> set[str]:
+        return {c.model for s in self.studies for c in s.cells if c.kind == "model"}
+
+
+_AXES = [f.name for f in fields(Cell) if f.name != "kind"]
+_SETTINGS = {f.name: f for f in fields(Settings)}
+_STUDY_META = {"description", "kind", "variants"}
+_INT_AXES = {"batch_size", "resolution", "shape_count", "cudnn_benchmark_limit", "cpu_threads"}
+
+
+def _choices(key: str) -> str:
+    return ", ".join(AXIS_CHOICES[key])
+
+
+def _check_value(where: str, key: str, value: Any) -> Any:
+    """Validate one axis value; return it normalised (booleans become on/off)."""
+    if key in AXIS_CHOICES:
+        if isinstance(value, bool) and key.startswith("cudnn_"):
+            value = "on" if value else "off"
+        if value not in AXIS_CHOICES[key]:
+            raise ProfileError(
+                f"{where}: unknown {key} {value!r}; valid choices: {_choices(key)}")
+        return value
+    if key in _INT_AXES:
+        if key in ("cpu_threads",) and value in ("all", None):
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (
+                value == 0 and key != "cudnn_benchmark_limit"):
+            raise ProfileError(f"{where}: {key} must be a positive integer, got {value!r}")
+        return value
+    if key == "model":
+        if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]+", value):
+            raise ProfileError(f"{where}: model must be a torchvision model name, got {value!r}")
+        return value
+    raise ProfileError(f"{where}: unknown axis {key!r}; valid axes: {', '.join(_AXES)}")
+
+
+def _settings(where: str, raw: Mapping[str, Any], base: Settings) -> Settings:
+    updates: dict[str, Any] = {}
+    for key, value in raw.items():
+        spec = _SETTINGS[key]
+        want = {"int": int, "float": (int, float), "bool": bool}[str(spec.type)]
+        if isinstance(value, bool) != (spec.type == "bool") or not isinstance(value, want):
+            raise ProfileError(f"{where}: setting {key} must be {spec.type}, got {value!r}")
+        updates[key] = value
+    out = replace(base, **updates)
+    if out.replicates < 1 or out.min_iters < 1 or out.max_iters < out.min_iters:
+        raise ProfileError(f"{where}: need replicates >= 1 and 1 <= min_iters <= max_iters")
+    if out.timeout_s <= 0:
+        raise ProfileError(f"{where}: timeout_s must be > 0")
+    return out
+
+
+def _normalise(cell: Cell) -> Cell:
+    """Collapse axes that do not apply, so CPU cells are not run twice for cuDNN switches."""
+    if cell.kind == "ceiling":
+        return replace(cell, mode="infer", batch_size=1, memory_format="nchw", shapes="static",
+                       shape_count=1, cudnn_benchmark="n/a", cudnn_deterministic="n/a",
+                       cudnn_benchmark_limit=None, cpu_threads=cell.cpu_threads
+                       if cell.device == "cpu" else None,
+                       precision=_CEILING_PRECISION[cell.model])
+    if cell.shapes == "static":
+        cell = replace(cell, shape_count=1)
+    elif cell.shapes == "ragged":
+        cell = replace(cell, shape_count=2 if cell.batch_size > 1 else 1)
+    if cell.device != "cuda":
+        cell = replace(cell, cudnn_benchmark="n/a", cudnn_deterministic="n/a",
+                       cudnn_benchmark_limit=None)
+    else:
+        cell = replace(cell, cpu_threads=None)
+        if cell.cudnn_benchmark == "n/a" or cell.cudnn_deterministic == "n/a":
+            raise ProfileError("cuda cells need cudnn_benchmark and cudnn_deterministic on/off")
+        if cell.cudnn_benchmark == "off":
+            cell = replace(cell, cudnn_benchmark_limit=10)  # the limit only acts when on
+    return cell
+
+
+#: The precision column of a ceiling row says which arithmetic the op used.
+_CEILING_PRECISION = {"matmul-bf16": "amp-bf16", "matmul-tf32": "fp32",
+                      "matmul-fp32": "fp32-strict", "copy": "fp32"}
+
+
+def _expand(where: str, spec: Mapping[str, Any], defaults: Mapping[str, Any]) -> list[Cell]:
+    kind = spec.get("kind", "model")
+    if kind not in ("model", "ceiling"):
+        raise ProfileError(f"{where}: unknown kind {kind!r}; valid choices: model, ceiling")
+    axes: dict[str, list[Any]] = {}
+    for key, value in {**defaults, **spec}.items():
+        if key in _STUDY_META or key in _SETTINGS:
+            continue
+        values = value if isinstance(value, list) else [value]
+        if not values:
+            raise ProfileError(f"{where}: axis {key} has an empty list")
+        if kind == "ceiling" and key == "model":
+            for v in values:
+                if v not in CEILING_OPS:
+                    raise ProfileError(f"{where}: unknown ceiling op {v!r}; valid choices: "
+                                       f"{', '.join(CEILING_OPS)}")
+            axes[key] = values
+        else:
+            axes[key] = [_check_value(where, key, v) for v in values]
+    variants = spec.get("variants", [{}])
+    if not isinstance(variants, list) or not all(isinstance(v, dict) for v in variants):
+        raise ProfileError(f"{where}: variants must be a list of inline tables")
+    for v in variants:
+        for k, val in v.items():
+            v[k] = _check_value(f"{where} variants", k, val)
+    names = list(axes)
+    cells: list[Cell] = []
+    for combo in itertools.product(*(axes[n] for n in names)):
+        for variant in variants:
+            values = {**dict(zip(names, combo)), **variant, "kind": kind}
+            cells.append(_normalise(Cell(**values)))
+    return list(dict.fromkeys(cells))  # dedupe, keep order
+
+
+def parse_profile(data: Mapping[str, Any], name: str, source: str = "") -> Profile:
+    """Turn parsed TOML into a validated Profile, or raise ProfileError."""
+    known = {"profile", "defaults", "studies"}
+    extra = set(data) - known
+    if extra:
+        raise ProfileError(f"{name}: unknown top-level key(s) {', '.join(sorted(extra))}; "
+                           f"valid keys: {', '.join(sorted(known))}")
+    meta = dict(data.get("profile", {}))
+    defaults = dict(data.get("defaults", {}))
+    for key in defaults:
+        if key not in _SETTINGS and key not in _AXES:
+            raise ProfileError(f"{name} [defaults]: unknown key {key!r}; valid keys: "
+                               f"{', '.join([*_AXES, *_SETTINGS])}")
+    base = _settings(f"{name} [defaults]",
+                     {k: v for k, v in defaults.items() if k in _SETTINGS}, Settings())
+    axis_defaults = {k: v for k, v in defaults.items() if k in _AXES}
+    studies_raw = data.get("studies")
+    if not isinstance(studies_raw, dict) or not studies_raw:
+        raise ProfileError(f"{name}: a profile needs at least one [studies.NAME] table")
+    studies = []
+    for sname, spec in studies_raw.items():
+        where = f"{name} [studies.{sname}]"
+        if not isinstance(spec, dict):
+            raise ProfileError(f"{where}: must be a table")
+        for key in spec:
+            if key not in _STUDY_META and key not in _SETTINGS and key not in _AXES:
+                raise ProfileError(f"{where}: unknown key {key!r}; valid keys: "
+                                   f"{', '.join([*sorted(_STUDY_META), *_AXES, *_SETTINGS])}")
+        settings = _settings(where, {k: v for k, v in spec.items() if k in _SETTINGS}, base)
+        cells = _expand(where, spec, axis_defaults)
+        studies.append(Study(sname, str(spec.get("description", "")), tuple(cells), settings))
+    return Profile(name, str(meta.get("description", "")), tuple(studies), source, meta)
+
+
+def shipped_profiles() -> list[str]:
+    return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
+
+
+def load_profile(name_or_path: str) -> Profile:
+    """Load a shipped profile by name, or a user's TOML by path."""
+    path = Path(name_or_path)
+    if name_or_path.endswith(".toml") or path.is_file():
+        if not path.is_file():
+            raise ProfileError(f"profile file {name_or_path!r} does not exist")
+        name = path.stem
+    else:
+        path = PROFILE_DIR / f"{name_or_path}.toml"
+        if not path.is_file():
+            raise ProfileError(f"unknown profile {name_or_path!r}; valid choices: "
+                               f"{', '.join(shipped_profiles())} or a path to a .toml file")
+        name = name_or_path
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ProfileError(f"profile {path.name} is not valid TOML: {exc}") from None
+    return parse_profile(data, name, str(path))
+
+
+def select(profile: Profile, only: Iterable[str] | None) -> Profile:
+    """Keep only the named studies (``--only``), refusing unknown names."""
+    wanted = list(only or [])
+    if not wanted:
+        return profile
+    names = [s.name for s in profile.studies]
+    for w in wanted:
+        if w not in names:
+            raise ProfileError(f"unknown study {w!r} in profile {profile.name}; "
+                               f"valid choices: {', '.join(names)}")
+    return replace(profile, studies=tuple(s for s in profile.studies if s.name in wanted))
+
+
+def check_models(profile: Profile, available: Iterable[str]) -> None:
+    """Refuse models the installed torchvision does not have, naming the valid ones."""
+    valid = sorted(set(available))
+    unknown = sorted(profile.models() - set(valid))
+    if unknown:
+        raise ProfileError(f"unknown model(s) {', '.join(unknown)} in profile {profile.name}; "
+                           f"valid choices: {', '.join(valid)}")

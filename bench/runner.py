@@ -1,0 +1,414 @@
+"""The parent process: plan the replicates, launch one child per replicate, record each row.
+
+It never imports torch. What it knows about the machine comes from a *probe* child (the
+fingerprint, the installed torchvision models, whether CUDA exists), so bad input is refused
+with the real list of valid models before anything is written.
+
+Scheduling: within a study, replicates run round-robin over its cells (replicate 0 of every
+cell, then replicate 1, ...), so the arms of every comparison alternate A B A B and slow drift
+(thermals, clocks, a neighbour's job) spreads over both arms instead of biasing one.
+
+Faults: each child has a wall-clock timeout that kills its whole process group (status
+timeout); a child that dies without a record is a crash, with its signal or exit code;
+Ctrl-C or SIGTERM kills the running child, records it as interrupted, keeps every row already
+written and exits non-zero. ``--resume`` skips replicates already ok under the same
+fingerprint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from bench import estimate
+from bench.launch import Launcher, LaunchError
+from bench.matrix import Cell, Profile, Settings, Study
+from bench.progress import Progress
+from bench.schema import SCHEMA_VERSION, SchemaError
+from bench.store import RunStore
+
+LOG_KEEP_BYTES = 64 * 1024
+EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, turned into the same path as Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@dataclass(frozen=True)
+class Job:
+    """One child process to run: a replicate (op=measure) or half of a repro check."""
+
+    study: Study
+    cell: Cell
+    replicate: int
+    op: str = "measure"
+
+    @property
+    def kind(self) -> str:
+        return "repro" if self.op == "repro" else self.cell.kind
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.kind, self.cell.cell_id, self.replicate)
+
+
+def plan(profile: Profile) -> list[Job]:
+    """All jobs in run order: studies in order; replicates interleaved within a study."""
+    owned: dict[str, list[Cell]] = {}
+    for study, cell in profile.planned():
+        owned.setdefault(study.name, []).append(cell)
+    jobs: list[Job] = []
+    repro_seen: set[str] = set()
+    for study in profile.studies:
+        cells = owned.get(study.name, [])
+        for r in range(study.settings.replicates):
+            jobs += [Job(study, c, r) for c in cells]
+        if study.settings.repro:  # a check belongs to the study asking for it, even for a
+            for c in study.cells:  # cell an earlier study already measures
+                if c.kind == "model" and c.cell_id not in repro_seen:
+                    repro_seen.add(c.cell_id)
+                    jobs.append(Job(study, c, 0, "repro"))
+    return jobs
+
+
+@dataclass
+class Probe:
+    env: dict[str, Any]
+    models: list[str]
+    cuda: bool
+
+
+@dataclass
+class RunContext:
+    run_id: str
+    profile: str
+    probe: Probe
+    fault: str = ""
+    flops: dict[tuple[Any, ...], float] = field(default_factory=dict)
+
+    @property
+    def fingerprint_id(self) -> str:
+        return str(self.probe.env["fingerprint_id"])
+
+    @property
+    def machine(self) -> str:
+        return str(self.probe.env["machine"])
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def base_row(ctx: RunContext, job: Job) -> dict[str, Any]:
+    cell = job.cell
+    row: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION, "run_id": ctx.run_id,
+        "fingerprint_id": ctx.fingerprint_id, "machine": ctx.machine, "profile": ctx.profile,
+        "study": job.study.name, "cell_id": cell.cell_id, "cell_name": cell.name,
+        "kind": job.kind, "replicate": job.replicate,
+    }
+    row.update({k: v for k, v in asdict(cell).items() if k != "kind"})
+    return row
+
+
+def _signal_name(code: int) -> str:
+    with contextlib.suppress(ValueError):
+        return signal.Signals(-code).name
+    return f"signal {-code}"
+
+
+def _log_tail(path: Path, limit: int = 200) -> str:
+    with contextlib.suppress(OSError):
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - 4096))
+            lines = [ln.strip() for ln in f.read().decode(errors="replace").splitlines()]
+        lines = [ln for ln in lines if ln]
+        if lines:
+            return lines[-1][:limit]
+    return ""
+
+
+def _flops_key(cell: Cell) -> tuple[Any, ...]:
+    return (cell.model, cell.mode, tuple(cell.schedule()))
+
+
+class Runner:
+    """Runs jobs through a launcher and writes one row per job. Clock and launcher are
+    injectable so tests can drive every status path without torch."""
+
+    def __init__(self, launcher: Launcher, store: RunStore, ctx: RunContext,
+                 progress: Progress | None = None, clock: Callable[[], float] = time.monotonic,
+                 poll_s: float = 0.2, workdir: Path | None = None) -> None:
+        self.launcher = launcher
+        self.store = store
+        self.ctx = ctx
+        self.progress = progress
+        self.clock = clock
+        self.poll_s = poll_s
+        self._tmp = tempfile.TemporaryDirectory(prefix="torch-knobs-") if workdir is None \
+            else None
+        self.workdir = Path(self._tmp.name) if self._tmp else workdir  # type: ignore[arg-type]
+        self.overheads: list[dict[str, float]] = []  # per replicate, for the speed script
+        self.counts: dict[str, int] = {}
+
+    def close(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+    # -- one child -------------------------------------------------------------------------
+    def _run_child(self, task: dict[str, Any], timeout_s: float) -> tuple[
+            str, str, dict[str, Any] | None]:
+        """Launch one task and wait for it. Returns (status, reason, record-or-None)."""
+        task_path = Path(task["result_path"]).with_suffix(".task.json")
+        task_path.write_text(json.dumps(task), encoding="utf-8")
+        try:
+            child = self.launcher.launch(task_path)
+        except LaunchError as exc:
+            return "crash", f"launcher failed: {exc}", None
+        deadline = self.clock() + timeout_s
+        code: int | None = None
+        try:
+            while code is None:
+                left = deadline - self.clock()
+                if left <= 0:
+                    child.kill()
+                    return "timeout", f"no result after {timeout_s:g} s; process group killed", \
+                        None
+                code = child.wait(min(self.poll_s, left))
+        except KeyboardInterrupt:
+            child.kill()
+            raise
+        except LaunchError as exc:
+            child.kill()
+            return "crash", f"launcher failed: {exc}", None
+        result = Path(task["result_path"])
+        if result.exists():
+            record: dict[str, Any] = json.loads(result.read_text(encoding="utf-8"))
+            return record["status"], record.get("reason", ""), record
+        tail = _log_tail(Path(task["log_path"]))
+        how = _signal_name(code) if code < 0 else f"exit code {code}"
+        return "crash", f"{how} without a result" + (f"; last output: {tail}" if tail else ""), \
+            None
+
+    def _keep_log(self, task: dict[str, Any], job: Job) -> None:
+        """Failed replicates keep the tail of their output next to the results."""
+        src = Path(task["log_path"])
+        if not src.exists() or src.stat().st_size == 0:
+            return
+        dst = self.store.run_dir / "logs" / f"{job.kind}-{job.cell.cell_id}-r{job.replicate}.log"
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        with open(src, "rb") as f:
+            f.seek(max(0, src.stat().st_size - LOG_KEEP_BYTES))
+            dst.write_bytes(f.read())
+
+    def _task(self, job: Job, op: str, **extra: Any) -> dict[str, Any]:
+        from bench.worker import task_for  # stdlib-only at import time
+
+        return task_for(op, job.cell, job.study.settings, job.replicate, self.workdir,
+                        fault=self.ctx.fault, **extra)
+
+    # -- one job ---------------------------------------------------------------------------
+    def run_job(self, job: Job) -> str:
+        row = base_row(self.ctx, job)
+        row["started_at"] = now_iso()
+        t0 = self.clock()
+        samples: list[dict[str, Any]] = []
+        st: Settings = job.study.settings
+        if job.cell.device == "cuda" and not self.ctx.probe.cuda:
+            status, reason, record = "skipped", "no-cuda", None
+        elif job.op == "repro":
+            status, reason, record = self._repro(job, st)
+        else:
+            extra: dict[str, Any] = {}
+            if job.cell.kind == "model":
+                extra["flops_per_sample"] = self.ctx.flops.get(_flops_key(job.cell))
+            task = self._task(job, "measure", **extra)
+            t_launch = time.time()
+            status, reason, record = self._run_child(task, st.timeout_s)
+            if status not in ("ok", "skipped"):
+                self._keep_log(task, job)
+            if record is not None and "build_start" in record.get("timeline", {}):
+                self.overheads.append({"launch_to_build_s":
+                                       record["timeline"]["build_start"] - t_launch})
+        row.update(status=status, reason=reason)
+        if record is not None:
+            row.update(record.get("eff", {}))
+            if status == "ok":
+                row.update(record.get("metrics", {}))
+                row["work_unit"] = record.get("work_unit", "")
+                repro = record.get("repro")
+                if repro:
+                    row["repro_bitwise_equal"] = repro["bitwise_equal"]
+                    row["repro_max_abs_diff"] = repro["max_abs_diff"]
+                samples = [dict(zip(("phase", "iter", "batch_size", "resolution", "seconds"), s),
+                                schema_version=SCHEMA_VERSION, run_id=self.ctx.run_id,
+                                fingerprint_id=self.ctx.fingerprint_id,
+                                cell_id=job.cell.cell_id, replicate=job.replicate)
+                           for s in record.get("samples", [])]
+                flops = record.get("metrics", {}).get("flops_per_sample")
+                if flops:
+                    self.ctx.flops[_flops_key(job.cell)] = flops
+        row["ended_at"] = now_iso()
+        row["wall_s"] = self.clock() - t0
+        t_write = time.time()
+        self.store.add(row, samples)
+        if self.overheads and record is not None and "build_start" in record.get("timeline", {}):
+            self.overheads[-1]["write_s"] = time.time() - t_write
+        self.counts[status] = self.counts.get(status, 0) + 1
+        return status
+
+    def _repro(self, job: Job, st: Settings) -> tuple[str, str, dict[str, Any] | None]:
+        """Two fresh processes, same seeded steps: the second compares with the first."""
+        ref = self.workdir / f"repro-{job.cell.cell_id}.pt"
+        first = self._task(job, "repro", repro_out=str(ref), suffix="a")
+        status, reason, record = self._run_child(first, st.timeout_s)
+        if status != "ok":
+            self._keep_log(first, job)
+            return status, f"first run: {reason}", record
+        second = self._task(job, "repro", repro_ref=str(ref), suffix="b")
+        status, reason, record = self._run_child(second, st.timeout_s)
+        if status != "ok":
+            self._keep_log(second, job)
+        return status, reason, record
+
+    # -- the whole matrix ------------------------------------------------------------------
+    def run(self, jobs: Sequence[Job], done: set[tuple[str, str, int]] = frozenset()  # type: ignore[assignment]
+            ) -> int:
+        """Run every job not in ``done``. Returns the process exit code."""
+        todo = [j for j in jobs if j.key not in done]
+        with _terminate_as_interrupt():
+            try:
+                for job in todo:
+                    label = f"{job.study.name}: {job.cell.name} #r{job.replicate}" + (
+                        " (repro)" if job.op == "repro" else "")
+                    if self.progress:
+                        self.progress.begin(label)
+                    try:
+                        status = self.run_job(job)
+                    except KeyboardInterrupt as exc:
+                        row = base_row(self.ctx, job)
+                        signum = getattr(exc, "signum", signal.SIGINT)
+                        row.update(status="interrupted",
+                                   reason=f"{signal.Signals(signum).name} during the replicate",
+                                   ended_at=now_iso())
+                        self.store.add(row)
+                        self.counts["interrupted"] = self.counts.get("interrupted", 0) + 1
+                        if self.progress:
+                            self.progress.end(label, "interrupted")
+                        return EXIT_INTERRUPTED.get(signum, 130)
+                    if self.progress:
+                        self.progress.end(label, status)
+            finally:
+                self.launcher.close()
+                if self.progress:
+                    self.progress.close()
+        return 0
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    def handler(signum: int, frame: Any) -> None:
+        raise Interrupted(signum)
+
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def probe(launcher: Launcher, workdir: Path, timeout_s: float = 600.0) -> Probe:
+    """Ask a child what this machine is; raises RuntimeError with a one-line reason."""
+    from bench.worker import task_for
+
+    job = Job(Study("probe", "", (), Settings()), Cell(), 0)
+    task = task_for("probe", job.cell, job.study.settings, 0, workdir)
+    runner = Runner(launcher, RunStore(workdir), RunContext("", "", Probe({}, [], False)),
+                    workdir=workdir)
+    status, reason, record = runner._run_child(task, timeout_s)
+    if status != "ok" or record is None:
+        raise RuntimeError(f"could not inspect the environment (is torch installed?): "
+                           f"{status}: {reason}")
+    return Probe(record["env"], record["models"], record["cuda"])
+
+
+def completed_keys(store: RunStore, fingerprint_id: str) -> set[tuple[str, str, int]]:
+    """Replicates already ok under this fingerprint: a resume does not run them again."""
+    done = set()
+    for row in store.existing_rows():
+        if row.get("status") == "ok" and row.get("fingerprint_id") == fingerprint_id:
+            with contextlib.suppress(ValueError):
+                done.add((row["kind"], row["cell_id"], int(row["replicate"])))
+    return done
+
+
+def new_run_id(profile: str, when: dt.datetime | None = None) -> str:
+    when = when or dt.datetime.now(dt.timezone.utc)
+    return f"{when:%Y%m%dT%H%M%SZ}-{profile}"
+
+
+def latest_run(root: Path, machine: str, profile: str) -> Path | None:
+    """The newest run directory of this machine and profile, for ``--resume`` without --out."""
+    runs = sorted(p for p in (root / machine).glob(f"*-{profile}") if p.is_dir())
+    return runs[-1] if runs else None
+
+
+def estimate_jobs(jobs: Sequence[Job], probe_: Probe) -> list[float]:
+    cores = int(probe_.env.get("cpu", {}).get("affinity") or 1)
+    out = []
+    for j in jobs:
+        skipped = j.cell.device == "cuda" and not probe_.cuda
+        t = estimate.replicate_s(j.cell, j.study.settings, cores, skipped)
+        out.append(2 * t if j.op == "repro" else t)
+    return out
+
+
+def print_dry_run(jobs: Sequence[Job], probe_: Probe, stream: TextIO = sys.stdout) -> float:
+    est = estimate_jobs(jobs, probe_)
+    per_cell: dict[tuple[str, str, str], list[float]] = {}
+    for j, t in zip(jobs, est):
+        per_cell.setdefault((j.study.name, j.cell.cell_id, j.cell.name + (
+            " (repro check)" if j.op == "repro" else "")), []).append(t)
+    width = max((len(k[0]) for k in per_cell), default=5)
+    print(f"{'study':<{width}}  {'cell id':<10}  reps  {'est':>7}  cell", file=stream)
+    for (study, cid, name), ts in per_cell.items():
+        note = "  [skipped: no-cuda]" if " cuda " in f" {name} " and not probe_.cuda else ""
+        print(f"{study:<{width}}  {cid:<10}  {len(ts):>4}  {sum(ts):>6.1f}s  {name}{note}",
+              file=stream)
+    total = sum(est)
+    print(f"{len(per_cell)} cells, {len(jobs)} processes, estimated {total / 60:.1f} min "
+          f"(a rough estimate: see bench/estimate.py)", file=stream)
+    return total
+
+
+def check_fingerprint(store: RunStore, env: dict[str, Any]) -> None:
+    old = store.read_env()
+    if old is not None and old.get("fingerprint_id") != env["fingerprint_id"]:
+        raise SchemaError(
+            f"{store.run_dir} was measured on fingerprint {old.get('fingerprint_id')}, this "
+            f"environment is {env['fingerprint_id']}; results are never mixed: use a new --out")
+
+
+def copy_logs_hint(run_dir: Path) -> str:
+    logs = run_dir / "logs"
+    return f" (logs of failed replicates in {logs})" if logs.exists() else ""
+

@@ -1,0 +1,272 @@
+"""The child process: one replicate of one cell in, one JSON record out.
+
+Every replicate runs in a fresh process because cuDNN's algorithm cache and the backend
+flags are process-global, and the cache key ignores ``cudnn.benchmark``: whichever setting
+touches a convolution shape first wins for the rest of the process. A fresh process is also
+the only place a cold first iteration can be measured, and it keeps an OOM, a sticky CUDA
+error or a segfault from taking the rest of the matrix down.
+
+Contract with the parent (the same for the fork server and a plain subprocess): read the task
+JSON, send stdout and stderr to the task's log file, write the record JSON atomically to the
+task's result path, exit 0. A child that dies leaves no record; the parent classifies it from
+the exit status. Statuses decided here: ok, oom, error, skipped.
+
+Test hook: ``task["fault"]`` (copied by the runner from ``TORCH_KNOBS_FAULT``) injects a fault
+so the real launch, timeout and status paths are exercised. Format: comma-separated
+``KIND[@MATCH]``; KIND is crash, exit, hang, spam, oom or error; MATCH is a substring of
+``"<cell_id> <cell name> #r<replicate>"`` (empty matches every replicate).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import random
+import resource
+import signal
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from bench import measure, settings, workloads
+from bench.matrix import Cell, Settings
+
+FAULT_KINDS = ("crash", "exit", "hang", "spam", "oom", "error")
+
+
+class InjectedError(RuntimeError):
+    """Raised by the ``error`` fault; a stand-in for any exception in a model step."""
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def wanted_fault(task: dict[str, Any], cell: Cell) -> str | None:
+    spec = task.get("fault") or ""
+    target = f"{cell.cell_id} {cell.name} #r{task.get('replicate', 0)}"
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        kind, _, match = part.partition("@")
+        if kind in FAULT_KINDS and match in target:
+            return kind
+    return None
+
+
+def inject_process_fault(kind: str | None) -> None:
+    """Faults that end or stall the process, triggered before the model is built."""
+    if kind == "crash":
+        os.kill(os.getpid(), signal.SIGSEGV)
+        time.sleep(5)
+    elif kind == "exit":
+        os._exit(3)
+    elif kind == "hang":
+        time.sleep(10**6)
+    elif kind == "spam":
+        while True:  # a child that never stops printing must still be killable on time
+            print("spam " * 40, flush=True)
+            time.sleep(0.001)
+
+
+def classify(torch: Any, exc: BaseException) -> tuple[str, str]:
+    """Map an exception to (status, reason). The reason keeps the class and first line."""
+    text = str(exc).strip().splitlines()
+    reason = f"{type(exc).__name__}: {text[0] if text else ''}"[:500]
+    oom_types = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),
+                                  getattr(torch.cuda, "OutOfMemoryError", None)) if t)
+    if (oom_types and isinstance(exc, oom_types)) or "out of memory" in reason.lower():
+        return "oom", reason
+    return "error", reason
+
+
+def _skip_reason(torch: Any, cell: Cell) -> str | None:
+    if cell.device == "cuda" and not torch.cuda.is_available():
+        return "no-cuda"
+    if cell.device == "mps" and not (hasattr(torch.backends, "mps")
+                                     and torch.backends.mps.is_available()):
+        return "no-mps"
+    if cell.kind == "ceiling" and cell.model == "matmul-tf32" and cell.device != "cuda":
+        return "tf32-is-cuda-only"
+    return None
+
+
+def _timer(torch: Any, cell: Cell) -> measure.Timer:
+    if cell.device == "cuda":
+        return measure.CudaEventTimer(torch)
+    if cell.device == "mps":
+        return measure.SyncedTimer(torch.mps.synchronize)
+    return measure.CpuTimer()
+
+
+def _memory(torch: Any, cell: Cell, prefix: str) -> dict[str, float]:
+    if cell.device != "cuda":
+        return {}
+    return {f"{prefix}_allocated_bytes": float(torch.cuda.max_memory_allocated()),
+            f"{prefix}_reserved_bytes": float(torch.cuda.max_memory_reserved())}
+
+
+def _peak_rss() -> float:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return float(rss if sys.platform == "darwin" else rss * 1024)
+
+
+def measure_cell(torch: Any, task: dict[str, Any], cell: Cell, st: Settings,
+                 record: dict[str, Any]) -> None:
+    """The measurement protocol for one replicate; fills ``record`` as it goes."""
+    fault = wanted_fault(task, cell)
+    inject_process_fault(fault)
+    record["timeline"]["build_start"] = time.time()
+    if cell.device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    if cell.kind == "ceiling":
+        step, work, unit = workloads.ceiling(torch, cell)
+        schedule: list[tuple[int, int]] = [(1, cell.resolution)]
+        record["metrics"].update(work_per_iter=work)
+        record["work_unit"] = unit
+    else:
+        wl = workloads.build(torch, cell)
+        step, schedule = wl.step, wl.schedule
+    if fault in ("oom", "error"):
+        real_step = step
+
+        def step(i: int) -> Any:
+            if fault == "oom":
+                raise torch.cuda.OutOfMemoryError(
+                    "CUDA out of memory. Tried to allocate 2.00 GiB (injected fault)")
+            raise InjectedError("injected fault in the model step")
+            return real_step(i)  # pragma: no cover
+
+    timer = _timer(torch, cell)
+    cold, start = measure.cold_pass(step, schedule, timer)
+    m = record["metrics"]
+    m.update(cold_first_iter_s=cold[0], cold_pass_s=sum(cold))
+    m.update(_memory(torch, cell, "cold_peak_mem"))
+    seen: list[tuple[int, int]] = list(dict.fromkeys(schedule))
+    record["samples"] += [("cold", i, *shape, t) for i, (shape, t) in enumerate(zip(seen, cold))]
+    if cell.device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    times, iters = measure.steady_state(step, start, st, timer, period=len(schedule))
+    m.update(measure.summarize(times))
+    shapes = [schedule[i % len(schedule)] for i in iters]
+    m["samples_per_s"] = sum(b for b, _ in shapes) / sum(times) if cell.kind == "model" else None
+    record["samples"] += [("steady", i, b, r, t) for i, (b, r), t in zip(iters, shapes, times)]
+    m.update(_memory(torch, cell, "peak_mem"))
+    m["peak_rss_bytes"] = _peak_rss()
+    if cell.kind == "model":
+        flops = task.get("flops_per_sample")
+        if flops is None:
+            try:
+                flops = workloads.flops_per_sample(torch, cell)
+            except Exception as exc:  # a count we cannot make is left empty, not invented
+                record["notes"].append(f"flop count failed: {type(exc).__name__}: {exc}")
+        m["flops_per_sample"] = flops
+
+
+def repro_cell(torch: Any, task: dict[str, Any], cell: Cell, st: Settings,
+               record: dict[str, Any]) -> None:
+    """Seeded steps; the first process saves its tensors, the second compares bitwise."""
+    inject_process_fault(wanted_fault(task, cell))
+    torch.manual_seed(0)
+    random.seed(0)
+    wl = workloads.build(torch, cell)
+    for i in range(st.repro_steps):
+        wl.step(i)
+    tensors = {k: v.detach().to("cpu") for k, v in wl.outputs().items()}
+    ref_path = task.get("repro_ref")
+    if not ref_path:
+        torch.save(tensors, task["repro_out"])
+        return
+    ref = torch.load(ref_path, weights_only=True)
+    equal = set(ref) == set(tensors) and all(torch.equal(ref[k], tensors[k]) for k in tensors)
+    diff = 0.0
+    for k in set(ref) & set(tensors):
+        if ref[k].shape == tensors[k].shape:
+            d = (ref[k].double() - tensors[k].double()).abs().max().item()
+            diff = max(diff, float(d))
+    record["repro"] = {"bitwise_equal": equal, "max_abs_diff": diff, "tensors": len(tensors)}
+
+
+def probe(torch: Any, record: dict[str, Any]) -> None:
+    from bench import env
+
+    record["env"] = env.collect(torch)
+    record["models"] = workloads.available_models()
+    record["cuda"] = bool(torch.cuda.is_available())
+
+
+def run_task(task: dict[str, Any]) -> dict[str, Any]:
+    """Execute one task and return its record; exceptions become statuses, not crashes."""
+    record: dict[str, Any] = {"status": "ok", "reason": "", "eff": {}, "metrics": {},
+                              "samples": [], "notes": [], "started_at": now_iso(),
+                              "timeline": {"entered": time.time()}}
+    import torch
+
+    op = task["op"]
+    try:
+        if op == "probe":
+            probe(torch, record)
+        else:
+            cell = Cell(**task["cell"])
+            st = Settings(**task["settings"])
+            skip = _skip_reason(torch, cell)
+            if skip:
+                record.update(status="skipped", reason=skip)
+            else:
+                settings.apply(torch, cell)
+                record["eff"] = settings.read_back(torch, cell)
+                (repro_cell if op == "repro" else measure_cell)(torch, task, cell, st, record)
+    except Exception as exc:
+        record["status"], record["reason"] = classify(torch, exc)
+        record["metrics"] = {}  # a failed replicate keeps no partial numbers
+        record["samples"] = []
+    record["ended_at"] = now_iso()
+    return record
+
+
+def write_json_atomic(path: str | Path, obj: Any) -> None:
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(obj, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def redirect_output(log_path: str) -> None:
+    """Send this process's fds 0/1/2 away from the parent's pipes (the fork server's
+    protocol channel among them) so a chatty child can neither corrupt nor block them."""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    os.close(devnull)
+
+
+def child_main(task_path: str) -> int:
+    """Entry point shared by the fork server's children and ``python -m bench.worker``."""
+    task = json.loads(Path(task_path).read_text(encoding="utf-8"))
+    redirect_output(task["log_path"])
+    record = run_task(task)
+    write_json_atomic(task["result_path"], record)
+    return 0
+
+
+def task_for(op: str, cell: Cell, st: Settings, replicate: int, workdir: Path,
+             **extra: Any) -> dict[str, Any]:
+    """Build a task dict; the runner writes it to ``<workdir>/<token>.task.json``."""
+    token = f"{op}-{cell.cell_id}-r{replicate}-{extra.pop('suffix', '')}".rstrip("-")
+    return {"op": op, "cell": asdict(cell), "settings": asdict(st), "replicate": replicate,
+            "result_path": str(workdir / f"{token}.result.json"),
+            "log_path": str(workdir / f"{token}.log"), **extra}
+
+
+if __name__ == "__main__":
+    sys.exit(child_main(sys.argv[1]))

@@ -1,0 +1,183 @@
+"""What one iteration does: build the model and synthetic inputs, and the step function.
+
+Inputs are synthetic and made on the device, so data loading (decoding, augmentation,
+host-to-device copies) is deliberately out of scope: the question is what the backend
+settings do to the model step itself. Models are built with ``weights=None`` so nothing is
+downloaded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bench.matrix import Cell
+from bench.settings import autocast_dtype
+
+Step = Callable[[int], Any]  # iteration index -> output (the step's last tensor)
+
+
+def available_models() -> list[str]:
+    """Classification models the installed torchvision can build."""
+    import torchvision
+
+    return sorted(torchvision.models.list_models(module=torchvision.models))
+
+
+def _logits(out: Any) -> Any:
+    """Some models (googlenet, inception) return named tuples in train mode."""
+    if hasattr(out, "logits"):
+        return out.logits
+    if isinstance(out, (tuple, list)):
+        return out[0]
+    return out
+
+
+@dataclass
+class Workload:
+    """A built model with its inputs: ``step(i)`` runs iteration i of the shape schedule."""
+
+    step: Step
+    schedule: list[tuple[int, int]]
+    model: Any
+    outputs: Callable[[], dict[str, Any]]  # tensors compared by the reproducibility check
+
+
+def build_model(torch: Any, cell: Cell) -> Any:
+    import torchvision
+
+    device = torch.device(cell.device)
+    with device:  # initialise parameters on the device: faster than a CPU build + copy
+        model = torchvision.models.get_model(cell.model, weights=None)
+    model = model.to(device)
+    if cell.memory_format == "channels_last":
+        model = model.to(memory_format=torch.channels_last)
+    return model
+
+
+def make_inputs(torch: Any, cell: Cell, schedule: list[tuple[int, int]]) -> dict[tuple[int, int],
+                                                                                    Any]:
+    """One synthetic batch per distinct shape, made on the device."""
+    fmt = torch.channels_last if cell.memory_format == "channels_last" else (
+        torch.contiguous_format)
+    out = {}
+    for b, r in dict.fromkeys(schedule):
+        x = torch.randn(b, 3, r, r, device=cell.device).contiguous(memory_format=fmt)
+        y = torch.randint(0, 1000, (b,), device=cell.device)
+        out[(b, r)] = (x, y)
+    return out
+
+
+def build(torch: Any, cell: Cell, model: Any | None = None) -> Workload:
+    """Model, inputs and the step for a ``kind=model`` cell."""
+    schedule = cell.schedule()
+    model = model if model is not None else build_model(torch, cell)
+    inputs = make_inputs(torch, cell, schedule)
+    dtype = autocast_dtype(torch, cell)
+    device_type = torch.device(cell.device).type
+
+    def autocast() -> Any:
+        if dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=device_type, dtype=dtype)
+
+    last: dict[str, Any] = {}
+    if cell.mode == "infer":
+        model.eval()
+
+        def step(i: int) -> Any:
+            x, _ = inputs[schedule[i % len(schedule)]]
+            with torch.no_grad(), autocast():
+                out = _logits(model(x))
+            last["output"] = out
+            return out
+
+    else:
+        model.train()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        scaler = None
+        if cell.precision == "amp-fp16":
+            scaler = torch.amp.GradScaler(device_type)
+        loss_fn = torch.nn.CrossEntropyLoss()
+
+        def step(i: int) -> Any:
+            x, y = inputs[schedule[i % len(schedule)]]
+            opt.zero_grad(set_to_none=False)  # keep .grad so the repro check can read it
+            with autocast():
+                out = _logits(model(x))
+                loss = loss_fn(out.float(), y)
+            if scaler is not None:
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+            else:
+                loss.backward()
+                opt.step()
+            last["output"] = out
+            return loss
+
+    def outputs() -> dict[str, Any]:
+        tensors = {"output": last["output"].detach()}
+        if cell.mode == "train":
+            for name, p in model.named_parameters():
+                if p.grad is not None:
+                    tensors[f"grad.{name}"] = p.grad.detach()
+        return tensors
+
+    return Workload(step, schedule, model, outputs)
+
+
+def flops_per_sample(torch: Any, cell: Cell) -> float | None:
+    """FLOPs per sample of one step, counted on the meta device (no real kernels, no cuDNN).
+
+    Counting on ``meta`` keeps the count from touching the measured process's algorithm
+    cache or memory. Forward only for inference; forward + backward for training (the
+    optimizer step's elementwise work is not counted, as usual). For a schedule with several
+    shapes, the count is per sample averaged over one cycle, weighted by batch.
+    """
+    import torchvision
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with torch.device("meta"):
+        model = torchvision.models.get_model(cell.model, weights=None)
+    model.train(cell.mode == "train")
+    total = 0.0
+    samples = 0
+    for b, r in cell.schedule():
+        x = torch.randn(b, 3, r, r, device="meta")
+        counter = FlopCounterMode(display=False)
+        with counter:
+            if cell.mode == "train":
+                out = _logits(model(x))
+                out.sum().backward()
+            else:
+                with torch.no_grad():
+                    model(x)
+        total += counter.get_total_flops()
+        samples += b
+    return total / samples if samples else None
+
+
+def ceiling(torch: Any, cell: Cell) -> tuple[Step, float, str]:
+    """A machine-ceiling op: a large matmul (flop) or a large device copy (byte)."""
+    device = cell.device
+    if cell.model == "copy":
+        nbytes = cell.resolution * 2**20
+        src = torch.empty(nbytes, dtype=torch.uint8, device=device).fill_(1)
+        dst = torch.empty_like(src)
+
+        def copy_step(i: int) -> Any:
+            return dst.copy_(src)
+
+        return copy_step, 2.0 * nbytes, "byte"  # each byte is read once and written once
+    n = cell.resolution
+    dtype = torch.bfloat16 if cell.model == "matmul-bf16" else torch.float32
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+
+    def matmul_step(i: int) -> Any:
+        return a @ b
+
+    return matmul_step, 2.0 * n**3, "flop"
