@@ -19,10 +19,10 @@ _GFLOPS = {"resnet18": (1.82, 1.0), "resnet34": (3.66, 1.0), "resnet50": (4.09, 
 
 #: Effective TFLOP/s assumed per device and arithmetic.
 _CPU_TFLOPS_PER_CORE = 0.03
-_CUDA_TFLOPS = {"fp32": 40.0, "fp32-strict": 20.0, "amp-bf16": 120.0, "amp-fp16": 120.0}
+_CUDA_TFLOPS = {"fp32": 30.0, "fp32-strict": 15.0, "amp-bf16": 60.0, "amp-fp16": 60.0}
 _COPY_BYTES_S = {"cpu": 5e9, "cuda": 2e12, "mps": 1e11}
 #: Process start to first step: fork, flags, CUDA context, model build.
-_OVERHEAD_S = {"cpu": 0.5, "cuda": 2.5, "mps": 1.5}
+_OVERHEAD_S = {"cpu": 0.4, "cuda": 1.0, "mps": 1.5}
 
 
 def iteration_s(cell: Cell, cores: int) -> float:
@@ -54,5 +54,4 @@ def replicate_s(cell: Cell, st: Settings, cores: int, skipped: bool = False) -> 
         cold += 0.5 * cell.shape_count * (2 if cell.mode == "train" else 1)
     warm = max(st.warmup_iters, period) * t
     steady = min(max(st.min_time_s, st.min_iters * t), st.max_time_s + t * period)
-    flops = 0.5 if cell.kind == "model" else 0.0
-    return _OVERHEAD_S.get(cell.device, 1.0) + cold + warm + steady + flops
+    return _OVERHEAD_S.get(cell.device, 1.0) + cold + warm + steady

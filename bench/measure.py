@@ -173,12 +173,13 @@ def steady_state(step: Callable[[int], Any], start: int, settings: Settings, tim
     """Warm up, then time every iteration until the stopping rule is met.
 
     Stop once at least ``min_iters`` iterations and ``min_time_s`` seconds are done *and* the
-    95% CI half-width of the median is within ``ci_target`` of it; stop regardless at
-    ``max_iters`` or ``max_time_s``. Iterations run in whole cycles of the shape schedule
+    95% CI half-width of the median is within ``ci_target`` of it. ``max_time_s`` stops a noisy
+    cell early, but never below ``min_iters`` (a median of one iteration says nothing);
+    ``max_iters`` stops it regardless. Iterations run in whole cycles of the shape schedule
     (``period``) so every shape is equally represented.
     """
     i = start
-    warm = max(settings.warmup_iters, period)
+    warm = max(settings.warmup_iters, period) if period > 1 else settings.warmup_iters
     for _ in range(warm):
         step(i)
         i += 1
@@ -195,12 +196,12 @@ def steady_state(step: Callable[[int], Any], start: int, settings: Settings, tim
         times.extend(timer.flush())
         n = len(times)
         elapsed = clock() - t0
-        if n >= settings.max_iters or elapsed >= settings.max_time_s:
+        if n >= settings.max_iters:
             break
-        if (n >= settings.min_iters and elapsed >= settings.min_time_s
-                and ci_rel(times) <= settings.ci_target):
+        if n >= settings.min_iters and (elapsed >= settings.max_time_s or (
+                elapsed >= settings.min_time_s and ci_rel(times) <= settings.ci_target)):
             break
         # read the events in growing chunks: fewer syncs, but a quick stop when iterations
         # are slow
-        chunk = max(period, min(64, n // 4) // period * period)
+        chunk = max(period, min(64, n // 4, settings.max_iters - n) // period * period)
     return times, iters

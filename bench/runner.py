@@ -224,6 +224,7 @@ class Runner:
 
     # -- one job ---------------------------------------------------------------------------
     def run_job(self, job: Job) -> str:
+        t_start = time.time()  # "start cell", for the harness-overhead figure
         row = base_row(self.ctx, job)
         row["started_at"] = now_iso()
         t0 = self.clock()
@@ -238,13 +239,12 @@ class Runner:
             if job.cell.kind == "model":
                 extra["flops_per_sample"] = self.ctx.flops.get(_flops_key(job.cell))
             task = self._task(job, "measure", **extra)
-            t_launch = time.time()
             status, reason, record = self._run_child(task, st.timeout_s)
             if status not in ("ok", "skipped"):
                 self._keep_log(task, job)
             if record is not None and "build_start" in record.get("timeline", {}):
                 self.overheads.append({"launch_to_build_s":
-                                       record["timeline"]["build_start"] - t_launch})
+                                       record["timeline"]["build_start"] - t_start})
         row.update(status=status, reason=reason)
         if record is not None:
             row.update(record.get("eff", {}))
@@ -396,7 +396,11 @@ def print_dry_run(jobs: Sequence[Job], probe_: Probe, stream: TextIO = sys.stdou
               file=stream)
     total = sum(est)
     print(f"{len(per_cell)} cells, {len(jobs)} processes, estimated {total / 60:.1f} min "
-          f"(a rough estimate: see bench/estimate.py)", file=stream)
+          f"here (a rough estimate: see bench/estimate.py)", file=stream)
+    if not probe_.cuda and any(j.cell.device == "cuda" for j in jobs):
+        with_cuda = sum(estimate_jobs(jobs, Probe(probe_.env, probe_.models, True)))
+        print(f"on a CUDA machine like this one: estimated {with_cuda / 60:.1f} min",
+              file=stream)
     return total
 
 

@@ -1,0 +1,67 @@
+"""Sessions: ``nox -s tests``, ``nox -s lint``, ``nox -s bench report``, ``nox -s speed``.
+
+Sessions that need torch install the pinned torch/torchvision from the ``torch`` dependency
+group; the report session installs no torch at all (the report side never imports it).
+nox's default virtualenv + pip backend is used on purpose: pip finds the pinned wheels on
+local disk where uv would download gigabytes.
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "virtualenv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.sessions = ["lint", "tests"]
+
+PYPROJECT = nox.project.load_toml("pyproject.toml")
+REPRO_ENV = {"PYTHONHASHSEED": "0", "CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
+
+
+def _groups(*names: str) -> list[str]:
+    return list(nox.project.dependency_groups(PYPROJECT, *names))
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Unit, end-to-end CPU, fault-injection, site and browser tests."""
+    session.install(*_groups("torch", "test"))
+    session.install("-e", ".")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff on everything, mypy on the package."""
+    session.install(*_groups("lint", "report"))
+    session.run("ruff", "check", ".")
+    session.run("mypy", "bench")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Run the benchmark (default profile chosen from the hardware); args after -- go to run."""
+    session.install(*_groups("torch"), "tqdm")
+    session.install(".")
+    session.run("python", "-m", "bench", "run", *session.posargs, env=REPRO_ENV)
+
+
+@nox.session
+def report(session: nox.Session) -> None:
+    """Build the report site from reports/ into site/ (no torch needed)."""
+    session.install(*_groups("report"))
+    session.install(".")
+    session.run("python", "-m", "bench", "report")
+
+
+@nox.session(default=False)
+def speed(session: nox.Session) -> None:
+    """Print the speed-target figures: harness overhead per cell, and the 100k-row report."""
+    session.install(*_groups("torch", "test"))
+    session.install("-e", ".")
+    session.run("python", "tests/speed/overhead.py")
+    session.run("python", "tests/speed/report_build.py")
+
+
+if __name__ == "__main__":
+    nox.main()

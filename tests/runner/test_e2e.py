@@ -1,0 +1,222 @@
+"""Real runs on the CPU: the CLI, the fork server, the worker and torch, nothing faked.
+
+Faults are injected through TORCH_KNOBS_FAULT, which the worker honours; the launch, timeout
+and status code paths are the real ones.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS, STATUSES
+
+from .conftest import ROOT, read_csv, read_json, run_cli
+
+pytestmark = pytest.mark.e2e
+
+
+def _num(row: dict[str, str], col: str) -> float:
+    return float(row[col])
+
+
+def test_smoke_profile_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "smoke"
+    proc = run_cli("run", "--profile", "smoke", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert {"results.csv", "samples.csv", "env.json"} <= {p.name for p in out.iterdir()}
+    rows = read_csv(out / "results.csv")
+    assert list(rows[0]) == list(RESULT_COLUMNS)
+    assert all(r["status"] in STATUSES for r in rows)
+    cuda = [r for r in rows if r["device"] == "cuda"]
+    assert cuda and {(r["status"], r["reason"]) for r in cuda} == {("skipped", "no-cuda")}
+    assert all(r["steady_median_s"] == "" for r in cuda)
+    ok = [r for r in rows if r["status"] == "ok" and r["kind"] == "model"]
+    assert len(ok) == 12
+    for r in ok:
+        assert _num(r, "steady_p10_s") <= _num(r, "steady_median_s") <= _num(r, "steady_p90_s")
+        assert _num(r, "cold_first_iter_s") > 0 and _num(r, "cold_pass_s") >= _num(
+            r, "cold_first_iter_s")
+        assert int(r["steady_iters"]) >= 3
+        assert _num(r, "flops_per_sample") > 0 and _num(r, "peak_rss_bytes") > 0
+        # throughput agrees with batch and step time (within the spread of the iterations)
+        lo = float(r["batch_size"]) / _num(r, "steady_p90_s") * 0.7
+        hi = float(r["batch_size"]) / _num(r, "steady_p10_s") * 1.4
+        if r["shapes"] == "static":
+            assert lo <= _num(r, "samples_per_s") <= hi
+        assert r["eff_num_threads"] == str(len(os.sched_getaffinity(0)))
+        assert r["eff_conv_math"] == "fp32" and r["eff_cudnn_benchmark"] == ""
+    dyn = next(r for r in ok if r["shapes"] == "dynamic")
+    assert dyn["shape_count"] == "3" and _num(dyn, "cold_pass_s") > _num(dyn, "cold_first_iter_s")
+    repro = [r for r in rows if r["kind"] == "repro"]
+    assert len(repro) == 1 and repro[0]["status"] == "ok"
+    assert repro[0]["repro_bitwise_equal"] in ("true", "false")
+    assert repro[0]["repro_max_abs_diff"] != ""
+    ceilings = {r["model"]: r for r in rows if r["kind"] == "ceiling"}
+    assert ceilings["matmul-fp32"]["work_unit"] == "flop"
+    assert ceilings["copy"]["work_unit"] == "byte"
+    samples = read_csv(out / "samples.csv")
+    assert list(samples[0]) == list(SAMPLE_COLUMNS)
+    steady = [s for s in samples if s["phase"] == "steady"]
+    per_replicate = {(r["cell_id"], r["replicate"]) for r in ok}
+    assert per_replicate <= {(s["cell_id"], s["replicate"]) for s in steady}
+    env = read_json(out / "env.json")
+    for key in ("fingerprint_id", "machine", "python", "os", "torch", "cpu", "gpus",
+                "flag_defaults"):
+        assert key in env
+    assert env["torch"]["version"] and env["torch"]["torchvision"]
+    assert env["flag_defaults"]["cudnn.benchmark"] is False
+    assert {r["fingerprint_id"] for r in rows} == {env["fingerprint_id"]}
+
+
+@pytest.mark.parametrize(("fault", "status", "reason"), [
+    ("crash", "crash", "SIGSEGV without a result"),
+    ("exit", "crash", "exit code 3 without a result"),
+    ("oom", "oom", "OutOfMemoryError: CUDA out of memory"),
+    ("error", "error", "InjectedError: injected fault in the model step"),
+])
+def test_faults_are_classified_and_the_matrix_goes_on(
+        tmp_path: Path, tiny_profile: Callable[..., Path], fault: str, status: str,
+        reason: str) -> None:
+    out = tmp_path / "run"
+    proc = run_cli("run", "--profile", str(tiny_profile(replicates=3)), "--out", str(out),
+                   env={"TORCH_KNOBS_FAULT": f"{fault}@#r1"})
+    assert proc.returncode == 0, proc.stderr
+    rows = read_csv(out / "results.csv")
+    assert [r["status"] for r in rows] == ["ok", status, "ok"]
+    assert reason in rows[1]["reason"]
+    assert rows[1]["steady_median_s"] == "" and rows[1]["cold_pass_s"] == ""
+
+
+@pytest.mark.parametrize("fault", ["hang", "spam"])
+def test_timeout_kills_the_process_group_even_while_it_prints(
+        tmp_path: Path, tiny_profile: Callable[..., Path], fault: str) -> None:
+    out = tmp_path / "run"
+    t0 = time.monotonic()
+    proc = run_cli("run", "--profile", str(tiny_profile(replicates=2, timeout_s=3)), "--out",
+                   str(out), env={"TORCH_KNOBS_FAULT": f"{fault}@#r0"}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = read_csv(out / "results.csv")
+    assert [r["status"] for r in rows] == ["timeout", "ok"]
+    assert "no result after 3 s" in rows[0]["reason"]
+    assert time.monotonic() - t0 < 90
+    if fault == "spam":
+        log = next((out / "logs").glob("*.log"))
+        assert "spam" in log.read_text() and log.stat().st_size <= 64 * 1024
+
+
+def _wait_for_rows(path: Path, n: int, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and len(path.read_text().splitlines()) >= n + 1:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{path} never reached {n} rows")
+
+
+def _children_of(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-eo", "pid,pgid,ppid,args"], capture_output=True, text=True)
+    return [int(line.split()[0]) for line in out.stdout.splitlines()[1:]
+            if "bench" in line and str(pid) in line.split()[1:3]]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_interrupt_then_resume(tmp_path: Path, tiny_profile: Callable[..., Path],
+                               signum: int) -> None:
+    out = tmp_path / "run"
+    profile = str(tiny_profile(replicates=3))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCH_KNOBS_FAULT": "hang@#r1"}
+    proc = subprocess.Popen([sys.executable, "-m", "bench", "run", "--profile", profile,
+                             "--out", str(out)], env=env, cwd=ROOT, stderr=subprocess.PIPE,
+                            text=True)
+    results = out / "results.csv"
+    _wait_for_rows(results, 1)
+    time.sleep(1.0)  # replicate 1 is now hanging in its child
+    before = results.read_bytes()
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == (143 if signum == signal.SIGTERM else 130), err
+    after = results.read_bytes()
+    assert after.startswith(before), "rows already written must stay intact"
+    rows = read_csv(results)
+    assert [r["status"] for r in rows] == ["ok", "interrupted"]
+    assert "--resume" in err
+    time.sleep(0.5)
+    leftovers = subprocess.run(["pgrep", "-f", f"bench.*{out}"], capture_output=True, text=True)
+    assert leftovers.stdout.strip() == "", "the hanging child must be killed"
+    resumed = run_cli("run", "--profile", profile, "--out", str(out), "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    rows = read_csv(results)
+    assert [(r["replicate"], r["status"]) for r in rows] == [
+        ("0", "ok"), ("1", "interrupted"), ("1", "ok"), ("2", "ok")]
+    assert "2 processes to run, 1 already done" in resumed.stderr
+
+
+def test_existing_results_are_never_overwritten(tmp_path: Path,
+                                                tiny_profile: Callable[..., Path]) -> None:
+    out = tmp_path / "run"
+    profile = str(tiny_profile(replicates=1))
+    assert run_cli("run", "--profile", profile, "--out", str(out)).returncode == 0
+    before = (out / "results.csv").read_bytes()
+    again = run_cli("run", "--profile", profile, "--out", str(out))
+    assert again.returncode == 2
+    assert "already holds results; pass --resume" in again.stderr
+    assert (out / "results.csv").read_bytes() == before
+
+
+def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    return lines[0]
+
+
+def test_bad_input_fails_with_one_line_and_writes_nothing(
+        tmp_path: Path, tiny_profile: Callable[..., Path]) -> None:
+    out = tmp_path / "never"
+    line = _one_error_line(run_cli("run", "--profile", "nosuch", "--out", str(out)))
+    assert "unknown profile 'nosuch'; valid choices: cpu, full, gpu, smoke" in line
+    bad_model = tiny_profile(extra='model = "resnet9000"\n')
+    line = _one_error_line(run_cli("run", "--profile", str(bad_model), "--out", str(out)))
+    assert "unknown model(s) resnet9000" in line and "resnet50" in line and "vit_b_16" in line
+    bad_value = tiny_profile(extra='precision = "fp8"\n')
+    line = _one_error_line(run_cli("run", "--profile", str(bad_value), "--out", str(out)))
+    assert "unknown precision 'fp8'; valid choices: fp32, fp32-strict, amp-bf16, amp-fp16" in line
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[studies.x\n")
+    _one_error_line(run_cli("run", "--profile", str(broken), "--out", str(out)))
+    assert not out.exists()
+
+
+def test_cpu_dry_run_lists_cells_within_ten_minutes() -> None:
+    proc = run_cli("run", "--profile", "cpu", "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0].split()[:3] == ["study", "cell", "id"]
+    assert any("resnet50 cpu train b8 r224" in ln for ln in lines)
+    total = [ln for ln in lines if ln.endswith("see bench/estimate.py)")][0]
+    minutes = float(total.split("estimated ")[1].split(" min")[0])
+    assert 0 < minutes <= 10
+
+
+def test_spawn_launcher_gives_the_same_rows(tmp_path: Path,
+                                            tiny_profile: Callable[..., Path]) -> None:
+    out = tmp_path / "run"
+    proc = run_cli("run", "--profile", str(tiny_profile(replicates=1)), "--out", str(out),
+                   "--launcher", "spawn")
+    assert proc.returncode == 0, proc.stderr
+    rows = read_csv(out / "results.csv")
+    assert [r["status"] for r in rows] == ["ok"] and float(rows[0]["steady_median_s"]) > 0
+
+
+def test_env_prints_the_fingerprint() -> None:
+    proc = run_cli("env")
+    assert proc.returncode == 0, proc.stderr
+    assert '"fingerprint_id"' in proc.stdout and '"flag_defaults"' in proc.stdout

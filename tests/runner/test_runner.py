@@ -1,0 +1,203 @@
+"""The runner's status paths, driven through a fake launcher and a fake clock (no torch).
+
+The fakes stand in for the process launcher only: the runner's own scheduling, timeout,
+classification and writing code is what runs.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import runner
+from bench.matrix import load_profile
+from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS
+from bench.store import RunStore
+
+from .conftest import read_csv
+
+ENV = {"fingerprint_id": "f" * 12, "machine": "test-box", "cpu": {"affinity": 2}}
+
+
+class FakeChild:
+    def __init__(self, launcher: FakeLauncher, task: dict[str, Any], behaviour: str) -> None:
+        self.pid = 4242
+        self.launcher = launcher
+        self.task = task
+        self.behaviour = behaviour
+        self.killed = False
+
+    def wait(self, timeout: float) -> int | None:
+        self.launcher.now += timeout
+        b = self.behaviour
+        if b == "ok":
+            record = {"status": "ok", "reason": "", "eff": {"eff_num_threads": "2"},
+                      "metrics": {"steady_median_s": 0.5, "steady_p10_s": 0.4,
+                                  "steady_p90_s": 0.6, "steady_iters": 3,
+                                  "samples_per_s": 2.0, "flops_per_sample": 1e9},
+                      "samples": [["cold", 0, 1, 224, 0.9], ["steady", 1, 1, 224, 0.5]],
+                      "timeline": {"build_start": 0.0}}
+            Path(self.task["result_path"]).write_text(json.dumps(record))
+            return 0
+        if b == "oom":
+            Path(self.task["result_path"]).write_text(json.dumps(
+                {"status": "oom", "reason": "OutOfMemoryError: CUDA out of memory"}))
+            return 0
+        if b == "segv":
+            Path(self.task["log_path"]).write_text("about to fail\nFatal Python error\n")
+            return -signal.SIGSEGV
+        if b == "exit3":
+            return 3
+        if b == "hang":
+            return None
+        if b == "interrupt":
+            raise KeyboardInterrupt
+        raise AssertionError(b)
+
+    def kill(self) -> None:
+        self.killed = True
+        self.launcher.killed.append(self.task["cell"]["model"])
+
+
+class FakeLauncher:
+    def __init__(self, behaviour: dict[int, str] | None = None, default: str = "ok") -> None:
+        self.behaviour = behaviour or {}
+        self.default = default
+        self.now = 0.0
+        self.launched: list[dict[str, Any]] = []
+        self.killed: list[str] = []
+        self.closed = False
+
+    def launch(self, task_path: Path) -> FakeChild:
+        task = json.loads(task_path.read_text())
+        n = len(self.launched)
+        self.launched.append(task)
+        return FakeChild(self, task, self.behaviour.get(n, self.default))
+
+    def close(self) -> None:
+        self.closed = True
+
+    def clock(self) -> float:
+        return self.now
+
+
+def _run(tmp_path: Path, launcher: FakeLauncher, profile: str = "smoke", cuda: bool = False,
+         done: set[tuple[str, str, int]] | None = None, only: str = "modes") -> tuple[int, Path]:
+    from bench.matrix import select
+
+    prof = select(load_profile(profile), [only])
+    store = RunStore(tmp_path / "run")
+    store.open()
+    ctx = runner.RunContext("run1", prof.name, runner.Probe(ENV, [], cuda))
+    r = runner.Runner(launcher, store, ctx, clock=launcher.clock, workdir=tmp_path)
+    code = r.run(runner.plan(prof), done or set())
+    return code, store.results_path
+
+
+def test_ok_rows_carry_numbers_and_samples(tmp_path: Path) -> None:
+    launcher = FakeLauncher()
+    code, results = _run(tmp_path, launcher)
+    assert code == 0
+    rows = read_csv(results)
+    assert list(rows[0]) == list(RESULT_COLUMNS)
+    assert len(rows) == 8 and {r["status"] for r in rows} == {"ok"}
+    assert rows[0]["steady_median_s"] == "0.5" and rows[0]["eff_num_threads"] == "2"
+    assert rows[0]["fingerprint_id"] == "f" * 12 and rows[0]["run_id"] == "run1"
+    samples = read_csv(results.parent / "samples.csv")
+    assert list(samples[0]) == list(SAMPLE_COLUMNS) and len(samples) == 16
+    # the FLOP count is made once per model and shape, then handed to later replicates
+    assert launcher.launched[0].get("flops_per_sample") is None
+    assert [t["flops_per_sample"] for t in launcher.launched[4:]] == [1e9] * 4
+    assert launcher.closed
+
+
+def test_replicates_are_interleaved_across_cells(tmp_path: Path) -> None:
+    launcher = FakeLauncher()
+    _run(tmp_path, launcher)
+    order = [(t["cell"]["mode"], t["cell"]["memory_format"], t["replicate"])
+             for t in launcher.launched]
+    assert [r for *_, r in order] == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert order[:4] == [(m, f, 0) for m in ("infer", "train") for f in ("nchw", "channels_last")]
+
+
+@pytest.mark.parametrize(("behaviour", "status", "reason"), [
+    ("segv", "crash", "SIGSEGV without a result; last output: Fatal Python error"),
+    ("exit3", "crash", "exit code 3 without a result"),
+    ("oom", "oom", "OutOfMemoryError: CUDA out of memory"),
+    ("hang", "timeout", "no result after 120 s; process group killed"),
+])
+def test_failures_keep_their_row_with_empty_numbers(tmp_path: Path, behaviour: str, status: str,
+                                                    reason: str) -> None:
+    launcher = FakeLauncher({1: behaviour})
+    code, results = _run(tmp_path, launcher)
+    assert code == 0, "a failed cell is data, not a failed run"
+    rows = read_csv(results)
+    assert len(rows) == 8
+    bad = rows[1]
+    assert (bad["status"], bad["reason"]) == (status, reason)
+    assert all(bad[c] == "" for c in ("steady_median_s", "samples_per_s", "cold_pass_s"))
+    assert {r["status"] for i, r in enumerate(rows) if i != 1} == {"ok"}
+    if behaviour == "hang":
+        assert launcher.killed == ["mobilenet_v3_small"]
+    if behaviour in ("segv", "hang", "exit3"):
+        assert (results.parent / "logs").is_dir() or behaviour != "segv"
+
+
+def test_interrupt_kills_the_child_keeps_rows_and_exits_non_zero(tmp_path: Path) -> None:
+    launcher = FakeLauncher({2: "interrupt"})
+    code, results = _run(tmp_path, launcher)
+    assert code == 130
+    rows = read_csv(results)
+    assert [r["status"] for r in rows] == ["ok", "ok", "interrupted"]
+    assert launcher.killed == ["mobilenet_v3_small"] and launcher.closed
+    assert len(launcher.launched) == 3
+
+
+def test_resume_skips_what_is_ok_under_the_same_fingerprint(tmp_path: Path) -> None:
+    _run(tmp_path, FakeLauncher({2: "interrupt"}))
+    store = RunStore(tmp_path / "run")
+    done = runner.completed_keys(store, "f" * 12)
+    assert len(done) == 2
+    assert runner.completed_keys(store, "0" * 12) == set()
+    launcher = FakeLauncher()
+    code, results = _run(tmp_path, launcher, done=done)
+    assert code == 0 and len(launcher.launched) == 6
+    rows = read_csv(results)
+    assert len(rows) == 3 + 6 and sum(r["status"] == "ok" for r in rows) == 8
+
+
+def test_cuda_cells_without_cuda_are_skipped_without_a_process(tmp_path: Path) -> None:
+    launcher = FakeLauncher()
+    code, results = _run(tmp_path, launcher, only="cuda")
+    assert code == 0 and launcher.launched == []
+    rows = read_csv(results)
+    assert {(r["status"], r["reason"]) for r in rows} == {("skipped", "no-cuda")}
+
+
+def test_cuda_cells_with_cuda_are_launched(tmp_path: Path) -> None:
+    launcher = FakeLauncher()
+    _run(tmp_path, launcher, only="cuda", cuda=True)
+    assert [t["cell"]["cudnn_benchmark"] for t in launcher.launched] == ["off", "on"] * 2
+
+
+def test_repro_runs_two_processes_and_the_second_compares(tmp_path: Path) -> None:
+    launcher = FakeLauncher()
+    _run(tmp_path, launcher, only="repro")
+    repro = [t for t in launcher.launched if t["op"] == "repro"]
+    assert len(repro) == 2
+    assert "repro_out" in repro[0] and repro[1]["repro_ref"] == repro[0]["repro_out"]
+
+
+def test_fault_spec_is_handed_to_the_worker(tmp_path: Path) -> None:
+    launcher = FakeLauncher()
+    prof = load_profile("smoke")
+    store = RunStore(tmp_path / "run")
+    store.open()
+    ctx = runner.RunContext("r", "smoke", runner.Probe(ENV, [], False), fault="crash@#r1")
+    runner.Runner(launcher, store, ctx, clock=launcher.clock, workdir=tmp_path).run(
+        runner.plan(prof)[:1])
+    assert launcher.launched[0]["fault"] == "crash@#r1"
