@@ -39,9 +39,10 @@ def collect_os() -> dict[str, Any]:
 
 def _proc_cpuinfo() -> tuple[str, int | None]:
     model, cores = "", set()
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8",
+                                            errors="replace") as info:
         phys = core = ""
-        for line in open("/proc/cpuinfo", encoding="utf-8", errors="replace"):
+        for line in info:
             key, _, value = line.partition(":")
             key, value = key.strip(), value.strip()
             if key == "model name" and not model:

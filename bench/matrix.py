@@ -150,6 +150,8 @@ class Profile:
 
 _AXES = [f.name for f in fields(Cell) if f.name != "kind"]
 _SETTINGS = {f.name: f for f in fields(Settings)}
+_SETTING_TYPES: dict[str, type | tuple[type, ...]] = {"int": int, "float": (int, float),
+                                                     "bool": bool}
 _STUDY_META = {"description", "kind", "variants"}
 _INT_AXES = {"batch_size", "resolution", "shape_count", "cudnn_benchmark_limit", "cpu_threads"}
 
@@ -185,7 +187,7 @@ def _settings(where: str, raw: Mapping[str, Any], base: Settings) -> Settings:
     updates: dict[str, Any] = {}
     for key, value in raw.items():
         spec = _SETTINGS[key]
-        want = {"int": int, "float": (int, float), "bool": bool}[str(spec.type)]
+        want = _SETTING_TYPES[str(spec.type)]
         if isinstance(value, bool) != (spec.type == "bool") or not isinstance(value, want):
             raise ProfileError(f"{where}: setting {key} must be {spec.type}, got {value!r}")
         updates[key] = value
@@ -255,8 +257,8 @@ def _expand(where: str, spec: Mapping[str, Any], defaults: Mapping[str, Any]) ->
     cells: list[Cell] = []
     for combo in itertools.product(*(axes[n] for n in names)):
         for variant in variants:
-            values = {**dict(zip(names, combo)), **variant, "kind": kind}
-            cells.append(_normalise(Cell(**values)))
+            point = {**dict(zip(names, combo)), **variant, "kind": kind}
+            cells.append(_normalise(Cell(**point)))
     return list(dict.fromkeys(cells))  # dedupe, keep order
 
 

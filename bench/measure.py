@@ -13,6 +13,7 @@ The timer is injectable (``Timer``) so the stopping rule can be tested with a fa
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 import time
@@ -162,7 +163,7 @@ def cold_pass(step: Callable[[int], Any], schedule: Sequence[Any], timer: Timer)
             continue
         seen.add(shape)
         timer.sync()
-        timer.time(lambda i=i: step(i))
+        timer.time(functools.partial(step, i))
         times.extend(timer.flush())
     return times, len(schedule)
 
@@ -190,7 +191,7 @@ def steady_state(step: Callable[[int], Any], start: int, settings: Settings, tim
     chunk = max(period, 1)
     while True:
         for _ in range(chunk):
-            timer.time(lambda i=i: step(i))
+            timer.time(functools.partial(step, i))
             iters.append(i)
             i += 1
         times.extend(timer.flush())

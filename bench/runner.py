@@ -160,9 +160,11 @@ class Runner:
         self.progress = progress
         self.clock = clock
         self.poll_s = poll_s
-        self._tmp = tempfile.TemporaryDirectory(prefix="torch-knobs-") if workdir is None \
-            else None
-        self.workdir = Path(self._tmp.name) if self._tmp else workdir  # type: ignore[arg-type]
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if workdir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="torch-knobs-")
+            workdir = Path(self._tmp.name)
+        self.workdir: Path = workdir
         self.overheads: list[dict[str, float]] = []  # per replicate, for the speed script
         self.counts: dict[str, int] = {}
 

@@ -27,7 +27,7 @@ def available_cores() -> int:
 
 
 def apply(torch: Any, cell: Cell) -> None:
-    """Set threads, cuDNN switches and TF32 for one cell, in a process that has done no CUDA work."""
+    """Set threads, cuDNN switches and TF32 for one cell, before any CUDA work."""
     threads = cell.cpu_threads or available_cores()
     torch.set_num_threads(threads)
     with warnings.catch_warnings():

@@ -119,7 +119,8 @@ def test_unknown_model_is_refused_with_the_valid_choices() -> None:
 def test_only_selects_studies_and_refuses_unknown() -> None:
     p = load_profile("smoke")
     assert [s.name for s in matrix.select(p, ["cuda"]).studies] == ["cuda"]
-    with pytest.raises(ProfileError, match="unknown study 'nope'.*valid choices: modes"):
+    msg = "unknown study 'nope' in profile smoke; valid choices: modes"
+    with pytest.raises(ProfileError, match=msg):
         matrix.select(p, ["nope"])
 
 
