@@ -1,0 +1,22 @@
+"""Progress falls back to plain lines when stderr is not a terminal (CI logs, pipes)."""
+
+from __future__ import annotations
+
+import io
+
+from bench.progress import Progress
+
+
+def test_plain_lines_carry_counts_and_eta() -> None:
+    now = [0.0]
+    stream = io.StringIO()
+    p = Progress(4, stream=stream, clock=lambda: now[0])
+    for i, status in enumerate(["ok", "crash", "skipped", "ok"]):
+        p.begin(f"cell {i}")
+        now[0] += 10.0
+        p.end(f"cell {i}", status)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 4
+    assert lines[0].startswith("[1/4] ok") and "cell 0" in lines[0] and "eta 0m30s" in lines[0]
+    assert "ok=1 failed=1" in lines[1]
+    assert lines[-1].startswith("[4/4] ok") and "ok=2 failed=1" in lines[-1]
