@@ -125,6 +125,26 @@ def cmd_env(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from bench import sanity
+
+    failed = 0
+    for run_dir in map(Path, args.runs):
+        if not (run_dir / "results.csv").is_file():
+            return _fail(f"{run_dir} has no results.csv")
+        n, findings = sanity.check_run(run_dir)
+        bad = {f.check for f in findings}
+        print(f"{run_dir}: {n} rows")
+        for check in sanity.CHECKS:
+            count = sum(f.check == check for f in findings)
+            print(f"  {'FAIL' if check in bad else 'ok  '} {check}" + (
+                f" ({count} findings)" if count else ""))
+        for f in findings[: args.limit]:
+            print(f"    {f.where}: {f.problem}")
+        failed += bool(findings)
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m bench",
@@ -148,6 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
     env = sub.add_parser("env", help="print the environment fingerprint as JSON")
     env.add_argument("--launcher", choices=("forkserver", "spawn"), default="spawn")
     env.set_defaults(func=cmd_env)
+    check = sub.add_parser("check", help="plausibility checks on run directories")
+    check.add_argument("runs", nargs="+", metavar="RUN_DIR")
+    check.add_argument("--limit", type=int, default=20, help="findings to print per run")
+    check.set_defaults(func=cmd_check)
     report = sub.add_parser("report", help="build the report site from results CSVs")
     report.set_defaults(func=None)
     return parser

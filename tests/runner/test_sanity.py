@@ -1,0 +1,68 @@
+"""Each plausibility check catches the violation it is for (test fixtures, not results)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import sanity
+from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS
+from bench.store import CsvAppender
+
+
+def _row(**over: Any) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(RESULT_COLUMNS, "")
+    row.update(schema_version=1, run_id="fixture", fingerprint_id="fx", cell_id="c1",
+               cell_name="fixture cell", kind="model", replicate=0, device="cuda",
+               model="resnet18", batch_size=8, precision="fp32", status="ok",
+               cudnn_benchmark="on", cudnn_deterministic="off", eff_cudnn_benchmark="true",
+               eff_cudnn_deterministic="false", eff_cudnn_allow_tf32="true",
+               steady_p10_s=0.09, steady_median_s=0.1, steady_p90_s=0.11, steady_mean_s=0.1,
+               steady_iters=3, samples_per_s=80.0, cold_first_iter_s=1.0, cold_pass_s=1.0,
+               flops_per_sample=1e9)
+    row.update(over)
+    return row
+
+
+def _run(tmp_path: Path, rows: list[dict[str, Any]], samples: list[float] | None = None
+         ) -> set[str]:
+    CsvAppender(tmp_path / "results.csv", RESULT_COLUMNS).append(rows)
+    xs = [0.1, 0.09, 0.11] if samples is None else samples
+    CsvAppender(tmp_path / "samples.csv", SAMPLE_COLUMNS).append(
+        [{"cell_id": "c1", "replicate": 0, "phase": "steady", "iter": i, "batch_size": 8,
+          "resolution": 224, "seconds": x} for i, x in enumerate(xs)])
+    _, findings = sanity.check_run(tmp_path)
+    return {f.check for f in findings}
+
+
+def test_a_plausible_row_passes(tmp_path: Path) -> None:
+    assert _run(tmp_path, [_row()]) == set()
+
+
+@pytest.mark.parametrize(("over", "check"), [
+    ({"steady_p10_s": 0.2}, "p10<=median<=p90"),
+    ({"cold_pass_s": 0.5}, "cold pass"),
+    ({"samples_per_s": 200.0}, "samples/s"),
+    ({"eff_cudnn_benchmark": "false"}, "effective flags"),
+    ({"precision": "fp32-strict"}, "effective flags"),
+    ({"status": "oom"}, "failed rows"),
+    ({"steady_median_s": "", "steady_p10_s": "", "steady_p90_s": ""}, "ok rows"),
+])
+def test_each_violation_is_found(tmp_path: Path, over: dict[str, Any], check: str) -> None:
+    assert check in _run(tmp_path, [_row(**over)])
+
+
+def test_samples_must_agree_with_the_row(tmp_path: Path) -> None:
+    assert "samples" in _run(tmp_path, [_row()], samples=[0.1, 0.2, 0.3])
+    (tmp_path / "short").mkdir()
+    assert "samples" in _run(tmp_path / "short", [_row()], samples=[0.1, 0.1])
+
+
+def test_achieved_flops_above_the_measured_ceiling(tmp_path: Path) -> None:
+    ceiling = _row(cell_id="m1", kind="ceiling", model="matmul-bf16", work_per_iter=2e12,
+                   steady_median_s=1.0, steady_p10_s=1.0, steady_p90_s=1.0, samples_per_s="",
+                   flops_per_sample="", cudnn_benchmark="n/a", cudnn_deterministic="n/a")
+    too_fast = _row(flops_per_sample=1e11)  # 1e11 * 80/s = 8 TFLOP/s > 2 TFLOP/s
+    assert "TFLOP/s < ceiling" in _run(tmp_path, [ceiling, too_fast])
