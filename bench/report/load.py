@@ -1,0 +1,580 @@
+"""Read every ``results.csv`` under a reports root, with its ``samples.csv`` and ``env.json``.
+
+Why so strict: every page is built on these rows, so a bad file stops the build with one line
+that names the file, the line and the problem (``LoadError``), instead of quietly turning into a
+wrong number. ``skip_bad=True`` trades that for a list of skipped rows (``Dataset.skipped``); a
+missing column or an unreadable env.json still fails, since no row of such a file can be trusted.
+
+Why vectorised: a community tree can hold 100k result rows and a million samples. Record
+boundaries, line numbers and field counts are found with numpy over the raw bytes (quote-aware,
+so a multi-line error message keeps later line numbers right); pandas' C parser reads numbers as
+float64 (a file with text in a number column is re-read as strings to find the row); every check
+is a column operation. Python loops only run over rows already known to be bad, or over files
+with an old ``schema_version`` (migrations work on ``dict[str, str]`` rows, see
+``bench.schema.migrate``).
+
+What comes out (``Dataset``):
+
+- ``results``: ``RESULT_COLUMNS`` in order plus ``source`` (the csv path relative to the root,
+  POSIX) and ``line`` (1-based line where the record starts). Numeric columns are float64 (NaN
+  when empty), ``INTEGER_COLUMNS`` nullable ``Int64``, ``repro_bitwise_equal`` nullable
+  ``boolean``, everything else a string with ``""`` for empty. Deduplicated on
+  (run_id, kind, cell_id, replicate), the last row in file order winning (a resume appends).
+- ``samples``: ``SAMPLE_COLUMNS`` plus ``source`` and ``line``; ``seconds`` float64, the integer
+  columns ``Int64``, ids as strings. When a replicate's samples were written twice (a re-run after
+  an interruption), only its last contiguous block is kept.
+- ``envs``: ``fingerprint_id`` → parsed env.json. Results from different fingerprints are never
+  pooled downstream; a fingerprint whose env.json is missing (``skip_bad``) has no entry.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bench import schema
+
+#: Columns that must never be empty in a results row.
+REQUIRED_RESULT_COLUMNS = (
+    "schema_version",
+    "run_id",
+    "fingerprint_id",
+    "cell_id",
+    "kind",
+    "replicate",
+    "status",
+)
+REQUIRED_SAMPLE_COLUMNS = schema.SAMPLE_COLUMNS
+#: Strings in a result row that must come from a closed set (empty allowed where a column is n/a).
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "kind": schema.KINDS,
+    "status": schema.STATUSES,
+    "work_unit": schema.WORK_UNITS,
+    "repro_bitwise_equal": ("true", "false"),
+    **schema.AXIS_CHOICES,
+}
+_SAMPLE_INTEGERS = ("schema_version", "replicate", "iter", "batch_size", "resolution")
+_DEDUPE_KEY = ["run_id", "kind", "cell_id", "replicate"]
+_SAMPLE_KEY = ["run_id", "cell_id", "replicate"]
+
+
+class LoadError(Exception):
+    """A file that cannot be used; the message is one line, ``<path>:<line>: <problem>``."""
+
+    def __init__(self, path: str | Path, line: int, problem: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.problem = _one_line(problem)
+        super().__init__(f"{self.path}:{line}: {self.problem}")
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """One run folder; paths are relative to the reports root."""
+
+    machine: str
+    run_id: str
+    fingerprint_id: str
+    results: Path
+    samples: Path
+    env: Path
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Everything under a reports root, validated and typed (see the module docstring)."""
+
+    results: pd.DataFrame
+    samples: pd.DataFrame
+    envs: dict[str, dict[str, Any]]
+    runs: list[RunFiles]
+    skipped: list[str] = field(default_factory=list)
+
+
+def load_reports(root: Path, *, skip_bad: bool = False) -> Dataset:
+    """Load and validate every run under ``root``; raise ``LoadError`` on the first bad row.
+
+    With ``skip_bad`` the bad rows are dropped and listed in ``Dataset.skipped`` as
+    ``"path:line: problem"``; a missing column, a bad header or a bad env.json still raises
+    (skip_bad is about rows, and such a file has no trustworthy row).
+    """
+    root = Path(root)
+    skipped: list[str] = []
+    results: list[pd.DataFrame] = []
+    samples: list[pd.DataFrame] = []
+    envs: dict[str, dict[str, Any]] = {}
+    runs: list[RunFiles] = []
+    for results_path in sorted(root.rglob(schema.RESULTS_FILE)):
+        run_dir = results_path.parent
+        rel_dir = run_dir.relative_to(root)
+        env_path = run_dir / schema.ENV_FILE
+        env: dict[str, Any] | None = None
+        if env_path.exists():
+            env = _read_env(env_path)
+        elif skip_bad:
+            skipped.append(f"{env_path}:0: missing env.json; results kept without an environment")
+        else:
+            raise LoadError(env_path, 0, "missing env.json next to results.csv")
+        bad: list[str] = []
+        res = _read_results(results_path, rel_dir / schema.RESULTS_FILE, skip_bad, bad)
+        skipped += _by_line(bad, results_path)
+        samples_path = run_dir / schema.SAMPLES_FILE
+        if samples_path.exists():
+            bad = []
+            samples.append(
+                _read_samples(samples_path, rel_dir / schema.SAMPLES_FILE, skip_bad, bad)
+            )
+            skipped += _by_line(bad, samples_path)
+        results.append(res)
+        fingerprint = str(env["fingerprint_id"]) if env else _first(res, "fingerprint_id")
+        if env is not None:
+            envs[fingerprint] = env
+        runs.append(
+            RunFiles(
+                machine=str(env.get("machine", "")) if env else _first(res, "machine"),
+                run_id=str(env.get("run_id", "")) if env else _first(res, "run_id"),
+                fingerprint_id=fingerprint,
+                results=rel_dir / schema.RESULTS_FILE,
+                samples=rel_dir / schema.SAMPLES_FILE,
+                env=rel_dir / schema.ENV_FILE,
+            )
+        )
+    all_results = _concat(results, _empty_results())
+    rerun = all_results.duplicated(_DEDUPE_KEY, keep=False)
+    rerun_cells = set(all_results.loc[rerun, "cell_id"])
+    all_results = all_results.loc[~all_results.duplicated(_DEDUPE_KEY, keep="last")]
+    all_results = all_results.reset_index(drop=True)
+    all_samples = _dedupe_samples(_concat(samples, _empty_samples()), rerun_cells)
+    return Dataset(all_results, all_samples, envs, runs, skipped)
+
+
+# ---------------------------------------------------------------------------------------------
+# Raw CSV records: boundaries, line numbers and field counts, from the bytes.
+
+
+@dataclass(frozen=True)
+class _Records:
+    header: list[str]
+    header_end: int  # byte offset just after the header's newline
+    starts: np.ndarray  # byte offset of each data record
+    ends: np.ndarray  # byte offset of its terminating newline (or end of file)
+    lines: np.ndarray  # 1-based physical line where it starts
+    fields: np.ndarray  # number of fields
+    truncated: bool  # the last record has no newline or an unclosed quote
+
+
+def _scan(data: bytes, path: Path) -> _Records:
+    """Find records in RFC 4180 CSV bytes without parsing the fields.
+
+    A comma or newline inside quotes is data. Quote parity is a running count mod 2 (an escaped
+    ``""`` adds two), kept in uint8 so a large file costs one byte per byte.
+    """
+    buf = np.frombuffer(data, dtype=np.uint8)
+    newline, comma = buf == 10, buf == 44
+    quoted = b'"' in data
+    if quoted:
+        outside = (np.cumsum(buf == 34, dtype=np.uint8) & 1) == 0
+        newline &= outside
+        comma &= outside
+        unclosed = not bool(outside[-1]) if len(buf) else False
+    else:
+        unclosed = False
+    ends = np.flatnonzero(newline)
+    truncated = not data.endswith(b"\n") or unclosed
+    if truncated:
+        ends = np.append(ends, len(buf))
+    if len(ends) == 0:
+        raise LoadError(path, 1, "empty file: no header line")
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    fields = np.diff(np.searchsorted(np.flatnonzero(comma), np.concatenate(([-1], ends)))) + 1
+    if quoted:
+        lines = np.searchsorted(np.flatnonzero(buf == 10), starts) + 1
+    else:
+        lines = np.arange(1, len(starts) + 1)
+    # Blank lines (pandas skips them) are not records.
+    length = ends - starts
+    blank = (length == 0) | ((length == 1) & (buf[np.minimum(starts, len(buf) - 1)] == 13))
+    header_text = data[starts[0] : ends[0]].decode("utf-8", errors="replace")
+    header = next(csv.reader([header_text.rstrip("\r")]), [])
+    keep = ~blank
+    keep[0] = False
+    if truncated and (blank[-1] or len(starts) == 1):
+        truncated = False  # trailing blank fragment, or a header-only file
+    header_end = int(ends[0]) + 1
+    return _Records(
+        header, header_end, starts[keep], ends[keep], lines[keep], fields[keep], truncated
+    )
+
+
+def _read_table(
+    path: Path,
+    rel: Path,
+    numeric: Iterable[str],
+    skip_bad: bool,
+    skipped: list[str],
+    *,
+    as_text: bool = False,
+) -> pd.DataFrame:
+    """The file's rows plus ``line`` and ``source``; field-count problems raised or skipped.
+
+    Numeric columns are parsed by pandas' C parser as float64, every other column as a string
+    (``NaN`` when empty). If a numeric column holds text, the fast parse fails and the file is
+    read again with every column as a string, so that the validators can find and name the
+    offending rows. ``as_text`` reads plain strings (for
+    migrations, which work on ``dict[str, str]`` rows).
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LoadError(path, 0, f"cannot read file: {exc}") from None
+    rec = _scan(data, path)
+    bad = rec.fields != len(rec.header)
+    problems = [f"expected {len(rec.header)} fields, found {n}" for n in rec.fields[bad].tolist()]
+    bad_lines = rec.lines[bad].tolist()
+    if rec.truncated and len(rec.starts):
+        if bad[-1]:
+            problems[-1] = f"truncated last line ({problems[-1]}, no newline at end)"
+        else:
+            bad[-1] = True
+            bad_lines.append(int(rec.lines[-1]))
+            problems.append("truncated last line (no newline at end)")
+    _report(path, bad_lines, problems, skip_bad, skipped)
+    if bad.any():
+        body = b"".join(data[s : e + 1] for s, e in zip(rec.starts[~bad], rec.ends[~bad]))
+        text = data[: rec.header_end] + body
+        lines = rec.lines[~bad]
+    else:
+        text = data
+        lines = rec.lines
+    numeric = [c for c in numeric if c in rec.header]
+    options: dict[str, Any] = {
+        "keep_default_na": False,
+        "na_values": [""],
+        "skip_blank_lines": True,
+        "encoding": "utf-8",
+        "encoding_errors": "replace",
+    }
+    if as_text:
+        df = pd.read_csv(
+            io.BytesIO(text), dtype=str, **{**options, "na_values": None, "na_filter": False}
+        )
+    else:
+        typed = dict.fromkeys(rec.header, str) | dict.fromkeys(numeric, "float64")
+        try:
+            df = pd.read_csv(io.BytesIO(text), dtype=typed, **options)
+        except (ValueError, TypeError, OverflowError):
+            df = pd.read_csv(io.BytesIO(text), dtype=str, **options)
+    if len(df) != len(lines):  # pandas and the scan disagree: refuse rather than guess lines
+        raise LoadError(path, 0, "could not align CSV records with lines (malformed quoting?)")
+    df["line"] = lines.astype(np.int64)
+    df["source"] = rel.as_posix()
+    return df
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation: each check is a column operation giving a mask and a message per bad row.
+
+
+class _Problems:
+    """The first problem found for each row, in check order."""
+
+    def __init__(self, index: pd.Index) -> None:
+        self.text = pd.Series("", index=index, dtype=object)
+
+    def add(self, mask: pd.Series | np.ndarray, message: Any) -> None:
+        """``message``: a string, or a function of the bad rows' index giving one per row."""
+        arr = np.asarray(mask, dtype=bool)
+        if not arr.any():
+            return
+        new = pd.Series(arr, index=self.text.index) & (self.text == "")
+        if not new.any():
+            return
+        if callable(message):
+            self.text.loc[new] = list(message(new[new].index))
+        else:
+            self.text.loc[new] = message
+
+    @property
+    def bad(self) -> pd.Series:
+        return self.text != ""
+
+
+def _current_version(df: pd.DataFrame) -> pd.Series:
+    version = df["schema_version"]
+    if version.dtype == "float64":
+        return version == schema.SCHEMA_VERSION
+    return version.astype(object) == str(schema.SCHEMA_VERSION)
+
+
+def _migrate(
+    path: Path, rel: Path, numeric: Iterable[str], skip_bad: bool, skipped: list[str]
+) -> pd.DataFrame:
+    """Re-read a file holding older (or unknown) schema versions and migrate it row by row."""
+    df = _read_table(path, rel, numeric, skip_bad, [], as_text=True)
+    rows: dict[int, dict[str, str]] = {}
+    failures: dict[int, str] = {}
+    columns = [c for c in df.columns if c not in ("line", "source")]
+    lines = df["line"].to_numpy()
+    for n, (idx, values) in enumerate(
+        zip(df.index, df[columns].itertuples(index=False, name=None))
+    ):
+        try:
+            rows[idx] = schema.migrate(dict(zip(columns, values)))
+        except schema.SchemaError as exc:
+            if not skip_bad:
+                raise LoadError(path, int(lines[n]), str(exc)) from None
+            failures[idx] = str(exc)
+    problems = _Problems(df.index)
+    problems.add(df.index.isin(list(failures)), lambda idx: [failures[i] for i in idx])
+    df = _drop_bad(df, problems, path, skip_bad, skipped)
+    migrated = pd.DataFrame.from_dict({i: rows[i] for i in df.index}, orient="index", dtype=str)
+    if migrated.empty:
+        migrated = pd.DataFrame(columns=columns, dtype=str)
+    migrated = migrated.replace("", np.nan)
+    migrated["line"] = df["line"]
+    migrated["source"] = df["source"]
+    return migrated
+
+
+def _read_results(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> pd.DataFrame:
+    numeric = (*schema.NUMERIC_COLUMNS, *schema.INTEGER_COLUMNS)
+    df = _read_table(path, rel, numeric, skip_bad, skipped)
+    if "schema_version" not in df.columns:
+        raise LoadError(path, 1, "missing column(s): schema_version")
+    if not _current_version(df).all():
+        df = _migrate(path, rel, numeric, skip_bad, skipped)
+    _require_columns(df, schema.RESULT_COLUMNS, path)
+    p = _Problems(df.index)
+    for col in REQUIRED_RESULT_COLUMNS:
+        p.add(df[col].isna(), f"{col} is empty")
+    for col, allowed in _CHOICES.items():
+        s = df[col]
+        p.add(s.notna() & ~s.isin(allowed), _unknown(s, col, allowed))
+    nums = {col: _numeric(df[col], col, p) for col in schema.NUMERIC_COLUMNS}
+    ints = {col: _integer(df[col], col, p) for col in schema.INTEGER_COLUMNS}
+    status, kind = df["status"], df["kind"]
+    ok_timed = (status == "ok") & kind.isin(["model", "ceiling"])
+    p.add(ok_timed & ~(nums["steady_median_s"] > 0), "status ok but steady_median_s is empty or 0")
+    ok_ceiling = (status == "ok") & (kind == "ceiling")
+    p.add(ok_ceiling & ~(nums["work_per_iter"] > 0), "ceiling row without work_per_iter")
+    p.add(ok_ceiling & df["work_unit"].isna(), "ceiling row without work_unit")
+    ok_repro = (status == "ok") & (kind == "repro")
+    p.add(ok_repro & df["repro_bitwise_equal"].isna(), "repro row without repro_bitwise_equal")
+    df = _drop_bad(df, p, path, skip_bad, skipped)
+    out: dict[str, pd.Series] = {}
+    for col in schema.RESULT_COLUMNS:
+        if col in ints:
+            out[col] = ints[col].loc[df.index]
+        elif col in nums:
+            out[col] = nums[col].loc[df.index]
+        elif col == "repro_bitwise_equal":
+            out[col] = df[col].map({"true": True, "false": False}).astype("boolean")
+        else:
+            out[col] = _text(df[col])
+    out["source"] = df["source"].astype(str)
+    out["line"] = df["line"]
+    return pd.DataFrame(out).reset_index(drop=True)
+
+
+def _read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> pd.DataFrame:
+    df = _read_table(path, rel, (*_SAMPLE_INTEGERS, "seconds"), skip_bad, skipped)
+    _require_columns(df, schema.SAMPLE_COLUMNS, path)
+    p = _Problems(df.index)
+    for col in REQUIRED_SAMPLE_COLUMNS:
+        p.add(df[col].isna(), f"{col} is empty")
+    ints = {col: _integer(df[col], col, p) for col in _SAMPLE_INTEGERS}
+    p.add(
+        ints["schema_version"].notna() & (ints["schema_version"] != schema.SCHEMA_VERSION),
+        lambda idx: [
+            f"schema_version {ints['schema_version'][i]} is not {schema.SCHEMA_VERSION}"
+            for i in idx
+        ],
+    )
+    phase = df["phase"]
+    p.add(phase.notna() & ~phase.isin(schema.PHASES), _unknown(phase, "phase", schema.PHASES))
+    seconds = _numeric(df["seconds"], "seconds", p)
+    df = _drop_bad(df, p, path, skip_bad, skipped)
+    out: dict[str, pd.Series] = {}
+    for col in schema.SAMPLE_COLUMNS:
+        if col in ints:
+            out[col] = ints[col].loc[df.index]
+        elif col == "seconds":
+            out[col] = seconds.loc[df.index]
+        else:
+            out[col] = _text(df[col])
+    out["source"] = df["source"].astype(str)
+    out["line"] = df["line"]
+    return pd.DataFrame(out).reset_index(drop=True)
+
+
+def _read_env(path: Path) -> dict[str, Any]:
+    try:
+        env = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise LoadError(path, exc.lineno, f"invalid JSON: {exc.msg}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LoadError(path, 0, f"cannot read env.json: {exc}") from None
+    if not isinstance(env, dict):
+        raise LoadError(path, 1, "env.json is not a JSON object")
+    fingerprint = env.get("fingerprint_id")
+    if not isinstance(fingerprint, str) or not fingerprint:
+        raise LoadError(path, 1, "env.json has no fingerprint_id")
+    version = env.get("schema_version", schema.SCHEMA_VERSION)
+    if not isinstance(version, int) or version > schema.SCHEMA_VERSION:
+        raise LoadError(
+            path,
+            1,
+            f"env.json schema_version {version!r} is newer than this code understands "
+            f"(<= {schema.SCHEMA_VERSION}); upgrade torch-knobs to read it",
+        )
+    return env
+
+
+# ---------------------------------------------------------------------------------------------
+# Small helpers.
+
+
+def _numeric(s: pd.Series, col: str, p: _Problems) -> pd.Series:
+    """float64 values; text (only possible after the slow re-read), non-finite and < 0 flagged."""
+    if s.dtype == "float64":
+        values = s
+    else:  # the slow re-read: text that may not be a number
+        values = pd.to_numeric(s, errors="coerce").astype("float64")
+        p.add(s.notna() & values.isna(), _not_a(s, col, "a number"))
+    p.add(values.notna() & ~np.isfinite(values.fillna(0.0)), _not_a(s, col, "a finite number"))
+    p.add(values < 0, lambda idx: [f"{col} is negative: {_short(s[i])}" for i in idx])
+    return values.astype("float64")
+
+
+def _integer(s: pd.Series, col: str, p: _Problems) -> pd.Series:
+    values = _numeric(s, col, p)
+    p.add(values.notna() & (values % 1 != 0), _not_a(s, col, "an integer"))
+    return values.where(values % 1 == 0).astype("Int64")
+
+
+def _text(s: pd.Series) -> pd.Series:
+    """Plain strings, ``""`` for empty."""
+    return s.fillna("").astype(str)
+
+
+def _not_a(s: pd.Series, col: str, what: str) -> Any:
+    return lambda idx: [f"{col} is not {what}: {_short(s[i])}" for i in idx]
+
+
+def _unknown(s: pd.Series, col: str, allowed: Iterable[str]) -> Any:
+    choices = ", ".join(allowed)
+    return lambda idx: [f"unknown {col} {_short(s[i])} (expected one of: {choices})" for i in idx]
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _require_columns(df: pd.DataFrame, columns: Iterable[str], path: Path) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise LoadError(path, 1, "missing column(s): " + ", ".join(missing))
+
+
+def _report(
+    path: Path, lines: list[int], problems: list[str], skip_bad: bool, skipped: list[str]
+) -> None:
+    if not lines:
+        return
+    order = sorted(range(len(lines)), key=lines.__getitem__)
+    if not skip_bad:
+        first = order[0]
+        raise LoadError(path, lines[first], problems[first])
+    skipped.extend(f"{path}:{lines[i]}: {_one_line(problems[i])}" for i in order)
+
+
+def _drop_bad(
+    df: pd.DataFrame, p: _Problems, path: Path, skip_bad: bool, skipped: list[str]
+) -> pd.DataFrame:
+    bad = p.bad
+    if not bad.any():
+        return df
+    _report(path, df.loc[bad, "line"].tolist(), p.text[bad].tolist(), skip_bad, skipped)
+    return df.loc[~bad]
+
+
+def _by_line(messages: list[str], path: Path) -> list[str]:
+    """One file's ``path:line: problem`` messages in line order (checks run column by column)."""
+    start = len(str(path)) + 1
+    return sorted(messages, key=lambda m: int(m[start:].split(":", 1)[0]))
+
+
+def _first(df: pd.DataFrame, col: str) -> str:
+    return str(df[col].iloc[0]) if len(df) else ""
+
+
+def _concat(frames: list[pd.DataFrame], empty: pd.DataFrame) -> pd.DataFrame:
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return empty
+    out = pd.concat(frames, ignore_index=True)
+    return out
+
+
+def _empty_results() -> pd.DataFrame:
+    df = pd.DataFrame({c: pd.Series(dtype=str) for c in schema.RESULT_COLUMNS})
+    for col in schema.NUMERIC_COLUMNS:
+        df[col] = df[col].astype("float64")
+    for col in schema.INTEGER_COLUMNS:
+        df[col] = pd.Series(dtype="Int64")
+    df["repro_bitwise_equal"] = pd.Series(dtype="boolean")
+    df["source"] = pd.Series(dtype=str)
+    df["line"] = pd.Series(dtype="int64")
+    return df
+
+
+def _empty_samples() -> pd.DataFrame:
+    df = pd.DataFrame({c: pd.Series(dtype=str) for c in schema.SAMPLE_COLUMNS})
+    for col in _SAMPLE_INTEGERS:
+        df[col] = pd.Series(dtype="Int64")
+    df["seconds"] = pd.Series(dtype="float64")
+    df["source"] = pd.Series(dtype=str)
+    df["line"] = pd.Series(dtype="int64")
+    return df
+
+
+def _dedupe_samples(samples: pd.DataFrame, rerun_cells: set[str]) -> pd.DataFrame:
+    """Keep only the last contiguous block of a replicate whose samples were written twice.
+
+    Only cells with a repeated results row (a resume re-ran them) can have repeated samples, so
+    the (costly) search runs over those cells' samples only.
+    """
+    if samples.empty or not rerun_cells:
+        return samples
+    sub = samples.loc[samples["cell_id"].isin(rerun_cells)]
+    dup = sub.duplicated([*_SAMPLE_KEY, "phase", "iter"], keep=False)
+    if not dup.any():
+        return samples
+    key = sub[_SAMPLE_KEY].astype(str).agg("\x1f".join, axis=1)
+    position = pd.Series(sub.index, index=sub.index)
+    # A block = one write of a replicate: consecutive rows (in file order) whose (phase, iter)
+    # keeps increasing; a restart at cold/0 or any step back begins a new block.
+    step = (sub["phase"] == "steady").astype("int64") * 10**9 + sub["iter"].astype("int64")
+    new_block = (
+        (key != key.shift())
+        | (position.diff() != 1)
+        | (sub["source"] != sub["source"].shift())
+        | (step <= step.shift())
+    )
+    block = new_block.cumsum()
+    last = block.groupby(key).transform("max")
+    drop = key.isin(set(key[dup])) & (block != last)
+    return samples.drop(index=drop[drop].index).reset_index(drop=True)

@@ -1,0 +1,173 @@
+"""advice: the same rules fed different data give different advice; nothing is hard-coded."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from bench.report import advice, stats
+from bench.report.load import load_reports
+
+from .builders import axes, cell, env_for, result_row, synth
+
+ENV = env_for("box", "run-1")
+MODELS = ("resnet18", "resnet50")
+
+
+def _benchmark_dataset(root: Path, on_factor: float, *, extra_cold: float = 2.0):
+    """Two resnets, train, fp32: benchmark on runs at ``on_factor`` × the off step time."""
+    rows = []
+    for model in MODELS:
+        off = [0.100, 0.101, 0.099]
+        rows += cell(ENV, axes(model=model), off, cold_pass_s=0.5)
+        on = [t * on_factor for t in off]
+        rows += cell(ENV, axes(model=model, cudnn_benchmark="on"), on, cold_pass_s=0.5 + extra_cold)
+    synth.write_run(root / "box" / "run-1", rows, [], ENV)
+    return load_reports(root)
+
+
+def _bm(recs, job_length):
+    found = [r for r in recs if r.setting == "cudnn.benchmark" and r.job_length == job_length]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_benchmark_advice_follows_the_data(tmp_path):
+    helps = advice.recommend(_benchmark_dataset(tmp_path / "helps", 0.6))
+    hurts = advice.recommend(_benchmark_dataset(tmp_path / "hurts", 1.25))
+    same = advice.recommend(_benchmark_dataset(tmp_path / "same", 1.0))
+
+    long_helps, long_hurts, long_same = (_bm(r, 1_000_000) for r in (helps, hurts, same))
+    assert (long_helps.action, long_helps.rule) == (advice.ENABLE, "bm-faster-pays-back")
+    assert (long_hurts.action, long_hurts.rule) == (advice.KEEP_OFF, "bm-slower")
+    assert (long_same.action, long_same.rule) == (advice.LEAVE_DEFAULT, "bm-no-clear-difference")
+    assert long_helps.speedup == pytest.approx(1 / 0.6)
+    assert long_hurts.speedup == pytest.approx(1 / 1.25)
+    # break-even, worst case over the CI: 2 s extra cold / the saving at ci_low. With 3 vs 3
+    # replicates the percentile CI is [min(off)/max(on), max(off)/min(on)].
+    ci_low = 0.099 / (0.101 * 0.6)
+    assert long_helps.ci_low == pytest.approx(ci_low, rel=1e-5)
+    assert long_helps.break_even_iters == pytest.approx(2.0 / (0.100 * (1 - 1 / ci_low)), rel=1e-4)
+    assert _bm(helps, 100).action == advice.ENABLE
+    assert long_hurts.break_even_iters == float("inf")
+    # every recommendation cites the rows it came from
+    assert {a for _, a in long_helps.evidence} == {
+        f"cell-{c}" for c in stats.cell_stats(load_reports(tmp_path / "helps"))["cell_id"]
+    }
+    assert all(p == f"box-{ENV['fingerprint_id'][:8]}" for p, _ in long_helps.evidence)
+
+
+def test_short_jobs_do_not_repay_a_big_cold_cost(tmp_path):
+    recs = advice.recommend(_benchmark_dataset(tmp_path, 0.9, extra_cold=50.0))
+    # saving ≈ 0.01 s/step, so 50 s of autotuning needs ≈ 5,000 steps
+    assert (_bm(recs, 100).action, _bm(recs, 100).rule) == (
+        advice.KEEP_OFF,
+        "bm-cold-cost-not-repaid",
+    )
+    assert _bm(recs, 1_000_000).action == advice.ENABLE
+    table = advice.decision_table(recs)
+    row = table.loc[table["setting"] == "cudnn.benchmark"].iloc[0]
+    assert (row["action_100"], row["action_1000000"], row["action"]) == (
+        advice.KEEP_OFF,
+        advice.ENABLE,
+        advice.ENABLE,
+    )
+
+
+def test_mixed_families_are_not_averaged_into_one_answer(write_tree):
+    rows = cell(ENV, axes(model="resnet18"), [0.1] * 3) + cell(
+        ENV, axes(model="resnet18", cudnn_benchmark="on"), [0.05] * 3
+    )
+    rows += cell(ENV, axes(model="resnet50"), [0.1] * 3) + cell(
+        ENV, axes(model="resnet50", cudnn_benchmark="on"), [0.2] * 3
+    )
+    rec = _bm(advice.recommend(load_reports(write_tree([(ENV, rows, [])]))), 10_000)
+    assert (rec.verdict, rec.action) == ("mixed", advice.DEPENDS)
+    assert (rec.ci_low, rec.ci_high) == pytest.approx((0.5, 2.0))  # the envelope, not an average
+
+
+def test_too_few_replicates_give_insufficient_data(write_tree):
+    rows = cell(ENV, axes(), [0.1, None, None]) + cell(ENV, axes(cudnn_benchmark="on"), [0.05] * 3)
+    rec = _bm(advice.recommend(load_reports(write_tree([(ENV, rows, [])]))), 10_000)
+    assert (rec.action, rec.rule, rec.speedup) == (advice.INSUFFICIENT, "bm-insufficient", None)
+    assert len(rec.evidence) == 2
+
+
+def test_determinism_rules(write_tree):
+    rows = cell(ENV, axes(), [0.10] * 3) + cell(ENV, axes(cudnn_deterministic="on"), [0.10] * 3)
+    rows.append(result_row(ENV, axes(), kind="repro", repro_bitwise_equal="false"))
+    rows.append(
+        result_row(ENV, axes(cudnn_deterministic="on"), kind="repro", repro_bitwise_equal="true")
+    )
+    (free,) = [
+        r
+        for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
+        if r.setting == "cudnn.deterministic"
+    ]
+    assert (free.action, free.rule) == (advice.ENABLE, "det-no-measurable-cost")
+    assert (free.bitwise_equal_default, free.bitwise_equal_variant) == (False, True)
+    assert any(a.startswith("repro-") for _, a in free.evidence)
+
+
+def test_determinism_that_costs_is_only_if_needed(write_tree):
+    rows = cell(ENV, axes(), [0.10] * 3) + cell(ENV, axes(cudnn_deterministic="on"), [0.15] * 3)
+    (rec,) = [
+        r
+        for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
+        if r.setting == "cudnn.deterministic"
+    ]
+    assert (rec.action, rec.rule) == (advice.ENABLE_IF_NEEDED, "det-costs")
+
+
+def test_precision_memory_format_and_device(write_tree):
+    rows = cell(ENV, axes(), [0.10] * 3)
+    rows += cell(ENV, axes(precision="amp-bf16"), [0.05] * 3)
+    rows += cell(ENV, axes(precision="fp32-strict"), [0.25] * 3)
+    rows += cell(ENV, axes(memory_format="channels_last"), [0.1] * 3)
+    for b, cpu, gpu in ((1, 0.004, 0.006), (8, 0.03, 0.007), (32, 0.12, 0.01)):
+        rows += cell(ENV, axes(device="cpu", mode="infer", batch_size=b, cpu_threads=4), [cpu] * 3)
+        rows += cell(ENV, axes(mode="infer", batch_size=b), [gpu] * 3)
+    recs = advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
+    by = {(r.setting, r.variant_value, r.mode): r for r in recs}
+    amp = by[("precision", "amp-bf16", "train")]
+    assert (amp.action, amp.precision) == (advice.ENABLE, "fp32")
+    assert "changes-numerics" in amp.caveats and "tf32-default" in amp.caveats
+    assert by[("precision", "fp32-strict", "train")].action == advice.KEEP_OFF
+    assert by[("memory_format", "channels_last", "train")].action == advice.LEAVE_DEFAULT
+    device = by[("device", "cuda", "infer")]
+    assert (device.action, device.from_batch, device.verdict) == (advice.ENABLE, 8, "faster")
+    assert device.speedup == pytest.approx(0.03 / 0.007)
+
+
+def test_decision_table_is_one_row_per_regime(tmp_path):
+    recs = advice.recommend(_benchmark_dataset(tmp_path, 0.6))
+    table = advice.decision_table(recs)
+    assert len(recs) == len(advice.JOB_LENGTHS)  # one regime × three job lengths
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert row["evidence_page"] == recs[0].page and row["evidence_anchor"].startswith("cell-")
+    assert [f"action_{n}" for n in advice.JOB_LENGTHS] == [
+        c for c in table.columns if c.startswith("action_")
+    ]
+
+
+def test_recommendation_holds_data_not_formatting():
+    names = {f.name for f in dataclasses.fields(advice.Recommendation)}
+    assert {"setting", "action", "rule", "evidence", "speedup", "ci_low", "ci_high"} <= names
+    methods = {n for n in vars(advice.Recommendation) if not n.startswith("_")}
+    assert not {m for m in methods if "html" in m or "markdown" in m or "md" in m}
+
+
+def test_a_tree_of_only_failures_gives_empty_but_well_formed_tables(write_tree):
+    cpu = env_for("laptop", "run-1", gpu=False)
+    rows = [result_row(cpu, axes(), i, status="skipped", seconds=None) for i in range(3)]
+    rows += cell(cpu, axes(device="cpu", cpu_threads=4), [0.1] * 3)
+    analysis = stats.analyse(load_reports(write_tree([(cpu, rows, [])])))
+    assert len(analysis.cells) == 2 and analysis.benchmark.empty
+    recs = advice.recommend(analysis)
+    assert [(r.setting, r.action) for r in recs] == [("device", advice.INSUFFICIENT)]
+    empty = advice.decision_table([])
+    assert list(empty.columns) == list(advice.decision_table(recs).columns)
+    assert {f"action_{n}" for n in advice.JOB_LENGTHS} <= set(empty.columns)

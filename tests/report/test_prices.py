@@ -1,0 +1,83 @@
+"""prices: the documented TOML format, one-line errors, and per-dollar figures."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from bench.report import prices
+
+GOOD = """
+[machines."nvidia-h200"]
+price_usd = 35000
+note = "list price"
+
+[machines."cpu-laptop"]
+usd_per_hour = 0.5
+
+[machines."nvidia-h200-1a2b3c4d"]
+price_usd = 30000
+"""
+
+
+def test_parse_and_match(tmp_path):
+    path = tmp_path / "prices.toml"
+    path.write_text(GOOD)
+    table = prices.load_prices(path)
+    assert table["nvidia-h200"] == prices.Price("nvidia-h200", 35000.0, None, "list price")
+    assert table["cpu-laptop"].usd_per_hour == 0.5
+    # a page slug (one fingerprint) wins over the machine slug
+    assert prices.match(table, "nvidia-h200", "nvidia-h200-1a2b3c4d").price_usd == 30000.0
+    assert prices.match(table, "nvidia-h200", "nvidia-h200-99999999").price_usd == 35000.0
+    assert prices.match(table, "other", "other-00000000") is None
+    assert prices.unknown_keys(table, ["nvidia-h200"], ["nvidia-h200-1a2b3c4d"]) == ["cpu-laptop"]
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (
+            '[machines."a"]\nprice_usd = -5\n',
+            "machines.'a'.price_usd: must be a positive number, got -5",
+        ),
+        ('[machines."a"]\nprice_usd = "35k"\n', "must be a positive number, got '35k'"),
+        ('[machines."a"]\nprice_usd = true\n', "must be a positive number, got True"),
+        ('[machines."a"]\nnote = "x"\n', "needs price_usd or usd_per_hour"),
+        ('[machines."a"]\nprice_usd = 1\nprice = 2\n', "unknown key(s) price"),
+        ('[machine."a"]\nprice_usd = 1\n', "unknown top-level key(s) machine"),
+        ('[machines."a"]\nprice_usd = 1\nnote = 3\n', "machines.'a'.note: must be a string"),
+        ('[machines."a"]\nprice_usd = = 1\n', "prices.toml:2: invalid TOML"),
+        ("machines = 3\n", "machines must be a table"),
+    ],
+)
+def test_errors_are_one_clear_line(text, words):
+    with pytest.raises(prices.PriceError) as info:
+        prices.parse_prices(text, "prices.toml")
+    message = str(info.value)
+    assert message.startswith("prices.toml")
+    assert words in message, message
+    assert "\n" not in message
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(prices.PriceError, match="cannot read prices file"):
+        prices.load_prices(tmp_path / "nope.toml")
+
+
+def test_per_dollar():
+    table = prices.parse_prices(GOOD)
+    throughput = pd.DataFrame(
+        {
+            "machine": ["nvidia-h200", "cpu-laptop", "unpriced"],
+            "page": ["nvidia-h200-1a2b3c4d", "cpu-laptop-12345678", "unpriced-00000000"],
+            "samples_per_s": [3000.0, 50.0, 10.0],
+        }
+    )
+    out = prices.per_dollar(throughput, table).set_index("machine")
+    assert list(out.index) == ["nvidia-h200", "cpu-laptop"]  # unpriced rows are left out
+    assert out.loc["nvidia-h200", "images_per_s_per_usd"] == pytest.approx(3000 / 30000)
+    assert math.isnan(out.loc["nvidia-h200", "images_per_usd"])
+    assert out.loc["cpu-laptop", "images_per_usd"] == pytest.approx(50 * 3600 / 0.5)
+    assert out.loc["cpu-laptop", "price_key"] == "cpu-laptop"

@@ -1,0 +1,298 @@
+"""stats: per-cell figures, pairing, verdict thresholds, break-even, crossover, never pooling."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench.report import stats
+from bench.report.load import load_reports
+
+from .builders import axes, cell, env_for, result_row
+
+ENV = env_for("box", "run-1")
+
+
+def _load(write_tree, rows, env=ENV):
+    return load_reports(write_tree([(env, rows, [])]))
+
+
+def _pair(write_tree, base_times, var_times, axis="cudnn_benchmark", **extra):
+    values = {"cudnn_benchmark": ("off", "on"), "precision": ("fp32", "amp-bf16")}[axis]
+    rows = cell(ENV, axes(**{axis: values[0]}), base_times, **extra.get("base", {}))
+    rows += cell(ENV, axes(**{axis: values[1]}), var_times, **extra.get("var", {}))
+    return stats.compare(_load(write_tree, rows), axis)
+
+
+def test_cell_stats_summarise_replicates(write_tree):
+    rows = cell(ENV, axes(), [0.10, 0.12, 0.11, 0.50]) + cell(
+        ENV, axes(model="vit_b_16"), [0.2, None]
+    )
+    cells = stats.cell_stats(_load(write_tree, rows)).set_index("model")
+    r50 = cells.loc["resnet50"]
+    assert r50["steady_median_s"] == pytest.approx(0.115)  # median of replicate medians
+    assert r50["iqr_s"] == pytest.approx(
+        np.subtract(*np.percentile([0.10, 0.12, 0.11, 0.50], [75, 25]))
+    )
+    assert r50["cv"] == pytest.approx(np.std([0.10, 0.12, 0.11, 0.50], ddof=1) / 0.2075)
+    assert (r50["n_total"], r50["n_ok"], r50["insufficient"]) == (4, 4, False)
+    assert r50["anchor"] == f"cell-{r50['cell_id']}"
+    assert r50["page"] == f"box-{ENV['fingerprint_id'][:8]}"
+    assert r50["model_family"] == "resnet"
+    vit = cells.loc["vit_b_16"]
+    assert (vit["n_ok"], vit["n_crash"], vit["insufficient"]) == (1, 1, True)
+    assert vit["status_summary"] == "1 ok, 1 crash"
+    assert vit["reasons"] == ("test crash",)
+
+
+@pytest.mark.parametrize(
+    ("base", "var", "expected"),
+    [
+        ([1.00, 1.01, 0.99], [0.50, 0.505, 0.495], "faster"),
+        ([1.00, 1.01, 0.99], [2.00, 2.02, 1.98], "slower"),
+        ([1.00, 1.01, 0.99], [1.00, 0.995, 1.005], "no clear difference"),
+        ([1.02] * 3, [1.00] * 3, "no clear difference"),  # 2 % is inside δ = 3 %
+        ([1.04] * 3, [1.00] * 3, "faster"),  # identical replicates: the CI is the point
+        ([0.90, 1.10, 1.00], [0.80, 0.95, 1.05], "no clear difference"),  # noisy: CI straddles
+        ([1.00, 1.01, 0.99], [0.50, 0.505, None], "insufficient"),
+    ],
+)
+def test_verdict_thresholds(write_tree, base, var, expected):
+    pairs = _pair(write_tree, base, var)
+    assert len(pairs) == 1
+    row = pairs.iloc[0]
+    assert row["verdict"] == expected
+    ok_var = [v for v in var if v is not None]
+    assert row["speedup"] == pytest.approx(np.median(base) / np.median(ok_var))
+    if expected == "insufficient":
+        assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
+        assert (row["n_base"], row["n_var"]) == (3, 2)
+    else:
+        assert row["ci_low"] <= row["speedup"] * (1 + 1e-6) and row["speedup"] <= row["ci_high"] * (
+            1 + 1e-6
+        )
+
+
+def test_verdict_function_is_strict_at_the_band_edge():
+    edge = 1 + stats.DELTA
+    assert stats.verdict(edge, 2.0, 3, 3) == "no clear difference"
+    assert stats.verdict(edge + 1e-9, 2.0, 3, 3) == "faster"
+    assert stats.verdict(0.5, 1 - stats.DELTA - 1e-9, 3, 3) == "slower"
+    assert stats.verdict(1.5, 2.0, 3, stats.MIN_OK_REPLICATES - 1) == "insufficient"
+
+
+def test_ci_of_a_pair_does_not_depend_on_other_pairs():
+    rng = np.random.default_rng(1)
+    xs = [tuple(rng.lognormal(0, 0.05, 3)) for _ in range(50)]
+    ys = [tuple(rng.lognormal(0, 0.05, 3)) for _ in range(50)]
+    _, lo_all, hi_all = stats.ratio_ci(xs, ys)
+    _, lo_one, hi_one = stats.ratio_ci(xs[7:8], ys[7:8])
+    assert lo_all[7] == lo_one[0] and hi_all[7] == hi_one[0]
+    again = stats.ratio_ci(xs, ys)
+    assert np.array_equal(again[1], lo_all) and np.array_equal(again[2], hi_all)
+
+
+def test_pairs_need_every_other_axis_equal(write_tree):
+    rows = cell(ENV, axes(), [0.1] * 3)
+    rows += cell(ENV, axes(cudnn_benchmark="on", batch_size=128), [0.08] * 3)  # differs twice
+    rows += cell(ENV, axes(cudnn_benchmark="on", cudnn_benchmark_limit=0), [0.07] * 3)
+    pairs = stats.compare(_load(write_tree, rows), "cudnn_benchmark")
+    # benchmark_limit is ignored for this axis (off has no limit); batch size is not
+    assert len(pairs) == 1
+    assert pairs.iloc[0]["cudnn_benchmark_limit"] == 0
+    assert pairs.iloc[0]["batch_size"] == 64
+
+
+def test_results_are_never_pooled_across_fingerprints(write_tree):
+    old = env_for("box", "run-0", torch_version="2.13.0")
+    assert old["fingerprint_id"] != ENV["fingerprint_id"]
+    root = write_tree(
+        [
+            (old, cell(old, axes(), [0.2] * 3), []),  # benchmark off, old torch only
+            (
+                ENV,
+                cell(ENV, axes(), [0.1] * 3) + cell(ENV, axes(cudnn_benchmark="on"), [0.05] * 3),
+                [],
+            ),
+        ]
+    )
+    ds = load_reports(root)
+    cells = stats.cell_stats(ds)
+    same = cells.loc[cells["cudnn_benchmark"] == "off"]
+    assert len(same) == 2 and same["cell_id"].nunique() == 1  # one cell id, two fingerprints
+    assert sorted(same["steady_median_s"]) == [0.1, 0.2]
+    assert same["page"].nunique() == 2
+    pairs = stats.compare(cells, "cudnn_benchmark")
+    assert len(pairs) == 1  # the old fingerprint's off cell has no on partner on its machine
+    assert pairs.iloc[0]["fingerprint_id"] == ENV["fingerprint_id"]
+    assert pairs.iloc[0]["speedup"] == pytest.approx(2.0)
+
+
+def test_break_even_including_never():
+    got = stats.break_even(
+        np.array([10.0, 10.0, -1.0, 5.0, np.nan, -1.0]), np.array([0.1, 0.0, 0.1, -0.2, 0.1, 0.0])
+    )
+    assert got[0] == pytest.approx(100.0)
+    assert got[1] == got[3] == got[5] == math.inf  # no saving: never pays back
+    assert got[2] == 0.0  # cheaper cold pass and a saving: pays from the start
+    assert math.isnan(got[4])
+
+
+def test_benchmark_costs(write_tree):
+    base = {
+        "cold_pass_s": 0.5,
+        "peak_mem_allocated_bytes": 1e9,
+        "cold_peak_mem_allocated_bytes": 1e9,
+    }
+    helps = {
+        "cold_pass_s": 2.5,
+        "peak_mem_allocated_bytes": 1.1e9,
+        "cold_peak_mem_allocated_bytes": 2e9,
+    }
+    rows = cell(ENV, axes(), [0.10] * 3, **base) + cell(
+        ENV, axes(cudnn_benchmark="on"), [0.08] * 3, **helps
+    )
+    rows += cell(ENV, axes(model="vit_b_16"), [0.10] * 3, **base)
+    rows += cell(ENV, axes(model="vit_b_16", cudnn_benchmark="on"), [0.12] * 3, **helps)
+    costs = stats.benchmark_costs(_load(write_tree, rows)).set_index("model")
+    r50 = costs.loc["resnet50"]
+    assert r50["verdict"] == "faster"
+    assert r50["extra_cold_pass_s"] == pytest.approx(2.0)
+    assert r50["saving_per_iter_s"] == pytest.approx(0.02)
+    assert r50["break_even_iters"] == pytest.approx(100.0)
+    assert r50["break_even_iters_low"] <= 100.0 + 1e-6 <= r50["break_even_iters_high"] + 2e-6
+    assert r50["extra_cold_peak_mem_allocated_bytes"] == pytest.approx(1e9)
+    assert r50["extra_peak_mem_allocated_bytes"] == pytest.approx(1e8)
+    vit = costs.loc["vit_b_16"]
+    assert vit["verdict"] == "slower" and vit["break_even_iters"] == math.inf
+
+
+def _curve(batches, verdicts):
+    return pd.DataFrame({"batch_size": batches, "verdict": verdicts})
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "expected"),
+    [
+        (["slower", "faster", "faster", "faster"], 8),
+        (["faster", "faster", "faster", "faster"], 1),
+        (["faster", "faster", "slower", "faster"], 128),  # must win at every larger batch
+        (["faster", "faster", "faster", "no clear difference"], None),
+        (["slower", "faster", "insufficient", "faster"], 8),  # a failed batch is not an answer
+        (["insufficient"] * 4, None),
+        (["slower", "slower", "slower", "slower"], None),
+    ],
+)
+def test_crossover(verdicts, expected):
+    shuffled = _curve([32, 1, 128, 8], [verdicts[2], verdicts[0], verdicts[3], verdicts[1]])
+    assert stats.crossover(shuffled) == expected
+
+
+def test_cpu_vs_gpu_pairs_and_crossovers(write_tree):
+    rows = []
+    cpu_s = {1: 0.004, 8: 0.030, 32: 0.12}
+    gpu_s = {1: 0.006, 8: 0.007, 32: 0.010}
+    for b in (1, 8, 32):
+        rows += cell(
+            ENV, axes(device="cpu", mode="infer", batch_size=b, cpu_threads=4), [cpu_s[b]] * 3
+        )
+        rows += cell(ENV, axes(mode="infer", batch_size=b), [gpu_s[b]] * 3)
+        # a GPU cell with benchmark on is not the CPU's partner
+        rows += cell(
+            ENV, axes(mode="infer", batch_size=b, cudnn_benchmark="on"), [gpu_s[b] / 9] * 3
+        )
+    cells = stats.cell_stats(_load(write_tree, rows))
+    cvg = stats.cpu_vs_gpu(cells)
+    assert len(cvg) == 3
+    assert cvg["speedup"].round(6).tolist() == [round(cpu_s[b] / gpu_s[b], 6) for b in (1, 8, 32)]
+    assert set(cvg["cudnn_benchmark"]) == {"off"} and set(cvg["cpu_threads"]) == {4}
+    curves = stats.crossovers(cvg)
+    assert len(curves) == 1 and curves.iloc[0]["crossover_batch"] == 8
+    assert curves.iloc[0]["verdicts"] == ("slower", "faster", "faster")
+
+
+def test_pct_of_peak_uses_the_matching_ceiling(write_tree):
+    rows = []
+    for op, rate in (("matmul-bf16", 800e12), ("matmul-tf32", 400e12), ("matmul-fp32", 50e12)):
+        ax = axes(
+            model=op,
+            mode="",
+            batch_size="",
+            resolution="",
+            precision="",
+            memory_format="",
+            shapes="",
+            cudnn_benchmark="n/a",
+            cudnn_deterministic="n/a",
+            cudnn_benchmark_limit="",
+        )
+        rows += cell(
+            ENV, ax, [1e12 / rate] * 3, kind="ceiling", work_per_iter=1e12, work_unit="flop"
+        )
+    # 64 samples/0.1 s × 4e9 flop = 2.56e12 flop/s
+    rows += cell(ENV, axes(precision="fp32"), [0.1] * 3)
+    rows += cell(ENV, axes(precision="fp32-strict"), [0.1] * 3, eff_cudnn_allow_tf32="false")
+    rows += cell(ENV, axes(precision="amp-bf16"), [0.1] * 3)
+    cpu = axes(device="cpu", precision="fp32", cpu_threads=4)
+    rows += cell(ENV, cpu, [0.1] * 3)
+    cells = stats.cell_stats(_load(write_tree, rows))
+    model = cells.loc[cells["kind"] == "model"].set_index(["device", "precision"])
+    assert model.loc[("cuda", "fp32"), "peak_op"] == "matmul-tf32"
+    assert model.loc[("cuda", "fp32"), "pct_of_peak"] == pytest.approx(100 * 2.56e12 / 400e12)
+    assert model.loc[("cuda", "fp32-strict"), "pct_of_peak"] == pytest.approx(100 * 2.56e12 / 50e12)
+    assert model.loc[("cuda", "amp-bf16"), "pct_of_peak"] == pytest.approx(100 * 2.56e12 / 800e12)
+    assert math.isnan(model.loc[("cpu", "fp32"), "pct_of_peak"])  # no CPU ceiling measured
+    ceil = stats.ceilings(cells).set_index("op")
+    assert ceil.loc["matmul-tf32", "achieved"] == pytest.approx(400.0)
+    assert ceil.loc["matmul-tf32", "unit"] == "TFLOP/s"
+
+
+def test_dynamic_shapes_penalty(write_tree):
+    rows = []
+    for bm, cold in (("off", 1.0), ("on", 7.0)):
+        rows += cell(ENV, axes(cudnn_benchmark=bm), [0.1] * 3, cold_pass_s=0.5)
+        dyn = axes(cudnn_benchmark=bm, shapes="dynamic")
+        rows += cell(ENV, dyn, [0.1] * 3, cold_pass_s=cold, shape_count=4, samples_per_s=600)
+    shapes = stats.dynamic_shapes(_load(write_tree, rows)).set_index("cudnn_benchmark")
+    assert shapes.loc["off", "penalty_per_shape_s"] == pytest.approx(1.0 / 4 - 0.1)
+    assert shapes.loc["on", "penalty_per_shape_s"] == pytest.approx(7.0 / 4 - 0.1)
+    assert shapes.loc["on", "penalty_vs_bm_off_s"] == pytest.approx(1.5)
+    assert math.isnan(shapes.loc["off", "penalty_vs_bm_off_s"])
+    assert shapes.loc["on", "extra_cold_per_new_shape_s"] == pytest.approx((7.0 - 0.5) / 3)
+    assert shapes.loc["on", "slowdown"] == pytest.approx(640 / 600)  # throughput, static/dynamic
+
+
+def test_determinism_joins_the_rerun_checks(write_tree):
+    rows = cell(ENV, axes(), [0.10] * 3) + cell(ENV, axes(cudnn_deterministic="on"), [0.13] * 3)
+    rows.append(
+        result_row(ENV, axes(), kind="repro", repro_bitwise_equal="false", repro_max_abs_diff=3e-6)
+    )
+    rows.append(
+        result_row(
+            ENV,
+            axes(cudnn_deterministic="on"),
+            kind="repro",
+            repro_bitwise_equal="true",
+            repro_max_abs_diff=0.0,
+        )
+    )
+    ds = _load(write_tree, rows)
+    det = stats.determinism(ds)
+    assert len(det) == 1
+    row = det.iloc[0]
+    assert row["verdict"] == "slower"
+    assert (bool(row["base_bitwise_equal"]), bool(row["var_bitwise_equal"])) == (False, True)
+    assert row["base_max_abs_diff"] == pytest.approx(3e-6)
+    assert row["var_repro_anchor"] == f"repro-{row['variant_cell_id']}"
+    assert len(stats.cell_stats(ds)) == 2  # repro rows are not cells
+
+
+def test_analyse_bundles_every_table(write_tree):
+    rows = cell(ENV, axes(), [0.10] * 3) + cell(ENV, axes(cudnn_benchmark="on"), [0.08] * 3)
+    analysis = stats.analyse(_load(write_tree, rows))
+    assert set(analysis.comparisons) == set(stats.AXES)
+    assert len(analysis.benchmark) == 1 and analysis.shapes.empty and analysis.cpu_gpu.empty
+    assert analysis.machines.iloc[0]["gpu_name"] == "Test GPU"
