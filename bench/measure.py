@@ -80,7 +80,9 @@ class CudaEventTimer:
 
 
 class SyncedTimer(CpuTimer):
-    """perf_counter with a device synchronise on both sides (MPS and other async backends)."""
+    """perf_counter with a device synchronise on both sides: wall time including the device.
+
+    Used for the CUDA cold pass (what a user waits for) and for MPS."""
 
     def __init__(self, synchronize: Callable[[], Any]) -> None:
         super().__init__()

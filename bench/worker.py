@@ -140,7 +140,10 @@ def measure_cell(torch: Any, task: dict[str, Any], cell: Cell, st: Settings,
             return real_step(i)  # pragma: no cover
 
     timer = _timer(torch, cell)
-    cold, start = measure.cold_pass(step, schedule, timer)
+    # The cold pass is the delay a user waits (autotuning does host work and synchronises),
+    # so it is wall-clock time with a device sync on both sides, not device (event) time.
+    cold_timer = measure.SyncedTimer(torch.cuda.synchronize) if cell.device == "cuda" else timer
+    cold, start = measure.cold_pass(step, schedule, cold_timer)
     m = record["metrics"]
     m.update(cold_first_iter_s=cold[0], cold_pass_s=sum(cold))
     m.update(_memory(torch, cell, "cold_peak_mem"))

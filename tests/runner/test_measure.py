@@ -99,3 +99,13 @@ def test_summary_and_median_ci() -> None:
     lo, hi = measure.median_ci(xs)
     assert lo < 51 < hi and hi - lo < 25
     assert measure.ci_rel([1.0, 1.0, 1.0, 1.0]) == 0.0
+
+
+def test_synced_timer_synchronises_inside_the_timed_region() -> None:
+    events: list[str] = []
+    clock = iter([1.0, 3.5])
+    timer = measure.SyncedTimer(lambda: events.append("sync"))
+    timer._clock = lambda: next(clock)  # the injectable clock of CpuTimer
+    timer.time(lambda: events.append("step"))
+    assert events == ["sync", "step", "sync"]
+    assert timer.flush() == [2.5]
