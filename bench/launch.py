@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 PRELOAD = ("torch", "torchvision", "torchvision.models", "torch.utils.flop_counter")
 
@@ -70,6 +70,8 @@ class _PopenChild:
             return None
 
     def kill(self) -> None:
+        if self._proc.returncode is not None:
+            return  # already reaped
         _killpg(self.pid)
         with contextlib.suppress(Exception):
             self._proc.wait(timeout=10)
@@ -136,14 +138,20 @@ class _ServerChild:
         return self._code
 
     def kill(self) -> None:
+        if self._code is not None:
+            return  # already reaped: its pid may belong to someone else by now
         _killpg(self.pid)
-        if self._code is None:
-            with contextlib.suppress(LaunchError):
-                self._code = self._server._wait_exit(self.pid, 10.0)
+        with contextlib.suppress(LaunchError):
+            self._code = self._server._wait_exit(self.pid, 10.0)
 
 
 class ForkServerLauncher:
-    """One pre-imported server; one fork per replicate. Replicates run one at a time."""
+    """One pre-imported server; one fork per replicate. Replicates run one at a time.
+
+    The server speaks tagged JSON lines (``started``, ``exited``, ``error``). An ``exited``
+    message that arrives late (a child slow to die after SIGKILL) is stashed, never mistaken
+    for the answer to the next request; anything unexpected restarts the server.
+    """
 
     def __init__(self, python: str = sys.executable, start_timeout: float = 300.0) -> None:
         self.python = python
@@ -160,10 +168,26 @@ class ForkServerLauncher:
             env=_child_env(), start_new_session=True)
         assert self._proc.stdout is not None
         self._lines = _Lines(self._proc.stdout)
-        ready = self._lines.read(self.start_timeout)
-        if ready is None or json.loads(ready).get("ready") is not True:
+        self._exits = {}
+        msg = self._read(self.start_timeout)
+        if msg is None or msg.get("event") != "ready":
             self.close()
-            raise LaunchError(f"fork server did not start: {ready!r}")
+            raise LaunchError(f"fork server did not start: {msg!r}")
+
+    def _read(self, timeout: float) -> dict[str, Any] | None:
+        assert self._lines is not None
+        line = self._lines.read(timeout)
+        if line is None:
+            return None
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            self.close()
+            raise LaunchError(f"fork server sent garbage: {line[:200]!r}") from None
+        if not isinstance(msg, dict):
+            self.close()
+            raise LaunchError(f"fork server sent garbage: {line[:200]!r}")
+        return msg
 
     def _send(self, msg: dict[str, str]) -> None:
         assert self._proc is not None and self._proc.stdin is not None
@@ -177,20 +201,30 @@ class ForkServerLauncher:
         if self._proc is None or self._proc.poll() is not None:
             self._start()
         self._send({"task": str(task_path)})
-        assert self._lines is not None
-        line = self._lines.read(60.0)
-        if line is None:
-            raise LaunchError("fork server did not answer")
-        return _ServerChild(self, int(json.loads(line)["pid"]))
+        deadline = time.monotonic() + 60.0
+        while True:
+            msg = self._read(max(0.0, deadline - time.monotonic()))
+            if msg is None:
+                self.close()  # a late answer must not be read as the next one's
+                raise LaunchError("fork server did not answer")
+            event = msg.get("event")
+            if event == "exited":
+                self._exits[int(msg["pid"])] = int(msg["exit"])
+            elif event == "started":
+                return _ServerChild(self, int(msg["pid"]))
+            else:
+                self.close()
+                raise LaunchError(f"fork server refused the task: {msg}")
 
     def _wait_exit(self, pid: int, timeout: float) -> int | None:
-        assert self._lines is not None
         deadline = time.monotonic() + timeout
         while pid not in self._exits:
-            line = self._lines.read(max(0.0, deadline - time.monotonic()))
-            if line is None:
+            msg = self._read(max(0.0, deadline - time.monotonic()))
+            if msg is None:
                 return None
-            msg = json.loads(line)
+            if msg.get("event") != "exited":
+                self.close()
+                raise LaunchError(f"unexpected message from the fork server: {msg}")
             self._exits[int(msg["pid"])] = int(msg["exit"])
         return self._exits.pop(pid)
 
@@ -223,16 +257,17 @@ def serve() -> int:
 
     torch = sys.modules.get("torch")
     out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)  # a stray print (ours or a library's) must never reach the protocol pipe
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides about interrupts
 
     def reply(obj: dict[str, object]) -> None:
         out.write((json.dumps(obj) + "\n").encode())
 
-    reply({"ready": True, "pid": os.getpid()})
+    reply({"event": "ready", "pid": os.getpid()})
     for raw in sys.stdin.buffer:
         task_path = json.loads(raw)["task"]
         if torch is not None and torch.cuda.is_initialized():  # pragma: no cover - guard
-            reply({"error": "CUDA initialised in the fork server"})
+            reply({"event": "error", "error": "CUDA initialised in the fork server"})
             return 1
         pid = os.fork()
         if pid == 0:  # the child: a new session, default signals, then the worker
@@ -248,9 +283,9 @@ def serve() -> int:
                 traceback.print_exc()
             finally:
                 os._exit(code)
-        reply({"pid": pid})
+        reply({"event": "started", "pid": pid})
         _, status = os.waitpid(pid, 0)
-        reply({"pid": pid, "exit": os.waitstatus_to_exitcode(status)})
+        reply({"event": "exited", "pid": pid, "exit": os.waitstatus_to_exitcode(status)})
     return 0
 
 

@@ -4,7 +4,7 @@ It never imports torch. What it knows about the machine comes from a *probe* chi
 fingerprint, the installed torchvision models, whether CUDA exists), so bad input is refused
 with the real list of valid models before anything is written.
 
-Scheduling: within a study, replicates run round-robin over its cells (replicate 0 of every
+Scheduling: replicates run round-robin over every cell of the profile (replicate 0 of every
 cell, then replicate 1, ...), so the arms of every comparison alternate A B A B and slow drift
 (thermals, clocks, a neighbour's job) spreads over both arms instead of biasing one.
 
@@ -67,16 +67,18 @@ class Job:
 
 
 def plan(profile: Profile) -> list[Job]:
-    """All jobs in run order: studies in order; replicates interleaved within a study."""
-    owned: dict[str, list[Cell]] = {}
-    for study, cell in profile.planned():
-        owned.setdefault(study.name, []).append(cell)
-    jobs: list[Job] = []
+    """All jobs in run order: replicate rounds over every cell, then the repro checks.
+
+    Round r runs replicate r of every cell of every study (cells shared by several studies
+    are measured once). Rotating over the whole profile, not study by study, keeps the two
+    arms of every comparison interleaved even when one arm is shared with an earlier study.
+    """
+    planned = profile.planned()
+    rounds = max((s.settings.replicates for s, _ in planned), default=0)
+    jobs = [Job(study, cell, r) for r in range(rounds) for study, cell in planned
+            if r < study.settings.replicates]
     repro_seen: set[str] = set()
     for study in profile.studies:
-        cells = owned.get(study.name, [])
-        for r in range(study.settings.replicates):
-            jobs += [Job(study, c, r) for c in cells]
         if study.settings.repro:  # a check belongs to the study asking for it, even for a
             for c in study.cells:  # cell an earlier study already measures
                 if c.kind == "model" and c.cell_id not in repro_seen:
@@ -167,6 +169,7 @@ class Runner:
         self.workdir: Path = workdir
         self.overheads: list[dict[str, float]] = []  # per replicate, for the speed script
         self.counts: dict[str, int] = {}
+        self.written = False  # whether the current job's row is on disk
 
     def close(self) -> None:
         if self._tmp is not None:
@@ -268,11 +271,21 @@ class Runner:
         row["ended_at"] = now_iso()
         row["wall_s"] = self.clock() - t0
         t_write = time.time()
-        self.store.add(row, samples)
+        with _signals_deferred():  # samples and row land together, or neither does
+            self.store.add(row, samples)
+            self.written = True
         if self.overheads and record is not None and "build_start" in record.get("timeline", {}):
             self.overheads[-1]["write_s"] = time.time() - t_write
         self.counts[status] = self.counts.get(status, 0) + 1
         return status
+
+    def _failure_row(self, job: Job, status: str, reason: str) -> None:
+        row = base_row(self.ctx, job)
+        row.update(status=status, reason=reason, ended_at=now_iso())
+        with _signals_deferred():
+            self.store.add(row)
+            self.written = True
+        self.counts[status] = self.counts.get(status, 0) + 1
 
     def _repro(self, job: Job, st: Settings) -> tuple[str, str, dict[str, Any] | None]:
         """Two fresh processes, same seeded steps: the second compares with the first."""
@@ -300,19 +313,24 @@ class Runner:
                         " (repro)" if job.op == "repro" else "")
                     if self.progress:
                         self.progress.begin(label)
+                    self.written = False
                     try:
                         status = self.run_job(job)
                     except KeyboardInterrupt as exc:
-                        row = base_row(self.ctx, job)
                         signum = getattr(exc, "signum", signal.SIGINT)
-                        row.update(status="interrupted",
-                                   reason=f"{signal.Signals(signum).name} during the replicate",
-                                   ended_at=now_iso())
-                        self.store.add(row)
-                        self.counts["interrupted"] = self.counts.get("interrupted", 0) + 1
+                        if not self.written:  # a finished replicate keeps its own row
+                            self._failure_row(job, "interrupted",
+                                              f"{signal.Signals(signum).name} during the "
+                                              "replicate")
                         if self.progress:
                             self.progress.end(label, "interrupted")
                         return EXIT_INTERRUPTED.get(signum, 130)
+                    except Exception as exc:  # a runner bug must not drop the row or the run
+                        if self.written:
+                            raise
+                        status = "crash"
+                        self._failure_row(job, status, f"runner error: {type(exc).__name__}: "
+                                                       f"{exc}"[:500])
                     if self.progress:
                         self.progress.end(label, status)
             finally:
@@ -320,6 +338,21 @@ class Runner:
                 if self.progress:
                     self.progress.close()
         return 0
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM while a row is written; they are delivered right after."""
+    sigs = {signal.SIGINT, signal.SIGTERM}
+    try:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    except (AttributeError, ValueError, OSError):  # not POSIX, or not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 @contextlib.contextmanager
@@ -354,10 +387,12 @@ def probe(launcher: Launcher, workdir: Path, timeout_s: float = 600.0) -> Probe:
 
 
 def completed_keys(store: RunStore, fingerprint_id: str) -> set[tuple[str, str, int]]:
-    """Replicates already ok under this fingerprint: a resume does not run them again."""
+    """Replicates already ok (or skipped, e.g. no-cuda) under this fingerprint: a resume does
+    not run them again. Failed and interrupted ones run again."""
     done = set()
     for row in store.existing_rows():
-        if row.get("status") == "ok" and row.get("fingerprint_id") == fingerprint_id:
+        if row.get("status") in ("ok", "skipped") and row.get("fingerprint_id") == \
+                fingerprint_id:
             with contextlib.suppress(ValueError):
                 done.add((row["kind"], row["cell_id"], int(row["replicate"])))
     return done

@@ -88,7 +88,8 @@ def read_back(torch: Any, cell: Cell) -> dict[str, str]:
             "eff_deterministic_algorithms": flag(bool(
                 torch.are_deterministic_algorithms_enabled())),
             "eff_num_threads": str(torch.get_num_threads()),
-            "eff_autocast_dtype": str(dtype).replace("torch.", "") if dtype is not None else "",
+            "eff_autocast_dtype": str(dtype).replace("torch.", "")
+            if dtype is not None and cell.kind == "model" else "",
             "eff_conv_math": conv_math(torch, cell),
         }
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import math
 import os
 import random
 import resource
@@ -77,7 +78,8 @@ def classify(torch: Any, exc: BaseException) -> tuple[str, str]:
     reason = f"{type(exc).__name__}: {text[0] if text else ''}"[:500]
     oom_types = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),
                                   getattr(torch.cuda, "OutOfMemoryError", None)) if t)
-    if (oom_types and isinstance(exc, oom_types)) or "out of memory" in reason.lower():
+    text_oom = ("out of memory", "cudnn_status_alloc_failed", "cublas_status_alloc_failed")
+    if (oom_types and isinstance(exc, oom_types)) or any(t in reason.lower() for t in text_oom):
         return "oom", reason
     return "error", reason
 
@@ -183,12 +185,14 @@ def repro_cell(torch: Any, task: dict[str, Any], cell: Cell, st: Settings,
         torch.save(tensors, task["repro_out"])
         return
     ref = torch.load(ref_path, weights_only=True)
-    equal = set(ref) == set(tensors) and all(torch.equal(ref[k], tensors[k]) for k in tensors)
-    diff = 0.0
-    for k in set(ref) & set(tensors):
-        if ref[k].shape == tensors[k].shape:
-            d = (ref[k].double() - tensors[k].double()).abs().max().item()
-            diff = max(diff, float(d))
+    comparable = set(ref) == set(tensors) and all(
+        ref[k].shape == tensors[k].shape for k in tensors)
+    equal = comparable and all(torch.equal(ref[k], tensors[k]) for k in tensors)
+    diff: float | None = None  # empty in the CSV when the runs are not comparable or NaN
+    if comparable:
+        diffs = [float((ref[k].double() - tensors[k].double()).abs().max().item())
+                 for k in tensors]
+        diff = None if any(math.isnan(d) for d in diffs) else max(diffs, default=0.0)
     record["repro"] = {"bitwise_equal": equal, "max_abs_diff": diff, "tensors": len(tensors)}
 
 
@@ -257,6 +261,9 @@ def child_main(task_path: str) -> int:
     """Entry point shared by the fork server's children and ``python -m bench.worker``."""
     task = json.loads(Path(task_path).read_text(encoding="utf-8"))
     redirect_output(task["log_path"])
+    # A safety net if the parent is gone (SIGKILLed runner): the child ends itself a minute
+    # after its own timeout instead of hanging on forever.
+    signal.alarm(int(task["settings"]["timeout_s"]) + 60)
     record = run_task(task)
     write_json_atomic(task["result_path"], record)
     return 0

@@ -104,7 +104,7 @@ def build(torch: Any, cell: Cell, model: Any | None = None) -> Workload:
 
         def step(i: int) -> Any:
             x, y = inputs[schedule[i % len(schedule)]]
-            opt.zero_grad(set_to_none=False)  # keep .grad so the repro check can read it
+            opt.zero_grad()  # PyTorch's default (set_to_none=True); grads refill in backward
             with autocast():
                 out = _logits(model(x))
                 loss = loss_fn(out.float(), y)

@@ -7,6 +7,7 @@ classification and writing code is what runs.
 from __future__ import annotations
 
 import json
+import os
 import signal
 from pathlib import Path
 from typing import Any
@@ -201,3 +202,57 @@ def test_fault_spec_is_handed_to_the_worker(tmp_path: Path) -> None:
     runner.Runner(launcher, store, ctx, clock=launcher.clock, workdir=tmp_path).run(
         runner.plan(prof)[:1])
     assert launcher.launched[0]["fault"] == "crash@#r1"
+
+
+def test_shared_cells_stay_interleaved_with_both_arms(tmp_path: Path) -> None:
+    import tomllib
+
+    from bench.matrix import parse_profile
+
+    prof = parse_profile(tomllib.loads("""
+[defaults]
+replicates = 2
+[studies.a]
+mode = ["infer", "train"]
+[studies.b]
+mode = "train"
+batch_size = [1, 4]
+"""), "t")
+    order = [(j.cell.mode, j.cell.batch_size, j.replicate) for j in runner.plan(prof)]
+    # round 0 covers every cell (including b's arm that a does not have), then round 1
+    assert order == [("infer", 1, 0), ("train", 1, 0), ("train", 4, 0),
+                     ("infer", 1, 1), ("train", 1, 1), ("train", 4, 1)]
+
+
+class ExplodingLauncher(FakeLauncher):
+    def launch(self, task_path: Path) -> FakeChild:
+        if len(self.launched) == 1:
+            self.launched.append({})
+            raise KeyError("surprise")
+        return super().launch(task_path)
+
+
+def test_an_unexpected_runner_error_becomes_a_crash_row(tmp_path: Path) -> None:
+    code, results = _run(tmp_path, ExplodingLauncher())
+    assert code == 0
+    rows = read_csv(results)
+    assert len(rows) == 8
+    assert rows[1]["status"] == "crash" and rows[1]["reason"] == "runner error: KeyError: " \
+                                                                 "'surprise'"
+
+
+def test_an_interrupt_after_the_row_is_written_adds_no_interrupted_row(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    original = RunStore.add
+    calls = {"n": 0}
+
+    def add_then_interrupt(self: RunStore, row: dict[str, Any], samples: Any = ()) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C lands while the row is written
+        original(self, row, samples)
+
+    monkeypatch.setattr(RunStore, "add", add_then_interrupt)
+    code, results = _run(tmp_path, FakeLauncher())
+    assert code == 130
+    assert [r["status"] for r in read_csv(results)] == ["ok", "ok"]
