@@ -1,0 +1,228 @@
+"""``python -m bench report``: results CSVs → pages and charts → ``mkdocs build --strict``.
+
+The steps, each in its own module:
+
+1. :mod:`bench.report.load` reads and validates every run under ``reports/``;
+2. :mod:`bench.report.stats` and :mod:`bench.report.advice` turn rows into answers;
+3. :mod:`bench.report.pages` (with :mod:`bench.report.charts`) renders them into
+   ``<docs_dir>/generated/``, which is wiped and rebuilt every time;
+4. MkDocs builds the site with ``--strict``, so a broken link or anchor fails the build.
+
+MkDocs runs from a derived copy of ``mkdocs.yml`` (written to a temporary folder) that points
+at the absolute ``docs_dir``, the snippets base path and the machine pages of this build, so
+the build works from any directory and the navigation lists every machine. The repository's
+``mkdocs.yml`` itself is never modified.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bench.report import load, pages
+
+GENERATED = "generated"
+MACHINES_INDEX = f"{GENERATED}/machines/index.md"
+
+
+class BuildError(RuntimeError):
+    """The site could not be built; the message says which step failed and why."""
+
+
+def build(
+    reports: Path,
+    site_dir: Path,
+    *,
+    docs_dir: Path = Path("site_src"),
+    config: Path = Path("mkdocs.yml"),
+    skip_bad: bool = False,
+    prices: Path | None = None,
+    run_mkdocs: bool = True,
+    quiet: bool = False,
+) -> None:
+    """Render ``reports`` into ``docs_dir/generated`` and build the site into ``site_dir``.
+
+    Raises :class:`bench.report.load.LoadError` for a bad results file (unless ``skip_bad``),
+    :class:`bench.report.prices.PriceError` for a bad prices file and :class:`BuildError` when
+    MkDocs fails or the configuration is unusable.
+    """
+    reports, site_dir, docs_dir, config = (Path(p) for p in (reports, site_dir, docs_dir, config))
+    if run_mkdocs and not config.is_file():
+        raise BuildError(f"{config}: MkDocs configuration not found")
+    if not docs_dir.is_dir():
+        raise BuildError(f"{docs_dir}: docs folder not found")
+    dataset = load.load_reports(reports, skip_bad=skip_bad)
+    if dataset.skipped and not quiet:
+        for line in dataset.skipped:
+            print(f"skipped: {line}", file=sys.stderr)
+    site = pages.render_site(dataset, reports, docs_dir / GENERATED, prices=prices)
+    if run_mkdocs:
+        run_mkdocs_build(
+            config, docs_dir, site_dir, site.machine_nav, site.build_epoch, quiet=quiet
+        )
+
+
+def derived_config(
+    config: Path, docs_dir: Path, machine_nav: Sequence[tuple[str, str]]
+) -> dict[str, Any]:
+    """The MkDocs configuration for this build, derived from ``config``.
+
+    ``machine_nav`` is ``(title, path)`` per machine page; titles are plain text (MkDocs
+    themes do not escape navigation titles, so :mod:`bench.report.pages` keeps them to safe
+    characters).
+    """
+    try:
+        data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise BuildError(
+            f"{config}: cannot read as plain YAML ({exc}); python tags (!!python/...) "
+            "are not supported in the report's MkDocs configuration"
+        ) from None
+    if not isinstance(data, dict):
+        raise BuildError(f"{config}: expected a mapping at the top level")
+    docs = str(docs_dir.resolve())
+    data["docs_dir"] = docs
+    data["hooks"] = [str(Path(__file__).with_name("mkdocs_hooks.py"))]
+    for ext in data.get("markdown_extensions") or []:
+        if isinstance(ext, dict) and isinstance(ext.get("pymdownx.snippets"), dict):
+            ext["pymdownx.snippets"]["base_path"] = [docs]
+    entries = [{title: path} for title, path in machine_nav]
+    nav = data.get("nav")
+    if nav is not None and entries and not _insert_after(nav, MACHINES_INDEX, entries):
+        nav.append({"Machines": [MACHINES_INDEX, *entries]})
+    return data
+
+
+def _insert_after(items: list[Any], target: str, entries: list[dict[str, str]]) -> bool:
+    """Insert ``entries`` after the nav item pointing at ``target``; True when found."""
+    for i, item in enumerate(items):
+        value = next(iter(item.values())) if isinstance(item, dict) and len(item) == 1 else item
+        if value == target:
+            items[i + 1 : i + 1] = entries
+            return True
+        if isinstance(value, list) and _insert_after(value, target, entries):
+            return True
+    return False
+
+
+def run_mkdocs_build(
+    config: Path,
+    docs_dir: Path,
+    site_dir: Path,
+    machine_nav: Sequence[tuple[str, str]] = (),
+    build_epoch: int = 0,
+    *,
+    quiet: bool = False,
+) -> None:
+    """``python -m mkdocs build --strict`` on the derived configuration."""
+    data = derived_config(config, docs_dir, machine_nav)
+    env = dict(os.environ)
+    # Dates in the output (sitemap) come from the data, so the same input gives the same site.
+    env.setdefault("SOURCE_DATE_EPOCH", str(build_epoch))
+    env.setdefault("NO_MKDOCS_2_WARNING", "1")
+    with tempfile.TemporaryDirectory(prefix="torch-knobs-mkdocs-") as tmp:
+        derived = Path(tmp) / "mkdocs.yml"
+        derived.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        cmd = [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--clean",
+            "-f",
+            str(derived),
+            "-d",
+            str(site_dir.resolve()),
+        ]
+        # Never pass --quiet: it hides warnings, and --strict only fails on warnings it sees.
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-30:])
+        raise BuildError(f"mkdocs build --strict failed (exit {proc.returncode}):\n{tail}")
+    if not quiet:
+        for line in proc.stderr.splitlines():
+            if not line.startswith("INFO"):  # warnings cannot occur here: --strict fails on them
+                print(line, file=sys.stderr)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``report`` sub-command's options."""
+    parser.add_argument(
+        "--reports",
+        type=Path,
+        default=Path("reports"),
+        help="folder of runs: <machine>/<run>/results.csv (default: reports)",
+    )
+    parser.add_argument(
+        "--site-dir",
+        type=Path,
+        default=Path("site"),
+        help="where the built site goes (default: site)",
+    )
+    parser.add_argument(
+        "--docs-dir",
+        type=Path,
+        default=Path("site_src"),
+        help="MkDocs docs folder; pages are generated into its generated/ "
+        "folder (default: site_src)",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=Path("mkdocs.yml"),
+        help="MkDocs configuration (default: mkdocs.yml)",
+    )
+    parser.add_argument(
+        "--skip-bad-rows",
+        action="store_true",
+        help="report bad rows on stderr and leave them out instead of stopping",
+    )
+    parser.add_argument(
+        "--prices",
+        type=Path,
+        default=None,
+        help="TOML file of machine prices, for images/s per dollar "
+        "(format: see the site's 'Prices file' page)",
+    )
+    parser.add_argument(
+        "--no-mkdocs",
+        action="store_true",
+        help="only render the Markdown and charts; do not run mkdocs",
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the ``report`` sub-command; returns the process exit code."""
+    from bench.report.prices import PriceError
+
+    try:
+        build(
+            args.reports,
+            args.site_dir,
+            docs_dir=getattr(args, "docs_dir", Path("site_src")),
+            config=getattr(args, "config", Path("mkdocs.yml")),
+            skip_bad=args.skip_bad_rows,
+            prices=args.prices,
+            run_mkdocs=not getattr(args, "no_mkdocs", False),
+        )
+    except (load.LoadError, PriceError, BuildError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if not getattr(args, "no_mkdocs", False):
+        print(f"site built in {args.site_dir}/ (open {args.site_dir}/index.html)")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    parser = argparse.ArgumentParser(prog="python -m bench.report.build")
+    add_arguments(parser)
+    raise SystemExit(main(parser.parse_args()))

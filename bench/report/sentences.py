@@ -1,0 +1,274 @@
+"""Recommendations in words: one sentence per regime, with its numbers, CI and evidence links.
+
+:mod:`bench.report.advice` returns structured ``Recommendation`` records (one per regime, and
+per job length for cudnn.benchmark). This module groups them by regime and writes what a
+reader needs: the decision first, then the measured numbers behind it, then links to the exact
+table rows. Every number comes from the record; every string from the data is escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from bench.report import advice, fmt, stats
+from bench.report.advice import Recommendation
+from bench.report.escape import Md, cat
+from bench.report.pages import Page
+
+_KEY = (
+    "setting",
+    "page",
+    "device",
+    "model_family",
+    "mode",
+    "precision",
+    "shapes",
+    "baseline_value",
+    "variant_value",
+)
+
+#: How many evidence rows get their own link in a sentence.
+EVIDENCE_LINKS = 6
+
+
+@dataclass(frozen=True)
+class Regime:
+    """All recommendations of one regime (several job lengths for cudnn.benchmark)."""
+
+    recs: tuple[Recommendation, ...]
+
+    @property
+    def main(self) -> Recommendation:
+        """The record at the longest job length (the only one for other settings)."""
+        return max(self.recs, key=lambda r: r.job_length or 0)
+
+
+def regimes(recs: Iterable[Recommendation]) -> list[Regime]:
+    """Group recommendations by regime, keeping advice's order."""
+    groups: dict[tuple[str, ...], list[Recommendation]] = {}
+    for r in recs:
+        groups.setdefault(tuple(str(getattr(r, k)) for k in _KEY), []).append(r)
+    return [Regime(tuple(g)) for g in groups.values()]
+
+
+def workload(r: Recommendation, *, with_precision: bool = True) -> str:
+    """``resnet · train · fp32 · dynamic shapes`` (plain text; escaped by the caller)."""
+    parts = [f"{r.model_family} models", r.mode]
+    if with_precision and r.precision:
+        parts.append(r.precision)
+    if r.shapes and r.shapes != "static":
+        parts.append(f"{r.shapes} shapes")
+    return " · ".join(parts)
+
+
+def detail(r: Recommendation) -> str:
+    """``(95% CI 1.18–1.29×; median of 4 configurations)``, or empty."""
+    parts = []
+    ci = fmt.ci(r.ci_low, r.ci_high)
+    if ci != fmt.MISSING:
+        parts.append(f"95% CI {ci}")
+    if r.n_sufficient > 1:
+        parts.append(f"median of {r.n_sufficient} configurations")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def speedup_text(r: Recommendation) -> str:
+    """``1.24× (95% CI 1.18–1.29×; median of 4 configurations)``."""
+    if r.speedup is None:
+        return "no sufficient measurement"
+    return fmt.ratio(r.speedup) + detail(r)
+
+
+def evidence_links(p: Page, evidence: Sequence[tuple[str, str]]) -> Md:
+    """``rows 1 2 3 … (+4 more)``, each number linking to one table row."""
+    if not evidence:
+        return Md("")
+    shown = evidence[:EVIDENCE_LINKS]
+    links = " ".join(p.row_link(str(i + 1), page, anchor) for i, (page, anchor) in enumerate(shown))
+    more = len(evidence) - len(shown)
+    return cat("rows ", Md(links), f" (+{more} more)" if more else "")
+
+
+def decision(regime: Regime) -> str:
+    """The decision in a few words, for a table cell."""
+    r = regime.main
+    if (
+        r.setting == "cudnn.benchmark"
+        and r.action in (advice.ENABLE, advice.KEEP_OFF)
+        and r.verdict == "faster"
+    ):
+        return (
+            f"enable for jobs of ≥ {fmt.iterations(r.break_even_iters)} iterations per shape"
+            if fmt.present(r.break_even_iters)
+            else "enable"
+        )
+    if r.setting in ("precision", "memory_format"):
+        return {
+            advice.ENABLE: f"use {r.variant_value}",
+            advice.KEEP_OFF: f"keep {r.baseline_value}",
+            advice.LEAVE_DEFAULT: f"no clear difference: keep {r.baseline_value}",
+        }.get(r.action, ACTION_WORDS.get(r.action, r.action))
+    if r.setting == "device":
+        if r.from_batch is not None:
+            return f"GPU from batch {r.from_batch}"
+        return {advice.KEEP_OFF: "GPU never clearly faster"}.get(
+            r.action, ACTION_WORDS.get(r.action, r.action)
+        )
+    return ACTION_WORDS.get(r.action, r.action)
+
+
+ACTION_WORDS = {
+    advice.ENABLE: "enable",
+    advice.KEEP_OFF: "keep off",
+    advice.LEAVE_DEFAULT: "leave the default (off)",
+    advice.INSUFFICIENT: "not enough data",
+    advice.DEPENDS: "depends on the model",
+    advice.ENABLE_IF_NEEDED: "only if you need reproducibility",
+}
+
+_CAVEATS = {
+    "changes-numerics": "it changes the arithmetic, so check that accuracy holds",
+    "tf32-default": "the fp32 baseline already ran its convolutions in TF32 (PyTorch's default)",
+    "variant-failed": "in some configurations the setting failed outright (see the machine page)",
+    "extra-memory": "it raises peak memory by more than " + fmt.pct(advice.MEMORY_CAVEAT_SHARE),
+}
+
+
+def sentence(regime: Regime, p: Page, *, with_setting: bool = True) -> Md:
+    """One recommendation as a sentence with its numbers and evidence links."""
+    r = regime.main
+    where = cat(workload(r), " on ", p.machine_link(r.machine, r.page))
+    if r.setting == "cudnn.benchmark":
+        body = _benchmark(r)
+    elif r.setting == "cudnn.deterministic":
+        body = _determinism(r)
+    elif r.setting in ("precision", "memory_format"):
+        body = _switch(r)
+    else:
+        body = _device(r)
+    caveats = [_CAVEATS[c] for c in r.caveats if c in _CAVEATS]
+    tail = (" Note: " + "; ".join(caveats) + ".") if caveats else ""
+    lead = cat(Md("**"), r.setting, Md("**, ")) if with_setting else Md("")
+    return cat(lead, where, ": ", body, tail, " (", evidence_links(p, r.evidence), ")")
+
+
+def _benchmark(r: Recommendation) -> Md:
+    if r.verdict == "faster":
+        cost = []
+        if fmt.present(r.extra_cold_s):
+            cost.append(f"up to {fmt.seconds(r.extra_cold_s)}")
+        if fmt.present(r.extra_cold_peak_mem_bytes) and r.extra_cold_peak_mem_bytes:
+            cost.append(f"up to {fmt.bytes_(r.extra_cold_peak_mem_bytes)} of memory")
+        if fmt.present(r.break_even_iters):
+            head = cat(
+                Md("**enable it for jobs of more than "),
+                fmt.iterations(r.break_even_iters),
+                Md(" iterations per input shape**"),
+            )
+        else:
+            head = Md("**enable it**")
+        return cat(
+            head,
+            f": each step is {fmt.ratio(r.speedup)} faster{detail(r)}",
+            f"; the first pass over each new shape costs {' and '.join(cost)} more."
+            if cost
+            else ".",
+        )
+    if r.verdict == "slower":
+        return cat(Md("**keep it off**: "), f"it is slower, {speedup_text(r)}.")
+    if r.verdict == "no clear difference":
+        return cat(
+            Md("**leave the default (off)**: "),
+            f"no clear difference, {speedup_text(r)}, within 1 ± {fmt.pct(stats.DELTA)}.",
+        )
+    return _common(r)
+
+
+def _common(r: Recommendation) -> Md:
+    if r.verdict == "mixed" or r.action == advice.DEPENDS:
+        return cat(
+            Md("**depends on the model**: "),
+            f"the configurations disagree ({_range(r)}); check the tables.",
+        )
+    return cat(Md("**not enough data**: "), "too few ok replicates to judge.")
+
+
+def _determinism(r: Recommendation) -> Md:
+    speed = (
+        f"with it on, steps take {fmt.change(r.speedup)} ({speedup_text(r)})"
+        if r.speedup is not None
+        else "its speed could not be compared"
+    )
+    if r.rule == "det-does-not-reproduce":
+        return cat(
+            Md("**keep it off**: "),
+            "even with it on, two fresh processes were not "
+            f"bitwise equal, so it does not buy reproducibility here; {speed}.",
+        )
+    if r.rule == "det-default-reproduces":
+        return cat(
+            Md("**leave the default (off)**: "),
+            f"with it off, two fresh processes already gave bitwise-equal results; {speed}.",
+        )
+    if r.rule == "det-costs":
+        diff = (
+            f" With it off, re-runs differed by up to {fmt.num(r.max_abs_diff_default)}."
+            if fmt.present(r.max_abs_diff_default) and r.bitwise_equal_default is False
+            else ""
+        )
+        return cat(
+            Md("**enable it only if you need bitwise reproducibility**: "), f"{speed}.{diff}"
+        )
+    if r.rule == "det-no-measurable-cost":
+        return cat(
+            Md("**enable it** if reproducibility matters: "),
+            f"there is no measurable cost; {speed}.",
+        )
+    return _common(r)
+
+
+def _switch(r: Recommendation) -> Md:
+    base, var = r.baseline_value, r.variant_value
+    if r.action == advice.ENABLE:
+        return cat(
+            Md("**use "),
+            var,
+            Md("** instead of "),
+            base,
+            ": ",
+            f"{fmt.ratio(r.speedup)} faster{detail(r)}.",
+        )
+    if r.action == advice.KEEP_OFF:
+        return cat(Md("**keep "), base, Md("**: "), f"{var} is slower, {speedup_text(r)}.")
+    if r.action == advice.LEAVE_DEFAULT:
+        return cat(Md("**no clear difference**, keep "), base, f": {var} gives {speedup_text(r)}.")
+    return _common(r)
+
+
+def _device(r: Recommendation) -> Md:
+    if r.from_batch is not None:
+        return cat(
+            Md("**use the GPU from batch "),
+            str(r.from_batch),
+            Md("**: "),
+            "from there up it is clearly faster than this machine's CPU; at batch "
+            f"{r.from_batch} it is {fmt.ratio(r.speedup)} faster{detail(r)}.",
+        )
+    if r.action == advice.KEEP_OFF:
+        return cat(
+            Md("**the GPU is not clearly faster** "),
+            f"than this machine's CPU at every larger measured batch ({_range(r)}).",
+        )
+    if r.action == advice.DEPENDS:
+        return cat(
+            Md("**depends on the model**: "),
+            f"its models cross over at different batch sizes, or not at all ({_range(r)}).",
+        )
+    return _common(r)
+
+
+def _range(r: Recommendation) -> str:
+    if r.ci_low is None or r.ci_high is None:
+        return "no interval"
+    return f"intervals from {fmt.ratio(r.ci_low)} to {fmt.ratio(r.ci_high)}"
