@@ -1,0 +1,219 @@
+"""The whole build from the committed fixtures: strict MkDocs, sound HTML, honest empty pages."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURE_REPORTS, Built, build_copy, project_copy
+from htmlcheck import check_site, parse
+
+from bench.report import build, load
+
+
+def test_strict_build_produces_every_page(fixture_site: Built) -> None:
+    site = fixture_site.site
+    for page in (
+        "index.html",
+        "methodology.html",
+        "prices.html",
+        "generated/cudnn-benchmark.html",
+        "generated/dynamic-shapes.html",
+        "generated/determinism.html",
+        "generated/precision.html",
+        "generated/cpu-vs-gpu.html",
+        "generated/compare.html",
+        "generated/data.html",
+        "generated/machines/index.html",
+    ):
+        assert (site / page).is_file(), page
+    machines = sorted(p.name for p in (site / "generated" / "machines").glob("fixture-*.html"))
+    assert machines == [
+        "fixture-cpu-laptop-4325880e.html",
+        "fixture-cpu-laptop-81b41973.html",
+        "fixture-gpu-box-abd10753.html",
+    ]
+
+
+def test_every_image_link_and_anchor_resolves_and_nothing_loads_from_the_network(
+    fixture_site: Built,
+) -> None:
+    assert check_site(fixture_site.site) == []
+
+
+def test_html_checker_catches_a_broken_anchor(fixture_site: Built, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(fixture_site.site, site)
+    page = site / "generated" / "cudnn-benchmark.html"
+    page.write_text(page.read_text().replace("#cell-", "#cell-x", 1))
+    assert any("no id" in p for p in check_site(site))
+
+
+def test_charts_are_on_the_pages_with_alt_text(fixture_site: Built) -> None:
+    info = parse(fixture_site.site / "generated" / "cudnn-benchmark.html")
+    svgs = [src for src in info.images if src.endswith(".svg")]
+    assert len(svgs) == 2  # speedup and break-even for the one GPU machine
+    html = (fixture_site.site / "generated" / "cudnn-benchmark.html").read_text()
+    assert 'alt="Steady-state speedup from cudnn.benchmark on fixture-gpu-box' in html
+
+
+def test_every_failure_is_listed_on_its_machine_page(fixture_site: Built) -> None:
+    ds = load.load_reports(FIXTURE_REPORTS)
+    failed = ds.results.loc[ds.results["status"] != "ok"]
+    assert set(failed["status"]) >= {"oom", "timeout", "crash", "error", "skipped"}
+    html = (
+        fixture_site.site / "generated" / "machines" / "fixture-gpu-box-abd10753.html"
+    ).read_text()
+    failures = html.split('id="failures"', 1)[1].split("</table>", 1)[0]
+    gpu = failed.loc[failed["machine"] == "fixture-gpu-box"]
+    assert failures.count("<tr>") == len(gpu) + 1  # plus the header row
+    for status in set(gpu["status"]):
+        assert f"<td>{status}</td>" in failures
+    assert "torch-knobs:fragment" not in html  # every placeholder was spliced
+
+
+def test_every_cell_has_a_stable_row_anchor(fixture_site: Built) -> None:
+    ds = load.load_reports(FIXTURE_REPORTS)
+    ids = set()
+    for page in (fixture_site.site / "generated" / "machines").glob("fixture-*.html"):
+        ids |= {i for i in parse(page).ids if i.startswith("cell-")}
+    timed = ds.results.loc[ds.results["kind"] != "repro", "cell_id"]
+    assert {f"cell-{c}" for c in timed} <= ids
+
+
+def test_machine_pages_are_in_the_navigation(fixture_site: Built) -> None:
+    html = (fixture_site.site / "index.html").read_text()
+    assert "generated/machines/fixture-gpu-box-abd10753.html" in html
+
+
+def test_numbers_come_from_the_data(fixture_site: Built, tmp_path: Path) -> None:
+    """A different dataset gives a different page: nothing numeric is baked into templates."""
+    gpu_only = tmp_path / "reports"
+    shutil.copytree(FIXTURE_REPORTS / "fixture-gpu-box", gpu_only / "fixture-gpu-box")
+    results = next(gpu_only.rglob("results.csv"))
+    lines = results.read_text().splitlines(keepends=True)
+    results.write_text("".join(lines[:60]))  # a shorter run: fewer cells, other verdicts
+    other = build_copy(tmp_path / "project", gpu_only)
+    a = (fixture_site.generated / "cudnn-benchmark.md").read_text()
+    b = (other.generated / "cudnn-benchmark.md").read_text()
+    assert a != b
+
+
+def test_cpu_only_results_say_so_plainly(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    shutil.copytree(FIXTURE_REPORTS / "fixture-cpu-laptop", reports / "fixture-cpu-laptop")
+    built = build_copy(tmp_path / "project", reports)
+    assert (
+        "No determinism data in these results" in (built.generated / "determinism.md").read_text()
+    )
+    assert "No dynamic-shape comparisons" in (built.generated / "dynamic-shapes.md").read_text()
+    cudnn = (built.generated / "cudnn-benchmark.md").read_text()
+    assert "not enough data to say" in cudnn
+    assert check_site(built.site) == []
+
+
+def test_empty_reports_build_a_site_that_says_there_is_nothing(tmp_path: Path) -> None:
+    (tmp_path / "reports").mkdir()
+    built = build_copy(tmp_path / "project", tmp_path / "reports")
+    assert "No cudnn.benchmark comparisons" in (built.generated / "cudnn-benchmark.md").read_text()
+    assert "No decisions yet" in (built.docs / "generated" / "snippets" / "home.md").read_text()
+    assert check_site(built.site) == []
+
+
+def test_generated_folder_is_rebuilt_from_scratch(fixture_site: Built, tmp_path: Path) -> None:
+    root = project_copy(tmp_path / "project")
+    stale = root / "site_src" / "generated" / "machines" / "gone.md"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("# stale page from an old build\n")
+    build.build(
+        FIXTURE_REPORTS,
+        root / "site",
+        docs_dir=root / "site_src",
+        config=root / "mkdocs.yml",
+        run_mkdocs=False,
+    )
+    assert not stale.exists()
+
+
+def test_a_broken_link_fails_the_strict_build(tmp_path: Path) -> None:
+    root = project_copy(tmp_path / "project")
+    page = root / "site_src" / "methodology.md"
+    page.write_text(page.read_text() + "\n[broken](generated/nosuch.md)\n")
+    with pytest.raises(build.BuildError, match="nosuch"):
+        build.build(
+            FIXTURE_REPORTS,
+            root / "site",
+            docs_dir=root / "site_src",
+            config=root / "mkdocs.yml",
+            quiet=True,
+        )
+
+
+def test_cli_reports_a_bad_file_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reports = tmp_path / "reports"
+    shutil.copytree(FIXTURE_REPORTS / "fixture-cpu-laptop", reports / "fixture-cpu-laptop")
+    bad = next(reports.rglob("results.csv"))
+    bad.write_text(bad.read_text().rstrip("\n")[:-5])  # a truncated last line
+    root = project_copy(tmp_path / "project")
+    parser = argparse.ArgumentParser()
+    build.add_arguments(parser)
+    args = parser.parse_args(
+        [
+            "--reports",
+            str(reports),
+            "--site-dir",
+            str(root / "site"),
+            "--docs-dir",
+            str(root / "site_src"),
+            "--config",
+            str(root / "mkdocs.yml"),
+        ]
+    )
+    assert build.main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "results.csv:" in err and "truncated" in err
+    args.skip_bad_rows = True
+    assert build.main(args) == 0
+    assert (root / "site" / "index.html").is_file()
+
+
+def test_cli_reports_a_bad_prices_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[machines."x"]\nprice = 3\n')
+    root = project_copy(tmp_path / "project")
+    parser = argparse.ArgumentParser()
+    build.add_arguments(parser)
+    args = parser.parse_args(
+        [
+            "--reports",
+            str(FIXTURE_REPORTS),
+            "--site-dir",
+            str(root / "site"),
+            "--docs-dir",
+            str(root / "site_src"),
+            "--config",
+            str(root / "mkdocs.yml"),
+            "--prices",
+            str(prices),
+            "--no-mkdocs",
+        ]
+    )
+    assert build.main(args) == 1
+    assert "price" in capsys.readouterr().err
+
+
+def test_prices_give_images_per_dollar(tmp_path: Path) -> None:
+    prices = tmp_path / "prices.toml"
+    prices.write_text(
+        '[machines."fixture-gpu-box"]\nprice_usd = 35000\nnote = "<b>made up</b>"\n'
+        '[machines."typo-box"]\nusd_per_hour = 1.5\n'
+    )
+    built = build_copy(tmp_path / "project", FIXTURE_REPORTS, prices=prices)
+    text = (built.generated / "compare.md").read_text()
+    assert "images/s per &#36;" in text
+    assert "&#60;b&#62;made up" in text  # the note is escaped
+    assert "typo-box" in text.split("Prices that match no machine", 1)[1]

@@ -1,0 +1,70 @@
+"""Charts: byte-identical for the same input, data labels inert, sane sizes."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from bench.report import charts
+
+ROWS = [
+    charts.SpeedupRow("resnet50 · train", 1.24, 1.2, 1.3, "faster"),
+    charts.SpeedupRow("vit $x$ <script>" + "v" * 500, 1.0, 0.97, 1.03, "no clear difference"),
+    charts.SpeedupRow("mobilenet", 0.9, 0.88, 0.93, "slower"),
+    charts.SpeedupRow("thin", 1.1, math.nan, math.nan, "insufficient"),
+]
+
+
+def test_speedup_chart_is_byte_identical(tmp_path: Path) -> None:
+    a = charts.speedup_chart(ROWS, tmp_path / "a.svg", title="t $5", xlabel="x", delta=0.03)
+    b = charts.speedup_chart(ROWS, tmp_path / "b.svg", title="t $5", xlabel="x", delta=0.03)
+    assert a.read_bytes() == b.read_bytes()
+    text = a.read_text()
+    assert "<dc:date>" not in text  # no build date in the metadata
+    assert "<script" not in text
+
+
+def test_other_charts_are_byte_identical(tmp_path: Path) -> None:
+    points = [
+        charts.SeriesPoint(s, b, b * k, b * k * 0.9, b * k * 1.1)
+        for s, k in (("r18 $y$", 0.5), ("m", 0.2))
+        for b in (1, 8, 32, 128)
+    ]
+    for name in ("a", "b"):
+        charts.lines_chart(points, tmp_path / f"l{name}.svg", title="t", xlabel="b", ylabel="s")
+        charts.break_even_chart(
+            [charts.BreakEvenRow("x", 12.0), charts.BreakEvenRow("y", None)],
+            tmp_path / f"e{name}.svg",
+            title="t",
+        )
+    assert (tmp_path / "la.svg").read_bytes() == (tmp_path / "lb.svg").read_bytes()
+    assert (tmp_path / "ea.svg").read_bytes() == (tmp_path / "eb.svg").read_bytes()
+
+
+def test_dollar_labels_do_not_become_mathtext(tmp_path: Path) -> None:
+    """Mathtext would set ``$x$`` as an italic x; escaped, the label stays literal text."""
+    row = charts.SpeedupRow("cost $x$", 1.1, 1.05, 1.2, "faster")
+    out = charts.speedup_chart([row], tmp_path / "d.svg", title="t", xlabel="x", delta=0.03)
+    text = out.read_text()
+    assert ">cost $x$</text>" in text
+    assert "italic" not in text.lower() and "oblique" not in text.lower()
+    # Control: the same label unescaped does turn into mathtext, so the check above can fail.
+    from matplotlib.figure import Figure
+
+    with charts._style():
+        fig = Figure()
+        fig.add_subplot().set_title("cost $x$")
+        fig.savefig(tmp_path / "raw.svg", format="svg")
+    raw = (tmp_path / "raw.svg").read_text().lower()
+    assert "italic" in raw or "oblique" in raw
+
+
+def test_too_many_rows_is_refused(tmp_path: Path) -> None:
+    rows = [
+        charts.SpeedupRow(str(i), 1.0, 0.9, 1.1, "no clear difference")
+        for i in range(charts.MAX_ROWS + 1)
+    ]
+    with pytest.raises(ValueError, match="split"):
+        charts.speedup_chart(rows, tmp_path / "x.svg", title="t", xlabel="x", delta=0.03)
