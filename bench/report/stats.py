@@ -211,6 +211,10 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
         out[col] = medians[col].to_numpy(dtype=float)
     out["replicate_medians"] = _grouped_tuples(gok, okf["steady_median_s"], n_groups)
     out["replicate_throughputs"] = _grouped_tuples(gok, okf["samples_per_s"], n_groups)
+    # FLOP/s (= sum of FLOPs / sum of time): the fair rate when the arms process different
+    # resolutions or batch sizes, as dynamic and ragged schedules do
+    out["replicate_work_rates"] = _grouped_tuples(
+        gok, okf["samples_per_s"] * okf["flops_per_sample"], n_groups)
     tf32 = (okf["eff_cudnn_allow_tf32"] == "true").groupby(gok).any().reindex(whole)
     out["eff_cudnn_allow_tf32"] = np.where(
         tf32.fillna(False).to_numpy(dtype=bool), "true", out["eff_cudnn_allow_tf32"].to_numpy()
@@ -427,6 +431,7 @@ def compare(data: Data, axis: str) -> pd.DataFrame:
         "samples_per_s",
         "replicate_medians",
         "replicate_throughputs",
+        "replicate_work_rates",
         *_FROM_VARIANT.get(axis, ()),
     ]
     pairs = base.merge(var[take].add_prefix("v_"), left_on="_key", right_on="v__key", how="inner")
@@ -436,9 +441,17 @@ def compare(data: Data, axis: str) -> pd.DataFrame:
             pairs["replicate_medians"].tolist(), pairs["v_replicate_medians"].tolist()
         )
     else:
-        est, lo, hi = ratio_ci(
-            pairs["v_replicate_throughputs"].tolist(), pairs["replicate_throughputs"].tolist()
-        )
+        # work rates where both arms have FLOP counts, plain samples/s otherwise
+        def finite(t: tuple[float, ...]) -> bool:
+            return len(t) > 0 and bool(np.all(np.isfinite(np.asarray(t, dtype=float))))
+
+        use_work = [finite(a) and finite(b) for a, b in
+                    zip(pairs["v_replicate_work_rates"], pairs["replicate_work_rates"])]
+        var_rates = [w if u else t for u, w, t in zip(
+            use_work, pairs["v_replicate_work_rates"], pairs["v_replicate_throughputs"])]
+        base_rates = [w if u else t for u, w, t in zip(
+            use_work, pairs["replicate_work_rates"], pairs["replicate_throughputs"])]
+        est, lo, hi = ratio_ci(var_rates, base_rates)
     out = pd.DataFrame(
         {
             "fingerprint_id": pairs["fingerprint_id"],
