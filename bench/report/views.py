@@ -1582,6 +1582,13 @@ def decision_tables(data: Inputs, p: Page) -> list[dict[str, Any]]:
     return out
 
 
+def unmeasured_settings(data: Inputs) -> list[str]:
+    """Decision-table sections with no comparison at all, so the home page can say which
+    questions these results cannot answer yet (rather than leaving them out silently)."""
+    present = {g.main.setting for g in sentences.regimes(data.recs)}
+    return [heading for setting, heading, _ in _DECISION_SECTIONS if setting not in present]
+
+
 def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
     p = Page("index.md")
     a = data.a
@@ -1697,6 +1704,7 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         p=p,
         headlines=headlines,
         decisions=decision_tables(data, p),
+        unmeasured=unmeasured_settings(data),
         n_machines=len(data.machines),
         n_rows=len(data.dataset.results),
         **common,

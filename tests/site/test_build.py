@@ -217,3 +217,19 @@ def test_prices_give_images_per_dollar(tmp_path: Path) -> None:
     assert "images/s per &#36;" in text
     assert "&#60;b&#62;made up" in text  # the note is escaped
     assert "typo-box" in text.split("Prices that match no machine", 1)[1]
+
+
+def test_home_says_which_questions_cpu_only_results_cannot_answer(
+        tmp_path: Path, fixture_site: Built) -> None:
+    """Fed only CPU results, the home page names the unmeasured switches; fed GPU results too,
+    it does not (the note follows the data)."""
+    reports = tmp_path / "reports"
+    shutil.copytree(FIXTURE_REPORTS / "fixture-cpu-laptop", reports / "fixture-cpu-laptop")
+    cpu_only = build_copy(tmp_path / "cpu-only", reports, run_mkdocs=False)
+    home = (cpu_only.generated / "snippets" / "home.md").read_text()
+    assert "Not measured in these results" in home
+    # this fixture has benchmark and device comparisons (too few replicates), but none for
+    # determinism: only the latter is named
+    assert "No comparison for: cudnn.deterministic." in home
+    full = (fixture_site.generated / "snippets" / "home.md").read_text()
+    assert "Not measured in these results" not in full
