@@ -75,6 +75,19 @@ _REGIME = [
 ]
 
 
+#: What makes two recommendations the same regime (one row of the decision table).
+REGIME_KEY = (
+    "setting",
+    "page",
+    "device",
+    "model_family",
+    "mode",
+    "precision",
+    "shapes",
+    "baseline_value",
+    "variant_value",
+)
+
 @dataclass(frozen=True)
 class Recommendation:
     """One piece of advice for one regime; every number traceable through ``evidence``."""
@@ -154,17 +167,7 @@ def decision_table(
     """
     recs = list(recs)
     lengths = sorted(set(job_lengths) | {r.job_length for r in recs if r.job_length is not None})
-    key_fields = (
-        "setting",
-        "page",
-        "device",
-        "model_family",
-        "mode",
-        "precision",
-        "shapes",
-        "baseline_value",
-        "variant_value",
-    )
+    key_fields = REGIME_KEY
     rows: dict[tuple[Any, ...], dict[str, Any]] = {}
     longest: dict[tuple[Any, ...], int] = {}
     for r in recs:

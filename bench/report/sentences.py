@@ -16,17 +16,7 @@ from bench.report.advice import Recommendation
 from bench.report.escape import Md, cat
 from bench.report.pages import Page
 
-_KEY = (
-    "setting",
-    "page",
-    "device",
-    "model_family",
-    "mode",
-    "precision",
-    "shapes",
-    "baseline_value",
-    "variant_value",
-)
+_KEY = advice.REGIME_KEY
 
 #: How many evidence rows get their own link in a sentence.
 EVIDENCE_LINKS = 6

@@ -60,20 +60,7 @@ _SHORT_WORDS = {
     "cpu_threads": "{}t",
 }
 #: The axes a comparison's configuration is described by, in reading order.
-CONFIG_AXES = (
-    "device",
-    "model",
-    "mode",
-    "batch_size",
-    "resolution",
-    "precision",
-    "memory_format",
-    "shapes",
-    "cudnn_benchmark",
-    "cudnn_deterministic",
-    "cudnn_benchmark_limit",
-    "cpu_threads",
-)
+CONFIG_AXES = schema.AXIS_COLUMNS
 #: Always shown in a label, even when they do not vary.
 _ALWAYS = ("model", "mode")
 
