@@ -1439,6 +1439,12 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
 # --- Home --------------------------------------------------------------------------------------
 
 
+def _undecided(r: advice.Recommendation, p: Page) -> Md:
+    """A workload without enough ok replicates to decide: what, where, and its rows."""
+    return cat(sentences.workload(r), " on ", p.machine_link(r.machine, r.page), " (",
+               sentences.evidence_links(p, r.evidence), ")")
+
+
 def _recs_for(data: Inputs, setting: str, p: Page, *, shapes_only: bool = False) -> dict[str, Any]:
     """One setting's recommendations: sentences, and the regimes without enough data."""
     said: list[Md] = []
@@ -1448,16 +1454,7 @@ def _recs_for(data: Inputs, setting: str, p: Page, *, shapes_only: bool = False)
         if r.setting != setting or (shapes_only and r.shapes == "static"):
             continue
         if r.action == advice.INSUFFICIENT:
-            unknown.append(
-                cat(
-                    sentences.workload(r),
-                    " on ",
-                    p.machine_link(r.machine, r.page),
-                    " (",
-                    sentences.evidence_links(p, r.evidence),
-                    ")",
-                )
-            )
+            unknown.append(_undecided(r, p))
         else:
             said.append(sentences.sentence(regime, p, with_setting=False))
     hidden = max(len(said) - RECS_SHOWN, 0) + max(len(unknown) - RECS_SHOWN, 0)
@@ -1520,16 +1517,7 @@ def decision_tables(data: Inputs, p: Page) -> list[dict[str, Any]]:
         for g in mine:
             r = g.main
             if r.action == advice.INSUFFICIENT:
-                unknown.append(
-                    cat(
-                        sentences.workload(r),
-                        " on ",
-                        p.machine_link(r.machine, r.page),
-                        " (",
-                        sentences.evidence_links(p, r.evidence),
-                        ")",
-                    )
-                )
+                unknown.append(_undecided(r, p))
                 continue
             row: list[Any] = [
                 p.machine_link(r.machine, r.page),
