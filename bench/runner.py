@@ -41,7 +41,7 @@ EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
 class Interrupted(KeyboardInterrupt):
-    """SIGTERM, turned into the same path as Ctrl-C."""
+    """SIGINT or SIGTERM, both taking the Ctrl-C path; ``signum`` says which."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -271,7 +271,7 @@ class Runner:
         row["ended_at"] = now_iso()
         row["wall_s"] = self.clock() - t0
         t_write = time.time()
-        with _signals_deferred():  # samples and row land together, or neither does
+        with _INTERRUPTS.critical():  # samples and row land together, or neither does
             self.store.add(row, samples)
             self.written = True
         if self.overheads and record is not None and "build_start" in record.get("timeline", {}):
@@ -282,7 +282,7 @@ class Runner:
     def _failure_row(self, job: Job, status: str, reason: str) -> None:
         row = base_row(self.ctx, job)
         row.update(status=status, reason=reason, ended_at=now_iso())
-        with _signals_deferred():
+        with _INTERRUPTS.critical():
             self.store.add(row)
             self.written = True
         self.counts[status] = self.counts.get(status, 0) + 1
@@ -306,7 +306,7 @@ class Runner:
             ) -> int:
         """Run every job not in ``done``. Returns the process exit code."""
         todo = [j for j in jobs if j.key not in done]
-        with _terminate_as_interrupt():
+        with _INTERRUPTS.installed():
             try:
                 for job in todo:
                     label = f"{job.study.name}: {job.cell.name} #r{job.replicate}" + (
@@ -340,35 +340,54 @@ class Runner:
         return 0
 
 
-@contextlib.contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM while a row is written; they are delivered right after."""
-    sigs = {signal.SIGINT, signal.SIGTERM}
-    try:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
-    except (AttributeError, ValueError, OSError):  # not POSIX, or not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+class _Interrupts:
+    """SIGINT/SIGTERM handling with a critical section.
 
+    Python runs signal handlers in the main thread whichever OS thread received the signal,
+    so a flag checked by our own handler is reliable where a thread signal mask is not (a
+    process-directed signal may land on any thread that does not block it, tqdm's monitor
+    thread for one). Inside ``critical()`` a signal is remembered and raised as soon as the
+    section ends, so a row and its samples are written together or not at all.
+    """
 
-@contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    def handler(signum: int, frame: Any) -> None:
+    def __init__(self) -> None:
+        self.critical_depth = 0
+        self.pending: int | None = None
+
+    def handler(self, signum: int, frame: Any) -> None:
+        if self.critical_depth:
+            self.pending = signum
+            return
         raise Interrupted(signum)
 
-    try:
-        old = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
+    @contextlib.contextmanager
+    def critical(self) -> Iterator[None]:
+        self.critical_depth += 1
+        try:
+            yield
+        finally:
+            self.critical_depth -= 1
+            if not self.critical_depth and self.pending is not None:
+                signum, self.pending = self.pending, None
+                raise Interrupted(signum)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        """Route SIGINT and SIGTERM through ``handler`` (main thread only; else a no-op)."""
+        try:
+            old = {sig: signal.signal(sig, self.handler)
+                   for sig in (signal.SIGINT, signal.SIGTERM)}
+        except ValueError:  # not the main thread: leave signals alone
+            yield
+            return
+        try:
+            yield
+        finally:
+            for sig, previous in old.items():
+                signal.signal(sig, previous)
+
+
+_INTERRUPTS = _Interrupts()
 
 
 def probe(launcher: Launcher, workdir: Path, timeout_s: float = 600.0) -> Probe:

@@ -7,8 +7,9 @@ classification and writing code is what runs.
 from __future__ import annotations
 
 import json
-import os
 import signal
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -245,14 +246,24 @@ def test_an_interrupt_after_the_row_is_written_adds_no_interrupted_row(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     original = RunStore.add
     calls = {"n": 0}
+    # The signal lands on another thread (as a process-directed signal may, e.g. on tqdm's
+    # monitor thread): a signal mask on the main thread alone would not hold it back.
+    idle = threading.Event()
+    other = threading.Thread(target=idle.wait, daemon=True)
+    other.start()
 
     def add_then_interrupt(self: RunStore, row: dict[str, Any], samples: Any = ()) -> None:
         calls["n"] += 1
         if calls["n"] == 2:
-            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C lands while the row is written
+            assert other.ident is not None
+            signal.pthread_kill(other.ident, signal.SIGINT)  # Ctrl-C while the row is written
+            time.sleep(0.05)  # let the interpreter run the handler here, mid-write
         original(self, row, samples)
 
     monkeypatch.setattr(RunStore, "add", add_then_interrupt)
-    code, results = _run(tmp_path, FakeLauncher())
+    try:
+        code, results = _run(tmp_path, FakeLauncher())
+    finally:
+        idle.set()
     assert code == 130
     assert [r["status"] for r in read_csv(results)] == ["ok", "ok"]
