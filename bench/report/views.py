@@ -683,7 +683,7 @@ def shapes_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                     [
                         "Configuration",
                         "Shapes",
-                        "Time per sample vs static",
+                        "Time per FLOP vs static",
                         "95% CI",
                         "Verdict",
                         "Cold cost per new shape",
