@@ -54,3 +54,11 @@ def test_ceiling_work_units() -> None:
     assert (work, unit) == (2 * 64**3, "flop") and step(0).shape == (64, 64)
     step, work, unit = workloads.ceiling(torch, Cell(kind="ceiling", model="copy", resolution=1))
     assert (work, unit) == (2 * 2**20, "byte")
+
+
+def test_every_shipped_profile_names_only_installed_models() -> None:
+    from bench import matrix
+
+    available = workloads.available_models()
+    for name in matrix.shipped_profiles():
+        matrix.check_models(matrix.load_profile(name), available)  # raises on unknown names
