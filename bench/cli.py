@@ -102,7 +102,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         counts = " ".join(f"{k}={v}" for k, v in sorted(run.counts.items()))
         verb = "interrupted" if code else "done"
         print(f"{verb}: {counts or 'nothing to run'}; results in {out}"
-              f"{runner.copy_logs_hint(out)}", file=sys.stderr)
+              f"{runner.logs_hint(out)}", file=sys.stderr)
         if code:
             print(f"resume with: python -m bench run --profile {args.profile or profile.name} "
                   f"--out {out} --resume", file=sys.stderr)

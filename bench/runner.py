@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -302,7 +303,7 @@ class Runner:
         return status, reason, record
 
     # -- the whole matrix ------------------------------------------------------------------
-    def run(self, jobs: Sequence[Job], done: set[tuple[str, str, int]] = frozenset()  # type: ignore[assignment]
+    def run(self, jobs: Sequence[Job], done: AbstractSet[tuple[str, str, int]] = frozenset()
             ) -> int:
         """Run every job not in ``done``. Returns the process exit code."""
         todo = [j for j in jobs if j.key not in done]
@@ -468,7 +469,7 @@ def check_fingerprint(store: RunStore, env: dict[str, Any]) -> None:
             f"environment is {env['fingerprint_id']}; results are never mixed: use a new --out")
 
 
-def copy_logs_hint(run_dir: Path) -> str:
+def logs_hint(run_dir: Path) -> str:
     logs = run_dir / "logs"
     return f" (logs of failed replicates in {logs})" if logs.exists() else ""
 
