@@ -1,0 +1,127 @@
+"""The compare page: machines side by side, best throughput per workload, throughput per dollar."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bench.report import fmt, stats
+from bench.report.escape import cat
+from bench.report.pages import GENERATED, Page, Writer, table
+from bench.report.views.common import Inputs, label, varying
+
+
+def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: Path | None) -> None:
+    here = f"{GENERATED}/compare.md"
+    p = Page(here)
+    summary = data.a.machines
+    ms = [data.machines[str(pg)] for pg in summary["page"]] if len(summary) else []
+    side = None
+    if ms:
+        fields = [
+            ("Machine", lambda r: str(r.machine)),
+            (
+                "GPU",
+                lambda r: (
+                    (f"{r.gpu_count} × " if r.gpu_count > 1 else "") + str(r.gpu_name)
+                    if r.gpu_name
+                    else "none"
+                ),
+            ),
+            ("CPU", lambda r: str(r.cpu_model)),
+            ("torch", lambda r: str(r.torch_version)),
+            ("torchvision", lambda r: str(r.torchvision_version)),
+            ("CUDA", lambda r: str(r.cuda_version) or fmt.MISSING),
+            ("cuDNN", lambda r: str(r.cudnn_version) or fmt.MISSING),
+            ("Python", lambda r: str(r.python_version)),
+            ("OS", lambda r: str(r.os)),
+            ("Runs", lambda r: str(r.n_runs)),
+            ("Cells", lambda r: str(r.n_cells)),
+            ("Replicates ok / not ok", lambda r: f"{r.n_ok} / {r.n_failed}"),
+        ]
+        rows = [[name, *[get(r) for r in summary.itertuples(index=False)]] for name, get in fields]
+        side = table(["", *[p.machine_link(m.title, m.page) for m in ms]], rows)
+    best = data.a.best
+    throughput = None
+    if len(best) and ms:
+        key = stats.WORKLOAD_KEY
+        workloads = best[key].drop_duplicates().sort_values(key, kind="stable")
+        lookup = {
+            (str(r.page), *[getattr(r, k) for k in key]): r for r in best.itertuples(index=False)
+        }
+        cols = varying(workloads, key)
+        rows = []
+        for w in workloads.itertuples(index=False):
+            values = [getattr(w, k) for k in key]
+            row: list[Any] = [label(w, cols)]
+            for m in ms:
+                hit = lookup.get((m.page, *values))
+                row.append(
+                    fmt.MISSING
+                    if hit is None
+                    else cat(
+                        p.row_link(fmt.rate(hit.samples_per_s), m.page, hit.anchor),
+                        f" ({hit.device})",
+                    )
+                )
+            rows.append(row)
+        throughput = table(["Workload", *[p.machine_link(m.title, m.page) for m in ms]], rows)
+    per_dollar = None
+    unmatched: list[str] = []
+    if prices is not None:
+        from bench.report import prices as price_mod
+
+        table_prices = price_mod.load_prices(prices)
+        unmatched = price_mod.unknown_keys(
+            table_prices, [m.machine for m in ms], [m.page for m in ms]
+        )
+        if len(best):
+            priced = price_mod.per_dollar(best, table_prices)
+            priced = priced.sort_values(
+                [*stats.WORKLOAD_KEY, "images_per_s_per_usd", "page"],
+                ascending=[True] * len(stats.WORKLOAD_KEY) + [False, True],
+                kind="stable",
+                na_position="last",
+            )
+            cols = varying(priced, stats.WORKLOAD_KEY) if len(priced) else []
+            rows = [
+                [
+                    label(r, cols),
+                    p.machine_link(r.machine, r.page),
+                    p.row_link(fmt.rate(r.samples_per_s), r.page, r.anchor),
+                    f"${fmt.num(r.price_usd)}" if fmt.present(r.price_usd) else fmt.MISSING,
+                    fmt.num(r.images_per_s_per_usd, 3)
+                    if fmt.present(r.images_per_s_per_usd)
+                    else fmt.MISSING,
+                    f"${fmt.num(r.usd_per_hour)}/h" if fmt.present(r.usd_per_hour) else fmt.MISSING,
+                    fmt.num(r.images_per_usd) if fmt.present(r.images_per_usd) else fmt.MISSING,
+                    r.price_note or "",
+                ]
+                for r in priced.itertuples(index=False)
+            ]
+            if rows:
+                per_dollar = table(
+                    [
+                        "Workload",
+                        "Machine",
+                        "Throughput",
+                        "Price",
+                        "images/s per $",
+                        "Rental",
+                        "images per $ of rental",
+                        "Note",
+                    ],
+                    rows,
+                )
+    writer.page(
+        here,
+        "compare.md.j2",
+        p=p,
+        side=side,
+        throughput=throughput,
+        per_dollar=per_dollar,
+        prices_given=prices is not None,
+        unmatched=unmatched,
+        n_machines=len(ms),
+        **common,
+    )

@@ -1,0 +1,21 @@
+"""The constants snippet: the statistical settings the methodology page quotes from the code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.report import fmt, stats
+from bench.report.pages import GENERATED, Writer
+
+
+def constants_page(writer: Writer, common: dict[str, Any]) -> None:
+    writer.page(
+        f"{GENERATED}/snippets/constants.md",
+        "constants.md.j2",
+        delta=fmt.pct(stats.DELTA),
+        confidence=fmt.pct(stats.CONFIDENCE),
+        min_ok=stats.MIN_OK_REPLICATES,
+        resamples=f"{stats.N_RESAMPLES:,}",
+        seed=stats.SEED,
+        **{k: v for k, v in common.items() if k not in ("delta_pct", "confidence_pct")},
+    )

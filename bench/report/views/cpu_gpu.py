@@ -1,0 +1,137 @@
+"""The CPU-vs-GPU page: GPU speedup by batch size and the crossover batch."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from bench.report import charts, fmt, stats
+from bench.report.pages import GENERATED, Page, Writer, table
+from bench.report.views.common import (
+    TABLE_ROWS,
+    Inputs,
+    _by_machine,
+    _machine_ctx,
+    alt_list,
+    axis_text,
+    cell_links,
+    chart_path,
+    label,
+    more_rows,
+    present,
+    sort_rows,
+    varying,
+    write_comparisons,
+)
+from bench.report.views.recommendations import _recs_for
+
+
+def cpu_gpu_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
+    here = f"{GENERATED}/cpu-vs-gpu.md"
+    p = Page(here)
+    sections = []
+    cross_by_page = (
+        {str(k): g for k, g in data.a.crossovers.groupby("page")} if len(data.a.crossovers) else {}
+    )
+    cpu_gpu = data.a.cpu_gpu
+    csv = (
+        write_comparisons(
+            writer, "cpu-vs-gpu", cpu_gpu, ("base_samples_per_s", "var_samples_per_s")
+        )
+        if len(cpu_gpu)
+        else ""
+    )
+    for m, group in _by_machine(cpu_gpu, data.machines):
+        group = sort_rows(group)
+        curve_cols = varying(
+            group, [c for c in stats.CURVE_KEY if c not in ("fingerprint_id", "machine", "page")]
+        )
+        points = [
+            charts.SeriesPoint(
+                label(r, curve_cols),
+                float(r.batch_size),
+                float(r.speedup),
+                float(r.ci_low) if present(r.ci_low) else math.nan,
+                float(r.ci_high) if present(r.ci_high) else math.nan,
+            )
+            for r in group.itertuples(index=False)
+            if present(r.speedup) and present(r.batch_size) and r.verdict != "insufficient"
+        ]
+        chart = None
+        if points:
+            series = sorted({pt.series for pt in points})
+            keep = set(series[: len(charts.PALETTE) * 2])
+            path = chart_path("cpu-vs-gpu", m.page)
+            writer.chart(
+                charts.lines_chart,
+                path,
+                [pt for pt in points if pt.series in keep],
+                title=f"GPU over CPU: {m.title}",
+                xlabel="batch size",
+                ylabel="GPU speedup over CPU (95% CI)",
+                reference_label="above: GPU faster",
+            )
+            chart = {
+                "path": path,
+                "left_out": len(series) - len(keep),
+                "shown": len(keep),
+                "alt": f"GPU speedup over the CPU by batch size on {m.title}: "
+                + alt_list(
+                    f"{pt.series} at batch {pt.x:g}: {fmt.ratio(pt.y)}"
+                    for pt in points
+                    if pt.series in keep
+                ),
+            }
+        cross_rows = []
+        cross = cross_by_page.get(m.page)
+        if cross is not None:
+            for r in cross.itertuples(index=False):
+                at = ", ".join(
+                    f"{b}: {fmt.ratio(s)} ({v})"
+                    for b, s, v in zip(r.batches, r.speedups, r.verdicts)
+                )
+                cross_rows.append(
+                    [
+                        label(r, curve_cols),
+                        f"GPU faster from batch {r.crossover_batch}"
+                        if present(r.crossover_batch)
+                        else "GPU not clearly faster at any measured batch from there up",
+                        at,
+                    ]
+                )
+        rows = []
+        for r in group.head(TABLE_ROWS).itertuples(index=False):
+            rows.append(
+                [
+                    label(r, curve_cols),
+                    axis_text("batch_size", r.batch_size),
+                    fmt.rate(r.base_samples_per_s),
+                    fmt.rate(r.var_samples_per_s),
+                    fmt.ratio(r.speedup),
+                    fmt.ci(r.ci_low, r.ci_high),
+                    data.verdict(r),
+                    cell_links(p, r.page, [("cpu", r.baseline_anchor), ("gpu", r.variant_anchor)]),
+                ]
+            )
+        sections.append(
+            {
+                **_machine_ctx(p, m),
+                "more": more_rows(p, len(group), csv),
+                "chart": chart,
+                "crossover": table(["Curve", "Crossover", "Speedup by batch (verdict)"], cross_rows)
+                if cross_rows
+                else None,
+                "table": table(
+                    ["Curve", "Batch", "CPU", "GPU", "GPU speedup", "95% CI", "Verdict", "Rows"],
+                    rows,
+                ),
+            }
+        )
+    writer.page(
+        here,
+        "cpu-vs-gpu.md.j2",
+        p=p,
+        sections=sections,
+        recs=_recs_for(data, "device", p),
+        **common,
+    )

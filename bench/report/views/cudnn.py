@@ -1,0 +1,249 @@
+"""The cudnn.benchmark page: speedups, break-even iterations and the extra memory."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from bench.report import charts, fmt
+from bench.report.pages import GENERATED, Page, Writer, table
+from bench.report.views.common import (
+    TABLE_ROWS,
+    Inputs,
+    _by_machine,
+    _comparison_columns,
+    _machine_ctx,
+    _speedup_chart,
+    alt_list,
+    cell_links,
+    chart_path,
+    label,
+    more_rows,
+    present,
+    sort_rows,
+    span,
+    trim,
+    verdict_counts,
+    write_comparisons,
+)
+from bench.report.views.recommendations import _recs_for
+
+
+def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
+    here = f"{GENERATED}/cudnn-benchmark.md"
+    p = Page(here)
+    sections = []
+    costs = data.a.benchmark
+    csv = (
+        write_comparisons(
+            writer,
+            "cudnn-benchmark",
+            costs,
+            (
+                "extra_cold_pass_s",
+                "saving_per_iter_s",
+                "break_even_iters",
+                "break_even_iters_low",
+                "break_even_iters_high",
+                "extra_cold_peak_mem_reserved_bytes",
+                "extra_peak_mem_reserved_bytes",
+            ),
+        )
+        if len(costs)
+        else ""
+    )
+    for m, group in _by_machine(costs, data.machines):
+        group = sort_rows(group)
+        cols = _comparison_columns(group, "cudnn_benchmark")
+        counts = verdict_counts(group["verdict"])
+        faster = group.loc[group["verdict"] == "faster"]
+        speed_rows = []
+        cost_rows = []
+        memory_rows = []
+        for r in group.head(TABLE_ROWS).itertuples(index=False):
+            name = label(r, cols)
+            links = cell_links(p, r.page, [("off", r.baseline_anchor), ("on", r.variant_anchor)])
+            speed_rows.append(
+                [
+                    name,
+                    fmt.ratio(r.speedup),
+                    fmt.ci(r.ci_low, r.ci_high),
+                    data.verdict(r),
+                    f"{fmt.seconds(r.base_median_s)} → {fmt.seconds(r.var_median_s)}",
+                    f"{r.n_base} / {r.n_var}",
+                    links,
+                ]
+            )
+            cost_rows.append(
+                [
+                    name,
+                    fmt.signed_seconds(r.extra_cold_pass_s),
+                    fmt.signed_seconds(r.saving_per_iter_s),
+                    _break_even_text(r),
+                    _break_even_range(r.break_even_iters_low, r.break_even_iters_high, r.verdict)
+                    if _pays_back(r)
+                    else fmt.MISSING,
+                    links,
+                ]
+            )
+            memory_rows.append(
+                [
+                    name,
+                    fmt.bytes_(r.extra_cold_peak_mem_reserved_bytes, signed=True),
+                    fmt.bytes_(r.extra_cold_peak_mem_allocated_bytes, signed=True),
+                    fmt.bytes_(r.extra_peak_mem_reserved_bytes, signed=True),
+                    fmt.bytes_(r.extra_peak_mem_allocated_bytes, signed=True),
+                    links,
+                ]
+            )
+        speed_chart = _speedup_chart(
+            group,
+            cols,
+            chart_path("cudnn-speedup", m.page),
+            writer,
+            title=f"cudnn.benchmark on vs off: {m.title}",
+            xlabel="steady-state speedup with benchmark on (> 1 is faster), 95% CI",
+            what=f"Steady-state speedup from cudnn.benchmark on {m.title}",
+        )
+        be = [
+            r
+            for r in group.itertuples(index=False)
+            if r.verdict != "insufficient" and present(r.break_even_iters)
+        ]
+        be_chart = None
+        if be:
+            be_rows = [
+                charts.BreakEvenRow(
+                    label(r, cols, short=True),
+                    float(r.break_even_iters) if _pays_back(r) else None,
+                    _no_pay_back(r),
+                )
+                for r in be
+            ]
+            shown, left_out = trim(be_rows)
+            path = chart_path("cudnn-break-even", m.page)
+            writer.chart(
+                charts.break_even_chart, path, shown, title=f"cudnn.benchmark break-even: {m.title}"
+            )
+            be_chart = {
+                "path": path,
+                "left_out": left_out,
+                "shown": len(shown),
+                "alt": f"Iterations until cudnn.benchmark repays its cold-pass cost on {m.title}: "
+                + alt_list(
+                    f"{r.label}: "
+                    + (r.note if r.iterations is None else fmt.iterations(r.iterations))
+                    for r in shown
+                ),
+            }
+        sections.append(
+            {
+                **_machine_ctx(p, m),
+                "counts": counts,
+                "total": len(group),
+                "faster_span": span(faster["speedup"], fmt.ratio),
+                "faster_saved": span(faster["speedup"].map(fmt.saved), fmt.pct),
+                "break_even_span": span(
+                    faster["break_even_iters"].replace(math.inf, math.nan), fmt.iterations
+                ),
+                "never": int(
+                    (
+                        group["verdict"].isin(["slower", "no clear difference"])
+                        & group["break_even_iters"].eq(math.inf)
+                    ).sum()
+                ),
+                "memory_span": span(faster["extra_cold_peak_mem_reserved_bytes"], fmt.bytes_),
+                "speed_table": table(
+                    [
+                        "Configuration",
+                        "Speedup",
+                        "95% CI",
+                        "Verdict",
+                        "Step time off → on",
+                        "ok replicates (off / on)",
+                        "Rows",
+                    ],
+                    speed_rows,
+                ),
+                "cost_table": table(
+                    [
+                        "Configuration",
+                        "Extra cold-pass time",
+                        "Saving per step",
+                        "Break-even (iterations)",
+                        "Range from the CI",
+                        "Rows",
+                    ],
+                    cost_rows,
+                ),
+                "memory_table": table(
+                    [
+                        "Configuration",
+                        "Cold pass: extra reserved",
+                        "Cold pass: extra allocated",
+                        "Steady: extra reserved",
+                        "Steady: extra allocated",
+                        "Rows",
+                    ],
+                    memory_rows,
+                ),
+                "speed_chart": speed_chart,
+                "more": more_rows(p, len(group), csv),
+                "be_chart": be_chart,
+            }
+        )
+    # Machines with an answer first; those with only insufficient comparisons after them.
+    sections.sort(key=lambda s: s["counts"]["insufficient"] == s["total"])
+    writer.page(
+        here,
+        "cudnn-benchmark.md.j2",
+        p=p,
+        sections=sections,
+        recs=_recs_for(data, "cudnn.benchmark", p),
+        **common,
+    )
+
+
+def _pays_back(r: Any) -> bool:
+    """Only a clearly faster configuration has a break-even worth quoting."""
+    return r.verdict == "faster" and fmt.present(r.break_even_iters)
+
+
+def _no_pay_back(r: Any) -> str:
+    if r.verdict == "slower":
+        return "never pays back (slower)"
+    if r.verdict == "no clear difference":
+        return "no clear saving to repay it"
+    return "never pays back (no saving)"
+
+
+def _break_even_text(r: Any) -> str:
+    if r.verdict == "insufficient" or not (
+        fmt.present(r.break_even_iters) or _is_inf(r.break_even_iters)
+    ):
+        return fmt.MISSING
+    if not _pays_back(r):
+        return _no_pay_back(r)
+    if float(r.break_even_iters) <= 0:
+        return "immediately (no extra cold cost)"
+    return fmt.iterations(r.break_even_iters)
+
+
+def _break_even_range(low: Any, high: Any, verdict: str) -> str:
+    if verdict == "insufficient":
+        return fmt.MISSING
+
+    def one(v: Any) -> str:
+        if _is_inf(v):
+            return "never"
+        return fmt.iterations(v) if fmt.present(v) else fmt.MISSING
+
+    a, b = one(low), one(high)
+    return a if a == b else f"{a} to {b}"
+
+
+def _is_inf(value: Any) -> bool:
+    try:
+        return math.isinf(float(value))
+    except (TypeError, ValueError):
+        return False

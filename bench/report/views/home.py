@@ -1,0 +1,207 @@
+"""The home page: per-setting headlines, the decision tables, and the settings not measured yet."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from bench.report import advice, fmt, sentences
+from bench.report.escape import Md, cat
+from bench.report.pages import GENERATED, Page, Writer, table
+from bench.report.views.common import Inputs, _by_machine, span, verdict_counts
+from bench.report.views.recommendations import DECISIONS_CSV, _undecided
+
+#: Rows per setting in the home page's decision table.
+DECISION_ROWS = 40
+
+
+#: Decision-table sections on the home page: (setting, heading, what is compared).
+_DECISION_SECTIONS = (
+    ("cudnn.benchmark", "cudnn.benchmark", "off → on"),
+    ("cudnn.deterministic", "cudnn.deterministic", "off → on"),
+    ("precision", "Precision", "fp32 → variant"),
+    ("memory_format", "Memory format", "nchw → channels_last"),
+    ("device", "CPU or GPU", "this machine's CPU → its GPU"),
+)
+
+
+def decision_tables(data: Inputs, p: Page) -> list[dict[str, Any]]:
+    """The home page's decision table, one table per setting."""
+    groups = sentences.regimes(data.recs)
+    out = []
+    for setting, heading, compared in _DECISION_SECTIONS:
+        mine = [g for g in groups if g.main.setting == setting]
+        if not mine:
+            continue
+        rows = []
+        unknown = []
+        for g in mine:
+            r = g.main
+            if r.action == advice.INSUFFICIENT:
+                unknown.append(_undecided(r, p))
+                continue
+            row: list[Any] = [
+                p.machine_link(r.machine, r.page),
+                sentences.workload(r, with_precision=setting != "precision"),
+            ]
+            if setting == "precision":
+                row.append(f"{r.baseline_value} → {r.variant_value}")
+            row += [
+                cat(Md("**"), sentences.decision(g), Md("**")),
+                fmt.ratio(r.speedup)
+                + (f" ({fmt.ci(r.ci_low, r.ci_high)})" if fmt.present(r.ci_low) else ""),
+                r.verdict,
+                sentences.evidence_links(p, r.evidence),
+            ]
+            rows.append(row)
+        headers = ["Machine", "Workload"]
+        if setting == "precision":
+            headers.append("Switch")
+        headers += ["Decision", "Speedup (95% CI)", "Verdict", "Evidence"]
+        hidden = max(len(rows) - DECISION_ROWS, 0) + max(len(unknown) - DECISION_ROWS, 0)
+        more = None
+        if hidden:
+            more = cat(
+                f"{hidden:,} more workloads are not listed here; every decision is in ",
+                p.link("decisions.csv", DECISIONS_CSV),
+                ".",
+            )
+        out.append(
+            {
+                "heading": heading,
+                "compared": compared,
+                "table": table(headers, rows[:DECISION_ROWS]) if rows else None,
+                "unknown": unknown[:DECISION_ROWS],
+                "more": more,
+            }
+        )
+    return out
+
+
+def unmeasured_settings(data: Inputs) -> list[str]:
+    """Decision-table sections with no comparison at all, so the home page can say which
+    questions these results cannot answer yet (rather than leaving them out silently)."""
+    present = {g.main.setting for g in sentences.regimes(data.recs)}
+    return [heading for setting, heading, _ in _DECISION_SECTIONS if setting not in present]
+
+
+def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
+    p = Page("index.md")
+    a = data.a
+    headlines = []
+    bm = a.benchmark
+    if len(bm):
+        for m, group in _by_machine(bm, data.machines):
+            c = verdict_counts(group["verdict"])
+            faster = group.loc[group["verdict"] == "faster"]
+            be = span(faster["break_even_iters"].replace(math.inf, math.nan), fmt.iterations)
+            headlines.append(
+                cat(
+                    Md("**cudnn.benchmark** on "),
+                    p.machine_link(m.machine, m.page),
+                    f": faster in {c['faster']} of {len(group)} configurations",
+                    f" ({span(faster['speedup'], fmt.ratio)})" if len(faster) else "",
+                    f", no clear difference in {c['no clear difference']}, slower in {c['slower']}",
+                    f"; it repays its cold-pass cost after {be} iterations" if be else "",
+                    ". ",
+                    p.link("Details", f"{GENERATED}/cudnn-benchmark.md"),
+                    ".",
+                )
+            )
+    cg = a.crossovers
+    if len(cg):
+        for m, group in _by_machine(cg, data.machines):
+            crossing = group.loc[group["crossover_batch"].notna()]
+            text = (
+                (
+                    f"the GPU is clearly faster than the CPU from batch "
+                    f"{span(crossing['crossover_batch'].astype(float), fmt.integer)} on "
+                    f"{len(crossing)} of {len(group)} curves"
+                )
+                if len(crossing)
+                else (f"the GPU is not clearly faster than the CPU on any of {len(group)} curves")
+            )
+            best = group["speedups"].map(
+                lambda t: max((v for v in t if fmt.present(v)), default=math.nan)
+            )
+            top = (
+                f", up to {fmt.ratio(best.max())} at the largest batches"
+                if fmt.present(best.max())
+                else ""
+            )
+            headlines.append(
+                cat(
+                    Md("**CPU vs GPU** on "),
+                    p.machine_link(m.machine, m.page),
+                    f": {text}{top}. ",
+                    p.link("Details", f"{GENERATED}/cpu-vs-gpu.md"),
+                    ".",
+                )
+            )
+    det = a.determinism
+    if len(det):
+        for m, group in _by_machine(det, data.machines):
+            ok = group.loc[group["verdict"] != "insufficient"]
+            equal_off = group["base_bitwise_equal"].dropna()
+            equal_on = group["var_bitwise_equal"].dropna()
+            parts = []
+            if len(ok):
+                parts.append(
+                    f"deterministic on changes step time by "
+                    f"{span(1 / ok['speedup'] - 1, lambda v: fmt.pct(v, signed=True))}"
+                )
+            if len(equal_off):
+                parts.append(
+                    "re-runs with it off were "
+                    + (
+                        "bitwise equal"
+                        if equal_off.all()
+                        else "not bitwise equal"
+                        if not equal_off.any()
+                        else "sometimes bitwise equal"
+                    )
+                )
+            if len(equal_on):
+                parts.append(
+                    "with it on "
+                    + ("bitwise equal" if equal_on.all() else "still not always bitwise equal")
+                )
+            if parts:
+                headlines.append(
+                    cat(
+                        Md("**Determinism** on "),
+                        p.machine_link(m.machine, m.page),
+                        ": " + "; ".join(parts) + ". ",
+                        p.link("Details", f"{GENERATED}/determinism.md"),
+                        ".",
+                    )
+                )
+    prec = a.comparisons["precision"]
+    if len(prec):
+        for m, group in _by_machine(prec, data.machines):
+            parts = []
+            for variant, g in group.groupby("variant_value", sort=True):
+                ok = g.loc[g["verdict"] != "insufficient"]
+                if len(ok):
+                    parts.append(f"{variant} {span(ok['speedup'], fmt.ratio)}")
+            if parts:
+                headlines.append(
+                    cat(
+                        Md("**Precision** vs fp32 on "),
+                        p.machine_link(m.machine, m.page),
+                        ": " + ", ".join(parts) + ". ",
+                        p.link("Details", f"{GENERATED}/precision.md"),
+                        ".",
+                    )
+                )
+    writer.page(
+        f"{GENERATED}/snippets/home.md",
+        "home.md.j2",
+        p=p,
+        headlines=headlines,
+        decisions=decision_tables(data, p),
+        unmeasured=unmeasured_settings(data),
+        n_machines=len(data.machines),
+        n_rows=len(data.dataset.results),
+        **common,
+    )

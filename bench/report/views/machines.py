@@ -1,0 +1,251 @@
+"""One page per machine (environment, cells, failures, ceilings, runs) and the machines index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from bench.report import fmt
+from bench.report.escape import anchor, attr, cat, html_text, md, slug
+from bench.report.pages import (
+    GENERATED,
+    Page,
+    Writer,
+    fragment_placeholder,
+    html_table,
+    machine_file,
+    row_anchor,
+    table,
+)
+from bench.report.views.common import (
+    CONFIG_AXES,
+    FRAGMENTS,
+    Inputs,
+    _data_rel,
+    _equal_text,
+    present,
+)
+
+
+def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
+    """A nested env.json as (dotted key, text) pairs, keys sorted."""
+    out: list[tuple[str, str]] = []
+    if isinstance(value, dict):
+        for key in sorted(value, key=str):
+            out += flatten(value[key], f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(value, list):
+        if not value:
+            out.append((prefix, "(none)"))
+        for i, item in enumerate(value):
+            out += flatten(item, f"{prefix}[{i}]")
+    else:
+        text = (
+            "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+        )
+        out.append((prefix, text))
+    return out
+
+
+_CELL_ORDER = ["kind", *CONFIG_AXES, "cell_id"]
+
+
+CELL_HEADERS = (
+    "Cell",
+    "Status",
+    "ok / total",
+    "Step time (median)",
+    "IQR",
+    "CV",
+    "Throughput",
+    "Cold pass",
+    "Peak memory",
+    "Achieved",
+    "% of peak",
+)
+
+
+FAILURE_HEADERS = ("Cell", "Replicate", "Status", "Reason", "Run", "Source line")
+
+
+def cells_fragment(cells: pd.DataFrame) -> str:
+    """Every cell of one machine as an HTML table, each row a link target ``#cell-<id>``.
+
+    HTML rather than Markdown because a machine can have tens of thousands of cells (see
+    :mod:`bench.report.mkdocs_hooks`); every value is escaped with ``html_text``.
+    """
+    rows = []
+    for c in cells.itertuples(index=False):
+        memory = (
+            c.peak_mem_reserved_bytes if present(c.peak_mem_reserved_bytes) else c.peak_rss_bytes
+        )
+        if c.kind == "ceiling":
+            throughput = (
+                f"{fmt.num(c.achieved_tflops)} TFLOP/s"
+                if present(c.achieved_tflops)
+                else f"{fmt.num(c.achieved_gbps)} GB/s"
+                if present(c.achieved_gbps)
+                else fmt.MISSING
+            )
+        else:
+            throughput = fmt.rate(c.samples_per_s)
+        ident = attr(anchor(c.anchor))
+        rows.append(
+            [
+                f'<a class="tk-anchor" id="{ident}" href="#{ident}">'
+                f"{html_text(c.cell_name, limit=160)}</a>",
+                html_text(c.status_summary or "no rows"),
+                html_text(
+                    f"{c.n_ok} / {c.n_total}" + (" (insufficient)" if c.insufficient else "")
+                ),
+                html_text(fmt.seconds(c.steady_median_s)),
+                html_text(fmt.seconds(c.iqr_s)),
+                html_text(fmt.pct(c.cv)),
+                html_text(throughput),
+                html_text(fmt.seconds(c.cold_pass_s)),
+                html_text(fmt.bytes_(memory)),
+                html_text(fmt.tflops(c.achieved_tflops) if c.kind == "model" else fmt.MISSING),
+                html_text(fmt.pct(c.pct_of_peak / 100) if present(c.pct_of_peak) else fmt.MISSING),
+            ]
+        )
+    return html_table(CELL_HEADERS, rows)
+
+
+def failures_fragment(failed: pd.DataFrame) -> str:
+    """Every replicate that did not end ok, with its reason, as an HTML table."""
+    rows = []
+    for f in failed.itertuples(index=False):
+        target = attr(anchor(f"repro-{f.cell_id}" if f.kind == "repro" else f"cell-{f.cell_id}"))
+        rows.append(
+            [
+                f'<a href="#{target}">{html_text(f.cell_name, limit=160)}</a>',
+                html_text(f.replicate if present(f.replicate) else fmt.MISSING),
+                html_text(f.status),
+                html_text(f.reason or fmt.MISSING, limit=600),
+                html_text(f.run_id),
+                html_text(f"{f.source}:{f.line}"),
+            ]
+        )
+    return html_table(FAILURE_HEADERS, rows)
+
+
+def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple[str, str]]:
+    nav = []
+    runs_by_fp: dict[str, list[Any]] = {}
+    for run in data.dataset.runs:
+        runs_by_fp.setdefault(str(run.fingerprint_id), []).append(run)
+    results = data.dataset.results
+    index_rows = []
+    index_p = Page(f"{GENERATED}/machines/index.md")
+    for row in data.a.machines.itertuples(index=False):
+        m = data.machines[str(row.page)]
+        here = machine_file(m.page)
+        p = Page(here)
+        fp = m.fingerprint_id
+        env = data.dataset.envs.get(fp)
+        flags = env.get("flag_defaults", {}) if isinstance(env, dict) else {}
+        env_rows = [
+            [k, v]
+            for k, v in flatten({k: v for k, v in (env or {}).items() if k != "flag_defaults"})
+        ]
+        flag_rows = [[k, v] for k, v in flatten(flags)] if isinstance(flags, dict) else []
+        cells = data.a.cells.loc[data.a.cells["fingerprint_id"] == fp]
+        cells = cells.sort_values(_CELL_ORDER, kind="stable", na_position="first")
+        mine = results.loc[(results["fingerprint_id"] == fp) & (results["status"] != "ok")]
+        mine = mine.sort_values(["kind", "cell_name", "replicate", "run_id"], kind="stable")
+        name = slug(m.page)
+        writer.text(f"{FRAGMENTS}/{name}-cells.html", cells_fragment(cells))
+        if len(mine):
+            writer.text(f"{FRAGMENTS}/{name}-failures.html", failures_fragment(mine))
+        repro_rows = []
+        rep = data.a.repro.loc[data.a.repro["fingerprint_id"] == fp]
+        for r in rep.itertuples(index=False):
+            repro_rows.append(
+                [
+                    cat(row_anchor(r.anchor), md(r.cell_name, limit=160)),
+                    _equal_text(r.n_ok_checks, r.bitwise_equal, r.max_abs_diff),
+                    str(r.status_summary),
+                    p.link("timed cell", here, r.cell_anchor)
+                    if r.cell_anchor in set(cells["anchor"])
+                    else fmt.MISSING,
+                ]
+            )
+        ceil = data.a.ceilings.loc[data.a.ceilings["fingerprint_id"] == fp]
+        ceil_rows = [
+            [
+                str(c.op),
+                str(c.device),
+                f"{fmt.num(c.achieved)} {c.unit}",
+                f"{fmt.num(c.ci_low)}–{fmt.num(c.ci_high)} {c.unit}"
+                if present(c.ci_low)
+                else fmt.MISSING,
+                str(c.status_summary),
+                p.link("row", here, c.anchor),
+            ]
+            for c in ceil.itertuples(index=False)
+        ]
+        runs = []
+        for run in sorted(runs_by_fp.get(fp, []), key=lambda r: str(r.results)):
+            runs.append(
+                [
+                    str(run.run_id),
+                    p.link("results.csv", _data_rel(run.results)),
+                    p.link("samples.csv", _data_rel(run.samples))
+                    if run.samples in copied
+                    else fmt.MISSING,
+                    p.link("env.json", _data_rel(run.env)) if run.env in copied else fmt.MISSING,
+                ]
+            )
+        writer.page(
+            here,
+            "machine.md.j2",
+            p=p,
+            title=m.title,
+            machine=m.machine,
+            hardware=m.hardware,
+            fingerprint=fp,
+            summary=row,
+            n_ok=int(row.n_ok),
+            n_failed=int(row.n_failed),
+            n_rows=int(row.n_rows),
+            n_cells=int(row.n_cells),
+            runs=table(["Run", "Results", "Samples", "Environment"], runs),
+            env=table(["Key", "Value"], env_rows) if env_rows else None,
+            flags=table(["Flag", "Default"], flag_rows) if flag_rows else None,
+            ceilings=table(["Op", "Device", "Measured", "95% CI", "Status", "Row"], ceil_rows)
+            if ceil_rows
+            else None,
+            cells=fragment_placeholder(f"{name}-cells"),
+            failures=fragment_placeholder(f"{name}-failures") if len(mine) else None,
+            n_failures=len(mine),
+            repro=table(
+                ["Configuration", "Two fresh processes", "Status", "Timed cell"], repro_rows
+            )
+            if repro_rows
+            else None,
+        )
+        nav.append((m.title, here))
+        index_rows.append(
+            [
+                index_p.machine_link(m.title, m.page),
+                m.machine,
+                m.hardware,
+                str(row.cpu_model),
+                str(row.torch_version),
+                str(row.n_runs),
+                str(row.n_cells),
+                f"{row.n_ok} ok, {row.n_failed} not ok",
+            ]
+        )
+    writer.page(
+        f"{GENERATED}/machines/index.md",
+        "machines-index.md.j2",
+        table=table(
+            ["Page", "Machine", "Hardware", "CPU", "torch", "Runs", "Cells", "Replicates"],
+            index_rows,
+        )
+        if index_rows
+        else None,
+    )
+    return nav

@@ -1,0 +1,67 @@
+"""Advice lists under five pages and the home page, and the decisions CSV they all link to."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from bench.report import advice, sentences
+from bench.report.escape import Md, cat
+from bench.report.pages import Page, Writer
+from bench.report.views.common import COMPARISONS, Inputs
+
+
+def _undecided(r: advice.Recommendation, p: Page) -> Md:
+    """A workload without enough ok replicates to decide: what, where, and its rows."""
+    return cat(sentences.workload(r), " on ", p.machine_link(r.machine, r.page), " (",
+               sentences.evidence_links(p, r.evidence), ")")
+
+
+def _recs_for(data: Inputs, setting: str, p: Page, *, shapes_only: bool = False) -> dict[str, Any]:
+    """One setting's recommendations: sentences, and the regimes without enough data."""
+    said: list[Md] = []
+    unknown: list[Md] = []
+    for regime in sentences.regimes(data.recs):
+        r = regime.main
+        if r.setting != setting or (shapes_only and r.shapes == "static"):
+            continue
+        if r.action == advice.INSUFFICIENT:
+            unknown.append(_undecided(r, p))
+        else:
+            said.append(sentences.sentence(regime, p, with_setting=False))
+    hidden = max(len(said) - RECS_SHOWN, 0) + max(len(unknown) - RECS_SHOWN, 0)
+    more = None
+    if hidden:
+        more = cat(
+            f"{hidden:,} more workloads are not listed here; every decision is in ",
+            p.link("decisions.csv", DECISIONS_CSV),
+            ".",
+        )
+    return {"said": said[:RECS_SHOWN], "unknown": unknown[:RECS_SHOWN], "more": more}
+
+
+#: Recommendation sentences (and "not enough data" entries) listed per page; the rest are in
+#: the decisions CSV.
+RECS_SHOWN = 50
+
+
+DECISIONS_CSV = f"{COMPARISONS}/decisions.csv"
+
+
+def write_decisions(writer: Writer, decisions: pd.DataFrame) -> None:
+    """advice.decision_table as CSV (tuples written as text) for the pages that cap their lists."""
+    frame = decisions.copy()
+    for col in ("caveats", "evidence"):
+        if col in frame.columns:
+            frame[col] = frame[col].map(
+                lambda t: " ".join(
+                    "/".join(map(str, x)) if isinstance(x, tuple) else str(x) for x in t
+                )
+            )
+    writer.text(DECISIONS_CSV, frame.to_csv(index=False, lineterminator="\n"))
+
+
+def _merge(*parts: dict[str, Any]) -> dict[str, Any]:
+    merged = {key: [item for part in parts for item in part[key]] for key in ("said", "unknown")}
+    return {**merged, "more": next((part["more"] for part in parts if part["more"]), None)}

@@ -1,0 +1,117 @@
+"""The dynamic-shapes page: time per FLOP of dynamic and ragged shapes against static ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.report import fmt
+from bench.report.pages import GENERATED, Page, Writer, table
+from bench.report.views.common import (
+    TABLE_ROWS,
+    Inputs,
+    _by_machine,
+    _comparison_columns,
+    _machine_ctx,
+    _speedup_chart,
+    cell_links,
+    chart_path,
+    label,
+    more_rows,
+    present,
+    sort_rows,
+    write_comparisons,
+)
+from bench.report.views.recommendations import _recs_for
+
+
+def shapes_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
+    here = f"{GENERATED}/dynamic-shapes.md"
+    p = Page(here)
+    sections = []
+    csv = (
+        write_comparisons(
+            writer,
+            "dynamic-shapes",
+            data.a.shapes,
+            (
+                "shape_count",
+                "slowdown",
+                "slowdown_ci_low",
+                "slowdown_ci_high",
+                "penalty_per_shape_s",
+                "extra_cold_per_new_shape_s",
+                "penalty_vs_bm_off_s",
+            ),
+        )
+        if len(data.a.shapes)
+        else ""
+    )
+    for m, group in _by_machine(data.a.shapes, data.machines):
+        group = sort_rows(group)
+        cols = _comparison_columns(group, "shapes")
+        rows = []
+        for r in group.head(TABLE_ROWS).itertuples(index=False):
+            shape = (
+                f"{r.variant_value} ({r.shape_count} shapes)"
+                if present(r.shape_count)
+                else str(r.variant_value)
+            )
+            rows.append(
+                [
+                    label(r, cols),
+                    shape,
+                    fmt.ratio(r.slowdown),
+                    fmt.ci(r.slowdown_ci_low, r.slowdown_ci_high),
+                    data.verdict(r),
+                    fmt.seconds(r.penalty_per_shape_s),
+                    fmt.seconds(r.extra_cold_per_new_shape_s),
+                    fmt.signed_seconds(r.penalty_vs_bm_off_s)
+                    if present(r.penalty_vs_bm_off_s)
+                    else fmt.MISSING,
+                    cell_links(
+                        p,
+                        r.page,
+                        [("static", r.baseline_anchor), (str(r.variant_value), r.variant_anchor)],
+                    ),
+                ]
+            )
+        chart_cols = [*cols, "variant_value"]
+        chart_frame = group.assign(variant_value=group["variant_value"].astype(str))
+        chart = _speedup_chart(
+            chart_frame,
+            chart_cols,
+            chart_path("shapes", m.page),
+            writer,
+            title=f"Throughput vs static shapes: {m.title}",
+            xlabel="throughput relative to static shapes (< 1 is slower), 95% CI",
+            what=f"Throughput of dynamic and ragged shapes relative to static on {m.title}",
+        )
+        sections.append(
+            {
+                **_machine_ctx(p, m),
+                "more": more_rows(p, len(group), csv),
+                "chart": chart,
+                "table": table(
+                    [
+                        "Configuration",
+                        "Shapes",
+                        "Time per FLOP vs static",
+                        "95% CI",
+                        "Verdict",
+                        "Cold cost per new shape",
+                        "Extra cold time per extra shape",
+                        "New-shape cost vs benchmark off",
+                        "Rows",
+                    ],
+                    rows,
+                ),
+            }
+        )
+    writer.page(
+        here,
+        "dynamic-shapes.md.j2",
+        p=p,
+        sections=sections,
+        recs=_recs_for(data, "cudnn.benchmark", p, shapes_only=True),
+        **common,
+    )
