@@ -93,7 +93,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"run {env['run_id']} on {env['machine']} (fingerprint {env['fingerprint_id']}): "
               f"{len(todo)} processes to run, {len(jobs) - len(todo)} already done, "
               f"~{eta / 60:.1f} min estimated; writing to {out}", file=sys.stderr)
-        run = runner.Runner(launcher, store, ctx, progress=Progress(len(todo), eta_s=eta))
+        run = runner.Runner(launcher, store, ctx, progress=Progress(len(todo)))
         try:
             code = run.run(jobs, done)
         finally:

@@ -19,12 +19,11 @@ class Progress:
     """Counts ok and failed replicates and shows the current cell and an ETA."""
 
     def __init__(self, total: int, stream: TextIO | None = None,
-                 clock: Any = time.monotonic, eta_s: float | None = None) -> None:
+                 clock: Any = time.monotonic) -> None:
         self.total = total
         self.stream = stream if stream is not None else sys.stderr
         self.clock = clock
         self.start = clock()
-        self.eta_s = eta_s
         self.done = self.ok = self.failed = 0
         self._bar: Any = None
         if self.stream.isatty():

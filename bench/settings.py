@@ -111,10 +111,10 @@ def flag_defaults(torch: Any) -> dict[str, Any]:
             "num_threads": torch.get_num_threads(),
             "num_interop_threads": torch.get_num_interop_threads(),
         }
-        for name in ("fp32_precision",):
-            for path, obj in (("cudnn.conv", getattr(cudnn, "conv", None)),
-                              ("cuda.matmul", torch.backends.cuda.matmul)):
-                if obj is not None and hasattr(obj, name):
-                    with contextlib.suppress(Exception):
-                        out[f"{path}.{name}"] = str(getattr(obj, name))
+        # torch >= 2.9 also exposes the newer fp32_precision switches; record them when present
+        for path, obj in (("cudnn.conv", getattr(cudnn, "conv", None)),
+                          ("cuda.matmul", torch.backends.cuda.matmul)):
+            if obj is not None and hasattr(obj, "fp32_precision"):
+                with contextlib.suppress(Exception):
+                    out[f"{path}.fp32_precision"] = str(obj.fp32_precision)
         return out
