@@ -7,7 +7,8 @@ installed; otherwise /proc and ``nvidia-smi`` are read.
 
 The fingerprint id hashes only stable facts (hardware and software versions, not clocks or
 dates), so two runs on the same machine and stack share an id and can be resumed or
-compared, while a driver, torch or cuDNN upgrade gets a new id and is never pooled.
+compared, while a driver, torch or cuDNN upgrade, or a change to what a measured step does
+(``bench.workloads.WORKLOAD_VERSION``), gets a new id and is never pooled.
 """
 
 from __future__ import annotations
@@ -145,7 +146,7 @@ def machine_slug(env: dict[str, Any]) -> str:
 
 _STABLE = (("python", "version"), ("os", "system"), ("os", "release"), ("torch", "version"),
            ("torch", "torchvision"), ("torch", "cuda"), ("torch", "cudnn"), ("cpu", "model"),
-           ("cpu", "logical_cpus"), ("cpu", "affinity"))
+           ("cpu", "logical_cpus"), ("cpu", "affinity"), ("bench", "workload_version"))
 
 
 def fingerprint_id(env: dict[str, Any]) -> str:
@@ -154,6 +155,13 @@ def fingerprint_id(env: dict[str, Any]) -> str:
                       for g in env.get("gpus", [])]
     blob = json.dumps(stable, sort_keys=True, default=str)
     return hashlib.sha1(blob.encode()).hexdigest()[:12]
+
+
+def collect_bench() -> dict[str, Any]:
+    from bench import __version__
+    from bench.workloads import WORKLOAD_VERSION
+
+    return {"version": __version__, "workload_version": WORKLOAD_VERSION}
 
 
 def collect(torch: Any) -> dict[str, Any]:
@@ -167,6 +175,7 @@ def collect(torch: Any) -> dict[str, Any]:
         "torch": collect_torch(torch),
         "cpu": collect_cpu(torch),
         "gpus": collect_gpus(torch),
+        "bench": collect_bench(),
     }
     env["fingerprint_id"] = fingerprint_id(env)
     env["machine"] = machine_slug(env)

@@ -18,6 +18,19 @@ from bench.settings import autocast_dtype
 
 Step = Callable[[int], Any]  # iteration index -> output (the step's last tensor)
 
+#: Bumped whenever what a step does changes, so numbers measured by different step
+#: definitions get different fingerprints and are never pooled. 2: training uses lr = 0.
+WORKLOAD_VERSION = 2
+
+#: The training step's learning rate. Zero on purpose: the optimizer still does all of its
+#: work (momentum buffers, the parameter update kernel), but the weights stay where they
+#: started. With one fixed synthetic batch, any real learning rate lets the model memorise it
+#: within a few steps; the loss falls to 0, the gradients underflow to subnormal floats, and
+#: some CPUs handle those many times slower. On the H200's Intel host, ResNet-50 batch-1
+#: training steps grew from 0.1 s to 1.7 s by the fourth step that way: an artefact of the
+#: synthetic data, not of any setting under test.
+TRAIN_LR = 0.0
+
 
 def available_models() -> list[str]:
     """Classification models the installed torchvision can build."""
@@ -96,7 +109,7 @@ def build(torch: Any, cell: Cell, model: Any | None = None) -> Workload:
 
     else:
         model.train()
-        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        opt = torch.optim.SGD(model.parameters(), lr=TRAIN_LR, momentum=0.9)
         scaler = None
         if cell.precision == "amp-fp16":
             scaler = torch.amp.GradScaler(device_type)

@@ -866,8 +866,9 @@ def machine_summary(ds: Dataset) -> pd.DataFrame:
 
     Columns: fingerprint_id, machine, page, run_ids (tuple), n_runs, gpu_name, gpu_count,
     cpu_model, torch_version, torchvision_version, cuda_version, cudnn_version, python_version,
-    os, n_cells, n_rows, n_ok, n_failed, first_started_at, last_ended_at. Strings come from
-    env.json untouched: untrusted, escape before display.
+    os, workload_version, n_cells, n_rows, n_ok, n_failed, first_started_at, last_ended_at.
+    Strings come from env.json untouched: untrusted, escape before display. Runs from before
+    env.json recorded a workload version were measured with version 1 of the step.
     """
     res = ds.results
     rows = []
@@ -896,6 +897,7 @@ def machine_summary(ds: Dataset) -> pd.DataFrame:
                 "cudnn_version": str(torch.get("cudnn") or ""),
                 "python_version": str((env.get("python") or {}).get("version", "")),
                 "os": str((env.get("os") or {}).get("platform", "")),
+                "workload_version": str((env.get("bench") or {}).get("workload_version", 1)),
                 "n_cells": group.loc[group["kind"] != "repro", "cell_id"].nunique(),
                 "n_rows": len(group),
                 "n_ok": int((group["status"] == "ok").sum()),
@@ -910,8 +912,8 @@ def machine_summary(ds: Dataset) -> pd.DataFrame:
 _MACHINE_COLUMNS = [
     "fingerprint_id", "machine", "page", "run_ids", "n_runs", "gpu_name", "gpu_count",
     "cpu_model", "torch_version", "torchvision_version", "cuda_version", "cudnn_version",
-    "python_version", "os", "n_cells", "n_rows", "n_ok", "n_failed", "first_started_at",
-    "last_ended_at",
+    "python_version", "os", "workload_version", "n_cells", "n_rows", "n_ok", "n_failed",
+    "first_started_at", "last_ended_at",
 ]  # fmt: skip
 
 

@@ -35,6 +35,7 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
             ("cuDNN", lambda r: str(r.cudnn_version) or fmt.MISSING),
             ("Python", lambda r: str(r.python_version)),
             ("OS", lambda r: str(r.os)),
+            ("Step definition (workload version)", lambda r: str(r.workload_version)),
             ("Runs", lambda r: str(r.n_runs)),
             ("Cells", lambda r: str(r.n_cells)),
             ("Replicates ok / not ok", lambda r: f"{r.n_ok} / {r.n_failed}"),
