@@ -10,7 +10,11 @@ DIR`` prints them and exits non-zero if any check failed. Checks:
 - achieved TFLOP/s stays below the machine's best measured matmul ceiling;
 - the effective flags match the requested ones (benchmark on/off really differ, strict fp32
   really has TF32 off);
-- ok rows have their numbers and failed rows have none (never 0.0 as a stand-in).
+- ok rows have their numbers and failed rows have none (never 0.0 as a stand-in);
+- the steady state is steady: with static shapes, the median of the later half of the timed
+  iterations is within ``DRIFT`` times that of the earlier half. A drift means something
+  changed under the measurement (the workload's numerics, thermal throttling, another
+  process), so the median describes no single regime.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from bench.schema import NUMERIC_COLUMNS, RESULTS_FILE, SAMPLES_FILE
 
 Row = dict[str, str]
 TOL = 1e-9
+#: How far the later half of a replicate's steady iterations may drift from the earlier half.
+DRIFT = 2.0
 
 
 @dataclass(frozen=True)
@@ -116,6 +122,20 @@ def check_flags(rows: list[Row]) -> Iterator[Finding]:
             yield Finding("effective flags", _where(r), "fp32-strict but cuDNN TF32 is on")
 
 
+def check_drift(rows: list[Row], samples: dict[tuple[str, str], list[float]]) -> Iterator[
+        Finding]:
+    for r in _ok(rows, ("model",)):
+        xs = samples.get((r["cell_id"], r["replicate"]), [])
+        if r["shapes"] != "static" or len(xs) < 3:  # other schedules cycle shapes on purpose
+            continue
+        half = len(xs) // 2
+        early, late = statistics.median(xs[:half]), statistics.median(xs[-half:])
+        if early > 0 and not 1 / DRIFT <= late / early <= DRIFT:
+            yield Finding("steady drift", _where(r),
+                          f"later steady iterations take {late / early:.3g}x the earlier ones "
+                          f"({early:.4g} s -> {late:.4g} s)")
+
+
 def check_empties(rows: list[Row]) -> Iterator[Finding]:
     for r in rows:
         filled = [c for c in NUMERIC_COLUMNS if r.get(c) not in ("", None) and c != "wall_s"]
@@ -147,9 +167,10 @@ def check_run(run_dir: Path) -> tuple[int, list[Finding]]:
     # only ok replicates write samples, and a resume never re-runs an ok one, so each
     # (cell, replicate) has the samples of exactly one row
     findings = [*check_order(rows, samples), *check_cold(rows), *check_throughput(rows, shapes),
-                *check_ceiling(rows), *check_flags(rows), *check_empties(rows)]
+                *check_ceiling(rows), *check_flags(rows), *check_drift(rows, samples),
+                *check_empties(rows)]
     return len(rows), findings
 
 
 CHECKS = ("p10<=median<=p90", "samples", "cold pass", "samples/s", "TFLOP/s < ceiling",
-          "effective flags", "failed rows", "ok rows")
+          "effective flags", "steady drift", "failed rows", "ok rows")

@@ -21,7 +21,7 @@ def _row(**over: Any) -> dict[str, Any]:
                eff_cudnn_deterministic="false", eff_cudnn_allow_tf32="true",
                steady_p10_s=0.09, steady_median_s=0.1, steady_p90_s=0.11, steady_mean_s=0.1,
                steady_iters=3, samples_per_s=80.0, cold_first_iter_s=1.0, cold_pass_s=1.0,
-               flops_per_sample=1e9)
+               flops_per_sample=1e9, shapes="static")
     row.update(over)
     return row
 
@@ -66,3 +66,14 @@ def test_achieved_flops_above_the_measured_ceiling(tmp_path: Path) -> None:
                    flops_per_sample="", cudnn_benchmark="n/a", cudnn_deterministic="n/a")
     too_fast = _row(flops_per_sample=1e11)  # 1e11 * 80/s = 8 TFLOP/s > 2 TFLOP/s
     assert "TFLOP/s < ceiling" in _run(tmp_path, [ceiling, too_fast])
+
+
+def test_a_drifting_steady_state_is_found(tmp_path: Path) -> None:
+    """The ResNet-50 batch-1 training pattern seen on an Intel host with a fixed batch and a
+    real learning rate: each step slower than the last as the gradients went subnormal."""
+    xs = [0.097, 0.105, 0.221, 1.69]
+    row = _row(steady_iters=4, steady_median_s=0.163, steady_p10_s=0.0994, steady_p90_s=1.2,
+               steady_mean_s=sum(xs) / 4, samples_per_s=8 * 4 / sum(xs))
+    assert _run(tmp_path, [row], samples=xs) == {"steady drift"}
+    (tmp_path / "cycled").mkdir()  # cycled shapes differ per iteration on purpose
+    assert _run(tmp_path / "cycled", [{**row, "shapes": "dynamic"}], samples=xs) == set()
