@@ -1,9 +1,10 @@
 """A small rule engine: per regime, what to do with each setting, derived only from the data.
 
-A regime is (machine fingerprint, device, model family, mode, precision, shape variability), plus a
-job length in iterations where a one-off cost matters (cudnn.benchmark's autotuning). Each rule
-reads the comparison rows of that regime and yields a ``Recommendation``: structured fields only,
-no prose — the templates turn them into sentences and links. Fed other data, the same rules give
+A regime is (machine fingerprint, device, model family, mode, precision, shape variability,
+batch size; CPU vs GPU leaves the batch out, since its curves span batches), plus a job length
+in iterations where a one-off cost matters (cudnn.benchmark's autotuning). Each rule reads the
+comparison rows of that regime and yields a ``Recommendation``: structured fields only, no
+prose — the templates turn them into sentences and links. Fed other data, the same rules give
 other advice; "no clear difference — leave the default" is a normal outcome.
 
 How a regime's pairs are combined: the pairs that are not "insufficient" must agree. All
@@ -30,7 +31,9 @@ Rules (``Recommendation.rule``):
 Caveat codes (``Recommendation.caveats``): ``changes-numerics`` (AMP or strict FP32 change the
 arithmetic, check accuracy), ``tf32-default`` (the fp32 baseline on CUDA runs cuDNN convolutions
 in TF32), ``variant-failed`` (the variant failed outright in some pair, e.g. an OOM with the
-setting on), ``extra-memory`` (the setting raised a peak memory by more than 10 %).
+setting on), ``extra-memory`` (the setting raised a peak memory by more than 10 %),
+``smaller-batches-insufficient`` (device: a batch below ``from_batch`` had too few ok
+replicates to judge, so the GPU may already win there).
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ _REGIME = [
     "mode",
     "precision",
     "shapes",
+    "batch_size",
 ]
 
 
@@ -84,6 +88,7 @@ REGIME_KEY = (
     "mode",
     "precision",
     "shapes",
+    "batch_size",
     "baseline_value",
     "variant_value",
 )
@@ -122,6 +127,7 @@ class Recommendation:
     max_abs_diff_default: float | None = None
     caveats: tuple[str, ...] = ()
     evidence: tuple[tuple[str, str], ...] = ()  # (page, anchor) of every row used
+    batch_size: str = ""  # part of the regime; empty for device, whose curves span batches
 
 
 def recommend(
@@ -146,6 +152,7 @@ def recommend(
             r.mode,
             r.precision,
             r.shapes,
+            int(r.batch_size or 0),
             r.variant_value,
             r.job_length or 0,
         )
@@ -159,7 +166,7 @@ def decision_table(
     """One row per regime (job lengths folded into columns), for the home page.
 
     Columns: setting, machine, page, fingerprint_id, device, model_family, mode, precision,
-    shapes, baseline_value, variant_value, verdict, action (at the longest job length for
+    shapes, batch_size ("" for device), baseline_value, variant_value, verdict, action (at the longest job length for
     cudnn.benchmark), ``action_<n>`` for each job length n (``job_lengths``, plus any the
     recommendations carry; equal to ``action`` for settings without one), rule, speedup,
     ci_low, ci_high, break_even_iters, from_batch, n_pairs, n_sufficient, caveats, evidence, and
@@ -184,6 +191,7 @@ def decision_table(
                 "mode": r.mode,
                 "precision": r.precision,
                 "shapes": r.shapes,
+                "batch_size": r.batch_size,
                 "baseline_value": r.baseline_value,
                 "variant_value": r.variant_value,
                 "verdict": r.verdict,
@@ -218,6 +226,7 @@ def decision_table(
         "mode",
         "precision",
         "shapes",
+        "batch_size",
         "baseline_value",
         "variant_value",
         "verdict",
@@ -521,7 +530,7 @@ def _device(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommendation]
     """CPU → GPU per family: from which batch the GPU wins, if it does."""
     if curves.empty or cpu_gpu.empty:
         return []
-    regime = ["fingerprint_id", "machine", "page", "model_family", "mode", "precision", "shapes"]
+    regime = [c for c in _REGIME if c not in ("device", "batch_size")]
     curves = curves.assign(
         model_family=curves["model"].map(stats.model_family),
         _measured=[any(v != "insufficient" for v in vs) for vs in curves["verdicts"]],
@@ -539,6 +548,7 @@ def _device(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommendation]
         fields = _key_dict(regime, key)
         crossing = crossings.get(key, pd.Series(dtype="Int64"))
         from_batch: int | None = None
+        caveats: list[str] = []
         numbers = _common(row)
         if crossing.empty:
             rule, action = "device-insufficient", INSUFFICIENT
@@ -548,6 +558,11 @@ def _device(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommendation]
             from_batch = int(crossing.iloc[0])
             rule, action = "device-gpu-from-batch", ENABLE
             at = at_batch.loc[(*key, from_batch)]
+            thin = (cpu_gpu["verdict"] == "insufficient") & (cpu_gpu["batch_size"] < from_batch)
+            for col in regime:
+                thin &= cpu_gpu[col] == fields[col]
+            if thin.any():
+                caveats.append("smaller-batches-insufficient")
             numbers.update(
                 verdict="faster",
                 speedup=_num(at["speedup"]),
@@ -568,6 +583,7 @@ def _device(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommendation]
                 job_length=None,
                 **numbers,
                 from_batch=from_batch,
+                caveats=tuple(caveats),
                 evidence=row["evidence"],
             )
         )

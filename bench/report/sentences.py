@@ -43,12 +43,15 @@ def regimes(recs: Iterable[Recommendation]) -> list[Regime]:
 
 
 def workload(r: Recommendation, *, with_precision: bool = True) -> str:
-    """``resnet · train · fp32 · dynamic shapes`` (plain text; escaped by the caller)."""
+    """``resnet · train · fp32 · dynamic shapes · batch 32`` (plain text; escaped by the
+    caller)."""
     parts = [f"{r.model_family} models", r.mode]
     if with_precision and r.precision:
         parts.append(r.precision)
     if r.shapes and r.shapes != "static":
         parts.append(f"{r.shapes} shapes")
+    if r.batch_size:
+        parts.append(f"batch {r.batch_size}")
     return " · ".join(parts)
 
 
@@ -101,6 +104,8 @@ def decision(regime: Regime) -> str:
         }.get(r.action, ACTION_WORDS.get(r.action, r.action))
     if r.setting == "device":
         if r.from_batch is not None:
+            if "smaller-batches-insufficient" in r.caveats:
+                return f"GPU from batch {r.from_batch} (smaller: not enough data)"
             return f"GPU from batch {r.from_batch}"
         return {advice.KEEP_OFF: "GPU never clearly faster"}.get(
             r.action, ACTION_WORDS.get(r.action, r.action)
@@ -122,6 +127,8 @@ _CAVEATS = {
     "tf32-default": "the fp32 baseline already ran its convolutions in TF32 (PyTorch's default)",
     "variant-failed": "in some configurations the setting failed outright (see the machine page)",
     "extra-memory": "it raises peak memory by more than " + fmt.pct(advice.MEMORY_CAVEAT_SHARE),
+    "smaller-batches-insufficient": "smaller batches had too few ok replicates to judge, so "
+    "the GPU may already win below that batch",
 }
 
 

@@ -141,6 +141,32 @@ def test_precision_memory_format_and_device(write_tree):
     assert device.speedup == pytest.approx(0.03 / 0.007)
 
 
+def test_advice_is_per_batch_size(write_tree):
+    """A setting that helps at one batch and not at another gets two answers, not a blend."""
+    rows = []
+    for b, on_factor in ((32, 0.6), (128, 1.0)):
+        rows += cell(ENV, axes(batch_size=b), [0.100, 0.101, 0.099])
+        rows += cell(ENV, axes(batch_size=b, cudnn_benchmark="on"),
+                     [t * on_factor for t in (0.100, 0.101, 0.099)])
+    recs = advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
+    longest = {r.batch_size: r for r in recs if r.job_length == 1_000_000}
+    assert longest["32"].action == advice.ENABLE
+    assert longest["128"].action == advice.LEAVE_DEFAULT
+    assert len(advice.decision_table(recs)) == 2
+
+
+def test_gpu_crossover_says_when_smaller_batches_are_unjudged(write_tree):
+    """Batch 1 has two ok GPU replicates only: the GPU 'from batch 8' may start lower."""
+    rows = []
+    for b, cpu, gpu, n_gpu in ((1, 0.004, 0.002, 2), (8, 0.03, 0.007, 3), (32, 0.12, 0.01, 3)):
+        rows += cell(ENV, axes(device="cpu", mode="infer", batch_size=b, cpu_threads=4), [cpu] * 3)
+        rows += cell(ENV, axes(mode="infer", batch_size=b), [gpu] * n_gpu)
+    recs = advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
+    device = next(r for r in recs if r.setting == "device")
+    assert (device.from_batch, device.batch_size) == (8, "")
+    assert "smaller-batches-insufficient" in device.caveats
+
+
 def test_decision_table_is_one_row_per_regime(tmp_path):
     recs = advice.recommend(_benchmark_dataset(tmp_path, 0.6))
     table = advice.decision_table(recs)

@@ -90,15 +90,7 @@ def cpu_gpu_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                     f"{b}: {fmt.ratio(s)} ({v})"
                     for b, s, v in zip(r.batches, r.speedups, r.verdicts)
                 )
-                cross_rows.append(
-                    [
-                        label(r, curve_cols),
-                        f"GPU faster from batch {r.crossover_batch}"
-                        if present(r.crossover_batch)
-                        else "GPU not clearly faster at any measured batch from there up",
-                        at,
-                    ]
-                )
+                cross_rows.append([label(r, curve_cols), crossover_text(r), at])
         rows = []
         for r in group.head(TABLE_ROWS).itertuples(index=False):
             rows.append(
@@ -135,3 +127,17 @@ def cpu_gpu_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         recs=_recs_for(data, "device", p),
         **common,
     )
+
+
+def crossover_text(r: Any) -> str:
+    """The crossover of one curve, saying where too few replicates leave it open."""
+    thin = [b for b, v in zip(r.batches, r.verdicts) if v == "insufficient"]
+    if len(thin) == len(r.batches):
+        return "not enough ok replicates at any batch"
+    if not present(r.crossover_batch):
+        return "GPU not clearly faster at any measured batch from there up"
+    below = [str(b) for b in thin if b < r.crossover_batch]
+    text = f"GPU faster from batch {r.crossover_batch}"
+    if below:
+        text += f" (batch {', '.join(below)}: not enough ok replicates to judge)"
+    return text
