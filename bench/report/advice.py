@@ -33,11 +33,13 @@ arithmetic, check accuracy), ``tf32-default`` (the fp32 baseline on CUDA runs cu
 in TF32), ``variant-failed`` (the variant failed outright in some pair, e.g. an OOM with the
 setting on), ``extra-memory`` (the setting raised a peak memory by more than 10 %),
 ``smaller-batches-insufficient`` (device: a batch below ``from_batch`` had too few ok
-replicates to judge, so the GPU may already win there).
+replicates to judge, so the GPU may already win there), ``steady-drift`` (a cell it cites has
+replicates whose steady state drifted; see ``stats.replicate_drift``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -141,6 +143,15 @@ def recommend(
     for axis in ("precision", "memory_format"):
         recs += _switch(analysis.comparisons[axis], axis)
     recs += _device(analysis.crossovers, analysis.cpu_gpu)
+    cells = analysis.cells
+    drifting = set(zip(cells.loc[cells["n_drift"] > 0, "page"],
+                       cells.loc[cells["n_drift"] > 0, "anchor"]))
+    recs = [
+        dataclasses.replace(r, caveats=(*r.caveats, "steady-drift"))
+        if drifting.intersection(r.evidence)
+        else r
+        for r in recs
+    ]
     order = {s: i for i, s in enumerate(SETTINGS)}
     recs.sort(
         key=lambda r: (
@@ -166,9 +177,10 @@ def decision_table(
     """One row per regime (job lengths folded into columns), for the home page.
 
     Columns: setting, machine, page, fingerprint_id, device, model_family, mode, precision,
-    shapes, batch_size ("" for device), baseline_value, variant_value, verdict, action (at the longest job length for
-    cudnn.benchmark), ``action_<n>`` for each job length n (``job_lengths``, plus any the
-    recommendations carry; equal to ``action`` for settings without one), rule, speedup,
+    shapes, batch_size ("" for device), baseline_value, variant_value, verdict, action (at the
+    longest job length for cudnn.benchmark), ``action_<n>`` for each job length n
+    (``job_lengths``, plus any the recommendations carry; equal to ``action`` for settings
+    without one), rule, speedup,
     ci_low, ci_high, break_even_iters, from_batch, n_pairs, n_sufficient, caveats, evidence, and
     evidence_page / evidence_anchor (the first row, a link target).
     """

@@ -129,6 +129,8 @@ _CAVEATS = {
     "extra-memory": "it raises peak memory by more than " + fmt.pct(advice.MEMORY_CAVEAT_SHARE),
     "smaller-batches-insufficient": "smaller batches had too few ok replicates to judge, so "
     "the GPU may already win below that batch",
+    "steady-drift": "some of the measurements it rests on drifted while they were timed (see "
+    "the machine page)",
 }
 
 
@@ -172,12 +174,18 @@ def _benchmark(r: Recommendation) -> Md:
             if cost
             else ".",
         )
+    cold = (
+        f" Turning it on adds up to {fmt.seconds(r.extra_cold_s)} to the first pass over the "
+        "input shapes."
+        if r.extra_cold_s is not None and fmt.present(r.extra_cold_s) and r.extra_cold_s > 0
+        else ""
+    )
     if r.verdict == "slower":
-        return cat(Md("**keep it off**: "), f"it is slower, {speedup_text(r)}.")
+        return cat(Md("**keep it off**: "), f"it is slower, {speedup_text(r)}.{cold}")
     if r.verdict == "no clear difference":
         return cat(
             Md("**leave the default (off)**: "),
-            f"no clear difference, {speedup_text(r)}, within 1 ± {fmt.pct(stats.DELTA)}.",
+            f"no clear difference, {speedup_text(r)}, within 1 ± {fmt.pct(stats.DELTA)}.{cold}",
         )
     return _common(r)
 

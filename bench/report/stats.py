@@ -37,6 +37,7 @@ from scipy import stats as sps
 
 from bench import schema
 from bench.report.load import Dataset
+from bench.sanity import DRIFT
 
 #: δ: a speedup inside [1 − δ, 1 + δ] is "no clear difference" (3 %).
 DELTA = 0.03
@@ -158,7 +159,9 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     flops_per_sample, work_per_iter, wall_s; replicate_medians and replicate_throughputs (tuples,
     for the bootstraps); achieved_per_s and achieved_unit (``flop/s`` or ``byte/s``),
     achieved_tflops, achieved_gbps, peak_op (the ceiling used) and pct_of_peak (percent of that
-    machine's measured ceiling, NaN when none); insufficient (n_ok < MIN_OK_REPLICATES).
+    machine's measured ceiling, NaN when none); insufficient (n_ok < MIN_OK_REPLICATES);
+    n_drift (ok replicates whose steady state drifted, see ``replicate_drift``) and drift_max
+    (the largest drift ratio among them, NaN when none).
     """
     res = ds.results
     timed = res.loc[res["kind"].isin(["model", "ceiling"])]
@@ -215,6 +218,17 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     # resolutions or batch sizes, as dynamic and ragged schedules do
     out["replicate_work_rates"] = _grouped_tuples(
         gok, okf["samples_per_s"] * okf["flops_per_sample"], n_groups)
+    drift = replicate_drift(ds.samples)
+    if len(drift):
+        key = pd.MultiIndex.from_arrays([okf["run_id"], okf["cell_id"], okf["replicate"]])
+        ratio = drift.reindex(key).to_numpy(dtype=float)
+        static = (okf["shapes"] == "static").to_numpy() & (okf["kind"] == "model").to_numpy()
+        drifted = static & ((ratio > DRIFT) | (ratio < 1 / DRIFT))
+    else:
+        ratio, drifted = np.full(len(okf), np.nan), np.zeros(len(okf), dtype=bool)
+    out["n_drift"] = np.bincount(gok[drifted], minlength=n_groups)
+    worst = pd.Series(np.maximum(ratio, 1 / ratio)[drifted]).groupby(gok[drifted]).max()
+    out["drift_max"] = per_group(worst)
     tf32 = (okf["eff_cudnn_allow_tf32"] == "true").groupby(gok).any().reindex(whole)
     out["eff_cudnn_allow_tf32"] = np.where(
         tf32.fillna(False).to_numpy(dtype=bool), "true", out["eff_cudnn_allow_tf32"].to_numpy()
@@ -228,6 +242,28 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     _add_achieved(out)
     front = ["fingerprint_id", "machine", "page", "anchor", "kind", "cell_id", "cell_name"]
     return out[front + [c for c in out.columns if c not in front]]
+
+
+def replicate_drift(samples: pd.DataFrame) -> pd.Series:
+    """Per (run_id, cell_id, replicate): median of the later half of the steady iterations over
+    that of the earlier half, for replicates with at least 3 steady iterations.
+
+    The same test as ``bench check``'s "steady drift" (see :mod:`bench.sanity`): a ratio far
+    from 1 means the step changed under the measurement, so its median describes no single
+    regime. Samples are in iteration order within a replicate (the runner writes them so).
+    """
+    steady = samples.loc[samples["phase"] == "steady", ["run_id", "cell_id", "replicate",
+                                                        "seconds"]]
+    key = ["run_id", "cell_id", "replicate"]
+    if steady.empty:
+        return pd.Series(dtype=float, index=pd.MultiIndex.from_arrays([[], [], []], names=key))
+    g = steady.groupby(key, sort=False)
+    rank = g.cumcount().to_numpy()
+    n = g["seconds"].transform("size").to_numpy()
+    half = n // 2
+    early = steady.loc[(n >= 3) & (rank < half)].groupby(key, sort=False)["seconds"].median()
+    late = steady.loc[(n >= 3) & (rank >= n - half)].groupby(key, sort=False)["seconds"].median()
+    return (late / early.where(early > 0)).rename("drift")
 
 
 def _status_summary(out: pd.DataFrame) -> pd.Series:

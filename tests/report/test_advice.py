@@ -197,3 +197,28 @@ def test_a_tree_of_only_failures_gives_empty_but_well_formed_tables(write_tree):
     empty = advice.decision_table([])
     assert list(empty.columns) == list(advice.decision_table(recs).columns)
     assert {f"action_{n}" for n in advice.JOB_LENGTHS} <= set(empty.columns)
+
+
+def _samples(row: dict, seconds: list[float]) -> list[dict[str, object]]:
+    return [{"schema_version": 1, "run_id": row["run_id"], "fingerprint_id": row["fingerprint_id"],
+             "cell_id": row["cell_id"], "replicate": row["replicate"], "phase": "steady",
+             "iter": i, "batch_size": row["batch_size"], "resolution": 224, "seconds": s}
+            for i, s in enumerate(seconds)]
+
+
+def test_a_drifting_cell_is_counted_and_flags_the_advice_it_feeds(write_tree):
+    """A steady state that slows down as it runs (here 10x) is flagged, not silently pooled."""
+    off = cell(ENV, axes(), [0.10] * 3)
+    on = cell(ENV, axes(cudnn_benchmark="on"), [0.10] * 3)
+    other = cell(ENV, axes(batch_size=8), [0.10] * 3)
+    other_on = cell(ENV, axes(batch_size=8, cudnn_benchmark="on"), [0.10] * 3)
+    samples = [s for r in off for s in _samples(r, [0.05, 0.05, 0.5, 0.5])]
+    samples += [s for r in on + other + other_on for s in _samples(r, [0.1, 0.1, 0.1, 0.1])]
+    ds = load_reports(write_tree([(ENV, off + on + other + other_on, samples)]))
+    cells = stats.cell_stats(ds).set_index("cell_id")
+    assert cells.loc[off[0]["cell_id"], "n_drift"] == 3
+    assert cells.loc[off[0]["cell_id"], "drift_max"] == pytest.approx(10.0)
+    assert cells.loc[on[0]["cell_id"], "n_drift"] == 0
+    recs = [r for r in advice.recommend(ds) if r.job_length == 1_000_000]
+    flagged = {r.batch_size for r in recs if "steady-drift" in r.caveats}
+    assert flagged == {"64"}

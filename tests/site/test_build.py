@@ -233,3 +233,34 @@ def test_home_says_which_questions_cpu_only_results_cannot_answer(
     assert "No comparison for: cudnn.deterministic." in home
     full = (fixture_site.generated / "snippets" / "home.md").read_text()
     assert "Not measured in these results" not in full
+
+
+def test_a_drifting_cell_is_flagged_on_its_machine_page(
+        tmp_path: Path, fixture_site: Built) -> None:
+    """Slow the later steady iterations of one replicate tenfold (a test-made fixture): the
+    machine page lists that cell under "Steady-state drift"; the untouched fixtures list none."""
+    import csv
+
+    reports = tmp_path / "reports"
+    shutil.copytree(FIXTURE_REPORTS / "fixture-cpu-laptop", reports / "fixture-cpu-laptop")
+    run = sorted((reports / "fixture-cpu-laptop").iterdir())[-1]
+    results = list(csv.DictReader((run / "results.csv").open(newline="")))
+    target = next(r for r in results
+                  if r["status"] == "ok" and r["kind"] == "model" and r["shapes"] == "static")
+    with (run / "samples.csv").open(newline="") as f:
+        reader = csv.DictReader(f)
+        fields, samples = reader.fieldnames, list(reader)
+    mine = [s for s in samples if (s["cell_id"], s["replicate"], s["phase"]) == (
+        target["cell_id"], target["replicate"], "steady")]
+    for s in mine[len(mine) - len(mine) // 2:]:
+        s["seconds"] = repr(float(s["seconds"]) * 10)
+    with (run / "samples.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields or [])
+        writer.writeheader()
+        writer.writerows(samples)
+    built = build_copy(tmp_path / "project", reports, run_mkdocs=False)
+    page = next((built.generated / "machines").glob("fixture-cpu-laptop-*.md")).read_text()
+    assert "## Steady-state drift" in page
+    assert f"#cell-{target['cell_id']})" in page.split("## Steady-state drift")[1]
+    for clean in (fixture_site.generated / "machines").glob("*.md"):
+        assert "## Steady-state drift" not in clean.read_text()

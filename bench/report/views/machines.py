@@ -27,6 +27,7 @@ from bench.report.views.common import (
     _equal_text,
     present,
 )
+from bench.sanity import DRIFT
 
 
 def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
@@ -95,7 +96,10 @@ def cells_fragment(cells: pd.DataFrame) -> str:
             [
                 f'<a class="tk-anchor" id="{ident}" href="#{ident}">'
                 f"{html_text(c.cell_name, limit=160)}</a>",
-                html_text(c.status_summary or "no rows"),
+                html_text(
+                    (c.status_summary or "no rows")
+                    + (f" ({c.n_drift} drifting)" if c.n_drift else "")
+                ),
                 html_text(
                     f"{c.n_ok} / {c.n_total}" + (" (insufficient)" if c.insufficient else "")
                 ),
@@ -171,6 +175,15 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
                     else fmt.MISSING,
                 ]
             )
+        drifting = cells.loc[cells["n_drift"] > 0]
+        drift_rows = [
+            [
+                p.link(str(c.cell_name), here, c.anchor),
+                f"{c.n_drift} of {c.n_ok}",
+                f"{fmt.num(c.drift_max)}×",
+            ]
+            for c in drifting.itertuples(index=False)
+        ]
         ceil = data.a.ceilings.loc[data.a.ceilings["fingerprint_id"] == fp]
         ceil_rows = [
             [
@@ -213,6 +226,10 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
             runs=table(["Run", "Results", "Samples", "Environment"], runs),
             env=table(["Key", "Value"], env_rows) if env_rows else None,
             flags=table(["Flag", "Default"], flag_rows) if flag_rows else None,
+            drift=table(["Cell", "Drifting ok replicates", "Worst drift"], drift_rows)
+            if drift_rows
+            else None,
+            drift_limit=f"{DRIFT:g}×",
             ceilings=table(["Op", "Device", "Measured", "95% CI", "Status", "Row"], ceil_rows)
             if ceil_rows
             else None,

@@ -63,6 +63,7 @@ def shapes_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                     fmt.ratio(r.slowdown),
                     fmt.ci(r.slowdown_ci_low, r.slowdown_ci_high),
                     data.verdict(r),
+                    fmt.seconds(r.var_cold_pass_s),
                     fmt.seconds(r.penalty_per_shape_s),
                     fmt.seconds(r.extra_cold_per_new_shape_s),
                     fmt.signed_seconds(r.penalty_vs_bm_off_s)
@@ -98,6 +99,7 @@ def shapes_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                         "Time per FLOP vs static",
                         "95% CI",
                         "Verdict",
+                        "Cold pass, all shapes",
                         "Cold cost per new shape",
                         "Extra cold time per extra shape",
                         "New-shape cost vs benchmark off",
