@@ -113,7 +113,9 @@ def machine_file(page: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096)
 def _relative(target: str, here: str) -> str:
+    """Cached: a site has few (page, target) pairs but links them tens of thousands of times."""
     return posixpath.relpath(target, posixpath.dirname(here) or ".")
 
 

@@ -8,6 +8,7 @@ table rows. Every number comes from the record; every string from the data is es
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -37,8 +38,9 @@ class Regime:
 def regimes(recs: Iterable[Recommendation]) -> list[Regime]:
     """Group recommendations by regime, keeping advice's order."""
     groups: dict[tuple[str, ...], list[Recommendation]] = {}
+    key = operator.attrgetter(*_KEY)  # every key field is a str
     for r in recs:
-        groups.setdefault(tuple(str(getattr(r, k)) for k in _KEY), []).append(r)
+        groups.setdefault(key(r), []).append(r)
     return [Regime(tuple(g)) for g in groups.values()]
 
 

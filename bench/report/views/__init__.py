@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.report import advice, fmt, stats
+from bench.report import advice, fmt, sentences, stats
 from bench.report.pages import Writer
 from bench.report.views.common import Inputs, machines_of
 from bench.report.views.compare import compare_page
@@ -46,13 +46,14 @@ def compute(dataset: Any) -> Inputs:
         a=analysis,
         machines=machines_of(analysis.machines),
         recs=recs,
+        regimes=sentences.regimes(recs),
         decisions=advice.decision_table(recs),
         status={
             (str(f), str(c)): str(t)
             for f, c, t in zip(
-                analysis.cells["fingerprint_id"],
-                analysis.cells["cell_id"],
-                analysis.cells["status_summary"],
+                analysis.cells["fingerprint_id"].to_numpy(dtype=object),
+                analysis.cells["cell_id"].to_numpy(dtype=object),
+                analysis.cells["status_summary"].to_numpy(dtype=object),
             )
         },
     )

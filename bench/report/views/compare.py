@@ -8,7 +8,7 @@ from typing import Any
 from bench.report import fmt, stats
 from bench.report.escape import cat
 from bench.report.pages import GENERATED, Page, Writer, table
-from bench.report.views.common import Inputs, label, varying
+from bench.report.views.common import Inputs, label, rows_of, varying
 
 
 def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: Path | None) -> None:
@@ -48,7 +48,7 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
         key = stats.WORKLOAD_KEY
         workloads = best[key].drop_duplicates().sort_values(key, kind="stable")
         lookup = {
-            (str(r.page), *[getattr(r, k) for k in key]): r for r in best.itertuples(index=False)
+            (str(r.page), *[getattr(r, k) for k in key]): r for r in rows_of(best)
         }
         cols = varying(workloads, key)
         rows = []

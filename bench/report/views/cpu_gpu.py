@@ -19,6 +19,7 @@ from bench.report.views.common import (
     label,
     more_rows,
     present,
+    rows_of,
     sort_rows,
     varying,
     write_comparisons,
@@ -54,7 +55,7 @@ def cpu_gpu_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                 float(r.ci_low) if present(r.ci_low) else math.nan,
                 float(r.ci_high) if present(r.ci_high) else math.nan,
             )
-            for r in group.itertuples(index=False)
+            for r in rows_of(group)
             if present(r.speedup) and present(r.batch_size) and r.verdict != "insufficient"
         ]
         chart = None

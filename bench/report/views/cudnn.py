@@ -20,6 +20,7 @@ from bench.report.views.common import (
     label,
     more_rows,
     present,
+    rows_of,
     sort_rows,
     span,
     trim,
@@ -107,7 +108,7 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         )
         be = [
             r
-            for r in group.itertuples(index=False)
+            for r in rows_of(group)
             if r.verdict != "insufficient" and present(r.break_even_iters)
         ]
         be_chart = None

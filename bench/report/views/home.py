@@ -27,7 +27,7 @@ _DECISION_SECTIONS = (
 
 def decision_tables(data: Inputs, p: Page) -> list[dict[str, Any]]:
     """The home page's decision table, one table per setting."""
-    groups = sentences.regimes(data.recs)
+    groups = data.regimes
     out = []
     for setting, heading, compared in _DECISION_SECTIONS:
         mine = [g for g in groups if g.main.setting == setting]
@@ -35,10 +35,16 @@ def decision_tables(data: Inputs, p: Page) -> list[dict[str, Any]]:
             continue
         rows = []
         unknown = []
+        n_rows = n_unknown = 0  # only the rows shown are rendered; the rest are counted
         for g in mine:
             r = g.main
             if r.action == advice.INSUFFICIENT:
-                unknown.append(_undecided(r, p))
+                n_unknown += 1
+                if n_unknown <= DECISION_ROWS:
+                    unknown.append(_undecided(r, p))
+                continue
+            n_rows += 1
+            if n_rows > DECISION_ROWS:
                 continue
             row: list[Any] = [
                 p.machine_link(r.machine, r.page),
@@ -58,7 +64,7 @@ def decision_tables(data: Inputs, p: Page) -> list[dict[str, Any]]:
         if setting == "precision":
             headers.append("Switch")
         headers += ["Decision", "Speedup (95% CI)", "Verdict", "Evidence"]
-        hidden = max(len(rows) - DECISION_ROWS, 0) + max(len(unknown) - DECISION_ROWS, 0)
+        hidden = max(n_rows - DECISION_ROWS, 0) + max(n_unknown - DECISION_ROWS, 0)
         more = None
         if hidden:
             more = cat(
@@ -81,7 +87,7 @@ def decision_tables(data: Inputs, p: Page) -> list[dict[str, Any]]:
 def unmeasured_settings(data: Inputs) -> list[str]:
     """Decision-table sections with no comparison at all, so the home page can say which
     questions these results cannot answer yet (rather than leaving them out silently)."""
-    present = {g.main.setting for g in sentences.regimes(data.recs)}
+    present = {g.main.setting for g in data.regimes}
     return [heading for setting, heading, _ in _DECISION_SECTIONS if setting not in present]
 
 

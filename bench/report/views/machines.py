@@ -26,6 +26,7 @@ from bench.report.views.common import (
     _data_rel,
     _equal_text,
     present,
+    rows_of,
 )
 from bench.sanity import DRIFT
 
@@ -77,7 +78,7 @@ def cells_fragment(cells: pd.DataFrame) -> str:
     :mod:`bench.report.mkdocs_hooks`); every value is escaped with ``html_text``.
     """
     rows = []
-    for c in cells.itertuples(index=False):
+    for c in rows_of(cells):
         memory = (
             c.peak_mem_reserved_bytes if present(c.peak_mem_reserved_bytes) else c.peak_rss_bytes
         )
@@ -119,7 +120,7 @@ def cells_fragment(cells: pd.DataFrame) -> str:
 def failures_fragment(failed: pd.DataFrame) -> str:
     """Every replicate that did not end ok, with its reason, as an HTML table."""
     rows = []
-    for f in failed.itertuples(index=False):
+    for f in rows_of(failed):
         target = attr(anchor(f"repro-{f.cell_id}" if f.kind == "repro" else f"cell-{f.cell_id}"))
         rows.append(
             [

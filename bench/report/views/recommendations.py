@@ -22,15 +22,20 @@ def _recs_for(data: Inputs, setting: str, p: Page, *, shapes_only: bool = False)
     """One setting's recommendations: sentences, and the regimes without enough data."""
     said: list[Md] = []
     unknown: list[Md] = []
-    for regime in sentences.regimes(data.recs):
+    n_said = n_unknown = 0  # only the entries shown are rendered; the rest are counted
+    for regime in data.regimes:
         r = regime.main
         if r.setting != setting or (shapes_only and r.shapes == "static"):
             continue
         if r.action == advice.INSUFFICIENT:
-            unknown.append(_undecided(r, p))
+            n_unknown += 1
+            if n_unknown <= RECS_SHOWN:
+                unknown.append(_undecided(r, p))
         else:
-            said.append(sentences.sentence(regime, p, with_setting=False))
-    hidden = max(len(said) - RECS_SHOWN, 0) + max(len(unknown) - RECS_SHOWN, 0)
+            n_said += 1
+            if n_said <= RECS_SHOWN:
+                said.append(sentences.sentence(regime, p, with_setting=False))
+    hidden = max(n_said - RECS_SHOWN, 0) + max(n_unknown - RECS_SHOWN, 0)
     more = None
     if hidden:
         more = cat(
