@@ -79,6 +79,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         old = store.read_env()
         env["run_id"] = (old or {}).get("run_id") or out.name
         env["profile"] = profile.name
+        env["planned_rows"] = len(jobs)  # one row per job: the report can tell a partial run
         try:
             runner.check_fingerprint(store, env)
             store.open()

@@ -86,6 +86,7 @@ class RunFiles:
     results: Path
     samples: Path
     env: Path
+    planned_rows: int | None = None  # from env.json; absent in runs made before it was kept
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,7 @@ def load_reports(root: Path, *, skip_bad: bool = False) -> Dataset:
                 results=rel_dir / schema.RESULTS_FILE,
                 samples=rel_dir / schema.SAMPLES_FILE,
                 env=rel_dir / schema.ENV_FILE,
+                planned_rows=_planned(env),
             )
         )
     all_results = _concat(results, _empty_results())
@@ -154,6 +156,11 @@ def load_reports(root: Path, *, skip_bad: bool = False) -> Dataset:
     all_results = all_results.reset_index(drop=True)
     all_samples = _dedupe_samples(_concat(samples, _empty_samples()), rerun_cells)
     return Dataset(all_results, all_samples, envs, runs, skipped)
+
+
+def _planned(env: dict[str, Any] | None) -> int | None:
+    value = (env or {}).get("planned_rows")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -74,6 +74,8 @@ def test_smoke_profile_end_to_end(tmp_path: Path) -> None:
     assert env["torch"]["version"] and env["torch"]["torchvision"]
     assert env["flag_defaults"]["cudnn.benchmark"] is False
     assert {r["fingerprint_id"] for r in rows} == {env["fingerprint_id"]}
+    assert env["planned_rows"] == len(rows)  # a whole run writes every planned row
+    assert env["bench"]["workload_version"] >= 2
 
 
 @pytest.mark.parametrize(("fault", "status", "reason"), [

@@ -264,3 +264,21 @@ def test_a_drifting_cell_is_flagged_on_its_machine_page(
     assert f"#cell-{target['cell_id']})" in page.split("## Steady-state drift")[1]
     for clean in (fixture_site.generated / "machines").glob("*.md"):
         assert "## Steady-state drift" not in clean.read_text()
+
+
+def test_a_run_that_stopped_early_says_so(tmp_path: Path, fixture_site: Built) -> None:
+    """env.json's planned_rows against the rows written: a short run reads "unfinished"."""
+    import json
+
+    reports = tmp_path / "reports"
+    shutil.copytree(FIXTURE_REPORTS / "fixture-cpu-laptop", reports / "fixture-cpu-laptop")
+    run = sorted((reports / "fixture-cpu-laptop").iterdir())[-1]
+    n_rows = len((run / "results.csv").read_text().splitlines()) - 1
+    env = json.loads((run / "env.json").read_text())
+    (run / "env.json").write_text(json.dumps({**env, "planned_rows": n_rows + 5}))
+    built = build_copy(tmp_path / "project", reports, run_mkdocs=False)
+    page = next((built.generated / "machines").glob("fixture-cpu-laptop-*.md")).read_text()
+    assert f"of {n_rows + 5} planned rows (unfinished)" in page
+    untouched = next((fixture_site.generated / "machines").glob("fixture-cpu-laptop-*.md"))
+    assert "(unfinished)" not in untouched.read_text()
+    assert "the plan was not recorded" in untouched.read_text()

@@ -135,6 +135,14 @@ def failures_fragment(failed: pd.DataFrame) -> str:
     return html_table(FAILURE_HEADERS, rows)
 
 
+def _run_rows(n_ok: int, n_rows: int, planned: int | None) -> str:
+    """``160 ok; 161 of 181 planned rows (unfinished)``: a run stopped early says so."""
+    if planned is None:
+        return f"{n_ok:,} ok; {n_rows:,} rows (the plan was not recorded)"
+    done = " (unfinished)" if n_rows < planned else ""
+    return f"{n_ok:,} ok; {n_rows:,} of {planned:,} planned rows{done}"
+
+
 def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple[str, str]]:
     nav = []
     runs_by_fp: dict[str, list[Any]] = {}
@@ -200,10 +208,17 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
             for c in ceil.itertuples(index=False)
         ]
         runs = []
+        rows_by_run = results["run_id"].value_counts()
+        ok_by_run = results.loc[results["status"] == "ok", "run_id"].value_counts()
         for run in sorted(runs_by_fp.get(fp, []), key=lambda r: str(r.results)):
             runs.append(
                 [
                     str(run.run_id),
+                    _run_rows(
+                        int(ok_by_run.get(run.run_id, 0)),
+                        int(rows_by_run.get(run.run_id, 0)),
+                        run.planned_rows,
+                    ),
                     p.link("results.csv", _data_rel(run.results)),
                     p.link("samples.csv", _data_rel(run.samples))
                     if run.samples in copied
@@ -224,7 +239,7 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
             n_failed=int(row.n_failed),
             n_rows=int(row.n_rows),
             n_cells=int(row.n_cells),
-            runs=table(["Run", "Results", "Samples", "Environment"], runs),
+            runs=table(["Run", "Rows", "Results", "Samples", "Environment"], runs),
             env=table(["Key", "Value"], env_rows) if env_rows else None,
             flags=table(["Flag", "Default"], flag_rows) if flag_rows else None,
             drift=table(["Cell", "Drifting ok replicates", "Worst drift"], drift_rows)
