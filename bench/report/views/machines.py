@@ -151,6 +151,8 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
     results = data.dataset.results
     index_rows = []
     index_p = Page(f"{GENERATED}/machines/index.md")
+    rows_by_run = results["run_id"].value_counts()  # once, not per machine
+    ok_by_run = results.loc[results["status"] == "ok", "run_id"].value_counts()
     for row in data.a.machines.itertuples(index=False):
         m = data.machines[str(row.page)]
         here = machine_file(m.page)
@@ -208,8 +210,6 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
             for c in ceil.itertuples(index=False)
         ]
         runs = []
-        rows_by_run = results["run_id"].value_counts()
-        ok_by_run = results.loc[results["status"] == "ok", "run_id"].value_counts()
         for run in sorted(runs_by_fp.get(fp, []), key=lambda r: str(r.results)):
             runs.append(
                 [
