@@ -27,7 +27,7 @@ import posixpath
 import re
 import shutil
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,7 +113,6 @@ def machine_file(page: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-@functools.lru_cache(maxsize=4096)
 def _relative(target: str, here: str) -> str:
     """Cached: a site has few (page, target) pairs but links them tens of thousands of times."""
     return posixpath.relpath(target, posixpath.dirname(here) or ".")
@@ -124,6 +123,9 @@ class Page:
     """One output page; knows its own path so it can write relative links and image paths."""
 
     here: str  # docs-relative path of the page the Markdown ends up in
+    #: Link text per machine-page key, where the machine name alone is ambiguous (one machine
+    #: measured under several fingerprints); other machine links use the text they are given.
+    labels: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def url(self, target: str, fragment: str | None = None) -> str:
         """``target`` (docs-relative) as a link relative to this page, with ``#fragment``."""
@@ -138,7 +140,7 @@ class Page:
         return self.link(text, machine_file(page), row_anchor)
 
     def machine_link(self, text: object, page: str) -> Md:
-        return self.link(text, machine_file(page))
+        return self.link(self.labels.get(page, text), machine_file(page))
 
     def image(self, chart: str, alt: str) -> Md:
         """A chart image (``chart`` docs-relative) with alt text; styled as a light card."""

@@ -282,3 +282,23 @@ def test_a_run_that_stopped_early_says_so(tmp_path: Path, fixture_site: Built) -
     untouched = next((fixture_site.generated / "machines").glob("fixture-cpu-laptop-*.md"))
     assert "(unfinished)" not in untouched.read_text()
     assert "the plan was not recorded" in untouched.read_text()
+
+
+def test_links_tell_apart_one_machines_fingerprints(tmp_path: Path, fixture_site: Built) -> None:
+    """A machine measured under two fingerprints is linked as name + fingerprint wherever it
+    appears; a machine with one fingerprint keeps its plain name."""
+    home = (fixture_site.generated / "snippets" / "home.md").read_text()
+    page = "generated/machines/fixture-cpu-laptop-81b41973.md"
+    assert f"[fixture-cpu-laptop 81b41973]({page})" in home
+    assert "[fixture-cpu-laptop](" not in home
+    assert "[fixture-gpu-box](generated/machines/fixture-gpu-box-abd10753.md)" in home
+    index = (fixture_site.generated / "machines" / "index.md").read_text()
+    assert "| Step |" in index
+
+    reports = tmp_path / "reports"
+    run = "fixture-20261128T180000Z-cpu"
+    shutil.copytree(FIXTURE_REPORTS / "fixture-cpu-laptop" / run,
+                    reports / "fixture-cpu-laptop" / run)
+    alone = build_copy(tmp_path / "alone", reports, run_mkdocs=False)
+    home = (alone.generated / "snippets" / "home.md").read_text()
+    assert f"[fixture-cpu-laptop]({page})" in home

@@ -22,7 +22,7 @@ from typing import Any
 
 from bench.report import advice, fmt, sentences, stats
 from bench.report.pages import Writer
-from bench.report.views.common import Inputs, machines_of
+from bench.report.views.common import Inputs, link_labels, machines_of
 from bench.report.views.compare import compare_page
 from bench.report.views.constants import constants_page
 from bench.report.views.cpu_gpu import cpu_gpu_page
@@ -41,10 +41,11 @@ __all__ = ["Inputs", "compute", "render_all"]
 def compute(dataset: Any) -> Inputs:
     analysis = stats.analyse(dataset)
     recs = advice.recommend(analysis)
+    machines = machines_of(analysis.machines)
     return Inputs(
         dataset=dataset,
         a=analysis,
-        machines=machines_of(analysis.machines),
+        machines=machines,
         recs=recs,
         regimes=sentences.regimes(recs),
         decisions=advice.decision_table(recs),
@@ -56,6 +57,7 @@ def compute(dataset: Any) -> Inputs:
                 analysis.cells["status_summary"].to_numpy(dtype=object),
             )
         },
+        labels=link_labels(machines),
     )
 
 

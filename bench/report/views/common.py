@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -130,6 +131,16 @@ class Machine:
     hardware: str  # GPU name, or CPU model (untrusted)
 
 
+def link_labels(machines: Mapping[str, Machine]) -> dict[str, str]:
+    """Link text for the machines measured under several fingerprints: name plus fingerprint.
+
+    Without it the home page would list, say, two ``laptop`` rows that differ only in the torch
+    version or the step definition behind them, and a reader could not tell which is which.
+    """
+    names = Counter(m.machine for m in machines.values())
+    return {key: m.title for key, m in machines.items() if names[m.machine] > 1}
+
+
 def machines_of(summary: pd.DataFrame) -> dict[str, Machine]:
     out: dict[str, Machine] = {}
     for row in summary.itertuples(index=False):
@@ -196,6 +207,11 @@ class Inputs:
     regimes: list[Any]  # sentences.regimes(recs), grouped once for every page
     decisions: pd.DataFrame
     status: dict[tuple[str, str], str]  # (fingerprint, cell id) → "2 ok, 1 crash"
+    labels: dict[str, str]  # link_labels(machines)
+
+    def page(self, here: str) -> Page:
+        """A page whose machine links tell apart one machine's fingerprints."""
+        return Page(here, self.labels)
 
     def verdict(self, r: Any) -> Md:
         """A comparison's verdict; an insufficient one says what happened to its replicates."""

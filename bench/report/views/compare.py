@@ -7,13 +7,13 @@ from typing import Any
 
 from bench.report import fmt, stats
 from bench.report.escape import cat
-from bench.report.pages import GENERATED, Page, Writer, table
+from bench.report.pages import GENERATED, Writer, table
 from bench.report.views.common import Inputs, label, rows_of, varying
 
 
 def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: Path | None) -> None:
     here = f"{GENERATED}/compare.md"
-    p = Page(here)
+    p = data.page(here)
     summary = data.a.machines
     ms = [data.machines[str(pg)] for pg in summary["page"]] if len(summary) else []
     side = None

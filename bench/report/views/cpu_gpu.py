@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from bench.report import charts, fmt, stats
-from bench.report.pages import GENERATED, Page, Writer, table
+from bench.report.pages import GENERATED, Writer, table
 from bench.report.views.common import (
     TABLE_ROWS,
     Inputs,
@@ -29,7 +29,7 @@ from bench.report.views.recommendations import _recs_for
 
 def cpu_gpu_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
     here = f"{GENERATED}/cpu-vs-gpu.md"
-    p = Page(here)
+    p = data.page(here)
     sections = []
     cross_by_page = (
         {str(k): g for k, g in data.a.crossovers.groupby("page")} if len(data.a.crossovers) else {}

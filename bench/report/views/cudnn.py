@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from bench.report import charts, fmt
-from bench.report.pages import GENERATED, Page, Writer, table
+from bench.report.pages import GENERATED, Writer, table
 from bench.report.views.common import (
     TABLE_ROWS,
     Inputs,
@@ -32,7 +32,7 @@ from bench.report.views.recommendations import _recs_for
 
 def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
     here = f"{GENERATED}/cudnn-benchmark.md"
-    p = Page(here)
+    p = data.page(here)
     sections = []
     costs = data.a.benchmark
     csv = (

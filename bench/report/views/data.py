@@ -7,14 +7,14 @@ from pathlib import Path
 from bench import schema
 from bench.report import stats
 from bench.report.escape import Md, md
-from bench.report.pages import GENERATED, Page, Writer, table
+from bench.report.pages import GENERATED, Writer, table
 from bench.report.views.common import COMPARISONS, Inputs, _data_rel
 
 
 def data_page(writer: Writer, data: Inputs, reports_root: Path) -> set[Path]:
     """Copy every run's files into the site and list them; returns the copied paths."""
     here = f"{GENERATED}/data.md"
-    p = Page(here)
+    p = data.page(here)
     copied: set[Path] = set()
     rows = []
     counts = (

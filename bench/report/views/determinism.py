@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 
 from bench.report import fmt
-from bench.report.pages import GENERATED, Page, Writer, safe_title, table
+from bench.report.pages import GENERATED, Writer, safe_title, table
 from bench.report.views.common import (
     CONFIG_AXES,
     TABLE_ROWS,
@@ -30,7 +30,7 @@ from bench.report.views.recommendations import _recs_for
 
 def determinism_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
     here = f"{GENERATED}/determinism.md"
-    p = Page(here)
+    p = data.page(here)
     sections = []
     repro_by_page = (
         {str(k): g for k, g in data.a.repro.groupby("page")} if len(data.a.repro) else {}

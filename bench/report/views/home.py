@@ -92,7 +92,7 @@ def unmeasured_settings(data: Inputs) -> list[str]:
 
 
 def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
-    p = Page("index.md")
+    p = data.page("index.md")
     a = data.a
     headlines = []
     bm = a.benchmark

@@ -11,7 +11,6 @@ from bench.report import fmt
 from bench.report.escape import anchor, attr, cat, html_text, md, slug
 from bench.report.pages import (
     GENERATED,
-    Page,
     Writer,
     fragment_placeholder,
     html_table,
@@ -150,13 +149,13 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
         runs_by_fp.setdefault(str(run.fingerprint_id), []).append(run)
     results = data.dataset.results
     index_rows = []
-    index_p = Page(f"{GENERATED}/machines/index.md")
+    index_p = data.page(f"{GENERATED}/machines/index.md")
     rows_by_run = results["run_id"].value_counts()  # once, not per machine
     ok_by_run = results.loc[results["status"] == "ok", "run_id"].value_counts()
     for row in data.a.machines.itertuples(index=False):
         m = data.machines[str(row.page)]
         here = machine_file(m.page)
-        p = Page(here)
+        p = data.page(here)
         fp = m.fingerprint_id
         env = data.dataset.envs.get(fp)
         flags = env.get("flag_defaults", {}) if isinstance(env, dict) else {}
@@ -266,6 +265,7 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
                 m.hardware,
                 str(row.cpu_model),
                 str(row.torch_version),
+                str(row.workload_version),
                 str(row.n_runs),
                 str(row.n_cells),
                 f"{row.n_ok} ok, {row.n_failed} not ok",
@@ -275,7 +275,7 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
         f"{GENERATED}/machines/index.md",
         "machines-index.md.j2",
         table=table(
-            ["Page", "Machine", "Hardware", "CPU", "torch", "Runs", "Cells", "Replicates"],
+            ["Page", "Machine", "Hardware", "CPU", "torch", "Step", "Runs", "Cells", "Replicates"],
             index_rows,
         )
         if index_rows

@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 
 from bench.report import fmt
-from bench.report.pages import GENERATED, Page, Writer, table
+from bench.report.pages import GENERATED, Writer, table
 from bench.report.views.common import (
     TABLE_ROWS,
     Inputs,
@@ -27,7 +27,7 @@ from bench.report.views.recommendations import _merge, _recs_for
 
 def precision_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
     here = f"{GENERATED}/precision.md"
-    p = Page(here)
+    p = data.page(here)
     tf32 = (
         data.a.cells.set_index(["fingerprint_id", "cell_id"])["eff_cudnn_allow_tf32"]
         if len(data.a.cells)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.report import fmt
-from bench.report.pages import GENERATED, Page, Writer, table
+from bench.report.pages import GENERATED, Writer, table
 from bench.report.views.common import (
     TABLE_ROWS,
     Inputs,
@@ -26,7 +26,7 @@ from bench.report.views.recommendations import _recs_for
 
 def shapes_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
     here = f"{GENERATED}/dynamic-shapes.md"
-    p = Page(here)
+    p = data.page(here)
     sections = []
     csv = (
         write_comparisons(
