@@ -214,6 +214,18 @@ def test_cpu_vs_gpu_pairs_and_crossovers(write_tree):
     assert curves.iloc[0]["verdicts"] == ("slower", "faster", "faster")
 
 
+def test_best_throughput_keeps_a_faster_cell_with_too_few_replicates_flagged(write_tree):
+    """A GPU cell that lost a replicate still beats the CPU cell, marked insufficient; the
+    box is not reported at its CPU's speed."""
+    rows = cell(ENV, axes(device="cpu", mode="infer", batch_size=1, cpu_threads=4), [0.03] * 3)
+    rows += cell(ENV, axes(mode="infer", batch_size=1), [0.003, 0.004, None])
+    best = stats.best_throughput(stats.cell_stats(_load(write_tree, rows)))
+    assert len(best) == 1
+    top = best.iloc[0]
+    assert top["device"] == "cuda" and bool(top["insufficient"]) and top["n_ok"] == 2
+    assert top["samples_per_s"] == pytest.approx((1 / 0.003 + 1 / 0.004) / 2)  # median rate
+
+
 def test_pct_of_peak_uses_the_matching_ceiling(write_tree):
     rows = []
     for op, rate in (("matmul-bf16", 800e12), ("matmul-tf32", 400e12), ("matmul-fp32", 50e12)):

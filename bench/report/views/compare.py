@@ -11,6 +11,14 @@ from bench.report.pages import GENERATED, Writer, table
 from bench.report.views.common import Inputs, label, rows_of, varying
 
 
+def _few(r: Any) -> str:
+    """The mark on a best throughput that rests on too few ok replicates to be judged."""
+    if not bool(r.insufficient):
+        return ""
+    n = int(r.n_ok)
+    return f"; only {n} ok replicate{'' if n == 1 else 's'}"
+
+
 def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: Path | None) -> None:
     here = f"{GENERATED}/compare.md"
     p = data.page(here)
@@ -62,7 +70,7 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
                     if hit is None
                     else cat(
                         p.row_link(fmt.rate(hit.samples_per_s), m.page, hit.anchor),
-                        f" ({hit.device})",
+                        f" ({hit.device}{_few(hit)})",
                     )
                 )
             rows.append(row)
@@ -89,7 +97,8 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
                 [
                     label(r, cols),
                     p.machine_link(r.machine, r.page),
-                    p.row_link(fmt.rate(r.samples_per_s), r.page, r.anchor),
+                    cat(p.row_link(fmt.rate(r.samples_per_s), r.page, r.anchor),
+                        f" ({r.device}{_few(r)})"),
                     f"${fmt.num(r.price_usd)}" if fmt.present(r.price_usd) else fmt.MISSING,
                     fmt.num(r.images_per_s_per_usd, 3)
                     if fmt.present(r.images_per_s_per_usd)
@@ -124,5 +133,6 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
         prices_given=prices is not None,
         unmatched=unmatched,
         n_machines=len(ms),
+        min_ok=stats.MIN_OK_REPLICATES,
         **common,
     )
