@@ -20,8 +20,9 @@ Rules (``Recommendation.rule``):
   ``bm-mixed``. Only pairs with cudnn.deterministic off (the default) are used.
 - ``det-insufficient``, ``det-does-not-reproduce`` (keep off: deterministic on still failed the
   bitwise re-run), ``det-default-reproduces`` (leave default: off already re-ran bitwise equal),
-  ``det-costs`` (enable only if needed: it is slower), ``det-no-measurable-cost`` (enable: no
-  measurable cost), ``det-mixed``.
+  ``det-costs`` (enable only if needed: it is slower), ``det-no-measurable-cost`` (enable: the
+  interval rules out a cost above δ), ``det-cost-unclear`` (enable only if needed: no clear
+  difference, but the interval allows a cost above δ), ``det-mixed``.
 - ``precision-*`` and ``memory_format-*``: ``-insufficient``, ``-faster`` (enable), ``-slower``
   (keep off), ``-no-clear-difference`` (leave default), ``-mixed``.
 - ``device-insufficient``, ``device-gpu-from-batch`` (enable: the GPU is faster from
@@ -468,8 +469,12 @@ def _determinism(pairs: pd.DataFrame) -> list[Recommendation]:
             rule, action = "det-default-reproduces", LEAVE_DEFAULT
         elif verdict == "slower":
             rule, action = "det-costs", ENABLE_IF_NEEDED
-        elif verdict in ("faster", "no clear difference"):
+        elif verdict == "faster" or (
+            verdict == "no clear difference" and stats.not_slower(_num(row["ci_low"]))
+        ):
             rule, action = "det-no-measurable-cost", ENABLE
+        elif verdict == "no clear difference":
+            rule, action = "det-cost-unclear", ENABLE_IF_NEEDED
         else:
             rule, action = "det-mixed", DEPENDS
         out.append(

@@ -187,9 +187,21 @@ def _benchmark(r: Recommendation) -> Md:
     if r.verdict == "no clear difference":
         return cat(
             Md("**leave the default (off)**: "),
-            f"no clear difference, {speedup_text(r)}, within 1 ± {fmt.pct(stats.DELTA)}.{cold}",
+            f"no clear difference, {speedup_text(r)}, {_band(r)}.{cold}",
         )
     return _common(r)
+
+
+def _band(r: Recommendation) -> str:
+    """Whether "no clear difference" shows the effect is small, or only fails to show it is big.
+
+    A tight interval inside 1 ± δ is evidence that the setting does not matter; a wide one that
+    merely straddles the band is not, and saying "within 1 ± δ" of it would overstate.
+    """
+    band = f"1 ± {fmt.pct(stats.DELTA)}"
+    if stats.within_band(r.ci_low, r.ci_high):
+        return f"within {band}"
+    return f"but the interval reaches beyond {band}, so more replicates could still show a change"
 
 
 def _common(r: Recommendation) -> Md:
@@ -226,6 +238,12 @@ def _determinism(r: Recommendation) -> Md:
         )
         return cat(
             Md("**enable it only if you need bitwise reproducibility**: "), f"{speed}.{diff}"
+        )
+    if r.rule == "det-cost-unclear":
+        return cat(
+            Md("**enable it only if you need bitwise reproducibility**: "),
+            f"{speed}, an interval too wide to rule out a cost above "
+            f"{fmt.pct(stats.DELTA)}.",
         )
     if r.rule == "det-no-measurable-cost":
         return cat(

@@ -25,11 +25,12 @@ memory. ``analyse()`` computes every table once so that pages and advice share t
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Union
+from typing import TypeGuard, Union
 
 import numpy as np
 import pandas as pd
@@ -134,6 +135,25 @@ def model_family(model: str) -> str:
 def page_slug(machine: str, fingerprint_id: str) -> str:
     """The machine page of one fingerprint: ``f"{machine}-{fingerprint_id[:8]}"``."""
     return f"{machine}-{fingerprint_id[:8]}"
+
+
+def within_band(ci_low: float | None, ci_high: float | None) -> bool:
+    """Whether an interval lies inside 1 ± DELTA, as the pages print it (two decimals).
+
+    This backs wording ("within 1 ± 3%", "no measurable cost"), not verdicts: a "no clear
+    difference" from a wide interval is no evidence that a setting is free. Rounding as printed
+    keeps a sentence from contradicting the interval shown next to it.
+    """
+    return not_slower(ci_low) and _known(ci_high) and round(ci_high, 2) <= round(1 + DELTA, 2)
+
+
+def not_slower(ci_low: float | None) -> bool:
+    """Whether an interval rules out a slowdown beyond DELTA (as printed; see within_band)."""
+    return _known(ci_low) and round(ci_low, 2) >= round(1 - DELTA, 2)
+
+
+def _known(value: float | None) -> TypeGuard[float]:
+    return value is not None and not math.isnan(value)
 
 
 def verdict(ci_low: float, ci_high: float, n_base: int, n_var: int) -> str:

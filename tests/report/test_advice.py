@@ -121,6 +121,20 @@ def test_determinism_that_costs_is_only_if_needed(write_tree):
     assert (rec.action, rec.rule) == (advice.ENABLE_IF_NEEDED, "det-costs")
 
 
+def test_determinism_with_a_wide_interval_is_not_called_free(write_tree):
+    """Noisy replicates: no clear difference, but the interval allows a cost well above δ, so
+    the advice is 'only if needed', not 'no measurable cost'."""
+    rows = cell(ENV, axes(), [0.10, 0.08, 0.12])
+    rows += cell(ENV, axes(cudnn_deterministic="on"), [0.13, 0.08, 0.10])
+    (rec,) = [
+        r
+        for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
+        if r.setting == "cudnn.deterministic"
+    ]
+    assert rec.verdict == "no clear difference" and rec.ci_low < 1 - stats.DELTA
+    assert (rec.action, rec.rule) == (advice.ENABLE_IF_NEEDED, "det-cost-unclear")
+
+
 def test_precision_memory_format_and_device(write_tree):
     rows = cell(ENV, axes(), [0.10] * 3)
     rows += cell(ENV, axes(precision="amp-bf16"), [0.05] * 3)
@@ -222,3 +236,20 @@ def test_a_drifting_cell_is_counted_and_flags_the_advice_it_feeds(write_tree):
     recs = [r for r in advice.recommend(ds) if r.job_length == 1_000_000]
     flagged = {r.batch_size for r in recs if "steady-drift" in r.caveats}
     assert flagged == {"64"}
+
+
+def test_no_clear_difference_says_whether_the_interval_is_tight(tmp_path):
+    """'Within 1 ± δ' only when the whole interval is; a wide interval is called inconclusive."""
+    from bench.report import sentences
+    from bench.report.pages import Page
+
+    def said(recs):
+        return str(sentences.sentence(sentences.regimes(recs)[0], Page("index.md")))
+
+    recs = [r for r in advice.recommend(_benchmark_dataset(tmp_path, 1.0))
+            if r.setting == "cudnn.benchmark"]
+    assert recs[0].verdict == "no clear difference"
+    assert "within 1 ± 3%" in said(recs)
+    wide = [dataclasses.replace(r, ci_low=0.8, ci_high=1.5) for r in recs]
+    text = said(wide)
+    assert "within 1 ±" not in text and "reaches beyond 1 ± 3%" in text

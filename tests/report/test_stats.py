@@ -308,3 +308,19 @@ def test_analyse_bundles_every_table(write_tree):
     assert set(analysis.comparisons) == set(stats.AXES)
     assert len(analysis.benchmark) == 1 and analysis.shapes.empty and analysis.cpu_gpu.empty
     assert analysis.machines.iloc[0]["gpu_name"] == "Test GPU"
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "within", "not_slower"),
+    [
+        (0.99, 1.01, True, True),
+        (0.9651, 1.0349, True, True),  # printed 0.97–1.03: the sentence must agree with it
+        (0.9649, 1.01, False, False),  # printed 0.96
+        (0.98, 1.05, False, True),  # a possible gain beyond δ, but no possible cost
+        (math.nan, 1.0, False, False),
+        (None, None, False, False),
+    ],
+)
+def test_band_as_printed(low, high, within, not_slower):
+    assert stats.within_band(low, high) is within
+    assert stats.not_slower(low) is not_slower
