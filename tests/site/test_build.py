@@ -302,3 +302,29 @@ def test_links_tell_apart_one_machines_fingerprints(tmp_path: Path, fixture_site
     alone = build_copy(tmp_path / "alone", reports, run_mkdocs=False)
     home = (alone.generated / "snippets" / "home.md").read_text()
     assert f"[fixture-cpu-laptop]({page})" in home
+
+
+def test_compare_table_is_capped_to_the_most_compared_workloads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the cap, the throughput table keeps the workloads most machines measured and
+    links a CSV holding every machine's best throughput for every workload."""
+    import csv
+
+    from bench.report.views import compare
+
+    monkeypatch.setattr(compare, "TABLE_ROWS", 2)
+    built = build_copy(tmp_path / "capped", FIXTURE_REPORTS, run_mkdocs=False)
+    page = (built.generated / "compare.md").read_text()
+    throughput = page.split("## Throughput", 1)[1].split("## Images", 1)[0]
+    body = [line for line in throughput.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(body) == 1 + 2  # header and two workloads
+    # both shown workloads were measured under both laptop fingerprints (no dash on either)
+    assert all(line.count("fixture-cpu-laptop-") == 2 for line in body[1:])
+    assert "[best-throughput.csv](data/comparisons/best-throughput.csv)" in page
+    with open(built.generated / "data" / "comparisons" / "best-throughput.csv") as f:
+        rows = list(csv.DictReader(f))
+    workloads = {tuple(r[k] for k in ("model", "mode", "batch_size", "resolution", "precision",
+                                     "shapes")) for r in rows}
+    assert f"The table shows the 2 workloads measured on the most machines, of {len(workloads)}" \
+        in page
+    assert {r["machine"] for r in rows} == {"fixture-cpu-laptop", "fixture-gpu-box"}

@@ -5,10 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from bench.report import fmt, stats
 from bench.report.escape import cat
 from bench.report.pages import GENERATED, Writer, table
-from bench.report.views.common import Inputs, label, rows_of, varying
+from bench.report.views.common import (
+    COMPARISONS,
+    TABLE_ROWS,
+    Inputs,
+    label,
+    rows_of,
+    varying,
+)
 
 
 def _few(r: Any) -> str:
@@ -17,6 +26,20 @@ def _few(r: Any) -> str:
         return ""
     n = int(r.n_ok)
     return f"; only {n} ok replicate{'' if n == 1 else 's'}"
+
+
+def _shown_workloads(best: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The workloads the throughput table lists, in workload order, and how many there are.
+
+    At most TABLE_ROWS: those measured on the most machines, since a row is only a comparison
+    where several machines have a number. A results tree can hold thousands of workloads, too
+    many to read in one table (and to push through Markdown in the time the build has).
+    """
+    key = stats.WORKLOAD_KEY
+    counts = best.groupby(key, sort=False, dropna=False)["page"].nunique().rename("n").reset_index()
+    counts = counts.sort_values(["n", *key], ascending=[False] + [True] * len(key), kind="stable")
+    shown = counts.head(TABLE_ROWS)[key].sort_values(key, kind="stable")
+    return shown, len(counts)
 
 
 def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: Path | None) -> None:
@@ -51,10 +74,19 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
         rows = [[name, *[get(r) for r in summary.itertuples(index=False)]] for name, get in fields]
         side = table(["", *[p.machine_link(m.title, m.page) for m in ms]], rows)
     best = data.a.best
-    throughput = None
+    throughput = more = None
     if len(best) and ms:
         key = stats.WORKLOAD_KEY
-        workloads = best[key].drop_duplicates().sort_values(key, kind="stable")
+        workloads, total = _shown_workloads(best)
+        if total > TABLE_ROWS:
+            csv_path = f"{COMPARISONS}/best-throughput.csv"
+            writer.text(csv_path, best.to_csv(index=False, lineterminator="\n"))
+            more = cat(
+                f"The table shows the {TABLE_ROWS:,} workloads measured on the most machines, "
+                f"of {total:,}; every machine's best throughput for every workload is in ",
+                p.link(csv_path.rsplit("/", 1)[-1], csv_path),
+                ".",
+            )
         lookup = {
             (str(r.page), *[getattr(r, k) for k in key]): r for r in rows_of(best)
         }
@@ -129,6 +161,7 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
         p=p,
         side=side,
         throughput=throughput,
+        more=more,
         per_dollar=per_dollar,
         prices_given=prices is not None,
         unmatched=unmatched,
