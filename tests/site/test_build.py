@@ -328,3 +328,39 @@ def test_compare_table_is_capped_to_the_most_compared_workloads(
     assert f"The table shows the 2 workloads measured on the most machines, of {len(workloads)}" \
         in page
     assert {r["machine"] for r in rows} == {"fixture-cpu-laptop", "fixture-gpu-box"}
+
+
+def test_home_answers_from_the_newest_step_definition_only(tmp_path: Path) -> None:
+    """A machine measured again under a newer step definition: the home page's decisions and
+    headlines leave out the older fingerprint and name it instead; its page stays."""
+    import json
+
+    old_page = "generated/machines/fixture-cpu-laptop-81b41973.md"
+    plain = build_copy(tmp_path / "plain", FIXTURE_REPORTS, run_mkdocs=False)
+    home = (plain.generated / "snippets" / "home.md").read_text()
+    assert "Older step definitions" not in home
+    assert home.count(old_page) > 3  # decisions and headlines from it
+
+    reports = tmp_path / "reports"
+    shutil.copytree(FIXTURE_REPORTS, reports)
+    # the other laptop fingerprint becomes the newer step definition
+    newer = reports / "fixture-cpu-laptop" / "fixture-20261020T090000Z-cpu" / "env.json"
+    env = json.loads(newer.read_text())
+    env["bench"] = {"version": "0.1.0", "workload_version": 2}
+    newer.write_text(json.dumps(env))
+    built = build_copy(tmp_path / "site", reports, run_mkdocs=False)
+    home = (built.generated / "snippets" / "home.md").read_text()
+    note = home.split('!!! note "Older step definitions left out"', 1)[1].split("###", 1)[0]
+    assert f"[fixture-cpu-laptop 81b41973]({old_page}) (step 1; now 2)" in note
+    assert old_page not in home.replace(note, "")
+    assert "fixture-gpu-box-abd10753.md" in home.replace(note, "")
+    machine_page = (built.generated / "machines" / "fixture-cpu-laptop-81b41973.md").read_text()
+    assert "Superseded step definition" in machine_page
+    assert "| 1 (superseded) |" in (built.generated / "machines" / "index.md").read_text()
+
+    def advised(site: Built) -> list[str]:  # precision recommendations naming the old page
+        text = (site.generated / "precision.md").read_text()
+        return [line for line in text.splitlines()
+                if line.startswith("- ") and "fixture-cpu-laptop-81b41973.md" in line]
+
+    assert advised(plain) and not advised(built)

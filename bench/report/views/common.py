@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -129,6 +130,8 @@ class Machine:
     fingerprint_id: str
     title: str  # safe characters only: headings and navigation
     hardware: str  # GPU name, or CPU model (untrusted)
+    #: (its step version, the machine's newest) when a newer step definition superseded it
+    superseded: tuple[str, str] | None = None
 
 
 def link_labels(machines: Mapping[str, Machine]) -> dict[str, str]:
@@ -141,8 +144,27 @@ def link_labels(machines: Mapping[str, Machine]) -> dict[str, str]:
     return {key: m.title for key, m in machines.items() if names[m.machine] > 1}
 
 
+def superseded_pages(summary: pd.DataFrame) -> dict[str, tuple[str, str]]:
+    """Fingerprints whose machine was measured again under a newer step definition.
+
+    Maps each such page key to (its step version, the newest step version of that machine).
+    A new step definition fixes how something was measured (see ``WORKLOAD_VERSION``), so the
+    home page answers from the newest one only; the older pages stay, as measured.
+    """
+    if summary.empty:
+        return {}
+    version = pd.to_numeric(summary["workload_version"], errors="coerce").fillna(1)
+    newest = version.groupby(summary["machine"]).transform("max")
+    old = version < newest
+    return {
+        str(page): (fmt.integer(v), fmt.integer(n))
+        for page, v, n in zip(summary.loc[old, "page"], version[old], newest[old])
+    }
+
+
 def machines_of(summary: pd.DataFrame) -> dict[str, Machine]:
     out: dict[str, Machine] = {}
+    gone = superseded_pages(summary)
     for row in summary.itertuples(index=False):
         hardware = row.gpu_name or row.cpu_model or "unknown hardware"
         if row.gpu_count and row.gpu_count > 1:
@@ -153,6 +175,7 @@ def machines_of(summary: pd.DataFrame) -> dict[str, Machine]:
             fingerprint_id=str(row.fingerprint_id),
             title=safe_title(f"{row.machine} {str(row.fingerprint_id)[:8]}"),
             hardware=str(hardware),
+            superseded=gone.get(str(row.page)),
         )
     return out
 
@@ -208,6 +231,12 @@ class Inputs:
     decisions: pd.DataFrame
     status: dict[tuple[str, str], str]  # (fingerprint, cell id) → "2 ok, 1 crash"
     labels: dict[str, str]  # link_labels(machines)
+
+    @functools.cached_property
+    def superseded(self) -> dict[str, tuple[str, str]]:
+        """Page key → (step, newest step) of the fingerprints a newer step definition replaced;
+        the home page and the recommendation lists leave them out."""
+        return {k: m.superseded for k, m in self.machines.items() if m.superseded}
 
     def page(self, here: str) -> Page:
         """A page whose machine links tell apart one machine's fingerprints."""
@@ -346,6 +375,7 @@ def _machine_ctx(p: Page, m: Machine) -> dict[str, Any]:
         "heading": machine_heading(m),
         "link": p.machine_link(m.machine, m.page),
         "hardware": m.hardware,
+        "superseded": m.superseded,
     }
 
 

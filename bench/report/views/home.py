@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pandas as pd
+
 from bench.report import advice, fmt, sentences
 from bench.report.escape import Md, cat
 from bench.report.pages import GENERATED, Page, Writer, table
@@ -27,7 +29,7 @@ _DECISION_SECTIONS = (
 
 def decision_tables(data: Inputs, p: Page) -> list[dict[str, Any]]:
     """The home page's decision table, one table per setting."""
-    groups = data.regimes
+    groups = [g for g in data.regimes if g.main.page not in data.superseded]
     out = []
     for setting, heading, compared in _DECISION_SECTIONS:
         mine = [g for g in groups if g.main.setting == setting]
@@ -87,8 +89,15 @@ def decision_tables(data: Inputs, p: Page) -> list[dict[str, Any]]:
 def unmeasured_settings(data: Inputs) -> list[str]:
     """Decision-table sections with no comparison at all, so the home page can say which
     questions these results cannot answer yet (rather than leaving them out silently)."""
-    present = {g.main.setting for g in data.regimes}
+    present = {g.main.setting for g in data.regimes if g.main.page not in data.superseded}
     return [heading for setting, heading, _ in _DECISION_SECTIONS if setting not in present]
+
+
+def _current(frame: pd.DataFrame, data: Inputs) -> pd.DataFrame:
+    """``frame`` without the fingerprints a newer step definition superseded."""
+    if frame.empty or not data.superseded:
+        return frame
+    return frame.loc[~frame["page"].isin(list(data.superseded))]
 
 
 def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
@@ -97,7 +106,7 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
     headlines = []
     bm = a.benchmark
     if len(bm):
-        for m, group in _by_machine(bm, data.machines):
+        for m, group in _by_machine(_current(bm, data), data.machines):
             c = verdict_counts(group["verdict"])
             faster = group.loc[group["verdict"] == "faster"]
             be = span(faster["break_even_iters"].replace(math.inf, math.nan), fmt.iterations)
@@ -116,7 +125,7 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
             )
     cg = a.crossovers
     if len(cg):
-        for m, group in _by_machine(cg, data.machines):
+        for m, group in _by_machine(_current(cg, data), data.machines):
             crossing = group.loc[group["crossover_batch"].notna()]
             text = (
                 (
@@ -146,7 +155,7 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
             )
     det = a.determinism
     if len(det):
-        for m, group in _by_machine(det, data.machines):
+        for m, group in _by_machine(_current(det, data), data.machines):
             ok = group.loc[group["verdict"] != "insufficient"]
             equal_off = group["base_bitwise_equal"].dropna()
             equal_on = group["var_bitwise_equal"].dropna()
@@ -184,7 +193,7 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                 )
     prec = a.comparisons["precision"]
     if len(prec):
-        for m, group in _by_machine(prec, data.machines):
+        for m, group in _by_machine(_current(prec, data), data.machines):
             parts = []
             for variant, g in group.groupby("variant_value", sort=True):
                 ok = g.loc[g["verdict"] != "insufficient"]
@@ -200,6 +209,7 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                         ".",
                     )
                 )
+    old_ids = [data.machines[page].fingerprint_id for page in data.superseded]
     writer.page(
         f"{GENERATED}/snippets/home.md",
         "home.md.j2",
@@ -207,7 +217,11 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         headlines=headlines,
         decisions=decision_tables(data, p),
         unmeasured=unmeasured_settings(data),
-        n_machines=len(data.machines),
-        n_rows=len(data.dataset.results),
+        n_machines=len(data.machines) - len(data.superseded),
+        n_rows=int((~data.dataset.results["fingerprint_id"].isin(old_ids)).sum()),
+        superseded=[
+            cat(p.machine_link(data.machines[page].title, page), f" (step {old}; now {new})")
+            for page, (old, new) in sorted(data.superseded.items())
+        ],
         **common,
     )

@@ -230,6 +230,7 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
             "machine.md.j2",
             p=p,
             title=m.title,
+            superseded=m.superseded,
             machine=m.machine,
             hardware=m.hardware,
             fingerprint=fp,
@@ -265,7 +266,8 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
                 m.hardware,
                 str(row.cpu_model),
                 str(row.torch_version),
-                str(row.workload_version),
+                str(row.workload_version)
+                + (" (superseded)" if m.superseded else ""),
                 str(row.n_runs),
                 str(row.n_cells),
                 f"{row.n_ok} ok, {row.n_failed} not ok",

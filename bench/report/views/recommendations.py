@@ -27,6 +27,8 @@ def _recs_for(data: Inputs, setting: str, p: Page, *, shapes_only: bool = False)
         r = regime.main
         if r.setting != setting or (shapes_only and r.shapes == "static"):
             continue
+        if r.page in data.superseded:  # the home page's rule: newest step definition only
+            continue
         if r.action == advice.INSUFFICIENT:
             n_unknown += 1
             if n_unknown <= RECS_SHOWN:
