@@ -310,6 +310,40 @@ def test_analyse_bundles_every_table(write_tree):
     assert analysis.machines.iloc[0]["gpu_name"] == "Test GPU"
 
 
+def test_threaded_comparisons_match_serial_ones():
+    """analyse() runs the comparisons in threads: the same tables as one compare() after
+    another, whatever order the threads finish in."""
+    from .builders import FIXTURE_REPORTS
+
+    ds = load_reports(FIXTURE_REPORTS)
+    analysis = stats.analyse(ds)
+    cells = stats.cell_stats(ds)
+    with stats.quiet_bootstraps():
+        for axis in stats.AXES:
+            pd.testing.assert_frame_equal(analysis.comparisons[axis], stats.compare(cells, axis))
+
+
+def test_degenerate_bootstraps_are_silenced_for_every_thread_and_filters_restored():
+    """A 0/0 ratio warns (numpy and scipy); quiet_bootstraps, entered once on this thread,
+    silences it in worker threads too and leaves the process's filters as they were."""
+    import warnings
+    from concurrent.futures import ThreadPoolExecutor
+
+    zeros = [[0.0, 0.0, 0.0]]
+    with pytest.warns(RuntimeWarning):
+        stats.ratio_ci(zeros, zeros)
+    before = list(warnings.filters)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outer = list(warnings.filters)
+        with stats.quiet_bootstraps(), ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(lambda _: stats.ratio_ci(zeros, zeros), range(8)))
+        assert warnings.filters == outer
+    assert warnings.filters == before
+    assert caught == []
+    assert all(np.isnan(est[0]) for est, _, _ in results)
+
+
 @pytest.mark.parametrize(
     ("low", "high", "within", "not_slower"),
     [
