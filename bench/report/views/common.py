@@ -238,6 +238,11 @@ class Inputs:
         the home page and the recommendation lists leave them out."""
         return {k: m.superseded for k, m in self.machines.items() if m.superseded}
 
+    @functools.cached_property
+    def current_regimes(self) -> list[Any]:
+        """``regimes`` without the superseded fingerprints: what the advice lists answer from."""
+        return [g for g in self.regimes if g.main.page not in self.superseded]
+
     def page(self, here: str) -> Page:
         """A page whose machine links tell apart one machine's fingerprints."""
         return Page(here, self.labels)

@@ -29,7 +29,7 @@ _DECISION_SECTIONS = (
 
 def decision_tables(data: Inputs, p: Page) -> list[dict[str, Any]]:
     """The home page's decision table, one table per setting."""
-    groups = [g for g in data.regimes if g.main.page not in data.superseded]
+    groups = data.current_regimes
     out = []
     for setting, heading, compared in _DECISION_SECTIONS:
         mine = [g for g in groups if g.main.setting == setting]
@@ -89,7 +89,7 @@ def decision_tables(data: Inputs, p: Page) -> list[dict[str, Any]]:
 def unmeasured_settings(data: Inputs) -> list[str]:
     """Decision-table sections with no comparison at all, so the home page can say which
     questions these results cannot answer yet (rather than leaving them out silently)."""
-    present = {g.main.setting for g in data.regimes if g.main.page not in data.superseded}
+    present = {g.main.setting for g in data.current_regimes}
     return [heading for setting, heading, _ in _DECISION_SECTIONS if setting not in present]
 
 

@@ -23,11 +23,9 @@ def _recs_for(data: Inputs, setting: str, p: Page, *, shapes_only: bool = False)
     said: list[Md] = []
     unknown: list[Md] = []
     n_said = n_unknown = 0  # only the entries shown are rendered; the rest are counted
-    for regime in data.regimes:
+    for regime in data.current_regimes:
         r = regime.main
         if r.setting != setting or (shapes_only and r.shapes == "static"):
-            continue
-        if r.page in data.superseded:  # the home page's rule: newest step definition only
             continue
         if r.action == advice.INSUFFICIENT:
             n_unknown += 1
