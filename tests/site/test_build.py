@@ -357,6 +357,14 @@ def test_home_answers_from_the_newest_step_definition_only(tmp_path: Path) -> No
     machine_page = (built.generated / "machines" / "fixture-cpu-laptop-81b41973.md").read_text()
     assert "Superseded step definition" in machine_page
     assert "| 1 (superseded) |" in (built.generated / "machines" / "index.md").read_text()
+    # the compare page (linked in purchase discussions) compares the newest step only
+    before = (plain.generated / "compare.md").read_text()
+    compare = (built.generated / "compare.md").read_text()
+    assert "fixture-cpu-laptop-81b41973.md" in before.split("## Side by side", 1)[1]
+    head, body = compare.split("## Side by side", 1)
+    assert "(machines/fixture-cpu-laptop-81b41973.md) (step 1; now 2)" in head
+    assert "fixture-cpu-laptop-81b41973.md" not in body
+    assert "fixture-gpu-box-abd10753.md" in body
 
     def advised(site: Built) -> list[str]:  # precision recommendations naming the old page
         text = (site.generated / "precision.md").read_text()

@@ -243,6 +243,21 @@ class Inputs:
         """``regimes`` without the superseded fingerprints: what the advice lists answer from."""
         return [g for g in self.regimes if g.main.page not in self.superseded]
 
+    def current(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame`` (keyed by ``page``) without the fingerprints a newer step definition
+        superseded: the rows the home page and the compare page answer from."""
+        if frame.empty or not self.superseded:
+            return frame
+        return frame.loc[~frame["page"].isin(list(self.superseded))]
+
+    def superseded_links(self, p: Page) -> list[Md]:
+        """Links to the superseded fingerprints, each with its step and the newer one, for the
+        notes on the pages that leave them out."""
+        return [
+            cat(p.machine_link(self.machines[page].title, page), f" (step {old}; now {new})")
+            for page, (old, new) in sorted(self.superseded.items())
+        ]
+
     def page(self, here: str) -> Page:
         """A page whose machine links tell apart one machine's fingerprints."""
         return Page(here, self.labels)

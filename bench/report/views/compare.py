@@ -45,7 +45,7 @@ def _shown_workloads(best: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: Path | None) -> None:
     here = f"{GENERATED}/compare.md"
     p = data.page(here)
-    summary = data.a.machines
+    summary = data.current(data.a.machines)
     ms = [data.machines[str(pg)] for pg in summary["page"]] if len(summary) else []
     side = None
     if ms:
@@ -73,7 +73,7 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
         ]
         rows = [[name, *[get(r) for r in summary.itertuples(index=False)]] for name, get in fields]
         side = table(["", *[p.machine_link(m.title, m.page) for m in ms]], rows)
-    best = data.a.best
+    best = data.current(data.a.best)
     throughput = more = None
     if len(best) and ms:
         key = stats.WORKLOAD_KEY
@@ -166,6 +166,7 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
         prices_given=prices is not None,
         unmatched=unmatched,
         n_machines=len(ms),
+        superseded=data.superseded_links(p),
         min_ok=stats.MIN_OK_REPLICATES,
         **common,
     )

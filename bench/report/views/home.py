@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import pandas as pd
-
 from bench.report import advice, fmt, sentences
 from bench.report.escape import Md, cat
 from bench.report.pages import GENERATED, Page, Writer, table
@@ -93,20 +91,13 @@ def unmeasured_settings(data: Inputs) -> list[str]:
     return [heading for setting, heading, _ in _DECISION_SECTIONS if setting not in present]
 
 
-def _current(frame: pd.DataFrame, data: Inputs) -> pd.DataFrame:
-    """``frame`` without the fingerprints a newer step definition superseded."""
-    if frame.empty or not data.superseded:
-        return frame
-    return frame.loc[~frame["page"].isin(list(data.superseded))]
-
-
 def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
     p = data.page("index.md")
     a = data.a
     headlines = []
     bm = a.benchmark
     if len(bm):
-        for m, group in _by_machine(_current(bm, data), data.machines):
+        for m, group in _by_machine(data.current(bm), data.machines):
             c = verdict_counts(group["verdict"])
             faster = group.loc[group["verdict"] == "faster"]
             be = span(faster["break_even_iters"].replace(math.inf, math.nan), fmt.iterations)
@@ -125,7 +116,7 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
             )
     cg = a.crossovers
     if len(cg):
-        for m, group in _by_machine(_current(cg, data), data.machines):
+        for m, group in _by_machine(data.current(cg), data.machines):
             crossing = group.loc[group["crossover_batch"].notna()]
             text = (
                 (
@@ -155,7 +146,7 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
             )
     det = a.determinism
     if len(det):
-        for m, group in _by_machine(_current(det, data), data.machines):
+        for m, group in _by_machine(data.current(det), data.machines):
             ok = group.loc[group["verdict"] != "insufficient"]
             equal_off = group["base_bitwise_equal"].dropna()
             equal_on = group["var_bitwise_equal"].dropna()
@@ -193,7 +184,7 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                 )
     prec = a.comparisons["precision"]
     if len(prec):
-        for m, group in _by_machine(_current(prec, data), data.machines):
+        for m, group in _by_machine(data.current(prec), data.machines):
             parts = []
             for variant, g in group.groupby("variant_value", sort=True):
                 ok = g.loc[g["verdict"] != "insufficient"]
@@ -219,9 +210,6 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         unmeasured=unmeasured_settings(data),
         n_machines=len(data.machines) - len(data.superseded),
         n_rows=int((~data.dataset.results["fingerprint_id"].isin(old_ids)).sum()),
-        superseded=[
-            cat(p.machine_link(data.machines[page].title, page), f" (step {old}; now {new})")
-            for page, (old, new) in sorted(data.superseded.items())
-        ],
+        superseded=data.superseded_links(p),
         **common,
     )
