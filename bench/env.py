@@ -157,6 +157,15 @@ def fingerprint_id(env: dict[str, Any]) -> str:
     return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
 
+def collect_memory() -> dict[str, Any]:
+    """Installed system memory: part of what a machine comparison lists, not of the
+    fingerprint (a RAM upgrade does not change a step's time, and a resume must not fail on it)."""
+    out: dict[str, Any] = {}
+    with contextlib.suppress(ValueError, OSError, AttributeError):
+        out["total_bytes"] = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return out
+
+
 def collect_bench() -> dict[str, Any]:
     from bench import __version__
     from bench.workloads import WORKLOAD_VERSION
@@ -174,6 +183,7 @@ def collect(torch: Any) -> dict[str, Any]:
         "os": collect_os(),
         "torch": collect_torch(torch),
         "cpu": collect_cpu(torch),
+        "memory": collect_memory(),
         "gpus": collect_gpus(torch),
         "bench": collect_bench(),
     }

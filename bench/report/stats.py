@@ -939,8 +939,10 @@ def machine_summary(ds: Dataset) -> pd.DataFrame:
     """One row per fingerprint: machine, page, runs, hardware and software from env.json, counts.
 
     Columns: fingerprint_id, machine, page, run_ids (tuple), n_runs, gpu_name, gpu_count,
-    cpu_model, torch_version, torchvision_version, cuda_version, cudnn_version, python_version,
-    os, workload_version, n_cells, n_rows, n_ok, n_failed, first_started_at, last_ended_at.
+    cpu_model, cpu_cores, cpu_logical, cpu_threads, gpu_memory_bytes, memory_bytes (counts:
+    int, or None where env.json does not say), torch_version, torchvision_version,
+    cuda_version, cudnn_version, python_version, os, workload_version, n_cells, n_rows, n_ok,
+    n_failed, first_started_at, last_ended_at.
     Strings come from env.json untouched: untrusted, escape before display. Runs from before
     env.json recorded a workload version were measured with version 1 of the step.
     """
@@ -950,6 +952,7 @@ def machine_summary(ds: Dataset) -> pd.DataFrame:
         env = ds.envs.get(str(fp), {})
         torch = env.get("torch") or {}
         gpus = env.get("gpus") or []
+        cpu = env.get("cpu") or {}
         machine = str(env.get("machine") or group["machine"].iloc[-1])
         started = group["started_at"].loc[group["started_at"] != ""]
         ended = group["ended_at"].loc[group["ended_at"] != ""]
@@ -964,7 +967,14 @@ def machine_summary(ds: Dataset) -> pd.DataFrame:
                 if gpus and isinstance(gpus[0], dict)
                 else "",
                 "gpu_count": len(gpus),
-                "cpu_model": str((env.get("cpu") or {}).get("model", "")),
+                "cpu_model": str(cpu.get("model", "")),
+                "cpu_cores": _count(cpu.get("physical_cores")),
+                "cpu_logical": _count(cpu.get("logical_cpus")),
+                "cpu_threads": _count(cpu.get("torch_threads")),
+                "gpu_memory_bytes": _count(gpus[0].get("total_memory_bytes"))
+                if gpus and isinstance(gpus[0], dict)
+                else None,
+                "memory_bytes": _count((env.get("memory") or {}).get("total_bytes")),
                 "torch_version": str(torch.get("version") or ""),
                 "torchvision_version": str(torch.get("torchvision") or ""),
                 "cuda_version": str(torch.get("cuda") or ""),
@@ -983,9 +993,17 @@ def machine_summary(ds: Dataset) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=_MACHINE_COLUMNS)
 
 
+def _count(value: object) -> int | None:
+    """A positive whole number from env.json (untrusted JSON), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value) if math.isfinite(value) and value > 0 else None
+
+
 _MACHINE_COLUMNS = [
     "fingerprint_id", "machine", "page", "run_ids", "n_runs", "gpu_name", "gpu_count",
-    "cpu_model", "torch_version", "torchvision_version", "cuda_version", "cudnn_version",
+    "cpu_model", "cpu_cores", "cpu_logical", "cpu_threads", "gpu_memory_bytes", "memory_bytes",
+    "torch_version", "torchvision_version", "cuda_version", "cudnn_version",
     "python_version", "os", "workload_version", "n_cells", "n_rows", "n_ok", "n_failed",
     "first_started_at", "last_ended_at",
 ]  # fmt: skip

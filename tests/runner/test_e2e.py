@@ -76,6 +76,7 @@ def test_smoke_profile_end_to_end(tmp_path: Path) -> None:
     assert {r["fingerprint_id"] for r in rows} == {env["fingerprint_id"]}
     assert env["planned_rows"] == len(rows)  # a whole run writes every planned row
     assert env["bench"]["workload_version"] >= 2
+    assert env["memory"]["total_bytes"] > 2**20  # for the Compare page's hardware rows
 
 
 @pytest.mark.parametrize(("fault", "status", "reason"), [

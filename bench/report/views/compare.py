@@ -9,7 +9,7 @@ import pandas as pd
 
 from bench.report import fmt, stats
 from bench.report.escape import cat
-from bench.report.pages import GENERATED, Writer, table
+from bench.report.pages import GENERATED, Page, Writer, table
 from bench.report.views.common import (
     COMPARISONS,
     TABLE_ROWS,
@@ -21,11 +21,52 @@ from bench.report.views.common import (
 
 
 def _few(r: Any) -> str:
-    """The mark on a best throughput that rests on too few ok replicates to be judged."""
+    """The mark on a measurement that rests on too few ok replicates to be judged."""
     if not bool(r.insufficient):
         return ""
     n = int(r.n_ok)
-    return f"; only {n} ok replicate{'' if n == 1 else 's'}"
+    return f"only {n} ok replicate{'' if n == 1 else 's'}"
+
+
+def _on(r: Any) -> str:
+    """`` (cuda)``, or `` (cuda; only 2 ok replicates)``: where a best throughput ran."""
+    return f" ({'; '.join(x for x in (str(r.device), _few(r)) if x)})"
+
+
+def _cores(r: Any) -> str:
+    if not fmt.present(r.cpu_cores):
+        return fmt.integer(r.cpu_logical) + (" logical" if fmt.present(r.cpu_logical) else "")
+    logical = f" ({fmt.integer(r.cpu_logical)} logical)" if fmt.present(r.cpu_logical) else ""
+    return fmt.integer(r.cpu_cores) + logical
+
+
+def _ceiling_rows(p: Page, ceilings: pd.DataFrame, pages: list[str]) -> list[list[Any]]:
+    """One side-by-side row per measured ceiling (op and device), each value linked to its row.
+
+    The peak rates a machine reached on plain matmuls and copies are the hardware's own answer
+    to "how fast can it go", measured the same way on every machine.
+    """
+    if ceilings.empty:
+        return []
+    ceilings = ceilings.loc[ceilings["achieved"].notna()]
+    lookup = {(str(c.page), str(c.device), str(c.op)): c for c in rows_of(ceilings)}
+    kinds = sorted({(str(c.device), str(c.op)) for c in rows_of(ceilings)},
+                   key=lambda k: (k[0] != "cuda", k[1]))
+    rows = []
+    for device, op in kinds:
+        row: list[Any] = [f"Measured {op} ({device})"]
+        for page in pages:
+            c = lookup.get((page, device, op))
+            row.append(
+                fmt.MISSING
+                if c is None
+                else cat(
+                    p.row_link(f"{fmt.num(c.achieved)} {c.unit}", page, c.anchor),
+                    f" ({_few(c)})" if _few(c) else "",
+                )
+            )
+        rows.append(row)
+    return rows
 
 
 def _shown_workloads(best: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -60,6 +101,12 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
                 ),
             ),
             ("CPU", lambda r: str(r.cpu_model)),
+            ("CPU cores", _cores),
+            ("CPU threads torch used", lambda r: fmt.integer(r.cpu_threads)),
+            ("GPU memory", lambda r: fmt.bytes_(r.gpu_memory_bytes)),
+            ("System memory", lambda r: fmt.bytes_(r.memory_bytes)),
+        ]
+        software = [
             ("torch", lambda r: str(r.torch_version)),
             ("torchvision", lambda r: str(r.torchvision_version)),
             ("CUDA", lambda r: str(r.cuda_version) or fmt.MISSING),
@@ -71,7 +118,12 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
             ("Cells", lambda r: str(r.n_cells)),
             ("Replicates ok / not ok", lambda r: f"{r.n_ok} / {r.n_failed}"),
         ]
-        rows = [[name, *[get(r) for r in summary.itertuples(index=False)]] for name, get in fields]
+        rows = [
+            [name, *[get(r) for r in summary.itertuples(index=False)]]
+            for name, get in [*fields, *software]
+        ]
+        ceilings = _ceiling_rows(p, data.current(data.a.ceilings), [m.page for m in ms])
+        rows[len(fields):len(fields)] = ceilings  # hardware, its measured peaks, then software
         side = table(["", *[p.machine_link(m.title, m.page) for m in ms]], rows)
     best = data.current(data.a.best)
     throughput = more = None
@@ -102,7 +154,7 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
                     if hit is None
                     else cat(
                         p.row_link(fmt.rate(hit.samples_per_s), m.page, hit.anchor),
-                        f" ({hit.device}{_few(hit)})",
+                        _on(hit),
                     )
                 )
             rows.append(row)
@@ -130,7 +182,7 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
                     label(r, cols),
                     p.machine_link(r.machine, r.page),
                     cat(p.row_link(fmt.rate(r.samples_per_s), r.page, r.anchor),
-                        f" ({r.device}{_few(r)})"),
+                        _on(r)),
                     f"${fmt.num(r.price_usd)}" if fmt.present(r.price_usd) else fmt.MISSING,
                     fmt.num(r.images_per_s_per_usd, 3)
                     if fmt.present(r.images_per_s_per_usd)
