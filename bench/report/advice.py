@@ -130,6 +130,7 @@ class Recommendation:
     max_abs_diff_default: float | None = None
     caveats: tuple[str, ...] = ()
     evidence: tuple[tuple[str, str], ...] = ()  # (page, anchor) of every row used
+    models: tuple[str, ...] = ()  # the family's models that were measured (sorted)
     batch_size: str = ""  # part of the regime; empty for device, whose curves span batches
 
 
@@ -177,13 +178,13 @@ def decision_table(
 ) -> pd.DataFrame:
     """One row per regime (job lengths folded into columns), for the home page.
 
-    Columns: setting, machine, page, fingerprint_id, device, model_family, mode, precision,
-    shapes, batch_size ("" for device), baseline_value, variant_value, verdict, action (at the
-    longest job length for cudnn.benchmark), ``action_<n>`` for each job length n
-    (``job_lengths``, plus any the recommendations carry; equal to ``action`` for settings
-    without one), rule, speedup, ci_low, ci_high, break_even_iters, from_batch, n_pairs,
-    n_sufficient, caveats, evidence, and evidence_page / evidence_anchor (the first row, a link
-    target).
+    Columns: setting, machine, page, fingerprint_id, device, model_family, models (the
+    measured ones, space-separated), mode, precision, shapes, batch_size ("" for device),
+    baseline_value, variant_value, verdict, action (at the longest job length for
+    cudnn.benchmark), ``action_<n>`` for each job length n (``job_lengths``, plus any the
+    recommendations carry; equal to ``action`` for settings without one), rule, speedup,
+    ci_low, ci_high, break_even_iters, from_batch, n_pairs, n_sufficient, caveats, evidence,
+    and evidence_page / evidence_anchor (the first row, a link target).
     """
     recs = list(recs)
     lengths = sorted(set(job_lengths) | {r.job_length for r in recs if r.job_length is not None})
@@ -201,6 +202,7 @@ def decision_table(
                 "fingerprint_id": r.fingerprint_id,
                 "device": r.device,
                 "model_family": r.model_family,
+                "models": " ".join(r.models),
                 "mode": r.mode,
                 "precision": r.precision,
                 "shapes": r.shapes,
@@ -236,6 +238,7 @@ def decision_table(
         "fingerprint_id",
         "device",
         "model_family",
+        "models",
         "mode",
         "precision",
         "shapes",
@@ -275,7 +278,7 @@ def _summaries(
     anchors: Sequence[str] = (),
 ) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     """Per regime (sorted): n_pairs, n_sufficient, verdict (agreed, "mixed" or "insufficient"),
-    median speedup and the CI envelope, evidence; ``extra`` = {name: (column, agg)} over the
+    median speedup and the CI envelope, evidence, models; ``extra`` = {name: (column, agg)} over the
     sufficient pairs, ``extra_all`` over all pairs, ``anchors`` = more anchor columns to cite."""
     suff = (pairs["verdict"] != "insufficient").to_numpy()
     work = pd.DataFrame({c: pairs[c] for c in by})
@@ -310,11 +313,14 @@ def _summaries(
     cited = [
         pairs[c].to_numpy(dtype=object) for c in ("baseline_anchor", "variant_anchor", *anchors)
     ]
-    evidence = {}
+    model = pairs["model"].to_numpy(dtype=object)
+    evidence, models = {}, {}
     for key, idx in grouped.indices.items():
         found = ((page[i], col[i]) for i in np.sort(idx) for col in cited if col[i])
         evidence[key] = tuple(dict.fromkeys(found))
+        models[key] = tuple(sorted({str(model[i]) for i in idx}))
     out["evidence"] = [evidence[k] for k in out.index]
+    out["models"] = [models[k] for k in out.index]
     keys = [k if isinstance(k, tuple) else (k,) for k in out.index]
     return list(zip(keys, out.to_dict("records")))
 
@@ -342,6 +348,7 @@ def _common(row: Mapping[str, Any]) -> dict[str, Any]:
         "speedup": _num(row["speedup"]),
         "ci_low": _num(row["ci_low"]),
         "ci_high": _num(row["ci_high"]),
+        "models": tuple(row["models"]),
     }
 
 

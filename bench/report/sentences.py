@@ -45,9 +45,16 @@ def regimes(recs: Iterable[Recommendation]) -> list[Regime]:
 
 
 def workload(r: Recommendation, *, with_precision: bool = True) -> str:
-    """``resnet · train · fp32 · dynamic shapes · batch 32`` (plain text; escaped by the
-    caller)."""
-    parts = [f"{r.model_family} models", r.mode]
+    """``resnet models (resnet50) · train · fp32 · dynamic shapes · batch 32`` (plain text;
+    escaped by the caller).
+
+    Advice is per model family, but the family is only as wide as what was measured: naming
+    the models lets a reader asking about ResNet-50 see that the row is about ResNet-50.
+    """
+    family = f"{r.model_family} models"
+    if r.models:
+        family += f" ({', '.join(r.models)})"
+    parts = [family, r.mode]
     if with_precision and r.precision:
         parts.append(r.precision)
     if r.shapes and r.shapes != "static":

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.report import advice, stats
+from bench.report import advice, sentences, stats
 from bench.report.load import load_reports
 
 from .builders import axes, cell, env_for, result_row, synth
@@ -86,6 +86,11 @@ def test_mixed_families_are_not_averaged_into_one_answer(write_tree):
     rec = _bm(advice.recommend(load_reports(write_tree([(ENV, rows, [])]))), 10_000)
     assert (rec.verdict, rec.action) == ("mixed", advice.DEPENDS)
     assert (rec.ci_low, rec.ci_high) == pytest.approx((0.5, 2.0))  # the envelope, not an average
+    assert rec.models == ("resnet18", "resnet50")  # the family names what was measured
+    assert sentences.workload(rec).startswith("resnet models (resnet18, resnet50) · train")
+    lone = [r for r in advice.recommend(load_reports(write_tree([(ENV, rows[:6], [])])))
+            if r.setting == "cudnn.benchmark"]
+    assert {r.models for r in lone} == {("resnet18",)}
 
 
 def test_too_few_replicates_give_insufficient_data(write_tree):
