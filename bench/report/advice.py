@@ -1,7 +1,8 @@
 """A small rule engine: per regime, what to do with each setting, derived only from the data.
 
-A regime is (machine fingerprint, device, model family, mode, precision, shape variability,
-batch size; CPU vs GPU leaves the batch out, since its curves span batches), plus a job length
+A regime is (machine fingerprint, device, model family, mode, precision, memory format, shape
+variability, batch size; CPU vs GPU leaves the batch out, since its curves span batches, and
+the memory-format switch leaves the format out, since it is the switch), plus a job length
 in iterations where a one-off cost matters (cudnn.benchmark's autotuning). Each rule reads the
 comparison rows of that regime and yields a ``Recommendation``: structured fields only, no
 prose — the templates turn them into sentences and links. Fed other data, the same rules give
@@ -77,6 +78,7 @@ _REGIME = [
     "model_family",
     "mode",
     "precision",
+    "memory_format",
     "shapes",
     "batch_size",
 ]
@@ -90,6 +92,7 @@ REGIME_KEY = (
     "model_family",
     "mode",
     "precision",
+    "memory_format",
     "shapes",
     "batch_size",
     "baseline_value",
@@ -132,6 +135,9 @@ class Recommendation:
     evidence: tuple[tuple[str, str], ...] = ()  # (page, anchor) of every row used
     models: tuple[str, ...] = ()  # the family's models that were measured (sorted)
     batch_size: str = ""  # part of the regime; empty for device, whose curves span batches
+    #: part of the regime (the gain from AMP or benchmark depends on the layout); empty for the
+    #: memory_format setting, whose baseline and variant are the layouts
+    memory_format: str = ""
 
 
 def recommend(
@@ -164,6 +170,7 @@ def recommend(
             r.model_family,
             r.mode,
             r.precision,
+            r.memory_format,
             r.shapes,
             int(r.batch_size or 0),
             r.variant_value,
@@ -179,7 +186,8 @@ def decision_table(
     """One row per regime (job lengths folded into columns), for the home page.
 
     Columns: setting, machine, page, fingerprint_id, device, model_family, models (the
-    measured ones, space-separated), mode, precision, shapes, batch_size ("" for device),
+    measured ones, space-separated), mode, precision, memory_format ("" for memory_format),
+    shapes, batch_size ("" for device),
     baseline_value, variant_value, verdict, action (at the longest job length for
     cudnn.benchmark), ``action_<n>`` for each job length n (``job_lengths``, plus any the
     recommendations carry; equal to ``action`` for settings without one), rule, speedup,
@@ -205,6 +213,7 @@ def decision_table(
                 "models": " ".join(r.models),
                 "mode": r.mode,
                 "precision": r.precision,
+                "memory_format": r.memory_format,
                 "shapes": r.shapes,
                 "batch_size": r.batch_size,
                 "baseline_value": r.baseline_value,
@@ -241,6 +250,7 @@ def decision_table(
         "models",
         "mode",
         "precision",
+        "memory_format",
         "shapes",
         "batch_size",
         "baseline_value",

@@ -57,6 +57,8 @@ def workload(r: Recommendation, *, with_precision: bool = True) -> str:
     parts = [family, r.mode]
     if with_precision and r.precision:
         parts.append(r.precision)
+    if r.memory_format and r.memory_format != "nchw":
+        parts.append(r.memory_format)
     if r.shapes and r.shapes != "static":
         parts.append(f"{r.shapes} shapes")
     if r.batch_size:

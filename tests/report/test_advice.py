@@ -160,6 +160,24 @@ def test_precision_memory_format_and_device(write_tree):
     assert device.speedup == pytest.approx(0.03 / 0.007)
 
 
+def test_precision_advice_is_per_memory_format(write_tree):
+    """AMP's gain depends on the layout: one regime per layout, never one pooled answer."""
+    rows = []
+    for layout, amp in (("nchw", 0.099), ("channels_last", 0.05)):
+        rows += cell(ENV, axes(memory_format=layout), [0.10] * 3)
+        rows += cell(ENV, axes(memory_format=layout, precision="amp-bf16"), [amp] * 3)
+    recs = advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
+    amp_by = {r.memory_format: r for r in recs if r.setting == "precision"}
+    assert set(amp_by) == {"nchw", "channels_last"}
+    assert (amp_by["nchw"].action, amp_by["channels_last"].action) == (
+        advice.LEAVE_DEFAULT, advice.ENABLE)
+    assert amp_by["channels_last"].speedup == pytest.approx(2.0)
+    assert "channels_last" in sentences.workload(amp_by["channels_last"])
+    assert "nchw" not in sentences.workload(amp_by["nchw"])  # the default layout goes unsaid
+    layout = [r for r in recs if r.setting == "memory_format"]
+    assert layout and all(r.memory_format == "" for r in layout)  # the switch is the layout
+
+
 def test_advice_is_per_batch_size(write_tree):
     """A setting that helps at one batch and not at another gets two answers, not a blend."""
     rows = []
