@@ -1,0 +1,49 @@
+"""Every ratio a page prints reads the same way: above 1 is faster, next to its verdict."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from bench.report import build
+
+from .builders import axes, cell, env_for
+
+ENV = env_for("box", "run-1")
+#: a table's "ratio | CI | verdict" cells
+RATIO = re.compile(
+    r"\| (\d+\.\d\d)× \| (\d+\.\d\d)–(\d+\.\d\d)× \| <span class=\"tk-verdict tk-(\w+)\">"
+)
+
+
+def test_dynamic_shapes_table_and_chart_agree_that_slower_is_below_one(write_tree, tmp_path):
+    """Dynamic shapes 0.6× as fast per FLOP as static: the table, like the chart, says < 1.
+
+    The table used to print time per FLOP (1.6×, "slower") beside a chart of throughput
+    (0.6×), so a reader had to invert one of them.
+    """
+    rows = cell(ENV, axes(), [0.1] * 3)
+    rows += cell(ENV, axes(shapes="dynamic"), [0.1] * 3, shape_count=4, samples_per_s=384)
+    docs = tmp_path / "site_src"
+    docs.mkdir()
+    build.build(write_tree([(ENV, rows, [])]), tmp_path / "site", docs_dir=docs,
+                run_mkdocs=False, quiet=True)
+    page = (docs / "generated" / "dynamic-shapes.md").read_text()
+    found = RATIO.findall(page)
+    assert found == [("0.60", "0.60", "0.60", "slower")]
+    assert "dynamic: 0.60× (CI 0.60–0.60×, slower)" in page  # the chart's alt text
+
+
+def test_every_printed_verdict_matches_the_side_of_one_its_ratio_is_on() -> None:
+    """Over the committed fixture site: "faster" rows print a ratio above 1, "slower" below."""
+    root = Path(__file__).resolve().parents[2] / "tests" / "site" / "golden"
+    checked = 0
+    for page in root.rglob("*.md"):
+        for ratio, low, high, verdict in RATIO.findall(page.read_text()):
+            if verdict == "faster":
+                assert float(low) > 1, (page.name, ratio, low, high)
+                checked += 1
+            elif verdict == "slower":
+                assert float(high) < 1, (page.name, ratio, low, high)
+                checked += 1
+    assert checked > 10
