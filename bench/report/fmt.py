@@ -52,16 +52,27 @@ def integer(value: Any) -> str:
     return f"{int(value):,}" if present(value) else MISSING
 
 
+def _ratio_digits(x: float) -> int:
+    """Decimals for a ratio: two near 1, where δ = 3% must be readable; three significant
+    figures above 10, so a 238× GPU speedup is not printed as 237.73×."""
+    return 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0
+
+
 def ratio(value: Any) -> str:
-    """A speedup: ``1.23×``."""
-    return f"{float(value):.2f}×" if present(value) else MISSING
+    """A speedup: ``1.23×``, ``42.8×``, ``238×``."""
+    if not present(value):
+        return MISSING
+    x = float(value)
+    return f"{x:.{_ratio_digits(x)}f}×"
 
 
 def ci(low: Any, high: Any) -> str:
     """A ratio's confidence interval: ``1.18–1.29×``."""
     if not (present(low) and present(high)):
         return MISSING
-    return f"{float(low):.2f}–{float(high):.2f}×"
+    lo, hi = float(low), float(high)
+    d = _ratio_digits(max(abs(lo), abs(hi)))
+    return f"{lo:.{d}f}–{hi:.{d}f}×"
 
 
 def pct(value: Any, *, signed: bool = False) -> str:

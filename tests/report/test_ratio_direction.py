@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from bench.report import build
+from bench.report import build, fmt
 
 from .builders import axes, cell, env_for
 
 ENV = env_for("box", "run-1")
 #: a table's "ratio | CI | verdict" cells
 RATIO = re.compile(
-    r"\| (\d+\.\d\d)× \| (\d+\.\d\d)–(\d+\.\d\d)× \| <span class=\"tk-verdict tk-(\w+)\">"
+    r"\| ([\d.]+)× \| ([\d.]+)–([\d.]+)× \| <span class=\"tk-verdict tk-(\w+)\">"
 )
 
 
@@ -74,3 +74,16 @@ def test_cpu_vs_gpu_rows_print_the_step_times_their_speedup_divides() -> None:
             float(gpu.replace(",", "")) * _UNITS[gpu_unit]
         )
         assert ratio == pytest.approx(float(speedup), rel=0.01), (cpu, gpu, speedup)
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (1.0349, "1.03×"), (0.966, "0.97×"), (9.994, "9.99×"), (42.83, "42.8×"), (237.73, "238×"),
+])
+def test_ratios_keep_two_decimals_near_one_and_three_figures_above_ten(value, text) -> None:
+    assert fmt.ratio(value) == text
+
+
+def test_an_interval_uses_the_precision_of_its_larger_end() -> None:
+    assert fmt.ci(0.986, 1.031) == "0.99–1.03×"
+    assert fmt.ci(8.6, 12.31) == "8.6–12.3×"
+    assert fmt.ci(202.87, 241.63) == "203–242×"
