@@ -187,12 +187,12 @@ def decision_table(
 
     Columns: setting, machine, page, fingerprint_id, device, model_family, models (the
     measured ones, space-separated), mode, precision, memory_format ("" for memory_format),
-    shapes, batch_size ("" for device),
-    baseline_value, variant_value, verdict, action (at the longest job length for
-    cudnn.benchmark), ``action_<n>`` for each job length n (``job_lengths``, plus any the
-    recommendations carry; equal to ``action`` for settings without one), rule, speedup,
-    ci_low, ci_high, break_even_iters, from_batch, n_pairs, n_sufficient, caveats, evidence,
-    and evidence_page / evidence_anchor (the first row, a link target).
+    shapes, batch_size ("" for device), baseline_value, variant_value, verdict, action (at the
+    longest job length for cudnn.benchmark), ``action_<n>`` for each job length n
+    (``job_lengths``, plus any the recommendations carry; equal to ``action`` for settings
+    without one), rule, speedup, ci_low, ci_high, break_even_iters, from_batch, n_pairs,
+    n_sufficient, caveats, evidence, and evidence_page / evidence_anchor (the first row, a link
+    target).
     """
     recs = list(recs)
     lengths = sorted(set(job_lengths) | {r.job_length for r in recs if r.job_length is not None})
