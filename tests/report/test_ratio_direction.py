@@ -54,7 +54,7 @@ def test_every_printed_verdict_matches_the_side_of_one_its_ratio_is_on() -> None
 
 _UNITS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6}
 _PAIR = re.compile(
-    r"\| ([\d.,]+) (s|ms|µs) \([\d.,]+ samples/s\) \| ([\d.,]+) (s|ms|µs) \([\d.,]+ samples/s\)"
+    r"\| ([\d.,]+) (s|ms|µs) · [\d.,]+/s \| ([\d.,]+) (s|ms|µs) · [\d.,]+/s"
     r" \| ([\d.]+)× \|"
 )
 

@@ -118,8 +118,8 @@ def cpu_gpu_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                     [
                         "Curve",
                         "Batch",
-                        "CPU step (samples/s)",
-                        "GPU step (samples/s)",
+                        "CPU step · samples/s",
+                        "GPU step · samples/s",
                         "GPU speedup",
                         "95% CI",
                         "Verdict",
@@ -140,14 +140,14 @@ def cpu_gpu_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
 
 
 def _step(median_s: Any, batch: Any) -> str:
-    """``156 ms (6.40 samples/s)``: the median step the speedup divides, and its throughput.
+    """``156 ms · 6.40/s``: the median step the speedup divides, and its samples per second.
 
     Both sides come from the median step so that the row's ratio is the speedup printed next
     to it; the run's own samples/s (batch ÷ mean step) can differ where a replicate drifted.
     """
     if not present(median_s) or float(median_s) <= 0:
         return fmt.MISSING
-    return f"{fmt.seconds(median_s)} ({fmt.rate(float(batch) / float(median_s))})"
+    return f"{fmt.seconds(median_s)} · {fmt.num(float(batch) / float(median_s))}/s"
 
 
 def crossover_text(r: Any) -> str:
