@@ -19,18 +19,35 @@ _GFLOPS = {"resnet18": (1.82, 1.0), "resnet34": (3.66, 1.0), "resnet50": (4.09, 
            "squeezenet1_1": (0.35, 0.5), "regnet_y_400mf": (0.40, 0.3)}
 
 #: Effective TFLOP/s assumed per device and arithmetic. CPU model steps scale far worse than
-#: linearly with cores: ResNet-50 ran at about 0.08 TFLOP/s on 2 cores and 0.13-0.22 on 16.
+#: linearly with cores: ResNet-50 ran at about 0.08 TFLOP/s on 2 cores and 0.12-0.16 on the
+#: H200's 16-core host (inference and training at batch 128).
 _CPU_TFLOPS_2_CORES = 0.08
-_CPU_CORE_EXPONENT = 0.4
+_CPU_CORE_EXPONENT = 0.3
+#: Fixed cost per step, whatever the batch: operator dispatch and kernel launches. On the H200
+#: a ResNet-50 step at batch 1 took 3.4 ms (inference) and 19 ms (training), MobileNetV3 6 ms
+#: and 16 ms; on its host CPU 15-27 ms and 60-160 ms.
+_FLOOR_S = {("cuda", "infer"): 4e-3, ("cuda", "train"): 17e-3, ("cpu", "infer"): 0.012,
+            ("cpu", "train"): 0.05}
 #: ResNet-50 training at batch 128 on an H200: 26 TFLOP/s in fp32 (TF32 convolutions), 28 in
 #: bf16 autocast (eager mode is bound by its many small kernels), 11 in strict fp32.
 _CUDA_TFLOPS = {"fp32": 25.0, "fp32-strict": 11.0, "amp-bf16": 28.0, "amp-fp16": 28.0}
-#: cudnn.benchmark's search per distinct input shape (an H200: 1.3 s for ResNet-50 inference,
-#: 3 s for training).
+#: cudnn.benchmark's search per distinct input shape once the kernels it tries are compiled
+#: (an H200 against a shared cache: 1.3 s for ResNet-50 inference, 3 s for training).
 _BENCHMARK_SEARCH_S = {"infer": 1.3, "train": 3.0}
+#: What an empty kernel cache adds to a benchmark-on cold pass: compiling the kernels it tries
+#: (first shape, each further shape). From the H200's first run, where the first replicate of
+#: a cell met a cache that had not seen its kernels: ResNet-50 training 16.0 s against 3.0 and
+#: 4.7 s in later rounds, bf16 training 12.8 s against 3.4 and 3.9 s, inference 3.2 s against
+#: 1.1 and 1.2 s, eight training shapes 50.4 s against 23.1 and 19.6 s.
+_FRESH_COMPILE_S = {"infer": (2.0, 0.3), "train": (12.0, 2.5)}
+#: Share of ResNet-50's convolution search a model has (few distinct convolutions search
+#: less). Guesses, not measurements: ViT has one convolution (its patch embedding), ConvNeXt
+#: a handful of depthwise and strided ones.
+_SEARCH_SHARE = {"vit_b_16": 0.15, "convnext_tiny": 0.6}
 _COPY_BYTES_S = {"cpu": 5e9, "cuda": 2e12, "mps": 1e11}
-#: Process start to first step: fork, flags, CUDA context, model build.
-_OVERHEAD_S = {"cpu": 0.4, "cuda": 1.0, "mps": 1.5}
+#: Process start to first step: fork, flags, CUDA context, model build (on the H200, a CUDA
+#: replicate's wall time beyond its cold pass and timed iterations: median 0.58 s).
+_OVERHEAD_S = {"cpu": 0.4, "cuda": 0.6, "mps": 1.5}
 
 
 def iteration_s(cell: Cell, cores: int) -> float:
@@ -44,12 +61,40 @@ def iteration_s(cell: Cell, cores: int) -> float:
                                                                     else 1)
         mean_batch = sum(b for b, _ in cell.schedule()) / len(cell.schedule())
         flops = per_sample * mean_batch / eff
+    floor = _FLOOR_S.get((cell.device, cell.mode), 0.0) if cell.kind == "model" else 0.0
     if cell.device == "cuda":
         rate = _CUDA_TFLOPS[cell.precision] * 1e12
-        return max(flops / rate, 2e-3)  # launch-bound floor for small work
+        return max(flops / rate, floor, 2e-4)
     threads = cell.cpu_threads or cores
     rate = _CPU_TFLOPS_2_CORES * 1e12 * (threads / 2) ** _CPU_CORE_EXPONENT
-    return flops / rate
+    return max(flops / rate, floor)
+
+
+#: The first iteration of a shape against a steady one, and the first CUDA iteration's fixed
+#: cost (library handles, workspaces). On the H200's host a CPU cold pass took 1.0-1.5 steady
+#: steps at batch 16 and 128; on the GPU a benchmark-off ResNet-50 cold pass took 0.3-0.6 s.
+_COLD_FACTOR = {"cpu": 1.2, "cuda": 2.0}
+_CUDA_FIRST_S = 0.3
+
+
+def cold_pass_s(cell: Cell, cores: int, kernel_cache: str | None = None) -> float:
+    """The first iteration of every shape, with the search and (fresh cache) compilation."""
+    cold = cell.shape_count * iteration_s(cell, cores) * _COLD_FACTOR.get(cell.device, 2.0)
+    if cell.device == "cuda":
+        cold += _CUDA_FIRST_S
+    if cell.device == "cuda" and cell.cudnn_benchmark == "on" and cell.kind == "model":
+        share = _SEARCH_SHARE.get(cell.model, 1.0)
+        shapes = len(set(cell.schedule()))
+        cold += _BENCHMARK_SEARCH_S[cell.mode] * shapes * share
+        if (kernel_cache or cell.kernel_cache) == "fresh":
+            first, each = _FRESH_COMPILE_S[cell.mode]
+            cold += (first + each * (shapes - 1)) * share
+    return cold
+
+
+def prime_s(cell: Cell, cores: int) -> float:
+    """The untimed process that fills a ``warm`` cell's cache: a start and a fresh cold pass."""
+    return _OVERHEAD_S.get(cell.device, 1.0) + cold_pass_s(cell, cores, "fresh")
 
 
 def replicate_s(cell: Cell, st: Settings, cores: int, skipped: bool = False) -> float:
@@ -58,9 +103,6 @@ def replicate_s(cell: Cell, st: Settings, cores: int, skipped: bool = False) -> 
         return 0.05
     t = iteration_s(cell, cores)
     period = len(cell.schedule())
-    cold = cell.shape_count * t * 2
-    if cell.device == "cuda" and cell.cudnn_benchmark == "on":
-        cold += _BENCHMARK_SEARCH_S[cell.mode] * len(set(cell.schedule()))
     warm = max(st.warmup_iters, period) * t
     steady = min(max(st.min_time_s, st.min_iters * t), st.max_time_s + t * period)
-    return _OVERHEAD_S.get(cell.device, 1.0) + cold + warm + steady
+    return _OVERHEAD_S.get(cell.device, 1.0) + cold_pass_s(cell, cores) + warm + steady

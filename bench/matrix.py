@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from bench.schema import AXIS_CHOICES, CEILING_OPS
+from bench.schema import AXIS_CHOICES, CEILING_OPS, KERNEL_CACHES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -39,6 +39,10 @@ PROFILE_DIR = Path(__file__).parent / "profiles"
 DYNAMIC_STEP = 16
 #: A ``ragged`` schedule is an epoch of this many batches whose last batch is smaller.
 RAGGED_CYCLE = 8
+
+
+#: Axes added after the first schema, with the default at which they leave ``cell_id`` alone.
+LATER_AXES: dict[str, Any] = {"kernel_cache": "fresh"}
 
 
 class ProfileError(ValueError):
@@ -63,11 +67,20 @@ class Cell:
     cudnn_deterministic: str = "off"
     cudnn_benchmark_limit: int | None = 10
     cpu_threads: int | None = None  # None means "all cores available to the process"
+    kernel_cache: str = "fresh"  # the on-disk kernel caches a replicate starts with
 
     @property
     def cell_id(self) -> str:
-        """A short, stable hash of the axis values: same axes, same id, on any machine."""
-        blob = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+        """A short, stable hash of the axis values: same axes, same id, on any machine.
+
+        Axes added later (``LATER_AXES``) leave the hash alone at their default, so the ids of
+        the cells that existed before them, and the links people posted to their rows, stay
+        the same. Rows measured before such an axis are still never pooled with newer ones:
+        the axis came with a new step definition, hence a new fingerprint.
+        """
+        axes = {k: v for k, v in asdict(self).items()
+                if k not in LATER_AXES or v != LATER_AXES[k]}
+        blob = json.dumps(axes, sort_keys=True, separators=(",", ":"))
         return hashlib.sha1(blob.encode()).hexdigest()[:10]
 
     @property
@@ -86,6 +99,8 @@ class Cell:
                 parts.append(f"limit={self.cudnn_benchmark_limit}")
         if self.cpu_threads is not None and self.device == "cpu":
             parts.append(f"threads={self.cpu_threads}")
+        if self.kernel_cache != "fresh":
+            parts.append(f"cache={self.kernel_cache}")
         return " ".join(parts)
 
     def schedule(self) -> list[tuple[int, int]]:
@@ -156,16 +171,20 @@ _STUDY_META = {"description", "kind", "variants"}
 _INT_AXES = {"batch_size", "resolution", "shape_count", "cudnn_benchmark_limit", "cpu_threads"}
 
 
+#: What a profile may ask for: "shared" describes old rows and cannot be asked for.
+_PROFILE_CHOICES = {**AXIS_CHOICES, "kernel_cache": KERNEL_CACHES}
+
+
 def _choices(key: str) -> str:
-    return ", ".join(AXIS_CHOICES[key])
+    return ", ".join(_PROFILE_CHOICES[key])
 
 
 def _check_value(where: str, key: str, value: Any) -> Any:
     """Validate one axis value; return it normalised (booleans become on/off)."""
-    if key in AXIS_CHOICES:
+    if key in _PROFILE_CHOICES:
         if isinstance(value, bool) and key.startswith("cudnn_"):
             value = "on" if value else "off"
-        if value not in AXIS_CHOICES[key]:
+        if value not in _PROFILE_CHOICES[key]:
             raise ProfileError(
                 f"{where}: unknown {key} {value!r}; valid choices: {_choices(key)}")
         return value
@@ -206,7 +225,7 @@ def _normalise(cell: Cell) -> Cell:
                        shape_count=1, cudnn_benchmark="n/a", cudnn_deterministic="n/a",
                        cudnn_benchmark_limit=None, cpu_threads=cell.cpu_threads
                        if cell.device == "cpu" else None,
-                       precision=_CEILING_PRECISION[cell.model])
+                       precision=_CEILING_PRECISION[cell.model], kernel_cache="fresh")
     if cell.shapes == "static":
         cell = replace(cell, shape_count=1)
     elif cell.shapes == "ragged":

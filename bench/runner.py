@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from bench import estimate
+from bench import caches, estimate
 from bench.launch import Launcher, LaunchError
 from bench.matrix import Cell, Profile, Settings, Study
 from bench.progress import Progress
@@ -171,6 +171,8 @@ class Runner:
         self.overheads: list[dict[str, float]] = []  # per replicate, for the speed script
         self.counts: dict[str, int] = {}
         self.written = False  # whether the current job's row is on disk
+        #: cell id → its primed warm cache folder, or (status, reason) if priming failed
+        self._warm: dict[str, Path | tuple[str, str]] = {}
 
     def close(self) -> None:
         if self._tmp is not None:
@@ -216,7 +218,8 @@ class Runner:
         src = Path(task["log_path"])
         if not src.exists() or src.stat().st_size == 0:
             return
-        dst = self.store.run_dir / "logs" / f"{job.kind}-{job.cell.cell_id}-r{job.replicate}.log"
+        what = "prime" if job.op == "prime" else job.kind
+        dst = self.store.run_dir / "logs" / f"{what}-{job.cell.cell_id}-r{job.replicate}.log"
         dst.parent.mkdir(parents=True, exist_ok=True)
         with open(src, "rb") as f:
             f.seek(max(0, src.stat().st_size - LOG_KEEP_BYTES))
@@ -228,30 +231,75 @@ class Runner:
         return task_for(op, job.cell, job.study.settings, job.replicate, self.workdir,
                         fault=self.ctx.fault, **extra)
 
+    # -- kernel caches ---------------------------------------------------------------------
+    def _warm_cache(self, job: Job) -> Path | tuple[str, str]:
+        """The cell's warm cache, primed once per run by a process of its own (untimed)."""
+        cid = job.cell.cell_id
+        if cid not in self._warm:
+            folder = self.workdir / "warm" / cid
+            caches.make_fresh(folder)
+            prime = Job(job.study, job.cell, 0, "prime")
+            task = self._task(prime, "prime", cache_dir=str(folder))
+            status, reason, _ = self._run_child(task, job.study.settings.timeout_s)
+            if status != "ok":
+                self._keep_log(task, prime)
+            self._warm[cid] = folder if status == "ok" else (
+                status, f"priming the warm kernel cache failed: {reason}")
+        return self._warm[cid]
+
+    def _cached_child(self, job: Job, task: dict[str, Any], timeout_s: float,
+                      cache: dict[str, Any]) -> tuple[str, str, dict[str, Any] | None]:
+        """Run one child in a kernel-cache folder of its own: empty (``fresh``), or a copy of
+        the cell's primed cache (``warm``). Fills ``cache`` with the folder's size when the
+        child started (as the child saw it) and when it ended; the folder is then removed."""
+        folder = Path(task["result_path"].replace(".result.json", ".cache"))
+        warm = self._warm_cache(job) if job.cell.kernel_cache == "warm" else None
+        if isinstance(warm, tuple):
+            return warm[0], warm[1], None
+        if warm is None:
+            caches.make_fresh(folder)
+        else:
+            caches.make_copy(warm, folder)
+        task["cache_dir"] = str(folder)
+        try:
+            status, reason, record = self._run_child(task, timeout_s)
+            cache["end_bytes"] = caches.size_bytes(folder)
+        finally:
+            caches.remove(folder)
+        if record is not None:
+            cache["start_bytes"] = (record.get("cache") or {}).get("start_bytes")
+        return status, reason, record
+
     # -- one job ---------------------------------------------------------------------------
     def run_job(self, job: Job) -> str:
         t_start = time.time()  # "start cell", for the harness-overhead figure
         row = base_row(self.ctx, job)
-        row["started_at"] = now_iso()
-        t0 = self.clock()
         samples: list[dict[str, Any]] = []
         st: Settings = job.study.settings
-        if job.cell.device == "cuda" and not self.ctx.probe.cuda:
+        cache: dict[str, Any] = {}
+        skip = job.cell.device == "cuda" and not self.ctx.probe.cuda
+        if not skip and job.cell.kernel_cache == "warm":
+            self._warm_cache(job)  # priming is not part of the replicate's time
+        row["started_at"] = now_iso()
+        t0 = self.clock()
+        if skip:
             status, reason, record = "skipped", "no-cuda", None
         elif job.op == "repro":
-            status, reason, record = self._repro(job, st)
+            status, reason, record = self._repro(job, st, cache)
         else:
             extra: dict[str, Any] = {}
             if job.cell.kind == "model":
                 extra["flops_per_sample"] = self.ctx.flops.get(_flops_key(job.cell))
             task = self._task(job, "measure", **extra)
-            status, reason, record = self._run_child(task, st.timeout_s)
+            status, reason, record = self._cached_child(job, task, st.timeout_s, cache)
             if status not in ("ok", "skipped"):
                 self._keep_log(task, job)
             if record is not None and "build_start" in record.get("timeline", {}):
                 self.overheads.append({"launch_to_build_s":
                                        record["timeline"]["build_start"] - t_start})
-        row.update(status=status, reason=reason)
+        row.update(status=status, reason=reason,
+                   kernel_cache_start_bytes=cache.get("start_bytes"),
+                   kernel_cache_end_bytes=cache.get("end_bytes"))
         if record is not None:
             row.update(record.get("eff", {}))
             if status == "ok":
@@ -288,16 +336,18 @@ class Runner:
             self.written = True
         self.counts[status] = self.counts.get(status, 0) + 1
 
-    def _repro(self, job: Job, st: Settings) -> tuple[str, str, dict[str, Any] | None]:
-        """Two fresh processes, same seeded steps: the second compares with the first."""
+    def _repro(self, job: Job, st: Settings, cache: dict[str, Any]
+               ) -> tuple[str, str, dict[str, Any] | None]:
+        """Two fresh processes, same seeded steps: the second compares with the first.
+        Each starts from its own kernel cache, in the state the cell asks for."""
         ref = self.workdir / f"repro-{job.cell.cell_id}.pt"
         first = self._task(job, "repro", repro_out=str(ref), suffix="a")
-        status, reason, record = self._run_child(first, st.timeout_s)
+        status, reason, record = self._cached_child(job, first, st.timeout_s, {})
         if status != "ok":
             self._keep_log(first, job)
             return status, f"first run: {reason}", record
         second = self._task(job, "repro", repro_ref=str(ref), suffix="b")
-        status, reason, record = self._run_child(second, st.timeout_s)
+        status, reason, record = self._cached_child(job, second, st.timeout_s, cache)
         if status != "ok":
             self._keep_log(second, job)
         return status, reason, record
@@ -430,11 +480,16 @@ def latest_run(root: Path, machine: str, profile: str) -> Path | None:
 
 
 def estimate_jobs(jobs: Sequence[Job], probe_: Probe) -> list[float]:
+    """Seconds per job; a warm cell's first job also carries the process that primes it."""
     cores = int(probe_.env.get("cpu", {}).get("affinity") or 1)
     out = []
+    primed: set[str] = set()
     for j in jobs:
         skipped = j.cell.device == "cuda" and not probe_.cuda
         t = estimate.replicate_s(j.cell, j.study.settings, cores, skipped)
+        if j.cell.kernel_cache == "warm" and not skipped and j.cell.cell_id not in primed:
+            primed.add(j.cell.cell_id)
+            t += estimate.prime_s(j.cell, cores)
         out.append(2 * t if j.op == "repro" else t)
     return out
 

@@ -10,7 +10,10 @@ DIR`` prints them and exits non-zero if any check failed. Checks:
 - achieved TFLOP/s stays below the machine's best measured matmul ceiling;
 - the effective flags match the requested ones (benchmark on/off really differ, strict fp32
   really has TF32 off);
-- ok rows have their numbers and failed rows have none (never 0.0 as a stand-in);
+- ok rows have their numbers and failed rows have none (never 0.0 as a stand-in; the sizes of
+  the replicate's kernel-cache folder describe the folder, not a measurement, and any row may
+  have them);
+- a ``fresh`` replicate's kernel-cache folder was empty when its child started;
 - the steady state is steady: with static shapes, the median of the later half of the timed
   iterations is within ``DRIFT`` times that of the earlier half. A drift means something
   changed under the measurement (the workload's numerics, thermal throttling, another
@@ -136,9 +139,21 @@ def check_drift(rows: list[Row], samples: dict[tuple[str, str], list[float]]) ->
                           f"({early:.4g} s -> {late:.4g} s)")
 
 
+def check_cache(rows: list[Row]) -> Iterator[Finding]:
+    for r in rows:
+        start = _f(r, "kernel_cache_start_bytes")
+        if r.get("kernel_cache") == "fresh" and start is not None and start > 0:
+            yield Finding("kernel cache", _where(r),
+                          f"a fresh replicate's cache folder held {start:.0f} bytes at start")
+
+
+#: Numeric columns any row may fill: they describe the process, not a measurement.
+_ANY_ROW = ("wall_s", "kernel_cache_start_bytes", "kernel_cache_end_bytes")
+
+
 def check_empties(rows: list[Row]) -> Iterator[Finding]:
     for r in rows:
-        filled = [c for c in NUMERIC_COLUMNS if r.get(c) not in ("", None) and c != "wall_s"]
+        filled = [c for c in NUMERIC_COLUMNS if r.get(c) not in ("", None) and c not in _ANY_ROW]
         if r["status"] != "ok" and filled:
             yield Finding("failed rows", _where(r), f"status {r['status']} but has {filled[0]}")
         if r["status"] == "ok" and r["kind"] == "model" and not r.get("steady_median_s"):
@@ -168,9 +183,9 @@ def check_run(run_dir: Path) -> tuple[int, list[Finding]]:
     # (cell, replicate) has the samples of exactly one row
     findings = [*check_order(rows, samples), *check_cold(rows), *check_throughput(rows, shapes),
                 *check_ceiling(rows), *check_flags(rows), *check_drift(rows, samples),
-                *check_empties(rows)]
+                *check_cache(rows), *check_empties(rows)]
     return len(rows), findings
 
 
 CHECKS = ("p10<=median<=p90", "samples", "cold pass", "samples/s", "TFLOP/s < ceiling",
-          "effective flags", "steady drift", "failed rows", "ok rows")
+          "effective flags", "steady drift", "kernel cache", "failed rows", "ok rows")

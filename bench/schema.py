@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Callable, Final
 
-SCHEMA_VERSION: Final = 1
+#: 2: the ``kernel_cache`` axis and the cache-size columns (rows of version 1 ran against the
+#: machine's own shared on-disk caches and migrate to ``kernel_cache = "shared"``).
+SCHEMA_VERSION: Final = 2
 
 #: Every replicate ends in exactly one of these.
 STATUSES: Final = ("ok", "oom", "timeout", "crash", "error", "skipped", "interrupted")
@@ -37,6 +39,7 @@ AXIS_COLUMNS: Final = (
     "cudnn_deterministic",
     "cudnn_benchmark_limit",
     "cpu_threads",
+    "kernel_cache",
 )
 
 #: Flags read back inside the worker after they were set: what actually applied.
@@ -71,6 +74,8 @@ NUMERIC_COLUMNS: Final = (
     "peak_mem_allocated_bytes",
     "peak_mem_reserved_bytes",
     "peak_rss_bytes",
+    "kernel_cache_start_bytes",
+    "kernel_cache_end_bytes",
     "flops_per_sample",
     "work_per_iter",
     "repro_max_abs_diff",
@@ -141,7 +146,16 @@ AXIS_CHOICES: Final[dict[str, tuple[str, ...]]] = {
     "shapes": ("static", "dynamic", "ragged"),
     "cudnn_benchmark": ("off", "on", "n/a"),
     "cudnn_deterministic": ("off", "on", "n/a"),
+    "kernel_cache": ("fresh", "warm", "shared"),
 }
+
+#: The on-disk kernel-cache states a profile can ask for. Every replicate gets its own cache
+#: folder: ``fresh`` starts it empty (what a new machine, container or CI runner pays),
+#: ``warm`` starts it as a copy of what an earlier process of the same run left after running
+#: this cell's shapes (what a long-lived box pays from its second job on). ``shared`` only
+#: describes rows written before per-replicate caches existed: they ran against the machine's
+#: own cache, filled by whatever ran before them.
+KERNEL_CACHES: Final = ("fresh", "warm")
 
 WORK_UNITS: Final = ("flop", "byte")
 
@@ -150,8 +164,16 @@ CEILING_OPS: Final = ("matmul-bf16", "matmul-tf32", "matmul-fp32", "copy")
 
 Row = dict[str, str]
 
+
+
+def _v1_to_v2(row: Row) -> Row:
+    """Version 1 had no kernel-cache columns; its processes shared the machine's cache."""
+    return {**row, "kernel_cache": "shared", "kernel_cache_start_bytes": "",
+            "kernel_cache_end_bytes": ""}
+
+
 #: ``{from_version: function(row) -> row}``; applied in order until SCHEMA_VERSION is reached.
-MIGRATIONS: Final[dict[int, Callable[[Row], Row]]] = {}
+MIGRATIONS: Final[dict[int, Callable[[Row], Row]]] = {1: _v1_to_v2}
 
 
 class SchemaError(ValueError):

@@ -13,8 +13,10 @@ the exit status. Statuses decided here: ok, oom, error, skipped.
 
 Test hook: ``task["fault"]`` (copied by the runner from ``TORCH_KNOBS_FAULT``) injects a fault
 so the real launch, timeout and status paths are exercised. Format: comma-separated
-``KIND[@MATCH]``; KIND is crash, exit, hang, spam, oom or error; MATCH is a substring of
-``"<cell_id> <cell name> #r<replicate>"`` (empty matches every replicate).
+``KIND[@MATCH]``; KIND is crash, exit, hang, spam, oom, error or fill-cache (writes a file
+into the CUDA JIT cache folder, as a kernel compile would, so the cache states can be tested
+without a GPU); MATCH is a substring of ``"<cell_id> <cell name> #r<replicate>"`` (empty
+matches every replicate).
 """
 
 from __future__ import annotations
@@ -33,10 +35,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench import measure, settings, workloads
+from bench import caches, measure, settings, workloads
 from bench.matrix import Cell, Settings
 
-FAULT_KINDS = ("crash", "exit", "hang", "spam", "oom", "error")
+FAULT_KINDS = ("crash", "exit", "hang", "spam", "oom", "error", "fill-cache")
 
 
 class InjectedError(RuntimeError):
@@ -70,6 +72,9 @@ def inject_process_fault(kind: str | None) -> None:
         while True:  # a child that never stops printing must still be killable on time
             print("spam " * 40, flush=True)
             time.sleep(0.001)
+    elif kind == "fill-cache" and os.environ.get("CUDA_CACHE_PATH"):
+        path = Path(os.environ["CUDA_CACHE_PATH"]) / f"injected-{os.getpid()}.bin"
+        path.write_bytes(b"\0" * 4096)
 
 
 def classify(torch: Any, exc: BaseException) -> tuple[str, str]:
@@ -194,6 +199,24 @@ def repro_cell(torch: Any, task: dict[str, Any], cell: Cell, st: Settings,
     record["repro"] = {"bitwise_equal": equal, "max_abs_diff": diff, "tensors": len(tensors)}
 
 
+def prime_cell(torch: Any, task: dict[str, Any], cell: Cell, st: Settings,
+               record: dict[str, Any]) -> None:
+    """Fill a warm cache: build the cell and run its first iteration of every shape, untimed.
+
+    What this leaves in the cache folder is what a second job of the same model on the same
+    box finds there; the ``warm`` replicates each start from a copy of it.
+    """
+    inject_process_fault(wanted_fault(task, cell))
+    wl = workloads.build(torch, cell)
+    seen: set[tuple[int, int]] = set()
+    for i, shape in enumerate(wl.schedule):
+        if shape not in seen:
+            seen.add(shape)
+            wl.step(i)
+    if cell.device == "cuda":
+        torch.cuda.synchronize()
+
+
 def probe(torch: Any, record: dict[str, Any]) -> None:
     from bench import env
 
@@ -222,7 +245,8 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
             else:
                 settings.apply(torch, cell)
                 record["eff"] = settings.read_back(torch, cell)
-                (repro_cell if op == "repro" else measure_cell)(torch, task, cell, st, record)
+                run = {"repro": repro_cell, "prime": prime_cell}.get(op, measure_cell)
+                run(torch, task, cell, st, record)
     except Exception as exc:
         record["status"], record["reason"] = classify(torch, exc)
         record["metrics"] = {}  # a failed replicate keeps no partial numbers
@@ -262,7 +286,13 @@ def child_main(task_path: str) -> int:
     # A safety net if the parent is gone (SIGKILLed runner): the child ends itself a minute
     # after its own timeout instead of hanging on forever.
     signal.alarm(int(task["settings"]["timeout_s"]) + 60)
+    cache_dir = task.get("cache_dir")
+    start_bytes = None
+    if cache_dir:  # before anything can initialise CUDA: the driver reads its path at cuInit
+        start_bytes = caches.size_bytes(cache_dir)
+        caches.point_at(cache_dir)
     record = run_task(task)
+    record["cache"] = {"start_bytes": start_bytes}
     write_json_atomic(task["result_path"], record)
     return 0
 

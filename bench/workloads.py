@@ -20,7 +20,7 @@ Step = Callable[[int], Any]  # iteration index -> output (the step's last tensor
 
 #: Bumped whenever what a step does changes, so numbers measured by different step
 #: definitions get different fingerprints and are never pooled. 2: training uses lr = 0.
-WORKLOAD_VERSION = 2
+WORKLOAD_VERSION = 3
 
 #: The training step's learning rate. Zero on purpose: the optimizer still does all of its
 #: work (momentum buffers, the parameter update kernel), but the weights stay where they

@@ -21,9 +21,12 @@ Rules (``Recommendation.rule``):
   ``bm-mixed``. Only pairs with cudnn.deterministic off (the default) are used.
 - ``det-insufficient``, ``det-does-not-reproduce`` (keep off: deterministic on still failed the
   bitwise re-run), ``det-default-reproduces`` (leave default: off already re-ran bitwise equal),
-  ``det-costs`` (enable only if needed: it is slower), ``det-no-measurable-cost`` (enable: the
-  interval rules out a cost above δ), ``det-cost-unclear`` (enable only if needed: no clear
-  difference, but the interval allows a cost above δ), ``det-mixed``.
+  ``det-unchecked`` (enable only if needed: no re-run check ran with it on, so only its cost
+  is known, not whether it makes re-runs equal here), and, where the check with it on re-ran
+  bitwise equal: ``det-costs`` (enable only if needed: it is slower),
+  ``det-no-measurable-cost`` (enable: the interval rules out a cost above δ),
+  ``det-cost-unclear`` (enable only if needed: no clear difference, but the interval allows a
+  cost above δ), ``det-mixed``.
 - ``precision-*`` and ``memory_format-*``: ``-insufficient``, ``-faster`` (enable), ``-slower``
   (keep off), ``-no-clear-difference`` (leave default), ``-mixed``.
 - ``device-insufficient``, ``device-gpu-from-batch`` (enable: the GPU is faster from
@@ -33,10 +36,15 @@ Rules (``Recommendation.rule``):
 Caveat codes (``Recommendation.caveats``): ``changes-numerics`` (AMP or strict FP32 change the
 arithmetic, check accuracy), ``tf32-default`` (the fp32 baseline on CUDA runs cuDNN convolutions
 in TF32), ``variant-failed`` (the variant failed outright in some pair, e.g. an OOM with the
-setting on), ``extra-memory`` (the setting raised a peak memory by more than 10 %),
+setting on), ``extra-memory`` (the setting raised the peak memory of a whole replicate, cold
+pass included, by more than 10 %; the record carries the bytes and the share),
 ``smaller-batches-insufficient`` (device: a batch below ``from_batch`` had too few ok
 replicates to judge, so the GPU may already win there), ``steady-drift`` (a cell it cites has
 replicates whose steady state drifted; see ``stats.replicate_drift``).
+
+cudnn.benchmark's cold cost and break-even come from the pairs whose cold passes met an empty
+kernel cache (or, in rows from before per-replicate caches, the machine's shared one), with the
+warm-cache figures beside them; "up to" figures are the slowest replicate's.
 """
 
 from __future__ import annotations
@@ -124,9 +132,22 @@ class Recommendation:
     ci_low: float | None  # lowest ci_low among them
     ci_high: float | None  # highest ci_high among them
     break_even_iters: float | None = None  # worst case over pairs; inf = never
-    extra_cold_s: float | None = None  # largest extra cold-pass seconds (benchmark)
-    extra_cold_peak_mem_bytes: float | None = None
+    #: benchmark's cold cost, true of every replicate: the slowest variant replicate's cold
+    #: pass minus the baseline's median (largest over pairs), and the median replicate's
+    extra_cold_s: float | None = None
+    extra_cold_median_s: float | None = None
+    cold_pass_max_s: float | None = None  # the slowest variant replicate's whole cold pass
+    base_cold_pass_s: float | None = None  # the baseline's median cold pass, beside it
+    #: the kernel-cache state(s) those cold passes met ("fresh", "shared", "warm")
+    kernel_cache: str = ""
+    warm_extra_cold_s: float | None = None  # the same with a warm cache, where measured
+    warm_break_even_iters: float | None = None
+    #: peak memory of the whole replicate (cold pass included): variant − baseline, and as a
+    #: share of the baseline's; and the workspace the variant's cold pass held beyond its
+    #: steady peak
     extra_peak_mem_bytes: float | None = None
+    extra_peak_mem_share: float | None = None
+    workspace_bytes: float | None = None
     from_batch: int | None = None  # device: GPU faster from this batch up
     bitwise_equal_default: bool | None = None  # determinism: re-run with the setting off
     bitwise_equal_variant: bool | None = None  # and on
@@ -372,34 +393,36 @@ def _benchmark(costs: pd.DataFrame, job_lengths: Sequence[int]) -> list[Recommen
     pairs = costs.loc[costs["cudnn_deterministic"] == "off"]
     if pairs.empty:
         return []
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pairs = pairs.assign(
-            _mem_share=pairs["extra_peak_mem_allocated_bytes"].astype(float)
-            / pairs["base_peak_mem_allocated_bytes"].astype(float),
-            _cold_share=pairs["extra_cold_peak_mem_allocated_bytes"].astype(float)
-            / pairs["base_cold_peak_mem_allocated_bytes"].astype(float),
-            _failed=_variant_failed(pairs).astype(float),
-        )
+    pairs = _cold_cache_pairs(pairs)
+    pairs = pairs.assign(_failed=_variant_failed(pairs).astype(float))
     summary = _summaries(
         pairs,
         _REGIME,
         {
             "break_even": ("break_even_iters_high", "max"),
-            "extra_cold": ("extra_cold_pass_s", "max"),
-            "extra_cold_mem": ("extra_cold_peak_mem_allocated_bytes", "max"),
-            "extra_mem": ("extra_peak_mem_allocated_bytes", "max"),
-            "mem_share": ("_mem_share", "max"),
-            "cold_share": ("_cold_share", "max"),
+            "extra_cold": ("extra_cold_pass_max_s", "max"),
+            "extra_cold_median": ("extra_cold_pass_s", "max"),
+            "cold_max": ("var_cold_pass_max_s", "max"),
+            "base_cold": ("base_cold_pass_s", "max"),
+            "warm_extra": ("warm_extra_cold_pass_max_s", "max"),
+            "warm_break_even": ("warm_break_even_iters_high", "max"),
+            "extra_mem": ("extra_whole_peak_mem_allocated_bytes", "max"),
+            "mem_share": ("extra_whole_peak_mem_share", "max"),
+            "workspace": ("var_workspace_mem_allocated_bytes", "max"),
         },
         {"failed": ("_failed", "max")},
     )
+    caches = {
+        k if isinstance(k, tuple) else (k,): ", ".join(sorted(set(g)))
+        for k, g in pairs.groupby(_REGIME, sort=True, dropna=False)["kernel_cache"]
+    }
     out: list[Recommendation] = []
     for key, row in summary:
         verdict = row["verdict"]
         break_even = _num(row["break_even"])
         caveats = ["variant-failed"] if row["failed"] > 0 else []
-        shares = [x for x in (_num(row["mem_share"]), _num(row["cold_share"])) if x is not None]
-        if shares and max(shares) > MEMORY_CAVEAT_SHARE:
+        share = _num(row["mem_share"])
+        if share is not None and share > MEMORY_CAVEAT_SHARE:
             caveats.append("extra-memory")
         for n in job_lengths:
             if verdict == "insufficient":
@@ -429,13 +452,32 @@ def _benchmark(costs: pd.DataFrame, job_lengths: Sequence[int]) -> list[Recommen
                     **_common(row),
                     break_even_iters=break_even,
                     extra_cold_s=_num(row["extra_cold"]),
-                    extra_cold_peak_mem_bytes=_num(row["extra_cold_mem"]),
+                    extra_cold_median_s=_num(row["extra_cold_median"]),
+                    cold_pass_max_s=_num(row["cold_max"]),
+                    base_cold_pass_s=_num(row["base_cold"]),
+                    kernel_cache=caches.get(key, ""),
+                    warm_extra_cold_s=_num(row["warm_extra"]),
+                    warm_break_even_iters=_num(row["warm_break_even"]),
                     extra_peak_mem_bytes=_num(row["extra_mem"]),
+                    extra_peak_mem_share=share,
+                    workspace_bytes=_num(row["workspace"]),
                     caveats=tuple(caveats),
                     evidence=row["evidence"],
                 )
             )
     return out
+
+
+def _cold_cache_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
+    """The pairs a cudnn.benchmark decision rests on: those whose cold passes met an empty
+    cache (or, in rows from before per-replicate caches, the machine's shared one). What a
+    fresh machine pays decides; the warm figures ride along on those rows (``warm_*``). A
+    regime measured only with a warm cache answers from its warm pairs, and says so."""
+    warm = (pairs["kernel_cache"] == "warm").to_numpy()
+    regime = pd.util.hash_pandas_object(pairs[_REGIME], index=False).to_numpy()
+    cold_regimes = set(regime[~warm].tolist())
+    keep = ~warm | ~np.isin(regime, list(cold_regimes))
+    return pairs.loc[keep]
 
 
 def _agreement(lo: Any, hi: Any) -> bool | None:
@@ -484,6 +526,8 @@ def _determinism(pairs: pd.DataFrame) -> list[Recommendation]:
             rule, action = "det-does-not-reproduce", KEEP_OFF
         elif default_eq is True:
             rule, action = "det-default-reproduces", LEAVE_DEFAULT
+        elif variant_eq is None:  # no re-run check with it on: its cost, but nothing it buys
+            rule, action = "det-unchecked", ENABLE_IF_NEEDED
         elif verdict == "slower":
             rule, action = "det-costs", ENABLE_IF_NEEDED
         elif verdict == "faster" or (

@@ -398,10 +398,13 @@ def _read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> 
     for col in REQUIRED_SAMPLE_COLUMNS:
         p.add(df[col].isna(), f"{col} is empty")
     ints = {col: _integer(df[col], col, p) for col in _SAMPLE_INTEGERS}
+    # The sample columns have not changed since version 1, so any version up to ours reads.
+    version = ints["schema_version"]
     p.add(
-        ints["schema_version"].notna() & (ints["schema_version"] != schema.SCHEMA_VERSION),
+        version.notna() & ((version > schema.SCHEMA_VERSION) | (version < 1)),
         lambda idx: [
-            f"schema_version {ints['schema_version'][i]} is not {schema.SCHEMA_VERSION}"
+            f"schema_version {version[i]} is not one this code reads "
+            f"(1 to {schema.SCHEMA_VERSION})"
             for i in idx
         ],
     )

@@ -116,11 +116,13 @@ def decision(regime: Regime) -> str:
     if r.setting == "device":
         if r.from_batch is not None:
             if "smaller-batches-insufficient" in r.caveats:
-                return f"GPU from batch {r.from_batch} (smaller: not enough data)"
+                return f"GPU at batch {r.from_batch}; not enough data below it"
             return f"GPU from batch {r.from_batch}"
         return {advice.KEEP_OFF: "GPU never clearly faster"}.get(
             r.action, ACTION_WORDS.get(r.action, r.action)
         )
+    if r.rule == "det-unchecked":
+        return "only if you need reproducibility (not checked here)"
     return ACTION_WORDS.get(r.action, r.action)
 
 
@@ -137,12 +139,27 @@ _CAVEATS = {
     "changes-numerics": "it changes the arithmetic, so check that accuracy holds",
     "tf32-default": "the fp32 baseline already ran its convolutions in TF32 (PyTorch's default)",
     "variant-failed": "in some configurations the setting failed outright (see the machine page)",
-    "extra-memory": "it raises peak memory by more than " + fmt.pct(advice.MEMORY_CAVEAT_SHARE),
+    "extra-memory": "it raises the peak memory of a whole run by more than "
+    + fmt.pct(advice.MEMORY_CAVEAT_SHARE),
     "smaller-batches-insufficient": "smaller batches had too few ok replicates to judge, so "
     "the GPU may already win below that batch",
     "steady-drift": "some of the measurements it rests on drifted while they were timed (see "
     "the machine page)",
 }
+
+
+def caveat_text(r: Recommendation, code: str) -> str:
+    """A caveat in words; the memory one with its figures, so "more memory" has a size."""
+    if code == "extra-memory" and fmt.present(r.extra_peak_mem_bytes):
+        text = (f"it raises the peak memory of a whole run, first pass included, by "
+                f"{fmt.bytes_(r.extra_peak_mem_bytes)}")
+        if fmt.present(r.extra_peak_mem_share):
+            text += f" ({fmt.pct(r.extra_peak_mem_share, signed=True)})"
+        if fmt.present(r.workspace_bytes) and r.workspace_bytes:
+            text += (f"; its first pass held {fmt.bytes_(r.workspace_bytes)} above the steady "
+                     "state")
+        return text
+    return _CAVEATS[code]
 
 
 def sentence(regime: Regime, p: Page, *, with_setting: bool = True) -> Md:
@@ -157,38 +174,71 @@ def sentence(regime: Regime, p: Page, *, with_setting: bool = True) -> Md:
         body = _switch(r)
     else:
         body = _device(r)
-    caveats = [_CAVEATS[c] for c in r.caveats if c in _CAVEATS]
+    caveats = [caveat_text(r, c) for c in r.caveats if c in _CAVEATS]
     tail = (" Note: " + "; ".join(caveats) + ".") if caveats else ""
     lead = cat(Md("**"), r.setting, Md("**, ")) if with_setting else Md("")
     return cat(lead, where, ": ", body, tail, " (", evidence_links(p, r.evidence), ")")
 
 
+#: How a cold cost's kernel cache reads in a sentence (``Recommendation.kernel_cache``).
+_CACHE_WORDS = {
+    "fresh": "with an empty kernel cache, as on a fresh machine or container",
+    "shared": "against the machine's own shared kernel cache, which earlier processes of the "
+    "run may already have filled, so a fresh machine can pay more",
+    "warm": "with a warm kernel cache (filled by an earlier process of the same job), so a "
+    "fresh machine pays more",
+}
+
+
+def cold_cost(r: Recommendation) -> tuple[str, str]:
+    """A cold cost that is true of every replicate, and the sentences that qualify it:
+    ``("up to 15.4 s", " (its slowest replicate's …). Measured with … With a warm cache …")``.
+    """
+    if not fmt.present(r.extra_cold_s):
+        return "", ""
+    detail_ = []
+    if fmt.present(r.cold_pass_max_s) and fmt.present(r.base_cold_pass_s):
+        detail_.append(f"its slowest replicate's first pass took {fmt.seconds(r.cold_pass_max_s)}"
+                       f" against {fmt.seconds(r.base_cold_pass_s)} with it off")
+    if fmt.present(r.extra_cold_median_s) and fmt.seconds(r.extra_cold_median_s) != fmt.seconds(
+            r.extra_cold_s):
+        detail_.append(f"the median replicate's extra was {fmt.seconds(r.extra_cold_median_s)}")
+    tail = f" ({'; '.join(detail_)})." if detail_ else "."
+    words = " and ".join(_CACHE_WORDS.get(c, c) for c in r.kernel_cache.split(", ") if c)
+    if words:
+        tail += f" Measured {words}."
+    if fmt.present(r.warm_extra_cold_s) and r.kernel_cache != "warm":
+        tail += f" With a warm kernel cache it adds up to {fmt.seconds(r.warm_extra_cold_s)}."
+    return f"up to {fmt.seconds(r.extra_cold_s)}", tail
+
+
 def _benchmark(r: Recommendation) -> Md:
+    cost, qualified = cold_cost(r)
     if r.verdict == "faster":
-        cost = []
-        if fmt.present(r.extra_cold_s):
-            cost.append(f"up to {fmt.seconds(r.extra_cold_s)}")
-        if fmt.present(r.extra_cold_peak_mem_bytes) and r.extra_cold_peak_mem_bytes:
-            cost.append(f"up to {fmt.bytes_(r.extra_cold_peak_mem_bytes)} of memory")
         if fmt.present(r.break_even_iters):
+            warm = (
+                f" ({fmt.iterations(r.warm_break_even_iters)} with a warm kernel cache)"
+                if fmt.present(r.warm_break_even_iters) and r.kernel_cache != "warm"
+                else ""
+            )
             head = cat(
                 Md("**enable it for jobs of more than "),
                 fmt.iterations(r.break_even_iters),
                 Md(" iterations per input shape**"),
+                warm,
             )
         else:
             head = Md("**enable it**")
         return cat(
             head,
             f": each step is {fmt.ratio(r.speedup)} faster{detail(r)}",
-            f"; the first pass over each new shape costs {' and '.join(cost)} more."
+            f"; the first pass over the input shapes costs {cost} more{qualified}"
             if cost
             else ".",
         )
     cold = (
-        f" Turning it on adds up to {fmt.seconds(r.extra_cold_s)} to the first pass over the "
-        "input shapes."
-        if r.extra_cold_s is not None and fmt.present(r.extra_cold_s) and r.extra_cold_s > 0
+        f" Turning it on adds {cost} to the first pass over the input shapes{qualified}"
+        if cost and r.extra_cold_s is not None and r.extra_cold_s > 0
         else ""
     )
     if r.verdict == "slower":
@@ -239,6 +289,13 @@ def _determinism(r: Recommendation) -> Md:
             Md("**leave the default (off)**: "),
             f"with it off, two fresh processes already gave bitwise-equal results; {speed}.",
         )
+    if r.rule == "det-unchecked":
+        return cat(
+            Md("**enable it only if you need bitwise reproducibility, and check that you get "
+               "it**: "),
+            f"{speed}. No two-process re-run check ran with it on for this configuration, so "
+            "whether it makes re-runs bitwise equal on this machine was not checked.",
+        )
     if r.rule == "det-costs":
         diff = (
             f" With it off, re-runs differed by up to {fmt.num(r.max_abs_diff_default)}."
@@ -281,6 +338,16 @@ def _switch(r: Recommendation) -> Md:
 
 
 def _device(r: Recommendation) -> Md:
+    if r.from_batch is not None and "smaller-batches-insufficient" in r.caveats:
+        return cat(
+            Md("**the GPU is clearly faster at batch "),
+            str(r.from_batch),
+            Md(" and up; there is not enough data below batch "),
+            str(r.from_batch),
+            Md("**: "),
+            f"at batch {r.from_batch} it is {fmt.ratio(r.speedup)} faster than this machine's "
+            f"CPU{detail(r)}.",
+        )
     if r.from_batch is not None:
         return cat(
             Md("**use the GPU from batch "),

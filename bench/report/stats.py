@@ -121,6 +121,7 @@ _MEDIANS = (
     "flops_per_sample",
     "work_per_iter",
     "wall_s",
+    "kernel_cache_end_bytes",
 )
 _CELL_KEY = ["fingerprint_id", "kind", "cell_id"]
 
@@ -180,8 +181,17 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     (tuple of distinct failure reasons); over ok replicates: steady_median_s (median of replicate
     medians), steady_q25_s, steady_q75_s, iqr_s, cv (std/mean, ddof 1), and medians of
     steady_ci_rel, samples_per_s, cold_first_iter_s, cold_pass_s, the memory peaks,
-    flops_per_sample, work_per_iter, wall_s; replicate_medians and replicate_throughputs (tuples,
-    for the bootstraps); achieved_per_s and achieved_unit (``flop/s`` or ``byte/s``),
+    flops_per_sample, work_per_iter, wall_s, kernel_cache_end_bytes; cold_pass_min_s and
+    cold_pass_max_s (the range over replicates: a cold cost that is "up to X" must hold for
+    every replicate); whole_peak_mem_{allocated,reserved}_bytes (the peak of the whole
+    replicate, cold pass included, largest over replicates) and
+    workspace_mem_{allocated,reserved}_bytes (cold-pass peak minus steady peak: what the first
+    pass, cudnn.benchmark's search among it, held beyond the steady state; largest over
+    replicates); samples_per_s and throughput_basis (see ``THROUGHPUT_BASES``);
+    replicate_medians and replicate_throughputs (tuples, for the bootstraps; the throughputs
+    are whole-cycle rates, the shapes comparison's metric); best_window_s (ceilings: median
+    over replicates of the fastest ``BURST_WINDOW`` consecutive iterations' mean);
+    achieved_per_s and achieved_unit (``flop/s`` or ``byte/s``),
     achieved_tflops, achieved_gbps, peak_op (the ceiling used) and pct_of_peak (percent of that
     machine's measured ceiling, NaN when none); insufficient (n_ok < MIN_OK_REPLICATES);
     n_drift (ok replicates whose steady state drifted, see ``replicate_drift``) and drift_max
@@ -236,6 +246,17 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     medians = okf[list(_MEDIANS)].groupby(gok).median().reindex(whole)
     for col in _MEDIANS:
         out[col] = medians[col].to_numpy(dtype=float)
+    cold = okf["cold_pass_s"].groupby(gok)
+    out["cold_pass_min_s"] = per_group(cold.min())
+    out["cold_pass_max_s"] = per_group(cold.max())
+    for kind in ("allocated", "reserved"):
+        cold_peak = okf[f"cold_peak_mem_{kind}_bytes"].to_numpy(dtype=float)
+        steady_peak = okf[f"peak_mem_{kind}_bytes"].to_numpy(dtype=float)
+        with np.errstate(invalid="ignore"):
+            workspace = np.clip(cold_peak - steady_peak, 0.0, None)
+        out[f"whole_peak_mem_{kind}_bytes"] = per_group(
+            pd.Series(np.fmax(cold_peak, steady_peak)).groupby(gok).max())
+        out[f"workspace_mem_{kind}_bytes"] = per_group(pd.Series(workspace).groupby(gok).max())
     out["replicate_medians"] = _grouped_tuples(gok, okf["steady_median_s"], n_groups)
     out["replicate_throughputs"] = _grouped_tuples(gok, okf["samples_per_s"], n_groups)
     # FLOP/s (= sum of FLOPs / sum of time): the fair rate when the arms process different
@@ -250,6 +271,13 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
         drifted = static & ((ratio > DRIFT) | (ratio < 1 / DRIFT))
     else:
         ratio, drifted = np.full(len(okf), np.nan), np.zeros(len(okf), dtype=bool)
+    windows = best_window(ds.samples, okf.loc[okf["kind"] == "ceiling"])
+    if len(windows):
+        key = pd.MultiIndex.from_arrays([okf["run_id"], okf["cell_id"], okf["replicate"]])
+        best = pd.Series(windows.reindex(key).to_numpy(dtype=float)).groupby(gok).median()
+        out["best_window_s"] = per_group(best)
+    else:
+        out["best_window_s"] = np.nan
     out["n_drift"] = np.bincount(gok[drifted], minlength=n_groups)
     worst = pd.Series(np.maximum(ratio, 1 / ratio)[drifted]).groupby(gok[drifted]).max()
     out["drift_max"] = per_group(worst)
@@ -258,6 +286,7 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
         tf32.fillna(False).to_numpy(dtype=bool), "true", out["eff_cudnn_allow_tf32"].to_numpy()
     )
     out = out.reset_index()
+    _throughput(out)
 
     out["page"] = out["machine"] + "-" + out["fingerprint_id"].str.slice(0, 8)
     out["anchor"] = "cell-" + out["cell_id"]
@@ -266,6 +295,53 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     _add_achieved(out)
     front = ["fingerprint_id", "machine", "page", "anchor", "kind", "cell_id", "cell_name"]
     return out[front + [c for c in out.columns if c not in front]]
+
+
+#: How a cell's samples/s is defined (``throughput_basis``). With one input shape: the batch
+#: over the median step, the same median the step times on every page are, so a page never
+#: shows a throughput that disagrees with the step time next to it. With cycled shapes
+#: (dynamic, ragged): samples over time across whole cycles of the schedule (results.csv's
+#: ``samples_per_s``), since no single step is typical of a cycle.
+THROUGHPUT_BASES = ("median step", "whole cycle")
+#: Consecutive steady iterations in a ceiling's "best short window" (see ``best_window``).
+BURST_WINDOW = 10
+
+
+def _throughput(out: pd.DataFrame) -> None:
+    """samples_per_s by ``THROUGHPUT_BASES``: batch ÷ median step, or the whole-cycle rate."""
+    model = (out["kind"] == "model").to_numpy()
+    static = model & (out["shapes"] == "static").to_numpy()
+    batch = out["batch_size"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_step = batch / out["steady_median_s"].to_numpy(dtype=float)
+    out["samples_per_s"] = np.where(static, per_step, out["samples_per_s"].to_numpy(dtype=float))
+    out["samples_per_s"] = out["samples_per_s"].where(model)
+    out["throughput_basis"] = np.select([static, model], list(THROUGHPUT_BASES), "")
+
+
+def best_window(samples: pd.DataFrame, rows: pd.DataFrame) -> pd.Series:
+    """Per (run_id, cell_id, replicate) of ``rows``: the lowest mean over ``BURST_WINDOW``
+    consecutive steady iterations (all of them when there are fewer).
+
+    A machine's sustained rate (the median over a run of at least ``min_time_s``) is below
+    what its first iterations reach while clocks and power settle: on an H200, the first ten
+    bf16 and TF32 matmuls ran 10-13% faster than the sustained median. Pages report both,
+    labelled, and hold model cells against the sustained one (they are sustained too).
+    """
+    key = ["run_id", "cell_id", "replicate"]
+    if rows.empty or samples.empty:
+        return pd.Series(dtype=float)
+    wanted = pd.MultiIndex.from_frame(rows[key].astype(object))
+    steady = samples.loc[samples["phase"] == "steady", [*key, "seconds"]]
+    steady = steady.loc[steady["cell_id"].isin(set(rows["cell_id"]))]
+    out = {}
+    for k, group in steady.groupby(key, sort=False):
+        if k in wanted:
+            xs = group["seconds"].to_numpy(dtype=float)
+            w = min(BURST_WINDOW, len(xs))
+            sums = np.convolve(xs, np.ones(w), mode="valid")
+            out[k] = float(sums.min() / w)
+    return pd.Series(out, dtype=float)
 
 
 def replicate_drift(samples: pd.DataFrame) -> pd.Series:
@@ -607,22 +683,35 @@ def _join_cells(pairs: pd.DataFrame, cells: pd.DataFrame, cols: Iterable[str]) -
 def benchmark_costs(data: Data, pairs: pd.DataFrame | None = None) -> pd.DataFrame:
     """cudnn.benchmark off → on: what it saves per step, what it costs up front, and break-even.
 
-    compare(..., "cudnn_benchmark") columns plus, from the cells' medians: base_/var_ cold_pass_s,
-    cold_first_iter_s and memory peaks; extra_cold_pass_s and extra_cold_first_iter_s (on − off);
-    extra_cold_peak_mem_{allocated,reserved}_bytes and extra_peak_mem_{allocated,reserved}_bytes
-    (on − off); saving_per_iter_s (steady off − on); break_even_iters = extra cold-pass seconds /
-    saving per iteration (0 when the cold pass is no dearer, ``inf`` = never when the saving is
-    ≤ 0), with break_even_iters_low/high from the speedup's CI (``inf`` when the CI allows no
-    saving).
+    compare(..., "cudnn_benchmark") columns (each pair within one kernel-cache state) plus, from
+    the cells: base_/var_ cold_pass_s (median), cold_pass_min_s, cold_pass_max_s,
+    cold_first_iter_s, the memory peaks and their whole-replicate and workspace figures (see
+    ``cell_stats``); extra_cold_pass_s and extra_cold_first_iter_s (on − off, medians);
+    extra_cold_pass_max_s (the slowest benchmark-on replicate's cold pass − the median one off:
+    what "adds up to" may say, true of every replicate); extra_<memory column> (on − off) and
+    extra_whole_peak_mem_share (the whole-replicate allocated peak's growth, as a share);
+    saving_per_iter_s (steady off − on); break_even_iters = median extra cold seconds / saving
+    per iteration (0 when the cold pass is no dearer, ``inf`` = never when the saving is ≤ 0);
+    break_even_iters_low (median extra, the CI's largest saving) and break_even_iters_high (the
+    slowest replicate's extra, the CI's smallest saving; ``inf`` when the CI allows no saving).
+    Pairs with an empty or shared cache also get the same configuration's warm-cache figures,
+    where one was measured: warm_extra_cold_pass_s, warm_extra_cold_pass_max_s,
+    warm_break_even_iters, warm_break_even_iters_high (NaN otherwise).
     """
     cells = _cells(data)
     pairs = compare(cells, "cudnn_benchmark") if pairs is None else pairs
-    cols = ("cold_pass_s", "cold_first_iter_s", *_MEMORY[:4])
+    memory = (*_MEMORY[:4], *_WHOLE_MEMORY)
+    cols = ("cold_pass_s", "cold_pass_min_s", "cold_pass_max_s", "cold_first_iter_s", *memory)
     out = _join_cells(pairs, cells, cols)
     out["extra_cold_pass_s"] = out["var_cold_pass_s"] - out["base_cold_pass_s"]
+    out["extra_cold_pass_max_s"] = out["var_cold_pass_max_s"] - out["base_cold_pass_s"]
     out["extra_cold_first_iter_s"] = out["var_cold_first_iter_s"] - out["base_cold_first_iter_s"]
-    for col in _MEMORY[:4]:
+    for col in memory:
         out[f"extra_{col}"] = out[f"var_{col}"] - out[f"base_{col}"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["extra_whole_peak_mem_share"] = out[
+            "extra_whole_peak_mem_allocated_bytes"
+        ].astype(float) / out["base_whole_peak_mem_allocated_bytes"].astype(float)
     base = out["base_median_s"].astype(float)
     out["saving_per_iter_s"] = base - out["var_median_s"].astype(float)
     extra = out["extra_cold_pass_s"].astype(float)
@@ -630,8 +719,42 @@ def benchmark_costs(data: Data, pairs: pd.DataFrame | None = None) -> pd.DataFra
     saving_hi = base * (1 - 1 / out["ci_high"].astype(float))
     saving_lo = base * (1 - 1 / out["ci_low"].astype(float))
     out["break_even_iters_low"] = break_even(extra, saving_hi)
-    out["break_even_iters_high"] = break_even(extra, saving_lo)
-    return out
+    out["break_even_iters_high"] = break_even(out["extra_cold_pass_max_s"], saving_lo)
+    return _with_warm(out)
+
+
+#: Whole-replicate memory figures per cell (see ``cell_stats``).
+_WHOLE_MEMORY = (
+    "whole_peak_mem_allocated_bytes",
+    "whole_peak_mem_reserved_bytes",
+    "workspace_mem_allocated_bytes",
+    "workspace_mem_reserved_bytes",
+)
+_WARM = {
+    "warm_extra_cold_pass_s": "extra_cold_pass_s",
+    "warm_extra_cold_pass_max_s": "extra_cold_pass_max_s",
+    "warm_break_even_iters": "break_even_iters",
+    "warm_break_even_iters_high": "break_even_iters_high",
+}
+
+
+def _with_warm(costs: pd.DataFrame) -> pd.DataFrame:
+    """Beside each empty- or shared-cache pair, the same configuration's warm-cache figures."""
+    for col in _WARM:
+        costs[col] = np.nan
+    if costs.empty or "kernel_cache" not in costs.columns:
+        return costs
+    key = ["fingerprint_id", *(c for c in schema.AXIS_COLUMNS
+                               if c not in ("cudnn_benchmark", "kernel_cache"))]
+    warm = costs.loc[costs["kernel_cache"] == "warm"].drop_duplicates(key, keep="last")
+    if warm.empty:
+        return costs
+    lookup = warm.set_index(_row_keys(warm, key))
+    found = lookup.reindex(_row_keys(costs, key))
+    cold = (costs["kernel_cache"] != "warm").to_numpy()
+    for col, src in _WARM.items():
+        costs[col] = np.where(cold, found[src].to_numpy(dtype=float), np.nan)
+    return costs
 
 
 def break_even(

@@ -52,6 +52,7 @@ def axes(**overrides: Any) -> dict[str, Any]:
         "cudnn_deterministic": "off",
         "cudnn_benchmark_limit": 10,
         "cpu_threads": "",
+        "kernel_cache": "fresh",
     }
     base.update(overrides)
     if base["device"] == "cpu":

@@ -116,8 +116,15 @@ def test_determinism_rules(write_tree):
     assert any(a.startswith("repro-") for _, a in free.evidence)
 
 
+def _checked(rows: list, *, on_equal: str = "true") -> list:
+    """The re-run check with deterministic on, which the cost rules below rest on."""
+    return [*rows, result_row(ENV, axes(cudnn_deterministic="on"), kind="repro",
+                              repro_bitwise_equal=on_equal)]
+
+
 def test_determinism_that_costs_is_only_if_needed(write_tree):
     rows = cell(ENV, axes(), [0.10] * 3) + cell(ENV, axes(cudnn_deterministic="on"), [0.15] * 3)
+    rows = _checked(rows)
     (rec,) = [
         r
         for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
@@ -131,6 +138,7 @@ def test_determinism_with_a_wide_interval_is_not_called_free(write_tree):
     the advice is 'only if needed', not 'no measurable cost'."""
     rows = cell(ENV, axes(), [0.10, 0.08, 0.12])
     rows += cell(ENV, axes(cudnn_deterministic="on"), [0.13, 0.08, 0.10])
+    rows = _checked(rows)
     (rec,) = [
         r
         for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
@@ -138,6 +146,114 @@ def test_determinism_with_a_wide_interval_is_not_called_free(write_tree):
     ]
     assert rec.verdict == "no clear difference" and rec.ci_low < 1 - stats.DELTA
     assert (rec.action, rec.rule) == (advice.ENABLE_IF_NEEDED, "det-cost-unclear")
+
+
+@pytest.mark.parametrize("on_factor", [1.0, 1.5])
+def test_determinism_without_a_rerun_check_claims_no_reproducibility(write_tree, on_factor):
+    """Free or not, deterministic on is never called reproducible where no check ran."""
+    rows = cell(ENV, axes(), [0.10] * 3)
+    rows += cell(ENV, axes(cudnn_deterministic="on"), [0.10 * on_factor] * 3)
+    (rec,) = [r for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
+              if r.setting == "cudnn.deterministic"]
+    assert (rec.action, rec.rule) == (advice.ENABLE_IF_NEEDED, "det-unchecked")
+    assert rec.bitwise_equal_variant is None
+    from bench.report.pages import Page
+
+    text = str(sentences.sentence(sentences.Regime((rec,)), Page("index.md")))
+    assert "not checked" in text and "reproducibility matters" not in text
+    (checked,) = [r for r in advice.recommend(load_reports(write_tree([(ENV, _checked(rows),
+                                                                        [])])))
+                  if r.setting == "cudnn.deterministic"]
+    assert checked.rule == ("det-no-measurable-cost" if on_factor == 1.0 else "det-costs")
+
+
+def _cold_rows(env, cell_axes, colds, seconds=0.1, **extra):
+    return [result_row(env, cell_axes, i, seconds=seconds, cold_pass_s=c, **extra)
+            for i, c in enumerate(colds)]
+
+
+def test_benchmark_cold_cost_is_true_of_every_replicate(write_tree):
+    """The H200 pattern: the first benchmark-on replicate paid 16.0 s, the others 3.0 and
+    4.7 s. "Adds up to" must hold for all three, and the break-even must survive the worst."""
+    rows = _cold_rows(ENV, axes(), [0.55, 0.62, 0.80])
+    rows += _cold_rows(ENV, axes(cudnn_benchmark="on"), [16.0, 3.0, 4.7], seconds=0.05)
+    rec = _bm(advice.recommend(load_reports(write_tree([(ENV, rows, [])]))), 10_000)
+    assert rec.cold_pass_max_s == pytest.approx(16.0)
+    assert rec.base_cold_pass_s == pytest.approx(0.62)
+    assert rec.extra_cold_s == pytest.approx(16.0 - 0.62)  # the slowest replicate
+    assert rec.extra_cold_median_s == pytest.approx(4.7 - 0.62)  # the median one
+    assert rec.break_even_iters == pytest.approx((16.0 - 0.62) / 0.05, rel=1e-6)
+    from bench.report.pages import Page
+
+    text = str(sentences.sentence(sentences.Regime((rec,)), Page("index.md")))
+    assert "15.4 s" in text and "16.0 s" in text, text
+
+
+def test_benchmark_decides_from_an_empty_cache_and_shows_the_warm_one(write_tree):
+    rows = _cold_rows(ENV, axes(), [0.6] * 3)
+    rows += _cold_rows(ENV, axes(cudnn_benchmark="on"), [12.0] * 3, seconds=0.05)
+    rows += _cold_rows(ENV, axes(kernel_cache="warm"), [0.6] * 3)
+    rows += _cold_rows(ENV, axes(cudnn_benchmark="on", kernel_cache="warm"), [3.6] * 3,
+                       seconds=0.05)
+    recs = advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
+    rec = _bm(recs, 100)
+    assert rec.kernel_cache == "fresh" and rec.extra_cold_s == pytest.approx(11.4)
+    assert rec.warm_extra_cold_s == pytest.approx(3.0)
+    # 11.4 s over a 0.05 s saving is 228 steps: too many for a 100-step job, however warm
+    assert rec.break_even_iters == pytest.approx(228)
+    assert rec.warm_break_even_iters == pytest.approx(60)
+    assert (rec.action, rec.rule) == (advice.KEEP_OFF, "bm-cold-cost-not-repaid")
+    from bench.report.pages import Page
+
+    text = str(sentences.sentence(sentences.Regime((rec,)), Page("index.md")))
+    assert "empty kernel cache" in text and "warm kernel cache it adds up to 3.00 s" in text, text
+    only_warm = [r for r in rows if r["kernel_cache"] == "warm"]
+    rec = _bm(advice.recommend(load_reports(write_tree([(ENV, only_warm, [])]))), 100)
+    assert rec.kernel_cache == "warm" and rec.action == advice.ENABLE  # 60 steps, and says so
+
+
+def test_benchmark_memory_counts_the_cold_pass(write_tree):
+    """ResNet-50 TF32 training on the H200: 10.6 GiB steady either way, 15.8 GiB while the
+    search ran. The whole replicate's peak is what a job needs, and the advice says how much."""
+    gib = 2**30
+    rows = cell(ENV, axes(), [0.1] * 3, peak_mem_allocated_bytes=10.6 * gib,
+                cold_peak_mem_allocated_bytes=10.5 * gib)
+    rows += cell(ENV, axes(cudnn_benchmark="on"), [0.1] * 3,
+                 peak_mem_allocated_bytes=10.6 * gib, cold_peak_mem_allocated_bytes=15.8 * gib)
+    rec = _bm(advice.recommend(load_reports(write_tree([(ENV, rows, [])]))), 10_000)
+    assert rec.extra_peak_mem_bytes == pytest.approx(5.2 * gib)
+    assert rec.extra_peak_mem_share == pytest.approx(5.2 / 10.6)
+    assert rec.workspace_bytes == pytest.approx(5.2 * gib)
+    assert "extra-memory" in rec.caveats
+    from bench.report.pages import Page
+
+    text = str(sentences.sentence(sentences.Regime((rec,)), Page("index.md")))
+    assert "5.20 GiB (+49.1%)" in text, text
+    small = cell(ENV, axes(), [0.1] * 3, peak_mem_allocated_bytes=10.6 * gib,
+                 cold_peak_mem_allocated_bytes=10.5 * gib)
+    small += cell(ENV, axes(cudnn_benchmark="on"), [0.1] * 3,
+                  peak_mem_allocated_bytes=10.6 * gib, cold_peak_mem_allocated_bytes=11.0 * gib)
+    rec = _bm(advice.recommend(load_reports(write_tree([(ENV, small, [])]))), 10_000)
+    assert "extra-memory" not in rec.caveats  # +4%: under the 10% line
+
+
+def test_a_crossover_with_thin_smaller_batches_says_so(write_tree):
+    """The H200's first run: batch 1 and 16 lost a replicate, so "from batch 128" would only
+    mean "not enough data below 128"."""
+    rows = []
+    for b, cpu, gpu, reps in ((1, 0.03, 0.004, 2), (16, 0.4, 0.006, 2), (128, 4.2, 0.018, 3)):
+        rows += cell(ENV, axes(device="cpu", mode="infer", batch_size=b, cpu_threads=4),
+                     [cpu] * reps)
+        rows += cell(ENV, axes(mode="infer", batch_size=b), [gpu] * 3)
+    (rec,) = [r for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
+              if r.setting == "device"]
+    assert rec.from_batch == 128 and "smaller-batches-insufficient" in rec.caveats
+    from bench.report.pages import Page
+
+    text = str(sentences.sentence(sentences.Regime((rec,)), Page("index.md")))
+    assert "not enough data below batch 128" in text and "from batch 128**" not in text, text
+    assert sentences.decision(sentences.Regime((rec,))) == (
+        "GPU at batch 128; not enough data below it")
 
 
 def test_precision_memory_format_and_device(write_tree):

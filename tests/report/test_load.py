@@ -66,8 +66,9 @@ def test_good_tree_loads_typed(good):
 
 def test_unknown_schema_version(good):
     root, path = good
-    _set_field(path, 3, "schema_version", "2")
-    _refused(root, path, 3, "schema_version 2 is newer")
+    newer = str(schema.SCHEMA_VERSION + 1)
+    _set_field(path, 3, "schema_version", newer)
+    _refused(root, path, 3, f"schema_version {newer} is newer")
 
 
 def test_missing_column(good):
@@ -269,7 +270,9 @@ def test_older_schema_is_migrated(good, monkeypatch):
 
     monkeypatch.setitem(schema.MIGRATIONS, 0, v0_to_v1)
     res = load_reports(root).results
-    assert res["schema_version"].tolist() == [1] * 6
+    assert res["schema_version"].tolist() == [schema.SCHEMA_VERSION] * 6
+    # version 1 knew no per-replicate kernel caches: its processes shared the machine's own
+    assert res["kernel_cache"].tolist() == ["shared"] * 6
     assert res["cold_pass_s"].tolist() == pytest.approx([0.5, 0.55, 0.5, 0.4, 0.4, 0.4])
     assert res["line"].tolist() == [2, 3, 4, 5, 6, 7]
 
@@ -281,5 +284,5 @@ def test_newer_schema_rows_are_skipped_with_skip_bad(good):
     assert ds.results["line"].tolist() == [2, 3, 5, 6, 7]
     assert ds.skipped == [
         f"{path}:4: schema_version 7 is newer than this code understands "
-        f"(<= 1); upgrade torch-knobs to read it"
+        f"(<= {schema.SCHEMA_VERSION}); upgrade torch-knobs to read it"
     ]

@@ -75,7 +75,10 @@ def test_smoke_profile_end_to_end(tmp_path: Path) -> None:
     assert env["flag_defaults"]["cudnn.benchmark"] is False
     assert {r["fingerprint_id"] for r in rows} == {env["fingerprint_id"]}
     assert env["planned_rows"] == len(rows)  # a whole run writes every planned row
-    assert env["bench"]["workload_version"] >= 2
+    assert env["bench"]["workload_version"] >= 3
+    # every replicate started from an empty kernel cache of its own, and the row says so
+    timed = [r for r in rows if r["status"] == "ok" and r["kind"] != "repro"]
+    assert {(r["kernel_cache"], r["kernel_cache_start_bytes"]) for r in timed} == {("fresh", "0")}
     assert env["memory"]["total_bytes"] > 2**20  # for the Compare page's hardware rows
 
 
@@ -96,6 +99,23 @@ def test_faults_are_classified_and_the_matrix_goes_on(
     assert [r["status"] for r in rows] == ["ok", status, "ok"]
     assert reason in rows[1]["reason"]
     assert rows[1]["steady_median_s"] == "" and rows[1]["cold_pass_s"] == ""
+
+
+def test_kernel_caches_are_per_replicate_and_warm_ones_are_primed(
+        tmp_path: Path, tiny_profile: Callable[..., Path]) -> None:
+    """The real child aims the CUDA JIT cache at its own folder: the fill-cache fault writes
+    where CUDA_CACHE_PATH points, as a kernel compile would, and the row measures that folder."""
+    out = tmp_path / "run"
+    profile = tiny_profile(replicates=2, extra='kernel_cache = ["fresh", "warm"]\n')
+    proc = run_cli("run", "--profile", str(profile), "--out", str(out),
+                   env={"TORCH_KNOBS_FAULT": "fill-cache"})
+    assert proc.returncode == 0, proc.stderr
+    rows = read_csv(out / "results.csv")
+    assert [(r["status"], r["kernel_cache"], r["kernel_cache_start_bytes"],
+             r["kernel_cache_end_bytes"]) for r in rows] == [
+        ("ok", "fresh", "0", "4096"), ("ok", "warm", "4096", "8192"),
+        ("ok", "fresh", "0", "4096"), ("ok", "warm", "4096", "8192")]
+    assert "cache=warm" in rows[1]["cell_name"] and "cache" not in rows[0]["cell_name"]
 
 
 @pytest.mark.parametrize("fault", ["hang", "spam"])

@@ -28,6 +28,10 @@ def test_cell_id_is_stable_and_depends_only_on_axes() -> None:
     assert len(a.cell_id) == 10
     # A regression guard: ids are published in URLs, so they must not drift between versions.
     assert Cell().cell_id == "adf637ecfe"
+    # an axis added later keeps the old ids at its default, and separates the cells elsewhere
+    assert Cell(kernel_cache="fresh").cell_id == "adf637ecfe"
+    warm = Cell(kernel_cache="warm")
+    assert warm.cell_id != Cell().cell_id and warm.name.endswith("cache=warm")
 
 
 def _profile(body: str) -> matrix.Profile:
@@ -89,6 +93,9 @@ batch_size = [1, 2]
     ('[profile]\n[other]', "unknown top-level key(s) other"),
     ('[profile]', "needs at least one [studies.NAME] table"),
     ('[studies.s]\nkind = "ceiling"\nmodel = "fft"', "unknown ceiling op 'fft'"),
+    # "shared" only describes rows from before per-replicate caches; nobody can ask for it
+    ('[studies.s]\nkernel_cache = "shared"', "unknown kernel_cache 'shared'; valid choices: "
+     "fresh, warm"),
 ])
 def test_bad_profiles_fail_with_one_clear_line(body: str, needle: str) -> None:
     with pytest.raises(ProfileError) as err:
@@ -162,11 +169,26 @@ def test_gpu_profile_answers_every_gpu_question() -> None:
                                 ("shapes", "static", "dynamic"),
                                 ("device", "cpu", "cuda")]:
         assert _has_pair(cells, axis, base, variant), (axis, base, variant)
-    # the questions the site is asked: benchmark for ResNet-50 training at batch 128, eight
-    # input resolutions, and the GPU against the host CPU at batch 1 and 128
-    assert any(c.model == "resnet50" and c.mode == "train" and c.batch_size == 128
-               and c.cudnn_benchmark == "on" for c in cells)
-    assert any(c.shapes == "dynamic" and c.shape_count == 8 for c in cells)
+    # the questions the site is asked, each with cudnn.benchmark off and on: where cuDNN's
+    # heuristics are weakest (strict fp32, ConvNeXt's depthwise convolutions), the ViT control,
+    # the usual configurations of ResNet-50, cycled shapes, and both kernel-cache states
+    def both(**axes: object) -> bool:
+        found = {c.cudnn_benchmark for c in cells if c.device == "cuda"
+                 and all(getattr(c, k) == v for k, v in axes.items())}
+        return found == {"off", "on"}
+
+    assert both(model="resnet50", mode="train", precision="fp32-strict")
+    assert both(model="convnext_tiny", mode="train")
+    assert both(model="vit_b_16", mode="train")
+    for mode in ("infer", "train"):
+        assert both(model="resnet50", mode=mode, precision="fp32", memory_format="nchw",
+                    shapes="static", kernel_cache="fresh", batch_size=128)
+        assert both(model="resnet50", mode=mode, precision="amp-bf16",
+                    memory_format="channels_last", batch_size=128)
+    assert both(model="resnet50", shapes="dynamic") and all(
+        c.shape_count >= 3 for c in cells if c.shapes == "dynamic")
+    for cache in ("fresh", "warm"):
+        assert both(model="resnet50", mode="train", kernel_cache=cache)
     cvg = {c.batch_size for c in cells if c.device == "cpu"}
     assert {1, 128} <= cvg
     assert all(c.cpu_threads is None for c in cells if c.device == "cpu")  # all cores
@@ -175,6 +197,15 @@ def test_gpu_profile_answers_every_gpu_question() -> None:
     ceil = {c.model for s in p.studies for c in s.cells if c.kind == "ceiling"}
     assert {"matmul-bf16", "matmul-tf32", "matmul-fp32", "copy"} <= ceil
     assert min(s.settings.replicates for s in p.studies) >= 3
+
+
+def test_gpu_profile_fits_about_eight_minutes_of_an_h200() -> None:
+    """The estimate (from the H200's measured costs) for a 16-core CUDA host like that one."""
+    from bench import runner
+
+    jobs = runner.plan(load_profile("gpu"))
+    seconds = sum(runner.estimate_jobs(jobs, runner.Probe({"cpu": {"affinity": 16}}, [], True)))
+    assert 6 * 60 < seconds <= 8.5 * 60, seconds / 60
 
 
 def test_has_pair_needs_a_single_axis_difference() -> None:

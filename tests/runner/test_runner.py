@@ -37,7 +37,12 @@ class FakeChild:
         self.launcher.now += timeout
         b = self.behaviour
         if b == "ok":
+            cache = self.task.get("cache_dir")
+            if cache:  # as a kernel compile would: the child leaves something in its cache
+                (Path(cache) / f"kernel-{len(self.launcher.launched)}.bin").write_bytes(
+                    b"k" * 4096)
             record = {"status": "ok", "reason": "", "eff": {"eff_num_threads": "2"},
+                      "cache": {"start_bytes": self.task.get("_cache_bytes_at_launch")},
                       "metrics": {"steady_median_s": 0.5, "steady_p10_s": 0.4,
                                   "steady_p90_s": 0.6, "steady_iters": 3,
                                   "samples_per_s": 2.0, "flops_per_sample": 1e9},
@@ -77,6 +82,10 @@ class FakeLauncher:
     def launch(self, task_path: Path) -> FakeChild:
         task = json.loads(task_path.read_text())
         n = len(self.launched)
+        if task.get("cache_dir"):
+            folder = Path(task["cache_dir"])
+            task["_cache_files_at_launch"] = sorted(p.name for p in folder.rglob("*"))
+            task["_cache_bytes_at_launch"] = sum(p.stat().st_size for p in folder.rglob("*"))
         self.launched.append(task)
         return FakeChild(self, task, self.behaviour.get(n, self.default))
 
@@ -267,3 +276,65 @@ def test_an_interrupt_after_the_row_is_written_adds_no_interrupted_row(
         idle.set()
     assert code == 130
     assert [r["status"] for r in read_csv(results)] == ["ok", "ok"]
+
+
+CACHE_PROFILE = """
+[defaults]
+replicates = 2
+[studies.caches]
+kernel_cache = ["fresh", "warm"]
+"""
+
+
+def test_every_replicate_gets_its_own_kernel_cache_and_the_row_says_which(
+        tmp_path: Path) -> None:
+    import tomllib
+
+    from bench.matrix import parse_profile
+
+    prof = parse_profile(tomllib.loads(CACHE_PROFILE), "t")
+    store = RunStore(tmp_path / "run")
+    store.open()
+    launcher = FakeLauncher()
+    ctx = runner.RunContext("run1", "t", runner.Probe(ENV, [], False))
+    r = runner.Runner(launcher, store, ctx, clock=launcher.clock, workdir=tmp_path / "work")
+    assert r.run(runner.plan(prof)) == 0
+    ops = [(t["op"], t["cell"]["kernel_cache"], t["replicate"]) for t in launcher.launched]
+    # the warm cell's cache is primed once, by a process of its own, before its first replicate
+    assert ops == [("measure", "fresh", 0), ("prime", "warm", 0), ("measure", "warm", 0),
+                   ("measure", "fresh", 1), ("measure", "warm", 1)]
+    folders = [t["cache_dir"] for t in launcher.launched]
+    assert len(set(folders)) == len(folders), "no two processes share a cache folder"
+    fresh = [t for t in launcher.launched if t["cell"]["kernel_cache"] == "fresh"]
+    assert all(t["_cache_files_at_launch"] == [] for t in fresh), "fresh means empty"
+    primed = launcher.launched[1]["_cache_files_at_launch"]
+    assert primed == []
+    warm = [t for t in launcher.launched if t["op"] == "measure" and
+            t["cell"]["kernel_cache"] == "warm"]
+    # each warm replicate starts from a copy of the primed cache, not from another replicate's
+    assert [t["_cache_files_at_launch"] for t in warm] == [["kernel-2.bin"]] * 2
+    rows = read_csv(store.results_path)
+    assert [(row["kernel_cache"], row["kernel_cache_start_bytes"],
+             row["kernel_cache_end_bytes"]) for row in rows] == [
+        ("fresh", "0", "4096"), ("warm", "4096", "8192"),
+        ("fresh", "0", "4096"), ("warm", "4096", "8192")]
+    assert all(not Path(f).exists() for f in folders[::2]), "replicate folders are removed"
+
+
+def test_a_failed_priming_is_the_warm_replicates_status(tmp_path: Path) -> None:
+    import tomllib
+
+    from bench.matrix import parse_profile
+
+    prof = parse_profile(tomllib.loads(CACHE_PROFILE), "t")
+    store = RunStore(tmp_path / "run")
+    store.open()
+    launcher = FakeLauncher({1: "oom"})  # the prime process runs out of memory
+    ctx = runner.RunContext("run1", "t", runner.Probe(ENV, [], False))
+    runner.Runner(launcher, store, ctx, clock=launcher.clock, workdir=tmp_path / "w").run(
+        runner.plan(prof))
+    rows = read_csv(store.results_path)
+    assert [r["status"] for r in rows] == ["ok", "oom", "ok", "oom"]
+    assert rows[1]["reason"] == ("priming the warm kernel cache failed: OutOfMemoryError: "
+                                 "CUDA out of memory")
+    assert [t["op"] for t in launcher.launched].count("prime") == 1, "primed once, not retried"

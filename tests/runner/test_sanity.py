@@ -48,10 +48,20 @@ def test_a_plausible_row_passes(tmp_path: Path) -> None:
     ({"eff_cudnn_benchmark": "false"}, "effective flags"),
     ({"precision": "fp32-strict"}, "effective flags"),
     ({"status": "oom"}, "failed rows"),
+    ({"kernel_cache": "fresh", "kernel_cache_start_bytes": 4096}, "kernel cache"),
     ({"steady_median_s": "", "steady_p10_s": "", "steady_p90_s": ""}, "ok rows"),
 ])
 def test_each_violation_is_found(tmp_path: Path, over: dict[str, Any], check: str) -> None:
     assert check in _run(tmp_path, [_row(**over)])
+
+
+def test_cache_sizes_are_not_measurements_and_warm_caches_start_full(tmp_path: Path) -> None:
+    failed = _row(status="crash", steady_p10_s="", steady_median_s="", steady_p90_s="",
+                  steady_mean_s="", steady_iters="", samples_per_s="", cold_first_iter_s="",
+                  cold_pass_s="", flops_per_sample="", kernel_cache="fresh",
+                  kernel_cache_start_bytes=0, kernel_cache_end_bytes=4096, wall_s=3.0)
+    warm = _row(kernel_cache="warm", kernel_cache_start_bytes=4096)
+    assert _run(tmp_path, [failed, warm]) == set()
 
 
 def test_samples_must_agree_with_the_row(tmp_path: Path) -> None:

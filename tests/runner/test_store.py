@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.schema import RESULT_COLUMNS, SchemaError, migrate
+from bench.schema import RESULT_COLUMNS, SCHEMA_VERSION, SchemaError, migrate
 from bench.store import CsvAppender, RunStore
 
 
@@ -60,8 +60,12 @@ def test_env_is_written_once(tmp_path: Path) -> None:
 
 def test_schema_migration_refuses_newer_versions() -> None:
     row = dict.fromkeys(RESULT_COLUMNS, "")
-    row["schema_version"] = "1"
+    row["schema_version"] = str(SCHEMA_VERSION)
     assert migrate(dict(row)) == row
+    v1 = {k: v for k, v in row.items()
+          if k not in ("kernel_cache", "kernel_cache_start_bytes", "kernel_cache_end_bytes")}
+    v1["schema_version"] = "1"  # version 1 ran against the machine's own, shared caches
+    assert migrate(v1) == {**row, "kernel_cache": "shared"}
     row["schema_version"] = "99"
     with pytest.raises(SchemaError, match="newer than this code understands"):
         migrate(row)
