@@ -211,7 +211,9 @@ def decision_table(
     shapes, batch_size ("" for device), baseline_value, variant_value, verdict, action (at the
     longest job length for cudnn.benchmark), ``action_<n>`` for each job length n
     (``job_lengths``, plus any the recommendations carry; equal to ``action`` for settings
-    without one), rule, speedup, ci_low, ci_high, break_even_iters, from_batch, n_pairs,
+    without one), rule, speedup, ci_low, ci_high, break_even_iters, kernel_cache,
+    extra_cold_s, warm_extra_cold_s, warm_break_even_iters, extra_peak_mem_bytes,
+    extra_peak_mem_share (cudnn.benchmark; empty for the others), from_batch, n_pairs,
     n_sufficient, caveats, evidence, and evidence_page / evidence_anchor (the first row, a link
     target).
     """
@@ -247,6 +249,12 @@ def decision_table(
                 "ci_low": r.ci_low,
                 "ci_high": r.ci_high,
                 "break_even_iters": r.break_even_iters,
+                "kernel_cache": r.kernel_cache,
+                "extra_cold_s": r.extra_cold_s,
+                "warm_extra_cold_s": r.warm_extra_cold_s,
+                "warm_break_even_iters": r.warm_break_even_iters,
+                "extra_peak_mem_bytes": r.extra_peak_mem_bytes,
+                "extra_peak_mem_share": r.extra_peak_mem_share,
                 "from_batch": r.from_batch,
                 "n_pairs": r.n_pairs,
                 "n_sufficient": r.n_sufficient,
@@ -284,6 +292,12 @@ def decision_table(
         "ci_low",
         "ci_high",
         "break_even_iters",
+        "kernel_cache",
+        "extra_cold_s",
+        "warm_extra_cold_s",
+        "warm_break_even_iters",
+        "extra_peak_mem_bytes",
+        "extra_peak_mem_share",
         "from_batch",
         "n_pairs",
         "n_sufficient",

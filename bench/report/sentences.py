@@ -174,7 +174,9 @@ def sentence(regime: Regime, p: Page, *, with_setting: bool = True) -> Md:
         body = _switch(r)
     else:
         body = _device(r)
-    caveats = [caveat_text(r, c) for c in r.caveats if c in _CAVEATS]
+    # the device sentence already leads with the thin smaller batches when there are any
+    said = {"smaller-batches-insufficient"} if r.setting == "device" else set()
+    caveats = [caveat_text(r, c) for c in r.caveats if c in _CAVEATS and c not in said]
     tail = (" Note: " + "; ".join(caveats) + ".") if caveats else ""
     lead = cat(Md("**"), r.setting, Md("**, ")) if with_setting else Md("")
     return cat(lead, where, ": ", body, tail, " (", evidence_links(p, r.evidence), ")")

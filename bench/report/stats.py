@@ -983,9 +983,11 @@ def ceilings(data: Data) -> pd.DataFrame:
     """Measured machine ceilings per fingerprint, device and op.
 
     Columns: fingerprint_id, machine, page, anchor, cell_id, device, op, work_unit, unit
-    (``TFLOP/s`` or ``GB/s``), achieved (median over replicates, in unit), ci_low, ci_high
-    (bootstrap over replicates; NaN when insufficient), n_ok, n_total, insufficient,
-    status_summary.
+    (``TFLOP/s`` or ``GB/s``), achieved (the sustained rate: median over replicates of each
+    replicate's median iteration, in unit), ci_low, ci_high (bootstrap over replicates; NaN when
+    insufficient), burst (the best short window: median over replicates of the fastest
+    ``BURST_WINDOW`` consecutive iterations, in unit; NaN without samples), n_ok, n_total,
+    insufficient, status_summary. "% of peak" elsewhere is against ``achieved``.
     """
     cells = _cells(data)
     ceil = cells.loc[cells["kind"] == "ceiling"].reset_index(drop=True)
@@ -995,6 +997,9 @@ def ceilings(data: Data) -> pd.DataFrame:
         for w, reps, k in zip(ceil["work_per_iter"], ceil["replicate_medians"], scale)
     ]
     est, lo, hi = median_ci(rates)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        burst = ceil["work_per_iter"].to_numpy(dtype=float) / ceil["best_window_s"].to_numpy(
+            dtype=float) / scale
     return pd.DataFrame(
         {
             "fingerprint_id": ceil["fingerprint_id"],
@@ -1009,6 +1014,7 @@ def ceilings(data: Data) -> pd.DataFrame:
             "achieved": est,
             "ci_low": lo,
             "ci_high": hi,
+            "burst": burst,
             "n_ok": ceil["n_ok"],
             "n_total": ceil["n_total"],
             "insufficient": ceil["insufficient"],

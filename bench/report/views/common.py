@@ -46,6 +46,7 @@ _AXIS_WORDS = {
     "cudnn_deterministic": "deterministic {}",
     "cudnn_benchmark_limit": "benchmark_limit {}",
     "cpu_threads": "{} threads",
+    "kernel_cache": "{} kernel cache",
 }
 
 
@@ -57,6 +58,7 @@ _SHORT_WORDS = {
     "cudnn_deterministic": "det={}",
     "cudnn_benchmark_limit": "limit={}",
     "cpu_threads": "{}t",
+    "kernel_cache": "{} cache",
 }
 
 
@@ -208,6 +210,46 @@ def verdict_counts(verdicts: Iterable[str]) -> dict[str, int]:
     for v in verdicts:
         counts[str(v)] = counts.get(str(v), 0) + 1
     return counts
+
+
+#: What a machine-level summary names, so that it never reads as a verdict for every model
+#: on that machine: the models, modes, precisions, layouts, shapes, batches and kernel caches
+#: its comparisons cover.
+SCOPE_AXES = ("model", "mode", "precision", "memory_format", "shapes", "batch_size",
+              "kernel_cache")
+_SCOPE_WORDS = {"shapes": "{} shapes", "batch_size": "batch {}", "kernel_cache": "{} kernel cache"}
+
+
+def scope(frame: pd.DataFrame) -> str:
+    """``resnet50, vit_b_16 · infer, train · fp32, amp-bf16 · nchw · static shapes · batch 128
+    · fresh kernel cache``: the distinct values of ``SCOPE_AXES`` among ``frame``'s rows."""
+    parts = []
+    for col in SCOPE_AXES:
+        if col not in frame.columns:
+            continue
+        values = frame[col].dropna().astype(str)
+        values = values.loc[(values != "") & (values != "n/a")].unique().tolist()
+        if not values:
+            continue
+        values = sorted(values, key=float) if col == "batch_size" else sorted(values)
+        parts.append(_SCOPE_WORDS.get(col, "{}").format(", ".join(values)))
+    return " · ".join(parts)
+
+
+def exceptions(frame: pd.DataFrame, columns: Sequence[str], *, limit: int = 6) -> str:
+    """The configurations whose verdict is not "no clear difference", by name and speedup:
+    ``faster in resnet50 · train · fp32-strict (1.21×); slower in …`` (empty when none)."""
+    parts = []
+    for verdict in ("faster", "slower"):
+        rows = frame.loc[frame["verdict"] == verdict]
+        if rows.empty:
+            continue
+        named = [f"{label(r, columns)} ({fmt.ratio(r.speedup)})" for r in rows_of(rows)]
+        text = "; ".join(named[:limit])
+        if len(named) > limit:
+            text += f"; and {len(named) - limit} more"
+        parts.append(f"{verdict} in {text}")
+    return "; ".join(parts)
 
 
 def span(values: Iterable[float], formatter: Any) -> str:

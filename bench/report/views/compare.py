@@ -54,7 +54,7 @@ def _ceiling_rows(p: Page, ceilings: pd.DataFrame, pages: list[str]) -> list[lis
                    key=lambda k: (k[0] != "cuda", k[1]))
     rows = []
     for device, op in kinds:
-        row: list[Any] = [f"Measured {op} ({device})"]
+        row: list[Any] = [f"Measured {op} ({device}), sustained"]
         for page in pages:
             c = lookup.get((page, device, op))
             row.append(

@@ -17,16 +17,19 @@ from bench.report.views.common import (
     alt_list,
     cell_links,
     chart_path,
+    exceptions,
     label,
     more_rows,
     present,
     rows_of,
+    scope,
     sort_rows,
     span,
     trim,
     verdict_counts,
     write_comparisons,
 )
+from bench.report.views.machines import cold_text
 from bench.report.views.recommendations import _recs_for
 
 
@@ -41,13 +44,22 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
             "cudnn-benchmark",
             costs,
             (
+                "kernel_cache",
+                "base_cold_pass_s",
+                "var_cold_pass_s",
+                "var_cold_pass_max_s",
                 "extra_cold_pass_s",
+                "extra_cold_pass_max_s",
                 "saving_per_iter_s",
                 "break_even_iters",
                 "break_even_iters_low",
                 "break_even_iters_high",
-                "extra_cold_peak_mem_reserved_bytes",
-                "extra_peak_mem_reserved_bytes",
+                "warm_extra_cold_pass_max_s",
+                "warm_break_even_iters_high",
+                "base_whole_peak_mem_allocated_bytes",
+                "var_whole_peak_mem_allocated_bytes",
+                "extra_whole_peak_mem_share",
+                "var_workspace_mem_allocated_bytes",
             ),
         )
         if len(costs)
@@ -78,22 +90,30 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
             cost_rows.append(
                 [
                     name,
-                    fmt.signed_seconds(r.extra_cold_pass_s),
+                    str(r.kernel_cache),
+                    cold_text(r.base_cold_pass_s, r.base_cold_pass_min_s, r.base_cold_pass_max_s),
+                    cold_text(r.var_cold_pass_s, r.var_cold_pass_min_s, r.var_cold_pass_max_s),
+                    fmt.signed_seconds(r.extra_cold_pass_max_s),
                     fmt.signed_seconds(r.saving_per_iter_s),
                     _break_even_text(r),
                     _break_even_range(r.break_even_iters_low, r.break_even_iters_high, r.verdict)
                     if _pays_back(r)
                     else fmt.MISSING,
+                    _warm_text(r),
                     links,
                 ]
             )
             memory_rows.append(
                 [
                     name,
-                    fmt.bytes_(r.extra_cold_peak_mem_reserved_bytes, signed=True),
-                    fmt.bytes_(r.extra_cold_peak_mem_allocated_bytes, signed=True),
-                    fmt.bytes_(r.extra_peak_mem_reserved_bytes, signed=True),
-                    fmt.bytes_(r.extra_peak_mem_allocated_bytes, signed=True),
+                    f"{fmt.bytes_(r.base_whole_peak_mem_allocated_bytes)} → "
+                    f"{fmt.bytes_(r.var_whole_peak_mem_allocated_bytes)}",
+                    fmt.pct(r.extra_whole_peak_mem_share, signed=True),
+                    fmt.bytes_(r.var_workspace_mem_allocated_bytes),
+                    f"{fmt.bytes_(r.base_whole_peak_mem_reserved_bytes)} → "
+                    f"{fmt.bytes_(r.var_whole_peak_mem_reserved_bytes)}",
+                    f"{fmt.bytes_(r.base_peak_mem_allocated_bytes)} → "
+                    f"{fmt.bytes_(r.var_peak_mem_allocated_bytes)}",
                     links,
                 ]
             )
@@ -137,15 +157,22 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                     for r in shown
                 ),
             }
+        cold = faster.loc[faster["kernel_cache"] != "warm"]
         sections.append(
             {
                 **_machine_ctx(p, m),
                 "counts": counts,
                 "total": len(group),
+                "scope": scope(group),
+                "exceptions": exceptions(group, cols),
                 "faster_span": span(faster["speedup"], fmt.ratio),
                 "faster_saved": span(faster["speedup"].map(fmt.saved), fmt.pct),
                 "break_even_span": span(
-                    faster["break_even_iters"].replace(math.inf, math.nan), fmt.iterations
+                    cold["break_even_iters_high"].replace(math.inf, math.nan), fmt.iterations
+                ),
+                "warm_break_even_span": span(
+                    cold["warm_break_even_iters_high"].replace(math.inf, math.nan),
+                    fmt.iterations,
                 ),
                 "never": int(
                     (
@@ -153,7 +180,7 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                         & group["break_even_iters"].eq(math.inf)
                     ).sum()
                 ),
-                "memory_span": span(faster["extra_cold_peak_mem_reserved_bytes"], fmt.bytes_),
+                "memory_span": span(faster["extra_whole_peak_mem_allocated_bytes"], fmt.bytes_),
                 "speed_table": table(
                     [
                         "Configuration",
@@ -169,10 +196,14 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                 "cost_table": table(
                     [
                         "Configuration",
-                        "Extra cold-pass time",
+                        "Kernel cache",
+                        "Cold pass off (range)",
+                        "Cold pass on (range)",
+                        "Extra, slowest replicate",
                         "Saving per step",
                         "Break-even (iterations)",
-                        "Range from the CI",
+                        "Range from the CI and replicates",
+                        "With a warm cache",
                         "Rows",
                     ],
                     cost_rows,
@@ -180,10 +211,11 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                 "memory_table": table(
                     [
                         "Configuration",
-                        "Cold pass: extra reserved",
-                        "Cold pass: extra allocated",
-                        "Steady: extra reserved",
-                        "Steady: extra allocated",
+                        "Peak allocated, whole run: off → on",
+                        "Change",
+                        "First-pass workspace, on",
+                        "Peak reserved, whole run: off → on",
+                        "Steady-state peak allocated: off → on",
                         "Rows",
                     ],
                     memory_rows,
@@ -203,6 +235,16 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         recs=_recs_for(data, "cudnn.benchmark", p),
         **common,
     )
+
+
+def _warm_text(r: Any) -> str:
+    """The same configuration with a warm kernel cache: its extra cold cost and break-even."""
+    if r.kernel_cache == "warm" or not present(r.warm_extra_cold_pass_max_s):
+        return fmt.MISSING
+    text = f"{fmt.signed_seconds(r.warm_extra_cold_pass_max_s)} cold"
+    if _pays_back(r) and present(r.warm_break_even_iters_high):
+        text += f", break-even {fmt.iterations(r.warm_break_even_iters_high)}"
+    return text
 
 
 def _pays_back(r: Any) -> bool:

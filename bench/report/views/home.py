@@ -8,7 +8,15 @@ from typing import Any
 from bench.report import advice, fmt, sentences
 from bench.report.escape import Md, cat
 from bench.report.pages import GENERATED, Page, Writer, table
-from bench.report.views.common import Inputs, _by_machine, span, verdict_counts
+from bench.report.views.common import (
+    Inputs,
+    _by_machine,
+    _comparison_columns,
+    exceptions,
+    scope,
+    span,
+    verdict_counts,
+)
 from bench.report.views.recommendations import DECISIONS_CSV, _undecided
 
 #: Rows per setting in the home page's decision table.
@@ -100,15 +108,19 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         for m, group in _by_machine(data.current(bm), data.machines):
             c = verdict_counts(group["verdict"])
             faster = group.loc[group["verdict"] == "faster"]
-            be = span(faster["break_even_iters"].replace(math.inf, math.nan), fmt.iterations)
+            cold = faster.loc[faster["kernel_cache"] != "warm"]
+            be = span(cold["break_even_iters_high"].replace(math.inf, math.nan), fmt.iterations)
+            named = exceptions(group, _comparison_columns(group, "cudnn_benchmark"), limit=3)
             headlines.append(
                 cat(
                     Md("**cudnn.benchmark** on "),
                     p.machine_link(m.machine, m.page),
-                    f": faster in {c['faster']} of {len(group)} configurations",
+                    f" ({scope(group)}): faster in {c['faster']} of {len(group)} configurations",
                     f" ({span(faster['speedup'], fmt.ratio)})" if len(faster) else "",
                     f", no clear difference in {c['no clear difference']}, slower in {c['slower']}",
-                    f"; it repays its cold-pass cost after {be} iterations" if be else "",
+                    f" ({named})" if named else "",
+                    f"; where faster, it repays its cold-pass cost after {be} iterations in the "
+                    "worst case" if be else "",
                     ". ",
                     p.link("Details", f"{GENERATED}/cudnn-benchmark.md"),
                     ".",
@@ -118,11 +130,23 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
     if len(cg):
         for m, group in _by_machine(data.current(cg), data.machines):
             crossing = group.loc[group["crossover_batch"].notna()]
+            thin = [
+                b
+                for r in crossing.itertuples(index=False)
+                for b, v in zip(r.batches, r.verdicts)
+                if v == "insufficient" and b < r.crossover_batch
+            ]
             text = (
                 (
                     f"the GPU is clearly faster than the CPU from batch "
                     f"{span(crossing['crossover_batch'].astype(float), fmt.integer)} on "
                     f"{len(crossing)} of {len(group)} curves"
+                    + (
+                        f" (batch {', '.join(map(str, sorted(set(thin))))}: not enough data,"
+                        " so it may win below that)"
+                        if thin
+                        else ""
+                    )
                 )
                 if len(crossing)
                 else (f"the GPU is not clearly faster than the CPU on any of {len(group)} curves")
@@ -139,7 +163,7 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                 cat(
                     Md("**CPU vs GPU** on "),
                     p.machine_link(m.machine, m.page),
-                    f": {text}{top}. ",
+                    f" ({scope(group)}): {text}{top}. ",
                     p.link("Details", f"{GENERATED}/cpu-vs-gpu.md"),
                     ".",
                 )
@@ -172,12 +196,15 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                     "with it on "
                     + ("bitwise equal" if equal_on.all() else "still not always bitwise equal")
                 )
+            checked = int(((group["base_n_checks"] > 0) | (group["var_n_checks"] > 0)).sum())
+            if checked < len(group):  # say where the reproducibility claims stop
+                parts.append(f"re-runs were checked in {checked} of {len(group)} configurations")
             if parts:
                 headlines.append(
                     cat(
                         Md("**Determinism** on "),
                         p.machine_link(m.machine, m.page),
-                        ": " + "; ".join(parts) + ". ",
+                        f" ({scope(group)}): " + "; ".join(parts) + ". ",
                         p.link("Details", f"{GENERATED}/determinism.md"),
                         ".",
                     )
@@ -195,7 +222,7 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                     cat(
                         Md("**Precision** vs fp32 on "),
                         p.machine_link(m.machine, m.page),
-                        ": " + ", ".join(parts) + ". ",
+                        f" ({scope(group)}): " + ", ".join(parts) + ". ",
                         p.link("Details", f"{GENERATED}/precision.md"),
                         ".",
                     )

@@ -60,11 +60,27 @@ CELL_HEADERS = (
     "IQR",
     "CV",
     "Throughput",
-    "Cold pass",
-    "Peak memory",
+    "Cold pass (range)",
+    "Peak memory, whole run",
+    "First-pass workspace",
     "Achieved",
-    "% of peak",
+    "% of sustained peak",
 )
+
+
+def cold_text(median: Any, low: Any, high: Any) -> str:
+    """``4.71 s (2.98 s–16.0 s)``: the median cold pass and the range over replicates."""
+    text = fmt.seconds(median)
+    lo, hi = fmt.seconds(low), fmt.seconds(high)
+    if present(median) and present(low) and present(high) and lo != hi:
+        text += f" ({lo}–{hi})"
+    return text
+
+
+def throughput_text(samples_per_s: Any, basis: str) -> str:
+    """samples/s, saying when it is a whole-cycle rate rather than batch ÷ median step."""
+    text = fmt.rate(samples_per_s)
+    return text + " per cycle" if basis == "whole cycle" and present(samples_per_s) else text
 
 
 FAILURE_HEADERS = ("Cell", "Replicate", "Status", "Reason", "Run", "Source line")
@@ -78,9 +94,10 @@ def cells_fragment(cells: pd.DataFrame) -> str:
     """
     rows = []
     for c in rows_of(cells):
-        memory = (
-            c.peak_mem_reserved_bytes if present(c.peak_mem_reserved_bytes) else c.peak_rss_bytes
-        )
+        gpu = present(c.whole_peak_mem_allocated_bytes)
+        memory = fmt.bytes_(c.whole_peak_mem_allocated_bytes if gpu else c.peak_rss_bytes)
+        if gpu and present(c.whole_peak_mem_reserved_bytes):
+            memory += f" ({fmt.bytes_(c.whole_peak_mem_reserved_bytes)} reserved)"
         if c.kind == "ceiling":
             throughput = (
                 f"{fmt.num(c.achieved_tflops)} TFLOP/s"
@@ -90,7 +107,7 @@ def cells_fragment(cells: pd.DataFrame) -> str:
                 else fmt.MISSING
             )
         else:
-            throughput = fmt.rate(c.samples_per_s)
+            throughput = throughput_text(c.samples_per_s, c.throughput_basis)
         ident = attr(anchor(c.anchor))
         rows.append(
             [
@@ -107,8 +124,9 @@ def cells_fragment(cells: pd.DataFrame) -> str:
                 html_text(fmt.seconds(c.iqr_s)),
                 html_text(fmt.pct(c.cv)),
                 html_text(throughput),
-                html_text(fmt.seconds(c.cold_pass_s)),
-                html_text(fmt.bytes_(memory)),
+                html_text(cold_text(c.cold_pass_s, c.cold_pass_min_s, c.cold_pass_max_s)),
+                html_text(memory),
+                html_text(fmt.bytes_(c.workspace_mem_allocated_bytes)),
                 html_text(fmt.tflops(c.achieved_tflops) if c.kind == "model" else fmt.MISSING),
                 html_text(fmt.pct(c.pct_of_peak / 100) if present(c.pct_of_peak) else fmt.MISSING),
             ]
@@ -203,6 +221,7 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
                 f"{fmt.num(c.ci_low)}–{fmt.num(c.ci_high)} {c.unit}"
                 if present(c.ci_low)
                 else fmt.MISSING,
+                f"{fmt.num(c.burst)} {c.unit}" if present(c.burst) else fmt.MISSING,
                 str(c.status_summary),
                 p.link("row", here, c.anchor),
             ]
@@ -246,7 +265,11 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
             if drift_rows
             else None,
             drift_limit=f"{DRIFT:g}×",
-            ceilings=table(["Op", "Device", "Measured", "95% CI", "Status", "Row"], ceil_rows)
+            ceilings=table(
+                ["Op", "Device", "Sustained", "95% CI", "Best 10-iteration window", "Status",
+                 "Row"],
+                ceil_rows,
+            )
             if ceil_rows
             else None,
             cells=fragment_placeholder(f"{name}-cells"),
