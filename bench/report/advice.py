@@ -631,6 +631,11 @@ def _device(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommendation]
         k if isinstance(k, tuple) else (k,): g["crossover_batch"].loc[g["_measured"]]
         for k, g in curves.groupby(regime, sort=True, dropna=False)
     }
+    thin = cpu_gpu.loc[cpu_gpu["verdict"] == "insufficient"]
+    smallest_thin = {  # per regime, the smallest batch with too few ok replicates
+        k if isinstance(k, tuple) else (k,): float(b)
+        for k, b in thin.groupby(regime, sort=True, dropna=False)["batch_size"].min().items()
+    }
     sufficient = cpu_gpu.loc[cpu_gpu["verdict"] != "insufficient"]
     at_batch = sufficient.groupby([*regime, "batch_size"], sort=True, dropna=False).agg(
         speedup=("speedup", "median"), ci_low=("ci_low", "min"), ci_high=("ci_high", "max")
@@ -650,10 +655,7 @@ def _device(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommendation]
             from_batch = int(crossing.iloc[0])
             rule, action = "device-gpu-from-batch", ENABLE
             at = at_batch.loc[(*key, from_batch)]
-            thin = (cpu_gpu["verdict"] == "insufficient") & (cpu_gpu["batch_size"] < from_batch)
-            for col in regime:
-                thin &= cpu_gpu[col] == fields[col]
-            if thin.any():
+            if smallest_thin.get(key, math.inf) < from_batch:
                 caveats.append("smaller-batches-insufficient")
             numbers.update(
                 verdict="faster",

@@ -392,3 +392,19 @@ def test_no_clear_difference_says_whether_the_interval_is_tight(tmp_path):
     wide = [dataclasses.replace(r, ci_low=0.8, ci_high=1.5) for r in recs]
     text = said(wide)
     assert "within 1 ±" not in text and "reaches beyond 1 ± 3%" in text
+
+
+def test_a_machine_summary_names_what_it_covers_and_where_it_mattered(write_tree):
+    """A box that says "no clear difference" on one GPU must not read as a verdict for every
+    model there: it lists the models, precisions and layouts measured, and the exceptions."""
+    from bench.report.views.common import exceptions, scope
+
+    rows = []
+    for model, on in (("resnet50", 0.10), ("vit_b_16", 0.10), ("convnext_tiny", 0.08)):
+        rows += cell(ENV, axes(model=model), [0.10, 0.101, 0.099])
+        rows += cell(ENV, axes(model=model, cudnn_benchmark="on"), [on, on * 1.01, on * 0.99])
+    costs = stats.analyse(load_reports(write_tree([(ENV, rows, [])]))).benchmark
+    assert scope(costs) == ("convnext_tiny, resnet50, vit_b_16 · train · fp32 · nchw · "
+                            "static shapes · batch 64 · fresh kernel cache")
+    assert exceptions(costs, ["model"]).startswith("faster in convnext_tiny (1.25×)")
+    assert "resnet50" not in exceptions(costs, ["model"])

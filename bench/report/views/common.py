@@ -244,10 +244,11 @@ def exceptions(frame: pd.DataFrame, columns: Sequence[str], *, limit: int = 6) -
         rows = frame.loc[frame["verdict"] == verdict]
         if rows.empty:
             continue
-        named = [f"{label(r, columns)} ({fmt.ratio(r.speedup)})" for r in rows_of(rows)]
-        text = "; ".join(named[:limit])
-        if len(named) > limit:
-            text += f"; and {len(named) - limit} more"
+        named = [f"{label(r, columns)} ({fmt.ratio(r.speedup)})"
+                 for r in rows_of(rows.head(limit))]
+        text = "; ".join(named)
+        if len(rows) > limit:
+            text += f"; and {len(rows) - limit} more"
         parts.append(f"{verdict} in {text}")
     return "; ".join(parts)
 

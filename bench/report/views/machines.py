@@ -71,10 +71,10 @@ CELL_HEADERS = (
 def cold_text(median: Any, low: Any, high: Any) -> str:
     """``4.71 s (2.98 s–16.0 s)``: the median cold pass and the range over replicates."""
     text = fmt.seconds(median)
+    if not (present(median) and present(low) and present(high)) or low == high:
+        return text
     lo, hi = fmt.seconds(low), fmt.seconds(high)
-    if present(median) and present(low) and present(high) and lo != hi:
-        text += f" ({lo}–{hi})"
-    return text
+    return text if lo == hi else f"{text} ({lo}–{hi})"
 
 
 def throughput_text(samples_per_s: Any, basis: str) -> str:
@@ -86,6 +86,15 @@ def throughput_text(samples_per_s: Any, basis: str) -> str:
 FAILURE_HEADERS = ("Cell", "Replicate", "Status", "Reason", "Run", "Source line")
 
 
+_FRAGMENT_COLUMNS = (
+    "kind", "anchor", "cell_name", "status_summary", "n_drift", "n_ok", "n_total",
+    "insufficient", "steady_median_s", "iqr_s", "cv", "samples_per_s", "throughput_basis",
+    "achieved_tflops", "achieved_gbps", "cold_pass_s", "cold_pass_min_s", "cold_pass_max_s",
+    "whole_peak_mem_allocated_bytes", "whole_peak_mem_reserved_bytes", "peak_rss_bytes",
+    "workspace_mem_allocated_bytes", "pct_of_peak",
+)  # fmt: skip
+
+
 def cells_fragment(cells: pd.DataFrame) -> str:
     """Every cell of one machine as an HTML table, each row a link target ``#cell-<id>``.
 
@@ -93,7 +102,7 @@ def cells_fragment(cells: pd.DataFrame) -> str:
     :mod:`bench.report.mkdocs_hooks`); every value is escaped with ``html_text``.
     """
     rows = []
-    for c in rows_of(cells):
+    for c in rows_of(cells[list(_FRAGMENT_COLUMNS)]):  # only what the table shows: faster rows
         gpu = present(c.whole_peak_mem_allocated_bytes)
         memory = fmt.bytes_(c.whole_peak_mem_allocated_bytes if gpu else c.peak_rss_bytes)
         if gpu and present(c.whole_peak_mem_reserved_bytes):
