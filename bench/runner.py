@@ -302,6 +302,7 @@ class Runner:
                    kernel_cache_end_bytes=cache.get("end_bytes"))
         if record is not None:
             row.update(record.get("eff", {}))
+            row["notes"] = "; ".join(record.get("notes", []))[:500]
             if status == "ok":
                 row.update(record.get("metrics", {}))
                 row["work_unit"] = record.get("work_unit", "")

@@ -29,12 +29,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.schema import NUMERIC_COLUMNS, RESULTS_FILE, SAMPLES_FILE
+from bench.schema import DRIFT, FIGURE_COLUMNS, RESULTS_FILE, SAMPLES_FILE
 
 Row = dict[str, str]
 TOL = 1e-9
-#: How far the later half of a replicate's steady iterations may drift from the earlier half.
-DRIFT = 2.0
 
 
 @dataclass(frozen=True)
@@ -147,13 +145,9 @@ def check_cache(rows: list[Row]) -> Iterator[Finding]:
                           f"a fresh replicate's cache folder held {start:.0f} bytes at start")
 
 
-#: Numeric columns any row may fill: they describe the process, not a measurement.
-_ANY_ROW = ("wall_s", "kernel_cache_start_bytes", "kernel_cache_end_bytes")
-
-
 def check_empties(rows: list[Row]) -> Iterator[Finding]:
     for r in rows:
-        filled = [c for c in NUMERIC_COLUMNS if r.get(c) not in ("", None) and c not in _ANY_ROW]
+        filled = [c for c in FIGURE_COLUMNS if r.get(c) not in ("", None)]
         if r["status"] != "ok" and filled:
             yield Finding("failed rows", _where(r), f"status {r['status']} but has {filled[0]}")
         if r["status"] == "ok" and r["kind"] == "model" and not r.get("steady_median_s"):

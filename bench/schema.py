@@ -1,8 +1,10 @@
 """The results schema: the one module both the measuring side and the report side import.
 
-It is deliberately plain data (tuples of column names, sets of allowed values) so it can be
-imported by a bare GPU box that has only the standard library and torch, and by a laptop that
-has pandas but no torch.
+It is deliberately plain data (one ``Column`` spec per file, and the tuples and sets derived
+from it) so it can be imported by a bare GPU box that has only the standard library and torch,
+and by a laptop that has pandas but no torch. The store writes these columns, the loader and
+``bench check`` validate against them, and the site's Data page lists them: one list, so a
+column added here reaches all four.
 
 Why a versioned, long, tidy format: one row per replicate keeps failures visible (a failed
 replicate is a row with a status and empty numbers, never 0.0), lets statistics be recomputed
@@ -12,10 +14,11 @@ version must come with a migration in ``MIGRATIONS`` or be refused with a clear 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Final
 
-#: 2: the ``kernel_cache`` axis and the cache-size columns (rows of version 1 ran against the
-#: machine's own shared on-disk caches and migrate to ``kernel_cache = "shared"``).
+#: 2: the ``kernel_cache`` axis, the cache-size columns and ``notes`` (rows of version 1 ran
+#: against the machine's own shared on-disk caches and migrate to ``kernel_cache = "shared"``).
 SCHEMA_VERSION: Final = 2
 
 #: Every replicate ends in exactly one of these.
@@ -24,130 +27,12 @@ STATUSES: Final = ("ok", "oom", "timeout", "crash", "error", "skipped", "interru
 #: What a row measures: a model step, a machine ceiling, or a reproducibility re-run.
 KINDS: Final = ("model", "ceiling", "repro")
 
-#: Axis columns, in the order a reader scans them. The values written are the declared ones
-#: (for example ``on``/``off``/``n/a`` for the cuDNN switches), never Python reprs.
-AXIS_COLUMNS: Final = (
-    "device",
-    "model",
-    "mode",
-    "batch_size",
-    "resolution",
-    "precision",
-    "memory_format",
-    "shapes",
-    "cudnn_benchmark",
-    "cudnn_deterministic",
-    "cudnn_benchmark_limit",
-    "cpu_threads",
-    "kernel_cache",
-)
+WORK_UNITS: Final = ("flop", "byte")
 
-#: Flags read back inside the worker after they were set: what actually applied.
-#: ``true``/``false`` for switches, the raw value otherwise, empty when not applicable.
-EFFECTIVE_COLUMNS: Final = (
-    "eff_cudnn_enabled",
-    "eff_cudnn_benchmark",
-    "eff_cudnn_deterministic",
-    "eff_cudnn_benchmark_limit",
-    "eff_cudnn_allow_tf32",
-    "eff_matmul_allow_tf32",
-    "eff_float32_matmul_precision",
-    "eff_deterministic_algorithms",
-    "eff_num_threads",
-    "eff_autocast_dtype",
-    "eff_conv_math",
-)
-
-#: Measured figures. All may be empty (failed rows, or not applicable); never 0.0 as a stand-in.
-NUMERIC_COLUMNS: Final = (
-    "cold_first_iter_s",
-    "cold_pass_s",
-    "cold_peak_mem_allocated_bytes",
-    "cold_peak_mem_reserved_bytes",
-    "steady_median_s",
-    "steady_p10_s",
-    "steady_p90_s",
-    "steady_mean_s",
-    "steady_ci_rel",
-    "steady_iters",
-    "samples_per_s",
-    "peak_mem_allocated_bytes",
-    "peak_mem_reserved_bytes",
-    "peak_rss_bytes",
-    "kernel_cache_start_bytes",
-    "kernel_cache_end_bytes",
-    "flops_per_sample",
-    "work_per_iter",
-    "repro_max_abs_diff",
-    "wall_s",
-)
-
-RESULT_COLUMNS: Final = (
-    "schema_version",
-    "run_id",
-    "fingerprint_id",
-    "machine",
-    "profile",
-    "study",
-    "cell_id",
-    "cell_name",
-    "kind",
-    "replicate",
-    *AXIS_COLUMNS,
-    "shape_count",
-    *EFFECTIVE_COLUMNS,
-    "status",
-    "reason",
-    *NUMERIC_COLUMNS,
-    "work_unit",
-    "repro_bitwise_equal",
-    "started_at",
-    "ended_at",
-)
-
-#: Raw per-iteration times, so every statistic can be recomputed from the source.
-SAMPLE_COLUMNS: Final = (
-    "schema_version",
-    "run_id",
-    "fingerprint_id",
-    "cell_id",
-    "replicate",
-    "phase",
-    "iter",
-    "batch_size",
-    "resolution",
-    "seconds",
-)
+#: Machine ceilings measured as ``kind=ceiling`` rows; the ``model`` column names the op.
+CEILING_OPS: Final = ("matmul-bf16", "matmul-tf32", "matmul-fp32", "copy")
 
 PHASES: Final = ("cold", "steady")
-
-#: Integer-valued columns (empty allowed) in results.csv.
-INTEGER_COLUMNS: Final = (
-    "schema_version",
-    "replicate",
-    "batch_size",
-    "resolution",
-    "cudnn_benchmark_limit",
-    "cpu_threads",
-    "shape_count",
-    "steady_iters",
-)
-
-RESULTS_FILE: Final = "results.csv"
-SAMPLES_FILE: Final = "samples.csv"
-ENV_FILE: Final = "env.json"
-
-#: Allowed values of the categorical axes (``model`` is checked against torchvision instead).
-AXIS_CHOICES: Final[dict[str, tuple[str, ...]]] = {
-    "device": ("cpu", "cuda", "mps"),
-    "mode": ("infer", "train"),
-    "precision": ("fp32", "fp32-strict", "amp-bf16", "amp-fp16"),
-    "memory_format": ("nchw", "channels_last"),
-    "shapes": ("static", "dynamic", "ragged"),
-    "cudnn_benchmark": ("off", "on", "n/a"),
-    "cudnn_deterministic": ("off", "on", "n/a"),
-    "kernel_cache": ("fresh", "warm", "shared"),
-}
 
 #: The on-disk kernel-cache states a profile can ask for. Every replicate gets its own cache
 #: folder: ``fresh`` starts it empty (what a new machine, container or CI runner pays),
@@ -157,19 +42,171 @@ AXIS_CHOICES: Final[dict[str, tuple[str, ...]]] = {
 #: own cache, filled by whatever ran before them.
 KERNEL_CACHES: Final = ("fresh", "warm")
 
-WORK_UNITS: Final = ("flop", "byte")
+#: How far the later half of a replicate's steady iterations may drift from the earlier half
+#: (a ratio) before ``bench check`` and the site flag it. Shared: both sides apply it.
+DRIFT: Final = 2.0
 
-#: Machine ceilings measured as ``kind=ceiling`` rows; the ``model`` column names the op.
-CEILING_OPS: Final = ("matmul-bf16", "matmul-tf32", "matmul-fp32", "copy")
+RESULTS_FILE: Final = "results.csv"
+SAMPLES_FILE: Final = "samples.csv"
+ENV_FILE: Final = "env.json"
+
+_SWITCH = ("off", "on", "n/a")
+_TRUE_FALSE = ("true", "false")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a CSV file.
+
+    ``type`` is ``str``, ``int`` (whole numbers, empty allowed unless required) or ``float``
+    (finite, non-negative, empty allowed); ``choices`` closes a string column (empty still
+    allowed unless required); ``group`` says what the column is about, for the derived tuples
+    below and the Data page; ``doc`` says what it holds, in a few words.
+    """
+
+    name: str
+    type: str = "str"
+    group: str = "identity"
+    choices: tuple[str, ...] = ()
+    required: bool = False
+    doc: str = ""
+
+
+def _c(name: str, type_: str = "str", group: str = "identity", choices: tuple[str, ...] = (),
+       required: bool = False, doc: str = "") -> Column:
+    return Column(name, type_, group, choices, required, doc)
+
+
+#: results.csv, one row per replicate, in file order.
+RESULT_SPEC: Final[tuple[Column, ...]] = (
+    _c("schema_version", "int", required=True, doc="version of this schema the row follows"),
+    _c("run_id", required=True, doc="the run folder's name"),
+    _c("fingerprint_id", required=True, doc="hash of the hardware and software (env.json)"),
+    _c("machine", doc="readable machine name"),
+    _c("profile", doc="the profile the run measured"),
+    _c("study", doc="the study of the profile that owns the cell"),
+    _c("cell_id", required=True, doc="stable hash of the axis values; the row anchor"),
+    _c("cell_name", doc="the axis values in words"),
+    _c("kind", choices=KINDS, required=True, doc="model step, machine ceiling or re-run check"),
+    _c("replicate", "int", required=True, doc="which fresh process of the cell"),
+    _c("device", group="axis", choices=("cpu", "cuda", "mps"), doc="where the step runs"),
+    _c("model", group="axis", doc="torchvision model, or the ceiling op"),
+    _c("mode", group="axis", choices=("infer", "train"), doc="inference or a training step"),
+    _c("batch_size", "int", "axis", doc="samples per step"),
+    _c("resolution", "int", "axis", doc="input height and width (ceilings: the op's size)"),
+    _c("precision", group="axis", choices=("fp32", "fp32-strict", "amp-bf16", "amp-fp16"),
+       doc="arithmetic asked for"),
+    _c("memory_format", group="axis", choices=("nchw", "channels_last"), doc="tensor layout"),
+    _c("shapes", group="axis", choices=("static", "dynamic", "ragged"),
+       doc="one input shape, cycled resolutions, or a short last batch"),
+    _c("cudnn_benchmark", group="axis", choices=_SWITCH, doc="torch.backends.cudnn.benchmark"),
+    _c("cudnn_deterministic", group="axis", choices=_SWITCH,
+       doc="torch.backends.cudnn.deterministic"),
+    _c("cudnn_benchmark_limit", "int", "axis", doc="torch.backends.cudnn.benchmark_limit"),
+    _c("cpu_threads", "int", "axis", doc="torch threads (empty: every core available)"),
+    _c("kernel_cache", group="axis", choices=(*KERNEL_CACHES, "shared"),
+       doc="the on-disk kernel caches the replicate started with"),
+    _c("shape_count", "int", "shape", doc="distinct input shapes in the schedule"),
+    *(_c(f"eff_{name}", group="effective", doc=f"{what}, as read back after it was set")
+      for name, what in (
+          ("cudnn_enabled", "cuDNN enabled"),
+          ("cudnn_benchmark", "cudnn.benchmark"),
+          ("cudnn_deterministic", "cudnn.deterministic"),
+          ("cudnn_benchmark_limit", "cudnn.benchmark_limit"),
+          ("cudnn_allow_tf32", "TF32 in cuDNN convolutions"),
+          ("matmul_allow_tf32", "TF32 in CUDA matmuls"),
+          ("float32_matmul_precision", "torch.get_float32_matmul_precision()"),
+          ("deterministic_algorithms", "torch.are_deterministic_algorithms_enabled()"),
+          ("num_threads", "torch.get_num_threads()"),
+          ("autocast_dtype", "the autocast dtype"),
+          ("conv_math", "the arithmetic the convolutions really used"),
+      )),
+    _c("status", group="outcome", choices=STATUSES, required=True, doc="how the replicate ended"),
+    _c("reason", group="outcome", doc="why it did not end ok (class and first line)"),
+    _c("cold_first_iter_s", "float", "figure", doc="the first iteration, seconds"),
+    _c("cold_pass_s", "float", "figure", doc="the first iteration of every shape, seconds"),
+    _c("cold_peak_mem_allocated_bytes", "float", "figure", doc="GPU peak during the cold pass"),
+    _c("cold_peak_mem_reserved_bytes", "float", "figure", doc="GPU reserved peak, cold pass"),
+    _c("steady_median_s", "float", "figure", doc="median steady iteration, seconds"),
+    _c("steady_p10_s", "float", "figure", doc="10th percentile steady iteration"),
+    _c("steady_p90_s", "float", "figure", doc="90th percentile steady iteration"),
+    _c("steady_mean_s", "float", "figure", doc="mean steady iteration"),
+    _c("steady_ci_rel", "float", "figure", doc="95% CI half-width of the median, relative"),
+    _c("steady_iters", "int", "figure", doc="timed steady iterations"),
+    _c("samples_per_s", "float", "figure", doc="samples over time across the timed iterations"),
+    _c("peak_mem_allocated_bytes", "float", "figure", doc="GPU peak in the steady state"),
+    _c("peak_mem_reserved_bytes", "float", "figure", doc="GPU reserved peak, steady state"),
+    _c("peak_rss_bytes", "float", "figure", doc="the process's peak resident memory"),
+    _c("kernel_cache_start_bytes", "float", "process",
+       doc="bytes in the replicate's kernel-cache folder when its process started"),
+    _c("kernel_cache_end_bytes", "float", "process", doc="the same when it ended"),
+    _c("flops_per_sample", "float", "figure", doc="FLOPs per sample of one step"),
+    _c("work_per_iter", "float", "figure", doc="a ceiling's FLOPs or bytes per iteration"),
+    _c("repro_max_abs_diff", "float", "figure", doc="re-run check: largest difference"),
+    _c("wall_s", "float", "process", doc="the replicate's wall time, launch to result"),
+    _c("work_unit", choices=WORK_UNITS, doc="a ceiling's unit of work"),
+    _c("repro_bitwise_equal", choices=_TRUE_FALSE, doc="re-run check: bitwise equal"),
+    _c("notes", doc="what the replicate could not do but did not fail for (e.g. no FLOP count)"),
+    _c("started_at", doc="UTC start, ISO 8601"),
+    _c("ended_at", doc="UTC end, ISO 8601"),
+)
+
+#: samples.csv: every timed iteration, so every statistic can be recomputed from the source.
+SAMPLE_SPEC: Final[tuple[Column, ...]] = (
+    _c("schema_version", "int", required=True, doc="version of this schema"),
+    _c("run_id", required=True, doc="the run folder's name"),
+    _c("fingerprint_id", required=True, doc="the environment fingerprint"),
+    _c("cell_id", required=True, doc="the cell (see results.csv)"),
+    _c("replicate", "int", required=True, doc="the replicate (see results.csv)"),
+    _c("phase", choices=PHASES, required=True, doc="cold pass or steady state"),
+    _c("iter", "int", required=True, doc="iteration index in the schedule"),
+    _c("batch_size", "int", required=True, doc="that iteration's batch"),
+    _c("resolution", "int", required=True, doc="that iteration's resolution"),
+    _c("seconds", "float", required=True, doc="its time"),
+)
+
+
+def _names(spec: tuple[Column, ...], **match: str) -> tuple[str, ...]:
+    return tuple(c.name for c in spec if all(getattr(c, k) == v for k, v in match.items()))
+
+
+RESULT_COLUMNS: Final = _names(RESULT_SPEC)
+#: Axis columns, in the order a reader scans them. The values written are the declared ones
+#: (for example ``on``/``off``/``n/a`` for the cuDNN switches), never Python reprs.
+AXIS_COLUMNS: Final = _names(RESULT_SPEC, group="axis")
+#: Flags read back inside the worker after they were set: what actually applied.
+#: ``true``/``false`` for switches, the raw value otherwise, empty when not applicable.
+EFFECTIVE_COLUMNS: Final = _names(RESULT_SPEC, group="effective")
+#: Numbers: all may be empty (failed rows, or not applicable); never 0.0 as a stand-in.
+NUMERIC_COLUMNS: Final = _names(RESULT_SPEC, type="float")
+#: A replicate's measured figures: a failed replicate has none of them.
+FIGURE_COLUMNS: Final = _names(RESULT_SPEC, group="figure")
+#: Whole numbers (empty allowed unless required).
+INTEGER_COLUMNS: Final = _names(RESULT_SPEC, type="int")
+#: Numbers any row may have, failed or not: they describe the process, not a measurement.
+PROCESS_COLUMNS: Final = _names(RESULT_SPEC, group="process")
+REQUIRED_RESULT_COLUMNS: Final = _names(RESULT_SPEC, required=True)
+#: Every closed string column of results.csv and its allowed values.
+RESULT_CHOICES: Final[dict[str, tuple[str, ...]]] = {
+    c.name: c.choices for c in RESULT_SPEC if c.choices
+}
+#: The axes' closed sets alone (``model`` is checked against torchvision instead).
+AXIS_CHOICES: Final[dict[str, tuple[str, ...]]] = {
+    c.name: c.choices for c in RESULT_SPEC if c.choices and c.group == "axis"
+}
+
+SAMPLE_COLUMNS: Final = _names(SAMPLE_SPEC)
+SAMPLE_INTEGER_COLUMNS: Final = _names(SAMPLE_SPEC, type="int")
+REQUIRED_SAMPLE_COLUMNS: Final = _names(SAMPLE_SPEC, required=True)
 
 Row = dict[str, str]
 
 
-
 def _v1_to_v2(row: Row) -> Row:
-    """Version 1 had no kernel-cache columns; its processes shared the machine's cache."""
+    """Version 1 had no kernel-cache columns (its processes shared the machine's own cache)
+    and kept no notes."""
     return {**row, "kernel_cache": "shared", "kernel_cache_start_bytes": "",
-            "kernel_cache_end_bytes": ""}
+            "kernel_cache_end_bytes": "", "notes": ""}
 
 
 #: ``{from_version: function(row) -> row}``; applied in order until SCHEMA_VERSION is reached.

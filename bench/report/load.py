@@ -42,26 +42,7 @@ import pandas as pd
 
 from bench import schema
 
-#: Columns that must never be empty in a results row.
-REQUIRED_RESULT_COLUMNS = (
-    "schema_version",
-    "run_id",
-    "fingerprint_id",
-    "cell_id",
-    "kind",
-    "replicate",
-    "status",
-)
-REQUIRED_SAMPLE_COLUMNS = schema.SAMPLE_COLUMNS
-#: Strings in a result row that must come from a closed set (empty allowed where a column is n/a).
-_CHOICES: dict[str, tuple[str, ...]] = {
-    "kind": schema.KINDS,
-    "status": schema.STATUSES,
-    "work_unit": schema.WORK_UNITS,
-    "repro_bitwise_equal": ("true", "false"),
-    **schema.AXIS_CHOICES,
-}
-_SAMPLE_INTEGERS = ("schema_version", "replicate", "iter", "batch_size", "resolution")
+_SAMPLE_INTEGERS = schema.SAMPLE_INTEGER_COLUMNS
 _DEDUPE_KEY = ["run_id", "kind", "cell_id", "replicate"]
 _SAMPLE_KEY = ["run_id", "cell_id", "replicate"]
 
@@ -360,9 +341,9 @@ def _read_results(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> 
         df = _migrate(path, rel, numeric, skip_bad, skipped)
     _require_columns(df, schema.RESULT_COLUMNS, path)
     p = _Problems(df.index)
-    for col in REQUIRED_RESULT_COLUMNS:
+    for col in schema.REQUIRED_RESULT_COLUMNS:
         p.add(df[col].isna(), f"{col} is empty")
-    for col, allowed in _CHOICES.items():
+    for col, allowed in schema.RESULT_CHOICES.items():
         s = df[col]
         p.add(s.notna() & ~s.isin(allowed), _unknown(s, col, allowed))
     nums = {col: _numeric(df[col], col, p) for col in schema.NUMERIC_COLUMNS}
@@ -395,7 +376,7 @@ def _read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> 
     df = _read_table(path, rel, (*_SAMPLE_INTEGERS, "seconds"), skip_bad, skipped)
     _require_columns(df, schema.SAMPLE_COLUMNS, path)
     p = _Problems(df.index)
-    for col in REQUIRED_SAMPLE_COLUMNS:
+    for col in schema.REQUIRED_SAMPLE_COLUMNS:
         p.add(df[col].isna(), f"{col} is empty")
     ints = {col: _integer(df[col], col, p) for col in _SAMPLE_INTEGERS}
     # The sample columns have not changed since version 1, so any version up to ours reads.

@@ -43,6 +43,7 @@ class FakeChild:
                     b"k" * 4096)
             record = {"status": "ok", "reason": "", "eff": {"eff_num_threads": "2"},
                       "cache": {"start_bytes": self.task.get("_cache_bytes_at_launch")},
+                      "notes": ["flop count failed: TypeError: not a module"],
                       "metrics": {"steady_median_s": 0.5, "steady_p10_s": 0.4,
                                   "steady_p90_s": 0.6, "steady_iters": 3,
                                   "samples_per_s": 2.0, "flops_per_sample": 1e9},
@@ -118,6 +119,8 @@ def test_ok_rows_carry_numbers_and_samples(tmp_path: Path) -> None:
     assert len(rows) == 8 and {r["status"] for r in rows} == {"ok"}
     assert rows[0]["steady_median_s"] == "0.5" and rows[0]["eff_num_threads"] == "2"
     assert rows[0]["fingerprint_id"] == "f" * 12 and rows[0]["run_id"] == "run1"
+    # what a replicate could not do without failing is kept: an empty FLOP count has a reason
+    assert rows[0]["notes"] == "flop count failed: TypeError: not a module"
     samples = read_csv(results.parent / "samples.csv")
     assert list(samples[0]) == list(SAMPLE_COLUMNS) and len(samples) == 16
     # the FLOP count is made once per model and shape, then handed to later replicates
