@@ -166,7 +166,7 @@ SAMPLE_SPEC: Final[tuple[Column, ...]] = (
 )
 
 
-def _names(spec: tuple[Column, ...], **match: str) -> tuple[str, ...]:
+def _names(spec: tuple[Column, ...], **match: object) -> tuple[str, ...]:
     return tuple(c.name for c in spec if all(getattr(c, k) == v for k, v in match.items()))
 
 

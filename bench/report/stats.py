@@ -41,8 +41,8 @@ import pandas as pd
 from scipy import stats as sps
 
 from bench import schema
-from bench.schema import DRIFT
 from bench.report.load import Dataset
+from bench.schema import DRIFT
 
 #: δ: a speedup inside [1 − δ, 1 + δ] is "no clear difference" (3 %).
 DELTA = 0.03

@@ -8,7 +8,6 @@ from typing import Any
 import pandas as pd
 
 from bench.report import fmt
-from bench.schema import DRIFT
 from bench.report.escape import anchor, attr, cat, html_text, md, slug
 from bench.report.pages import (
     GENERATED,
@@ -28,6 +27,7 @@ from bench.report.views.common import (
     present,
     rows_of,
 )
+from bench.schema import DRIFT
 
 
 def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
