@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from bench.schema import AXIS_CHOICES, CEILING_OPS, KERNEL_CACHES
+from bench.schema import AXIS_CHOICES, CEILING_OPS, KERNEL_CACHES, LATER_AXES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -39,10 +39,6 @@ PROFILE_DIR = Path(__file__).parent / "profiles"
 DYNAMIC_STEP = 16
 #: A ``ragged`` schedule is an epoch of this many batches whose last batch is smaller.
 RAGGED_CYCLE = 8
-
-
-#: Axes added after the first schema, with the default at which they leave ``cell_id`` alone.
-LATER_AXES: dict[str, Any] = {"kernel_cache": "fresh"}
 
 
 class ProfileError(ValueError):

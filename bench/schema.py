@@ -42,6 +42,11 @@ PHASES: Final = ("cold", "steady")
 #: own cache, filled by whatever ran before them.
 KERNEL_CACHES: Final = ("fresh", "warm")
 
+#: Axes added after the first schema, with the default at which they leave a cell's id alone,
+#: so the ids of the cells that existed before them (and the links posted to their rows) stay
+#: the same. Shared: the runner hashes cell ids, and test fixtures mimic it.
+LATER_AXES: Final[dict[str, object]] = {"kernel_cache": "fresh"}
+
 #: How far the later half of a replicate's steady iterations may drift from the earlier half
 #: (a ratio) before ``bench check`` and the site flag it. Shared: both sides apply it.
 DRIFT: Final = 2.0
