@@ -174,19 +174,19 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--limit", type=int, default=20, help="findings to print per run")
     check.set_defaults(func=cmd_check)
     report = sub.add_parser("report", help="build the report site from results CSVs")
-    report.set_defaults(func=None)
+    from bench.report.options import add_arguments  # argparse only: no pandas here
+
+    add_arguments(report)
+    report.set_defaults(func=cmd_report)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["report"]:
-        # The report's own parser; imported lazily so `run` never loads pandas and friends.
-        from bench.report import build
+def cmd_report(args: argparse.Namespace) -> int:
+    from bench.report import build  # the report's dependencies, loaded only for this command
 
-        parser = argparse.ArgumentParser(prog="python -m bench report",
-                                         description="Build the report site.")
-        build.add_arguments(parser)
-        return int(build.main(parser.parse_args(argv[1:])))
-    args = build_parser().parse_args(argv)
+    return int(build.main(args))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     return int(args.func(args))

@@ -154,52 +154,6 @@ def run_mkdocs_build(
                 print(line, file=sys.stderr)
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``report`` sub-command's options."""
-    parser.add_argument(
-        "--reports",
-        type=Path,
-        default=Path("reports"),
-        help="folder of runs: <machine>/<run>/results.csv (default: reports)",
-    )
-    parser.add_argument(
-        "--site-dir",
-        type=Path,
-        default=Path("site"),
-        help="where the built site goes (default: site)",
-    )
-    parser.add_argument(
-        "--docs-dir",
-        type=Path,
-        default=Path("site_src"),
-        help="MkDocs docs folder; pages are generated into its generated/ "
-        "folder (default: site_src)",
-    )
-    parser.add_argument(
-        "--config",
-        type=Path,
-        default=Path("mkdocs.yml"),
-        help="MkDocs configuration (default: mkdocs.yml)",
-    )
-    parser.add_argument(
-        "--skip-bad-rows",
-        action="store_true",
-        help="report bad rows on stderr and leave them out instead of stopping",
-    )
-    parser.add_argument(
-        "--prices",
-        type=Path,
-        default=None,
-        help="TOML file of machine prices, for images/s per dollar "
-        "(format: see the site's 'Prices file' page)",
-    )
-    parser.add_argument(
-        "--no-mkdocs",
-        action="store_true",
-        help="only render the Markdown and charts; do not run mkdocs",
-    )
-
-
 def main(args: argparse.Namespace) -> int:
     """Run the ``report`` sub-command; returns the process exit code."""
     from bench.report.prices import PriceError
@@ -223,6 +177,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
+    from bench.report.options import add_arguments
+
     parser = argparse.ArgumentParser(prog="python -m bench.report.build")
     add_arguments(parser)
     raise SystemExit(main(parser.parse_args()))

@@ -10,7 +10,7 @@ import pytest
 from conftest import FIXTURE_REPORTS, Built, build_copy, project_copy
 from htmlcheck import check_site, parse
 
-from bench.report import build, load
+from bench.report import build, load, options
 
 
 def test_strict_build_produces_every_page(fixture_site: Built) -> None:
@@ -160,7 +160,7 @@ def test_cli_reports_a_bad_file_in_one_line(
     bad.write_text(bad.read_text().rstrip("\n")[:-5])  # a truncated last line
     root = project_copy(tmp_path / "project")
     parser = argparse.ArgumentParser()
-    build.add_arguments(parser)
+    options.add_arguments(parser)
     args = parser.parse_args(
         [
             "--reports",
@@ -186,7 +186,7 @@ def test_cli_reports_a_bad_prices_file(tmp_path: Path, capsys: pytest.CaptureFix
     prices.write_text('[machines."x"]\nprice = 3\n')
     root = project_copy(tmp_path / "project")
     parser = argparse.ArgumentParser()
-    build.add_arguments(parser)
+    options.add_arguments(parser)
     args = parser.parse_args(
         [
             "--reports",
