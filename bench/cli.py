@@ -13,11 +13,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench import matrix, runner
-from bench.launch import ForkServerLauncher, Launcher, SpawnLauncher
-from bench.progress import Progress
+from bench.run import matrix, runner
+from bench.run.launch import ForkServerLauncher, Launcher, SpawnLauncher
+from bench.run.progress import Progress
+from bench.run.store import RunStore
 from bench.schema import SchemaError
-from bench.store import RunStore
 
 FAULT_ENV = "TORCH_KNOBS_FAULT"
 
@@ -127,16 +127,16 @@ def cmd_env(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from bench import sanity
+    from bench.run import check as checks
 
     failed = 0
     for run_dir in map(Path, args.runs):
         if not (run_dir / "results.csv").is_file():
             return _fail(f"{run_dir} has no results.csv")
-        n, findings = sanity.check_run(run_dir)
+        n, findings = checks.check_run(run_dir)
         bad = {f.check for f in findings}
         print(f"{run_dir}: {n} rows")
-        for check in sanity.CHECKS:
+        for check in checks.CHECKS:
             count = sum(f.check == check for f in findings)
             print(f"  {'FAIL' if check in bad else 'ok  '} {check}" + (
                 f" ({count} findings)" if count else ""))

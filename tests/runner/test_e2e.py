@@ -250,9 +250,9 @@ def test_fork_server_survives_a_child_slow_to_report_its_death(tmp_path: Path) -
     import json as _json
     from dataclasses import asdict
 
-    from bench.launch import ForkServerLauncher
-    from bench.matrix import Cell, Settings
-    from bench.worker import task_for
+    from bench.run.child.worker import task_for
+    from bench.run.launch import ForkServerLauncher
+    from bench.run.matrix import Cell, Settings
 
     launcher = ForkServerLauncher()
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from bench import env
+from bench.run.child import env
 
 ENV = {
     "python": {"version": "3.11.7"},

@@ -8,8 +8,8 @@ import statistics
 
 import pytest
 
-from bench import measure
-from bench.matrix import Settings
+from bench.run.child import measure
+from bench.run.matrix import Settings
 
 
 class FakeTimer:

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from bench import runner
-from bench.matrix import load_profile
+from bench.run import runner
+from bench.run.matrix import load_profile
+from bench.run.store import RunStore
 from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS
-from bench.store import RunStore
 
 from .conftest import read_csv
 
@@ -99,7 +99,7 @@ class FakeLauncher:
 
 def _run(tmp_path: Path, launcher: FakeLauncher, profile: str = "smoke", cuda: bool = False,
          done: set[tuple[str, str, int]] | None = None, only: str = "modes") -> tuple[int, Path]:
-    from bench.matrix import select
+    from bench.run.matrix import select
 
     prof = select(load_profile(profile), [only])
     store = RunStore(tmp_path / "run")
@@ -220,7 +220,7 @@ def test_fault_spec_is_handed_to_the_worker(tmp_path: Path) -> None:
 def test_shared_cells_stay_interleaved_with_both_arms(tmp_path: Path) -> None:
     import tomllib
 
-    from bench.matrix import parse_profile
+    from bench.run.matrix import parse_profile
 
     prof = parse_profile(tomllib.loads("""
 [defaults]
@@ -293,7 +293,7 @@ def test_every_replicate_gets_its_own_kernel_cache_and_the_row_says_which(
         tmp_path: Path) -> None:
     import tomllib
 
-    from bench.matrix import parse_profile
+    from bench.run.matrix import parse_profile
 
     prof = parse_profile(tomllib.loads(CACHE_PROFILE), "t")
     store = RunStore(tmp_path / "run")
@@ -327,7 +327,7 @@ def test_every_replicate_gets_its_own_kernel_cache_and_the_row_says_which(
 def test_a_failed_priming_is_the_warm_replicates_status(tmp_path: Path) -> None:
     import tomllib
 
-    from bench.matrix import parse_profile
+    from bench.run.matrix import parse_profile
 
     prof = parse_profile(tomllib.loads(CACHE_PROFILE), "t")
     store = RunStore(tmp_path / "run")

@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench import matrix, runner  # noqa: E402
-from bench.launch import ForkServerLauncher  # noqa: E402
-from bench.store import RunStore  # noqa: E402
+from bench.run import matrix, runner  # noqa: E402
+from bench.run.launch import ForkServerLauncher  # noqa: E402
+from bench.run.store import RunStore  # noqa: E402
 
 PROFILE = """
 [defaults]

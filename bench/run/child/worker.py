@@ -35,8 +35,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench import caches, measure, settings, workloads
-from bench.matrix import Cell, Settings
+from bench.run import caches
+from bench.run.child import flags, measure, workloads
+from bench.run.matrix import Cell, Settings
 
 FAULT_KINDS = ("crash", "exit", "hang", "spam", "oom", "error", "fill-cache")
 
@@ -218,7 +219,7 @@ def prime_cell(torch: Any, task: dict[str, Any], cell: Cell, st: Settings,
 
 
 def probe(torch: Any, record: dict[str, Any]) -> None:
-    from bench import env
+    from bench.run.child import env
 
     record["env"] = env.collect(torch)
     record["models"] = workloads.available_models()
@@ -243,8 +244,8 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
             if skip:
                 record.update(status="skipped", reason=skip)
             else:
-                settings.apply(torch, cell)
-                record["eff"] = settings.read_back(torch, cell)
+                flags.apply(torch, cell)
+                record["eff"] = flags.read_back(torch, cell)
                 run = {"repro": repro_cell, "prime": prime_cell}.get(op, measure_cell)
                 run(torch, task, cell, st, record)
     except Exception as exc:
@@ -280,7 +281,7 @@ def redirect_output(log_path: str) -> None:
 
 
 def child_main(task_path: str) -> int:
-    """Entry point shared by the fork server's children and ``python -m bench.worker``."""
+    """Entry point shared by the fork server's children and ``python -m bench.run.child.worker``."""
     task = json.loads(Path(task_path).read_text(encoding="utf-8"))
     redirect_output(task["log_path"])
     # A safety net if the parent is gone (SIGKILLed runner): the child ends itself a minute

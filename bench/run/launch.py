@@ -2,7 +2,7 @@
 
 Two launchers share one contract (``Launcher.launch(task_path) -> Child``):
 
-* ``SpawnLauncher`` starts ``python -m bench.worker TASK`` for every replicate. Simple and
+* ``SpawnLauncher`` starts ``python -m bench.run.child.worker TASK`` for every replicate. Simple and
   portable, but every child re-imports torch (3 to 4 s on a small machine).
 * ``ForkServerLauncher`` starts one server process that imports torch and torchvision once
   and then forks a fresh child per replicate, which brings the per-cell overhead well under a
@@ -27,8 +27,6 @@ import sys
 import time
 from pathlib import Path
 from typing import IO, Any, Protocol
-
-PRELOAD = ("torch", "torchvision", "torchvision.models", "torch.utils.flop_counter")
 
 
 class Child(Protocol):
@@ -84,7 +82,7 @@ class SpawnLauncher:
         self.python = python
 
     def launch(self, task_path: Path) -> Child:
-        proc = subprocess.Popen([self.python, "-m", "bench.worker", str(task_path)],
+        proc = subprocess.Popen([self.python, "-m", "bench.run.child.worker", str(task_path)],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True,
                                 env=_child_env())
@@ -97,7 +95,7 @@ class SpawnLauncher:
 def _child_env() -> dict[str, str]:
     """The current environment, with this package importable from the children."""
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH", "")]))
     return env
 
@@ -164,8 +162,8 @@ class ForkServerLauncher:
         # The server inherits our stderr (its own errors are worth seeing); its children
         # redirect theirs to per-replicate logs.
         self._proc = subprocess.Popen(
-            [self.python, "-m", "bench.launch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            env=_child_env(), start_new_session=True)
+            [self.python, "-m", "bench.run.child.server"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, env=_child_env(), start_new_session=True)
         assert self._proc.stdout is not None
         self._lines = _Lines(self._proc.stdout)
         self._exits = {}
@@ -240,54 +238,3 @@ class ForkServerLauncher:
             _killpg(self._proc.pid)
             self._proc.wait()
         self._proc = None
-
-
-def serve() -> int:
-    """The server loop (``python -m bench.launch``): read task paths, fork, report exits."""
-    import importlib
-    import warnings
-
-    # Python 3.12 warns about fork() in a threaded process; the server's only threads are
-    # idle library pools, and each child starts its own work from scratch.
-    warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*fork.*")
-    for name in PRELOAD:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
-    from bench import worker
-
-    torch = sys.modules.get("torch")
-    out = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(2, 1)  # a stray print (ours or a library's) must never reach the protocol pipe
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides about interrupts
-
-    def reply(obj: dict[str, object]) -> None:
-        out.write((json.dumps(obj) + "\n").encode())
-
-    reply({"event": "ready", "pid": os.getpid()})
-    for raw in sys.stdin.buffer:
-        task_path = json.loads(raw)["task"]
-        if torch is not None and torch.cuda.is_initialized():  # pragma: no cover - guard
-            reply({"event": "error", "error": "CUDA initialised in the fork server"})
-            return 1
-        pid = os.fork()
-        if pid == 0:  # the child: a new session, default signals, then the worker
-            code = 70
-            try:
-                os.setsid()
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                out.close()
-                code = worker.child_main(task_path)
-            except BaseException:
-                import traceback
-
-                traceback.print_exc()
-            finally:
-                os._exit(code)
-        reply({"event": "started", "pid": pid})
-        _, status = os.waitpid(pid, 0)
-        reply({"event": "exited", "pid": pid, "exit": os.waitstatus_to_exitcode(status)})
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(serve())

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from bench.matrix import Settings
+from bench.run.matrix import Settings
 
 
 class Timer(Protocol):

@@ -8,7 +8,7 @@ installed; otherwise /proc and ``nvidia-smi`` are read.
 The fingerprint id hashes only stable facts (hardware and software versions, not clocks or
 dates), so two runs on the same machine and stack share an id and can be resumed or
 compared, while a driver, torch or cuDNN upgrade, or a change to what a measured step does
-(``bench.workloads.WORKLOAD_VERSION``), gets a new id and is never pooled.
+(``bench.run.child.workloads.WORKLOAD_VERSION``), gets a new id and is never pooled.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import shutil
 import subprocess
 from typing import Any
 
+from bench.run.child.flags import available_cores, flag_defaults
 from bench.schema import SCHEMA_VERSION
-from bench.settings import available_cores, flag_defaults
 
 
 def collect_python() -> dict[str, Any]:
@@ -168,7 +168,7 @@ def collect_memory() -> dict[str, Any]:
 
 def collect_bench() -> dict[str, Any]:
     from bench import __version__
-    from bench.workloads import WORKLOAD_VERSION
+    from bench.run.child.workloads import WORKLOAD_VERSION
 
     return {"version": __version__, "workload_version": WORKLOAD_VERSION}
 

@@ -30,12 +30,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from bench import caches, estimate
-from bench.launch import Launcher, LaunchError
-from bench.matrix import Cell, Profile, Settings, Study
-from bench.progress import Progress
+from bench.run import caches, estimate
+from bench.run.launch import Launcher, LaunchError
+from bench.run.matrix import Cell, Profile, Settings, Study
+from bench.run.progress import Progress
+from bench.run.store import RunStore
 from bench.schema import SCHEMA_VERSION, SchemaError
-from bench.store import RunStore
 
 LOG_KEEP_BYTES = 64 * 1024
 EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -226,7 +226,7 @@ class Runner:
             dst.write_bytes(f.read())
 
     def _task(self, job: Job, op: str, **extra: Any) -> dict[str, Any]:
-        from bench.worker import task_for  # stdlib-only at import time
+        from bench.run.child.worker import task_for  # stdlib-only at import time
 
         return task_for(op, job.cell, job.study.settings, job.replicate, self.workdir,
                         fault=self.ctx.fault, **extra)
@@ -444,7 +444,7 @@ _INTERRUPTS = _Interrupts()
 
 def probe(launcher: Launcher, workdir: Path, timeout_s: float = 600.0) -> Probe:
     """Ask a child what this machine is; raises RuntimeError with a one-line reason."""
-    from bench.worker import task_for
+    from bench.run.child.worker import task_for
 
     job = Job(Study("probe", "", (), Settings()), Cell(), 0)
     task = task_for("probe", job.cell, job.study.settings, 0, workdir)

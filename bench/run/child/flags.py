@@ -14,7 +14,7 @@ import os
 import warnings
 from typing import Any
 
-from bench.matrix import Cell
+from bench.run.matrix import Cell
 from bench.schema import flag
 
 
