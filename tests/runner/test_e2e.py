@@ -247,32 +247,28 @@ def test_env_prints_the_fingerprint() -> None:
 
 def test_fork_server_survives_a_child_slow_to_report_its_death(tmp_path: Path) -> None:
     """A late 'exited' message must not be mistaken for the next launch's answer."""
-    import json as _json
-    from dataclasses import asdict
-
-    from bench.run.child.worker import task_for
     from bench.run.launch import ForkServerLauncher
     from bench.run.matrix import Cell, Settings
+    from bench.run.protocol import Record, new_task
 
     launcher = ForkServerLauncher()
     try:
         cell = Cell(model="mobilenet_v3_small", resolution=32)
-        hang = task_for("measure", cell, Settings(), 0, tmp_path, fault="hang", suffix="h")
+        hang = new_task("measure", cell, Settings(), 0, tmp_path, suffix="h", fault="hang")
         path = tmp_path / "hang.task.json"
-        path.write_text(_json.dumps(hang))
+        path.write_text(hang.to_json())
         first = launcher.launch(path)
         assert first.wait(0.5) is None
         launcher._wait_exit = lambda pid, timeout: None  # type: ignore[method-assign]
         first.kill()  # its exit message is now left unread in the pipe
         del launcher._wait_exit
-        probe = task_for("probe", cell, Settings(), 0, tmp_path, suffix="p")
+        probe = new_task("probe", cell, Settings(), 0, tmp_path, suffix="p")
         path2 = tmp_path / "probe.task.json"
-        path2.write_text(_json.dumps(probe))
+        path2.write_text(probe.to_json())
         time.sleep(0.5)
         second = launcher.launch(path2)
         assert second.pid != first.pid
         assert second.wait(120) == 0
-        assert _json.loads(Path(probe["result_path"]).read_text())["status"] == "ok"
-        assert asdict(cell)["model"] == "mobilenet_v3_small"
+        assert Record.from_json(Path(probe.result_path).read_text()).status == "ok"
     finally:
         launcher.close()

@@ -43,9 +43,9 @@ def test_read_back_labels_cpu_math_honestly() -> None:
         eff = flags.read_back(torch, cell)
     finally:
         torch.set_num_threads(threads)
-    assert eff["eff_num_threads"] == "1"
-    assert eff["eff_autocast_dtype"] == "bfloat16" and eff["eff_conv_math"] == "bf16"
-    assert eff["eff_cudnn_benchmark"] == ""  # not applicable on the CPU
+    assert eff.eff_num_threads == "1"
+    assert eff.eff_autocast_dtype == "bfloat16" and eff.eff_conv_math == "bf16"
+    assert eff.eff_cudnn_benchmark == ""  # not applicable on the CPU
 
 
 def test_ceiling_work_units() -> None:
