@@ -1,95 +1,107 @@
-"""Starting, waiting for and killing the child processes that run replicates.
+"""Starting the child processes that run replicates, and learning how they ended.
 
-Two launchers share one contract (``Launcher.launch(task_path) -> Child``):
+Two launchers share one contract: ``launch(task_path, timeout_s) -> Child``, then
+``child.wait(poll_s) -> Exit | None`` until it returns how the child ended, or
+``child.stop()`` to have it ended early (a Ctrl-C). Whoever owns a child's process times it
+out and kills it; the runner never signals a pid:
 
-* ``SpawnLauncher`` starts ``python -m bench.run.child.worker TASK`` for every replicate. Simple and
-  portable, but every child re-imports torch (3 to 4 s on a small machine).
-* ``ForkServerLauncher`` starts one server process that imports torch and torchvision once
-  and then forks a fresh child per replicate, which brings the per-cell overhead well under a
-  second. The server never initialises CUDA (a fork after CUDA init is broken); the children
-  do, each in its own new process.
+* ``ForkServerLauncher`` talks to one fork server (``bench.run.child.server``) that imports
+  torch and torchvision once and forks a fresh child per replicate, which brings the per-cell
+  overhead well under a second. The server forks, times out, ends and reaps its children;
+  ``stop()`` is a message to it. Closing the launcher closes the server's stdin, and the
+  server ends its running child before it exits (and a child dies with its server anyway).
+* ``SpawnLauncher`` starts ``python -m bench.run.child.worker TASK`` for every replicate.
+  Simple and portable, but every child re-imports torch (3 to 4 s on a small machine). It
+  owns its ``Popen`` children: it times them out and kills their groups itself.
 
-Every child runs in its own session/process group, so a timeout or an interrupt kills the
-child *and* anything it started (``os.killpg``), and a Ctrl-C in the terminal reaches the
-runner, not the children. Exit codes follow ``subprocess``: negative means killed by that
-signal. The runner only sees this module's small interface, so tests can inject a fake.
+Every child runs in its own session, so a Ctrl-C in the terminal reaches the runner and not
+the children, and ending a child ends whatever it started. Exit codes follow ``subprocess``:
+negative means killed by that signal. A launcher has one owner, who opens it with ``with``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import select
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol
+from types import TracebackType
+from typing import Callable, Protocol, TypeVar
+
+from bench.run.protocol import (
+    TERM_GRACE_S,
+    Channel,
+    Exited,
+    Message,
+    ProtocolError,
+    Ready,
+    Run,
+    Started,
+    Stop,
+    encode,
+)
+
+L = TypeVar("L", bound="_Owned")
+
+#: How long the server may take to answer a ``Run`` (a fork: milliseconds, unless it is stuck).
+ANSWER_S = 60.0
+#: Beyond a child's timeout and grace, how long the launcher waits for the server to report
+#: its end before it takes the server for broken.
+REPORT_MARGIN_S = 30.0
+#: How long a closed server may take to end its child and exit before it is killed.
+CLOSE_WAIT_S = TERM_GRACE_S + 3.0
+
+
+@dataclass(frozen=True)
+class Exit:
+    """How a child ended: its exit code, and whether its owner ended it at its timeout."""
+
+    code: int
+    timed_out: bool = False
 
 
 class Child(Protocol):
     pid: int
 
-    def wait(self, timeout: float) -> int | None:
-        """The exit code once the child has ended, or None if it still runs after timeout."""
+    def wait(self, poll_s: float) -> Exit | None:
+        """How the child ended, or None if it still runs after ``poll_s`` seconds."""
 
-    def kill(self) -> None:
-        """Kill the child's whole process group; safe to call on a child that has ended."""
+    def stop(self) -> None:
+        """Have the child's owner end it now; safe on a child that has ended. Never raises."""
 
 
 class Launcher(Protocol):
-    def launch(self, task_path: Path) -> Child: ...
+    def launch(self, task_path: Path, timeout_s: float) -> Child: ...
 
     def close(self) -> None: ...
+
+    def __enter__(self) -> Launcher: ...
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None: ...
 
 
 class LaunchError(RuntimeError):
     """The launcher itself failed (not the child): the replicate is recorded as a crash."""
 
 
-def _killpg(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, signal.SIGKILL)
+class _Owned:
+    """A launcher is opened by one owner with ``with``; leaving the block closes it."""
 
+    def __enter__(self: L) -> L:
+        return self
 
-class _PopenChild:
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
-        self._proc = proc
-        self.pid = proc.pid
-
-    def wait(self, timeout: float) -> int | None:
-        try:
-            return self._proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def kill(self) -> None:
-        if self._proc.returncode is not None:
-            return  # already reaped
-        _killpg(self.pid)
-        with contextlib.suppress(Exception):
-            self._proc.wait(timeout=10)
-
-
-class SpawnLauncher:
-    """A fresh interpreter per replicate: slow start, nothing shared."""
-
-    def __init__(self, python: str = sys.executable) -> None:
-        self.python = python
-
-    def launch(self, task_path: Path) -> Child:
-        proc = subprocess.Popen([self.python, "-m", "bench.run.child.worker", str(task_path)],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True,
-                                env=_child_env())
-        return _PopenChild(proc)
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
 
     def close(self) -> None:
-        return None
+        raise NotImplementedError
 
 
 def _child_env() -> dict[str, str]:
@@ -100,141 +112,230 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-class _Lines:
-    """Line reader over a pipe with a timeout (select), no partial-line surprises."""
+# -- spawn: the launcher owns its children -----------------------------------------------
 
-    def __init__(self, stream: IO[bytes]) -> None:
-        self._fd = stream.fileno()
-        self._buf = b""
+def _end_group(proc: subprocess.Popen[bytes], grace_s: float) -> int:
+    """SIGTERM to the child's group, SIGKILL after the grace; the exit code.
 
-    def read(self, timeout: float) -> str | None:
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            ready, _, _ = select.select([self._fd], [], [], left)
-            if not ready:
-                return None
-            chunk = os.read(self._fd, 65536)
-            if not chunk:
-                raise LaunchError("fork server exited")
-            self._buf += chunk
-        line, _, self._buf = self._buf.partition(b"\n")
-        return line.decode()
+    The group is signalled only while ``proc`` is unreaped (it may be a zombie, which keeps
+    its pid and its group), and only ``proc`` reaps it, so no signal reaches a recycled pid.
+    """
+    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
+        if proc.poll() is not None:
+            break
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=wait_s)
+    return proc.returncode if proc.returncode is not None else -signal.SIGKILL
 
 
-class _ServerChild:
-    def __init__(self, server: ForkServerLauncher, pid: int) -> None:
-        self._server = server
-        self.pid = pid
-        self._code: int | None = None
+class _PopenChild:
+    def __init__(self, proc: subprocess.Popen[bytes], timeout_s: float, grace_s: float,
+                 clock: Callable[[], float]) -> None:
+        self._proc = proc
+        self.pid = proc.pid
+        self._grace_s = grace_s
+        self._clock = clock
+        self._deadline = clock() + timeout_s
+        self._exit: Exit | None = None
 
-    def wait(self, timeout: float) -> int | None:
-        if self._code is None:
-            self._code = self._server._wait_exit(self.pid, timeout)
-        return self._code
+    def wait(self, poll_s: float) -> Exit | None:
+        if self._exit is None:
+            try:
+                code = self._proc.wait(timeout=max(0.0, min(poll_s,
+                                                             self._deadline - self._clock())))
+                self._exit = Exit(code)
+            except subprocess.TimeoutExpired:
+                if self._clock() >= self._deadline:
+                    self._exit = Exit(_end_group(self._proc, self._grace_s), timed_out=True)
+        return self._exit
 
-    def kill(self) -> None:
-        if self._code is not None:
-            return  # already reaped: its pid may belong to someone else by now
-        _killpg(self.pid)
-        with contextlib.suppress(LaunchError):
-            self._code = self._server._wait_exit(self.pid, 10.0)
+    def stop(self) -> None:
+        if self._exit is None:
+            self._exit = Exit(_end_group(self._proc, self._grace_s))
 
 
-class ForkServerLauncher:
-    """One pre-imported server; one fork per replicate. Replicates run one at a time.
+class SpawnLauncher(_Owned):
+    """A fresh interpreter per replicate: slow start, nothing shared. ``command`` is what
+    runs a task (its path is appended); ``grace_s`` is what a child has between SIGTERM and
+    SIGKILL."""
 
-    The server speaks tagged JSON lines (``started``, ``exited``, ``error``). An ``exited``
-    message that arrives late (a child slow to die after SIGKILL) is stashed, never mistaken
-    for the answer to the next request; anything unexpected restarts the server.
+    def __init__(self, command: Sequence[str] | None = None, grace_s: float = TERM_GRACE_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.command = list(command or [sys.executable, "-m", "bench.run.child.worker"])
+        self.grace_s = grace_s
+        self.clock = clock
+
+    def launch(self, task_path: Path, timeout_s: float) -> Child:
+        proc = subprocess.Popen([*self.command, str(task_path)], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True, env=_child_env())
+        return _PopenChild(proc, timeout_s, self.grace_s, self.clock)
+
+    def close(self) -> None:
+        return None
+
+
+# -- fork server: the server owns its children -------------------------------------------
+
+class _Server:
+    """One running fork server: its process, its pipe, and what it has said about children.
+
+    Once closed (asked to, or after it broke the protocol) it is never read or written again,
+    so no stale pipe is touched: every later call says the server is gone.
     """
 
-    def __init__(self, python: str = sys.executable, start_timeout: float = 300.0) -> None:
-        self.python = python
-        self.start_timeout = start_timeout
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._lines: _Lines | None = None
-        self._exits: dict[int, int] = {}
-
-    def _start(self) -> None:
+    def __init__(self, command: Sequence[str], start_timeout: float) -> None:
         # The server inherits our stderr (its own errors are worth seeing); its children
         # redirect theirs to per-replicate logs.
-        self._proc = subprocess.Popen(
-            [self.python, "-m", "bench.run.child.server"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, env=_child_env(), start_new_session=True)
-        assert self._proc.stdout is not None
-        self._lines = _Lines(self._proc.stdout)
-        self._exits = {}
-        msg = self._read(self.start_timeout)
-        if msg is None or msg.get("event") != "ready":
+        self.proc = subprocess.Popen(list(command), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env=_child_env(),
+                                     start_new_session=True)
+        assert self.proc.stdout is not None
+        self.channel = Channel(self.proc.stdout.fileno())
+        self.closed = False
+        self.exits: dict[int, Exit] = {}  # by pid, as reported
+        msg = self.read(start_timeout)
+        if not isinstance(msg, Ready):
             self.close()
             raise LaunchError(f"fork server did not start: {msg!r}")
 
-    def _read(self, timeout: float) -> dict[str, Any] | None:
-        assert self._lines is not None
-        line = self._lines.read(timeout)
-        if line is None:
-            return None
+    def send(self, msg: Message) -> None:
+        if self.closed:
+            raise LaunchError("fork server is gone")
+        assert self.proc.stdin is not None
         try:
-            msg = json.loads(line)
-        except ValueError:
+            self.proc.stdin.write(encode(msg))
+            self.proc.stdin.flush()
+        except OSError as exc:
             self.close()
-            raise LaunchError(f"fork server sent garbage: {line[:200]!r}") from None
-        if not isinstance(msg, dict):
-            self.close()
-            raise LaunchError(f"fork server sent garbage: {line[:200]!r}")
-        return msg
-
-    def _send(self, msg: dict[str, str]) -> None:
-        assert self._proc is not None and self._proc.stdin is not None
-        try:
-            self._proc.stdin.write((json.dumps(msg) + "\n").encode())
-            self._proc.stdin.flush()
-        except (BrokenPipeError, OSError) as exc:
             raise LaunchError(f"fork server is gone: {exc}") from None
 
-    def launch(self, task_path: Path) -> Child:
-        if self._proc is None or self._proc.poll() is not None:
-            self._start()
-        self._send({"task": str(task_path)})
-        deadline = time.monotonic() + 60.0
-        while True:
-            msg = self._read(max(0.0, deadline - time.monotonic()))
-            if msg is None:
-                self.close()  # a late answer must not be read as the next one's
-                raise LaunchError("fork server did not answer")
-            event = msg.get("event")
-            if event == "exited":
-                self._exits[int(msg["pid"])] = int(msg["exit"])
-            elif event == "started":
-                return _ServerChild(self, int(msg["pid"]))
-            else:
-                self.close()
-                raise LaunchError(f"fork server refused the task: {msg}")
+    def read(self, timeout: float) -> Message | None:
+        """The next message (None after ``timeout``); exits are filed as they come."""
+        if self.closed:
+            raise LaunchError("fork server is gone")
+        try:
+            msg = self.channel.read(timeout)
+        except EOFError:
+            self.close()
+            raise LaunchError("fork server exited") from None
+        except ProtocolError as exc:
+            self.close()
+            raise LaunchError(f"fork server sent garbage: {exc}") from None
+        if isinstance(msg, Started):
+            self.exits.pop(msg.pid, None)  # a recycled pid: the old exit is not this child's
+        elif isinstance(msg, Exited):
+            self.exits[msg.pid] = Exit(msg.code, msg.timed_out)
+        return msg
 
-    def _wait_exit(self, pid: int, timeout: float) -> int | None:
+    def wait_exit(self, pid: int, timeout: float) -> Exit | None:
         deadline = time.monotonic() + timeout
-        while pid not in self._exits:
-            msg = self._read(max(0.0, deadline - time.monotonic()))
+        while pid not in self.exits:
+            msg = self.read(max(0.0, deadline - time.monotonic()))
             if msg is None:
                 return None
-            if msg.get("event") != "exited":
+            if not isinstance(msg, Exited):
                 self.close()
                 raise LaunchError(f"unexpected message from the fork server: {msg}")
-            self._exits[int(msg["pid"])] = int(msg["exit"])
-        return self._exits.pop(pid)
+        return self.exits[pid]
 
     def close(self) -> None:
-        if self._proc is None:
+        """EOF to the server, which ends its running child and exits; killed if it does not
+        (its children die with it)."""
+        if self.closed:
             return
-        with contextlib.suppress(Exception):
-            assert self._proc.stdin is not None
-            self._proc.stdin.close()
+        self.closed = True
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
         try:
-            self._proc.wait(timeout=5)
+            self.proc.wait(timeout=CLOSE_WAIT_S)
         except subprocess.TimeoutExpired:
-            _killpg(self._proc.pid)
-            self._proc.wait()
-        self._proc = None
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+
+
+class _ServerChild:
+    def __init__(self, server: _Server, pid: int, timeout_s: float, stop_wait_s: float,
+                 clock: Callable[[], float]) -> None:
+        self._server = server
+        self.pid = pid
+        self._stop_wait_s = stop_wait_s
+        self._clock = clock
+        self._backstop = clock() + timeout_s + TERM_GRACE_S + REPORT_MARGIN_S
+        self._exit: Exit | None = None
+
+    def wait(self, poll_s: float) -> Exit | None:
+        if self._exit is None:
+            self._exit = self._server.wait_exit(self.pid, poll_s)
+            if self._exit is None and self._clock() >= self._backstop:
+                self._server.close()
+                raise LaunchError("fork server did not report the end of its child")
+        return self._exit
+
+    def stop(self) -> None:
+        """A ``Stop`` message; the exit is waited for a little, and read later if it is late.
+        A server that is gone has taken its child with it."""
+        if self._exit is not None or self._server.closed:
+            return
+        with contextlib.suppress(LaunchError):
+            self._exit = self._server.exits.get(self.pid)
+            if self._exit is None:
+                self._server.send(Stop(self.pid))
+                self._exit = self._server.wait_exit(self.pid, self._stop_wait_s)
+
+
+class ForkServerLauncher(_Owned):
+    """One pre-imported server; one fork per replicate. Replicates run one at a time.
+
+    ``command`` starts the server (a test can start a fake one that speaks the protocol
+    badly). ``stop()`` waits ``stop_wait_s`` for the stopped child's ``Exited``; one that
+    arrives later (a child slow to die) comes before the next ``Started`` and is filed by
+    pid, never taken for the answer to the next request. Anything else unexpected closes the
+    server, and the next launch starts a new one.
+    """
+
+    def __init__(self, command: Sequence[str] | None = None, start_timeout: float = 300.0,
+                 stop_wait_s: float = TERM_GRACE_S + 3.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.command = list(command or [sys.executable, "-m", "bench.run.child.server"])
+        self.start_timeout = start_timeout
+        self.stop_wait_s = stop_wait_s
+        self.clock = clock
+        self._server: _Server | None = None
+
+    def _ready_server(self) -> _Server:
+        server = self._server
+        if server is None or server.closed or server.proc.poll() is not None:
+            if server is not None:
+                server.close()
+            server = self._server = _Server(self.command, self.start_timeout)
+        return server
+
+    def launch(self, task_path: Path, timeout_s: float) -> Child:
+        server = self._ready_server()
+        try:
+            server.send(Run(str(task_path), timeout_s))
+            deadline = time.monotonic() + ANSWER_S
+            while True:
+                msg = server.read(max(0.0, deadline - time.monotonic()))
+                if isinstance(msg, Started):
+                    return _ServerChild(server, msg.pid, timeout_s, self.stop_wait_s,
+                                        self.clock)
+                if not isinstance(msg, Exited):  # a late exit is filed; anything else is not
+                    server.close()  # an answer a later launch could mistake for its own
+                    raise LaunchError("fork server did not answer" if msg is None else
+                                      f"fork server refused the task: {msg}")
+        except BaseException:
+            # Interrupted between the fork and its ``Started`` (a Ctrl-C): the server does not
+            # know nobody waits for its child. Closing it ends the child too.
+            server.close()
+            raise
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None

@@ -6,6 +6,9 @@ turns it into a row. Both sides import this module and nothing else of each othe
 field renamed here is renamed on both sides at once, and a record from a different version
 of the code fails to decode with a message instead of filling a row with the wrong column.
 
+The fork server's pipe is typed the same way: each line is one tagged message (``Run`` and
+``Stop`` to the server; ``Ready``, ``Started``, ``Exited`` and ``Refused`` back).
+
 Standard library only (the child imports it next to torch, the parent without torch).
 Field names of ``Flags`` and ``Metrics`` are the result columns they fill.
 """
@@ -13,9 +16,12 @@ Field names of ``Flags`` and ``Metrics`` are the result columns they fill.
 from __future__ import annotations
 
 import json
+import os
+import select
+import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, TypeVar, Union
 
 from bench.run.matrix import Cell, Settings
 from bench.schema import STATUSES
@@ -207,3 +213,128 @@ class Record:
 #: The result columns a record fills (the repro difference comes from ``Repro``).
 FLAG_COLUMNS = tuple(f.name for f in fields(Flags))
 METRIC_COLUMNS = tuple(f.name for f in fields(Metrics))
+
+
+# -- the fork server's pipe: one JSON object a line, tagged with its type -----------------
+
+#: How long a child has between SIGTERM and SIGKILL (it may be flushing, or its group may hold
+#: a compile worker that cleans up after itself).
+TERM_GRACE_S = 2.0
+#: A protocol line longer than this is garbage, not a message still arriving.
+MAX_LINE = 1 << 20
+
+
+@dataclass(frozen=True)
+class Run:
+    """Runner → server: fork a child for this task file, and end it after ``timeout_s``."""
+
+    task: str
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Runner → server: end this child now (its group: SIGTERM, then SIGKILL)."""
+
+    pid: int
+
+
+@dataclass(frozen=True)
+class Ready:
+    """Server → runner: the server has imported what it preloads and takes tasks."""
+
+    pid: int
+
+
+@dataclass(frozen=True)
+class Started:
+    """Server → runner: a child was forked for the last task."""
+
+    pid: int
+
+
+@dataclass(frozen=True)
+class Exited:
+    """Server → runner: a child ended and was reaped. ``code`` follows subprocess (negative:
+    killed by that signal); ``timed_out`` says the server ended it at its timeout."""
+
+    pid: int
+    code: int
+    timed_out: bool = False
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Server → runner: the last message could not be acted on, and why."""
+
+    error: str
+
+
+Message = Union[Run, Stop, Ready, Started, Exited, Refused]
+_TAGS: dict[str, type[Message]] = {"run": Run, "stop": Stop, "ready": Ready, "started": Started,
+                                   "exited": Exited, "refused": Refused}
+_TAG_OF = {cls: tag for tag, cls in _TAGS.items()}
+#: The field types a message may carry (bool is not an int here: JSON tells them apart).
+_TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "str": (str,),
+                                       "bool": (bool,)}
+
+
+def encode(msg: Message) -> bytes:
+    return (json.dumps({"tag": _TAG_OF[type(msg)], **asdict(msg)}) + "\n").encode()
+
+
+def decode(line: bytes) -> Message:
+    """One line off the pipe as its message, or ProtocolError saying what is wrong with it."""
+    data = _loads(line.decode(errors="replace"), f"message {line[:200]!r}")
+    if not isinstance(data, dict) or data.get("tag") not in _TAGS:
+        raise ProtocolError(f"not a message: {line[:200]!r}")
+    cls = _TAGS[data.pop("tag")]
+    msg = _build(cls, data)
+    for f in fields(msg):
+        value = getattr(msg, f.name)
+        if not isinstance(value, _TYPES[str(f.type)]) or (
+                isinstance(value, bool) and f.type != "bool"):
+            raise ProtocolError(f"{cls.__name__}.{f.name} is not {f.type}: {value!r}")
+    return msg
+
+
+class Channel:
+    """Messages read off a pipe one line at a time, with a timeout: no partial lines, and no
+    reading past what select said was there."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._buf = b""
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def pending(self) -> Message | None:
+        """The next message already read in whole, if there is one."""
+        line, sep, rest = self._buf.partition(b"\n")
+        if not sep:
+            if len(self._buf) > MAX_LINE:
+                head, self._buf = self._buf[:200], b""
+                raise ProtocolError(f"a line of over {MAX_LINE} bytes: {head!r}")
+            return None
+        self._buf = rest
+        return decode(line)
+
+    def fill(self) -> None:
+        """Read what the pipe holds (call when select says it is readable); EOFError at its end."""
+        chunk = os.read(self._fd, 65536)
+        if not chunk:
+            raise EOFError("the other end closed the pipe")
+        self._buf += chunk
+
+    def read(self, timeout: float) -> Message | None:
+        """The next message, or None if none came whole within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        msg = self.pending()
+        while msg is None:
+            left = max(0.0, deadline - time.monotonic())
+            if not select.select([self._fd], [], [], left)[0]:
+                return None
+            self.fill()
+            msg = self.pending()
+        return msg

@@ -8,11 +8,12 @@ Scheduling: replicates run round-robin over every cell of the profile (replicate
 cell, then replicate 1, ...), so the arms of every comparison alternate A B A B and slow drift
 (thermals, clocks, a neighbour's job) spreads over both arms instead of biasing one.
 
-Faults: each child has a wall-clock timeout that kills its whole process group (status
-timeout); a child that dies without a record is a crash, with its signal or exit code;
-Ctrl-C or SIGTERM kills the running child, records it as interrupted, keeps every row already
-written and exits non-zero. ``--resume`` skips replicates already ok under the same
-fingerprint.
+Faults: each child has a wall-clock timeout, after which its owner (the fork server, or the
+spawn launcher) kills its whole process group (status timeout); a child that dies without a
+record is a crash, with its signal or exit code; Ctrl-C or SIGTERM has the running child
+stopped, records it as interrupted, keeps every row already written and exits non-zero. The
+runner itself never signals a process: it only asks the launcher. ``--resume`` skips
+replicates already ok under the same fingerprint.
 """
 
 from __future__ import annotations
@@ -162,7 +163,8 @@ def _flops_key(cell: Cell) -> tuple[Any, ...]:
 
 class Runner:
     """Runs jobs through a launcher and writes one row per job. Clock and launcher are
-    injectable so tests can drive every status path without torch."""
+    injectable so tests can drive every status path without torch. The launcher belongs to
+    the caller, who opens and closes it."""
 
     def __init__(self, launcher: Launcher, store: RunStore, ctx: RunContext,
                  progress: Progress | None = None, clock: Callable[[], float] = time.monotonic,
@@ -193,31 +195,27 @@ class Runner:
         """Launch one task and wait for it."""
         task.path.write_text(task.to_json(), encoding="utf-8")
         try:
-            child = self.launcher.launch(task.path)
+            child = self.launcher.launch(task.path, timeout_s)
         except LaunchError as exc:
             return Outcome("crash", f"launcher failed: {exc}")
-        deadline = self.clock() + timeout_s
-        code: int | None = None
         try:
-            while code is None:
-                left = deadline - self.clock()
-                if left <= 0:
-                    child.kill()
-                    return Outcome("timeout",
-                                   f"no result after {timeout_s:g} s; process group killed")
-                code = child.wait(min(self.poll_s, left))
-        except KeyboardInterrupt:
-            child.kill()
-            raise
+            end = child.wait(self.poll_s)
+            while end is None:
+                end = child.wait(self.poll_s)
         except LaunchError as exc:
-            child.kill()
+            child.stop()
             return Outcome("crash", f"launcher failed: {exc}")
+        except BaseException:  # Ctrl-C or SIGTERM: the child's owner ends it, then we stop
+            child.stop()
+            raise
+        if end.timed_out:
+            return Outcome("timeout", f"no result after {timeout_s:g} s; process group killed")
         result = Path(task.result_path)
         if result.exists():
             record = Record.from_json(result.read_text(encoding="utf-8"))
             return Outcome(record.status, record.reason, record)
         tail = _log_tail(Path(task.log_path))
-        how = _signal_name(code) if code < 0 else f"exit code {code}"
+        how = _signal_name(end.code) if end.code < 0 else f"exit code {end.code}"
         return Outcome("crash", f"{how} without a result" + (
             f"; last output: {tail}" if tail else ""))
 
@@ -393,7 +391,6 @@ class Runner:
                     if self.progress:
                         self.progress.end(label, status)
             finally:
-                self.launcher.close()
                 if self.progress:
                     self.progress.close()
         return 0

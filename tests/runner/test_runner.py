@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from bench.run import runner
+from bench.run.launch import Exit, LaunchError
 from bench.run.matrix import load_profile
 from bench.run.protocol import Flags, Metrics, Record, Sample, Task, Timeline
 from bench.run.store import RunStore
@@ -27,15 +28,21 @@ ENV = {"fingerprint_id": "f" * 12, "machine": "test-box", "cpu": {"affinity": 2}
 
 
 class FakeChild:
+    """A child whose owner is the fake launcher: it times out on the launcher's fake clock."""
+
     def __init__(self, launcher: FakeLauncher, task: Seen, behaviour: str) -> None:
         self.pid = 4242
         self.launcher = launcher
         self.task = task
         self.behaviour = behaviour
-        self.killed = False
+        self.deadline = launcher.now + task.timeout_s
 
-    def wait(self, timeout: float) -> int | None:
-        self.launcher.now += timeout
+    def wait(self, poll_s: float) -> Exit | None:
+        self.launcher.now += poll_s
+        code = self._end()
+        return code if code is None or isinstance(code, Exit) else Exit(code)
+
+    def _end(self) -> int | Exit | None:
         b = self.behaviour
         task = self.task.task
         if b == "ok":
@@ -60,15 +67,17 @@ class FakeChild:
             return -signal.SIGSEGV
         if b == "exit3":
             return 3
-        if b == "hang":
-            return None
+        if b == "hang":  # its owner ends it at the timeout, and says so
+            return Exit(-signal.SIGTERM, timed_out=True) if self.launcher.now >= self.deadline \
+                else None
         if b == "interrupt":
             raise KeyboardInterrupt
+        if b == "garbage":
+            raise LaunchError("fork server sent garbage: b'x'")
         raise AssertionError(b)
 
-    def kill(self) -> None:
-        self.killed = True
-        self.launcher.killed.append(self.task.task.cell.model)
+    def stop(self) -> None:
+        self.launcher.stopped.append(self.task.task.cell.model)
 
 
 @dataclass
@@ -76,6 +85,7 @@ class Seen:
     """A task as the fake launcher found it, with its kernel-cache folder at launch time."""
 
     task: Task
+    timeout_s: float
     cache_files: list[str] = field(default_factory=list)
     cache_bytes: int = 0
 
@@ -86,11 +96,17 @@ class FakeLauncher:
         self.default = default
         self.now = 0.0
         self.launched: list[Seen] = []
-        self.killed: list[str] = []
+        self.stopped: list[str] = []
         self.closed = False
 
-    def launch(self, task_path: Path) -> FakeChild:
-        seen = Seen(Task.from_json(task_path.read_text()))
+    def __enter__(self) -> FakeLauncher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def launch(self, task_path: Path, timeout_s: float) -> FakeChild:
+        seen = Seen(Task.from_json(task_path.read_text()), timeout_s)
         n = len(self.launched)
         if seen.task.cache_dir:
             files = list(Path(seen.task.cache_dir).rglob("*"))
@@ -116,6 +132,7 @@ def _run(tmp_path: Path, launcher: FakeLauncher, profile: str = "smoke", cuda: b
     ctx = runner.RunContext("run1", prof.name, runner.Probe(ENV, [], cuda))
     r = runner.Runner(launcher, store, ctx, clock=launcher.clock, workdir=tmp_path)
     code = r.run(runner.plan(prof), done or set())
+    assert not launcher.closed, "the launcher belongs to whoever opened it, not the runner"
     return code, store.results_path
 
 
@@ -135,7 +152,7 @@ def test_ok_rows_carry_numbers_and_samples(tmp_path: Path) -> None:
     # the FLOP count is made once per model and shape, then handed to later replicates
     assert launcher.launched[0].task.flops_per_sample is None
     assert [s.task.flops_per_sample for s in launcher.launched[4:]] == [1e9] * 4
-    assert launcher.closed
+    assert {s.timeout_s for s in launcher.launched} == {120.0}, "the owner gets the timeout"
 
 
 def test_replicates_are_interleaved_across_cells(tmp_path: Path) -> None:
@@ -152,6 +169,7 @@ def test_replicates_are_interleaved_across_cells(tmp_path: Path) -> None:
     ("exit3", "crash", "exit code 3 without a result"),
     ("oom", "oom", "OutOfMemoryError: CUDA out of memory"),
     ("hang", "timeout", "no result after 120 s; process group killed"),
+    ("garbage", "crash", "launcher failed: fork server sent garbage: b'x'"),
 ])
 def test_failures_keep_their_row_with_empty_numbers(tmp_path: Path, behaviour: str, status: str,
                                                     reason: str) -> None:
@@ -164,8 +182,9 @@ def test_failures_keep_their_row_with_empty_numbers(tmp_path: Path, behaviour: s
     assert (bad["status"], bad["reason"]) == (status, reason)
     assert all(bad[c] == "" for c in ("steady_median_s", "samples_per_s", "cold_pass_s"))
     assert {r["status"] for i, r in enumerate(rows) if i != 1} == {"ok"}
-    if behaviour == "hang":
-        assert launcher.killed == ["mobilenet_v3_small"]
+    # the runner signals nothing: a timed-out child was ended by its owner, and one whose
+    # launcher failed is handed back to it to be stopped
+    assert launcher.stopped == (["mobilenet_v3_small"] if behaviour == "garbage" else [])
     if behaviour in ("segv", "hang", "exit3"):
         assert (results.parent / "logs").is_dir() or behaviour != "segv"
 
@@ -176,7 +195,7 @@ def test_interrupt_kills_the_child_keeps_rows_and_exits_non_zero(tmp_path: Path)
     assert code == 130
     rows = read_csv(results)
     assert [r["status"] for r in rows] == ["ok", "ok", "interrupted"]
-    assert launcher.killed == ["mobilenet_v3_small"] and launcher.closed
+    assert launcher.stopped == ["mobilenet_v3_small"]
     assert len(launcher.launched) == 3
 
 
@@ -247,11 +266,11 @@ batch_size = [1, 4]
 
 
 class ExplodingLauncher(FakeLauncher):
-    def launch(self, task_path: Path) -> FakeChild:
+    def launch(self, task_path: Path, timeout_s: float) -> FakeChild:
         if len(self.launched) == 1:
-            self.launched.append(Seen(Task.from_json(task_path.read_text())))
+            self.launched.append(Seen(Task.from_json(task_path.read_text()), timeout_s))
             raise KeyError("surprise")
-        return super().launch(task_path)
+        return super().launch(task_path, timeout_s)
 
 
 def test_an_unexpected_runner_error_becomes_a_crash_row(tmp_path: Path) -> None:

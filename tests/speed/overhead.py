@@ -51,14 +51,14 @@ def harness(n: int) -> list[float]:
         path = tmpdir / "p.toml"
         path.write_text(PROFILE.format(n=n))
         profile = matrix.load_profile(str(path))
-        launcher = ForkServerLauncher()
-        probe = runner.probe(launcher, tmpdir)  # starts the server: paid once per run
-        store = RunStore(tmpdir / "run")
-        store.open()
-        ctx = runner.RunContext("speed", "overhead", probe)
-        r = runner.Runner(launcher, store, ctx)
-        r.run(runner.plan(profile))
-        r.close()
+        with ForkServerLauncher() as launcher:
+            probe = runner.probe(launcher, tmpdir)  # starts the server: paid once per run
+            store = RunStore(tmpdir / "run")
+            store.open()
+            ctx = runner.RunContext("speed", "overhead", probe)
+            r = runner.Runner(launcher, store, ctx)
+            r.run(runner.plan(profile))
+            r.close()
         return [o["launch_to_build_s"] + o.get("write_s", 0.0) for o in r.overheads]
 
 

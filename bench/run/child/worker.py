@@ -288,6 +288,8 @@ def child_main(task_path: str) -> int:
     record = run_task(task)
     record.cache_start_bytes = start_bytes
     write_atomic(task.result_path, record.to_json())
+    # the log's last line says how the replicate ended (kept for failed ones, next to the row)
+    print(f"replicate ended: {record.status}" + (f": {record.reason}" if record.reason else ""))
     return 0
 
 
