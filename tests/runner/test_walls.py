@@ -59,7 +59,7 @@ REPORT = modules_under(BENCH / "report")
 
 
 def test_the_folders_are_walked() -> None:
-    assert {"bench.run", "bench.run.runner", "bench.run.launch", "bench.run.matrix"} <= set(
+    assert {"bench.run", "bench.run.runner", "bench.run.launch", "bench.run.protocol"} <= set(
         PARENT)
     assert {"bench.run.child.server", "bench.run.child.worker", "bench.run.child.flags"} <= set(
         CHILD)
