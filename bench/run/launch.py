@@ -189,14 +189,21 @@ class _Server:
     def __init__(self, command: Sequence[str], start_timeout: float) -> None:
         # The server inherits our stderr (its own errors are worth seeing); its children
         # redirect theirs to per-replicate logs.
-        self.proc = subprocess.Popen(list(command), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, env=_child_env(),
-                                     start_new_session=True)
+        try:
+            self.proc = subprocess.Popen(list(command), stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, env=_child_env(),
+                                         start_new_session=True)
+        except OSError as exc:
+            raise LaunchError(f"fork server did not start: {exc}") from None
         assert self.proc.stdout is not None
         self.channel = Channel(self.proc.stdout.fileno())
         self.closed = False
         self.exits: dict[int, Exit] = {}  # by pid, as reported
-        msg = self.read(start_timeout)
+        try:
+            msg = self.read(start_timeout)
+        except BaseException:  # a Ctrl-C while it imports torch: it must not linger
+            self.close()
+            raise
         if not isinstance(msg, Ready):
             self.close()
             raise LaunchError(f"fork server did not start: {msg!r}")

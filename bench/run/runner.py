@@ -510,7 +510,7 @@ def print_dry_run(jobs: Sequence[Job], probe_: Probe, stream: TextIO = sys.stdou
               file=stream)
     total = sum(est)
     print(f"{len(per_cell)} cells, {len(jobs)} processes, estimated {total / 60:.1f} min "
-          f"here (a rough estimate: see bench/estimate.py)", file=stream)
+          f"here (a rough estimate: see bench/run/estimate.py)", file=stream)
     if not probe_.cuda and any(j.cell.device == "cuda" for j in jobs):
         with_cuda = sum(estimate_jobs(jobs, Probe(probe_.env, probe_.models, True)))
         print(f"on a CUDA machine like this one: estimated {with_cuda / 60:.1f} min",

@@ -19,7 +19,7 @@ import pytest
 import tomllib
 
 from bench.run import runner
-from bench.run.launch import Exit, ForkServerLauncher
+from bench.run.launch import Exit, ForkServerLauncher, LaunchError
 from bench.run.matrix import Cell, Settings, parse_profile
 from bench.run.protocol import new_task
 from bench.run.store import RunStore
@@ -147,3 +147,9 @@ def test_the_real_server_loop_times_out_and_stops_its_children(tmp_path: Path,
         stopped.stop()
         assert stopped.wait(0.0) == Exit(-signal.SIGTERM)
         assert_none_survive(pids=[slow.pid, stopped.pid])
+
+
+def test_a_server_that_cannot_start_is_a_launcher_failure(tmp_path: Path) -> None:
+    with ForkServerLauncher([str(tmp_path / "no-such-server")]) as launcher, \
+            pytest.raises(LaunchError, match="fork server did not start"):
+        launcher.launch(_task(tmp_path, "a"), 60.0)
