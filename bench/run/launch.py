@@ -33,18 +33,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Callable, Protocol, TypeVar
 
-from bench.run.protocol import (
-    TERM_GRACE_S,
-    Channel,
-    Exited,
-    Message,
-    ProtocolError,
-    Ready,
-    Run,
-    Started,
-    Stop,
-    encode,
-)
+from bench.run import protocol
 
 L = TypeVar("L", bound="_Owned")
 
@@ -54,7 +43,7 @@ ANSWER_S = 60.0
 #: its end before it takes the server for broken.
 REPORT_MARGIN_S = 30.0
 #: How long a closed server may take to end its child and exit before it is killed.
-CLOSE_WAIT_S = TERM_GRACE_S + 3.0
+CLOSE_WAIT_S = protocol.TERM_GRACE_S + 3.0
 
 
 @dataclass(frozen=True)
@@ -161,7 +150,8 @@ class SpawnLauncher(_Owned):
     runs a task (its path is appended); ``grace_s`` is what a child has between SIGTERM and
     SIGKILL."""
 
-    def __init__(self, command: Sequence[str] | None = None, grace_s: float = TERM_GRACE_S,
+    def __init__(self, command: Sequence[str] | None = None,
+                 grace_s: float = protocol.TERM_GRACE_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.command = list(command or [sys.executable, "-m", "bench.run.child.worker"])
         self.grace_s = grace_s
@@ -196,7 +186,7 @@ class _Server:
         except OSError as exc:
             raise LaunchError(f"fork server did not start: {exc}") from None
         assert self.proc.stdout is not None
-        self.channel = Channel(self.proc.stdout.fileno())
+        self.channel = protocol.Channel(self.proc.stdout.fileno())
         self.closed = False
         self.exits: dict[int, Exit] = {}  # by pid, as reported
         try:
@@ -204,22 +194,22 @@ class _Server:
         except BaseException:  # a Ctrl-C while it imports torch: it must not linger
             self.close()
             raise
-        if not isinstance(msg, Ready):
+        if not isinstance(msg, protocol.Ready):
             self.close()
             raise LaunchError(f"fork server did not start: {msg!r}")
 
-    def send(self, msg: Message) -> None:
+    def send(self, msg: protocol.Message) -> None:
         if self.closed:
             raise LaunchError("fork server is gone")
         assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write(encode(msg))
+            self.proc.stdin.write(protocol.encode(msg))
             self.proc.stdin.flush()
         except OSError as exc:
             self.close()
             raise LaunchError(f"fork server is gone: {exc}") from None
 
-    def read(self, timeout: float) -> Message | None:
+    def read(self, timeout: float) -> protocol.Message | None:
         """The next message (None after ``timeout``); exits are filed as they come."""
         if self.closed:
             raise LaunchError("fork server is gone")
@@ -228,12 +218,12 @@ class _Server:
         except EOFError:
             self.close()
             raise LaunchError("fork server exited") from None
-        except ProtocolError as exc:
+        except protocol.ProtocolError as exc:
             self.close()
             raise LaunchError(f"fork server sent garbage: {exc}") from None
-        if isinstance(msg, Started):
+        if isinstance(msg, protocol.Started):
             self.exits.pop(msg.pid, None)  # a recycled pid: the old exit is not this child's
-        elif isinstance(msg, Exited):
+        elif isinstance(msg, protocol.Exited):
             self.exits[msg.pid] = Exit(msg.code, msg.timed_out)
         return msg
 
@@ -243,7 +233,7 @@ class _Server:
             msg = self.read(max(0.0, deadline - time.monotonic()))
             if msg is None:
                 return None
-            if not isinstance(msg, Exited):
+            if not isinstance(msg, protocol.Exited):
                 self.close()
                 raise LaunchError(f"unexpected message from the fork server: {msg}")
         return self.exits[pid]
@@ -272,7 +262,7 @@ class _ServerChild:
         self.pid = pid
         self._stop_wait_s = stop_wait_s
         self._clock = clock
-        self._backstop = clock() + timeout_s + TERM_GRACE_S + REPORT_MARGIN_S
+        self._backstop = clock() + timeout_s + protocol.TERM_GRACE_S + REPORT_MARGIN_S
         self._exit: Exit | None = None
 
     def wait(self, poll_s: float) -> Exit | None:
@@ -291,7 +281,7 @@ class _ServerChild:
         with contextlib.suppress(LaunchError):
             self._exit = self._server.exits.get(self.pid)
             if self._exit is None:
-                self._server.send(Stop(self.pid))
+                self._server.send(protocol.Stop(self.pid))
                 self._exit = self._server.wait_exit(self.pid, self._stop_wait_s)
 
 
@@ -306,7 +296,7 @@ class ForkServerLauncher(_Owned):
     """
 
     def __init__(self, command: Sequence[str] | None = None, start_timeout: float = 300.0,
-                 stop_wait_s: float = TERM_GRACE_S + 3.0,
+                 stop_wait_s: float = protocol.TERM_GRACE_S + 3.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.command = list(command or [sys.executable, "-m", "bench.run.child.server"])
         self.start_timeout = start_timeout
@@ -325,14 +315,14 @@ class ForkServerLauncher(_Owned):
     def launch(self, task_path: Path, timeout_s: float) -> Child:
         server = self._ready_server()
         try:
-            server.send(Run(str(task_path), timeout_s))
+            server.send(protocol.Run(str(task_path), timeout_s))
             deadline = time.monotonic() + ANSWER_S
             while True:
                 msg = server.read(max(0.0, deadline - time.monotonic()))
-                if isinstance(msg, Started):
+                if isinstance(msg, protocol.Started):
                     return _ServerChild(server, msg.pid, timeout_s, self.stop_wait_s,
                                         self.clock)
-                if not isinstance(msg, Exited):  # a late exit is filed; anything else is not
+                if not isinstance(msg, protocol.Exited):  # a late exit is filed, nothing else:
                     server.close()  # an answer a later launch could mistake for its own
                     raise LaunchError("fork server did not answer" if msg is None else
                                       f"fork server refused the task: {msg}")
