@@ -1,4 +1,4 @@
-"""Command line: ``python -m bench run | env | report``.
+"""Command line: ``python -m bench run | env | check | report``.
 
 Bad input ends in one ``error:`` line naming the problem and the valid choices, exit code 2,
 and nothing written. torch is only ever imported in child processes; ``report`` never
@@ -13,11 +13,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench import matrix, runner
-from bench.launch import ForkServerLauncher, Launcher, SpawnLauncher
-from bench.progress import Progress
+from bench.run import matrix, runner
+from bench.run.launch import ForkServerLauncher, Launcher, SpawnLauncher
+from bench.run.progress import Progress
+from bench.run.store import RunStore
 from bench.schema import SchemaError
-from bench.store import RunStore
 
 FAULT_ENV = "TORCH_KNOBS_FAULT"
 
@@ -32,111 +32,107 @@ def _fail(msg: str) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import os
-
     try:
         profile = matrix.select(matrix.load_profile(args.profile), args.only) if args.profile \
             else None
     except matrix.ProfileError as exc:
         return _fail(str(exc))
-    launcher = _launcher(args.launcher)
-    closed = False
+    with _launcher(args.launcher) as launcher:  # the one owner: leaving the block ends it
+        return _run(args, launcher, profile)
+
+
+def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile | None) -> int:
+    import os
+
+    with tempfile.TemporaryDirectory(prefix="torch-knobs-probe-") as tmp:
+        try:
+            probe = runner.probe(launcher, Path(tmp))
+        except RuntimeError as exc:
+            return _fail(str(exc))
     try:
-        with tempfile.TemporaryDirectory(prefix="torch-knobs-probe-") as tmp:
-            try:
-                probe = runner.probe(launcher, Path(tmp))
-            except RuntimeError as exc:
-                return _fail(str(exc))
-        try:
-            if profile is None:
-                name = "gpu" if probe.cuda else "cpu"
-                print(f"profile: {name} (chosen from the hardware found)", file=sys.stderr)
-                profile = matrix.select(matrix.load_profile(name), args.only)
-            matrix.check_models(profile, probe.models)
-        except matrix.ProfileError as exc:
-            return _fail(str(exc))
-        jobs = runner.plan(profile)
-        if args.dry_run:
-            runner.print_dry_run(jobs, probe)
-            return 0
-        env = dict(probe.env)
-        if args.out:
-            out = Path(args.out)
-        elif args.resume:
-            found = runner.latest_run(Path(args.reports), env["machine"], profile.name)
-            if found is None:
-                return _fail(f"nothing to resume: no run of profile {profile.name} under "
-                             f"{Path(args.reports) / env['machine']}")
-            out = found
-        else:
-            out = Path(args.reports) / env["machine"] / runner.new_run_id(profile.name)
-        store = RunStore(out)
-        if store.exists() and not args.resume:
-            return _fail(f"{out} already holds results; pass --resume to finish that run, "
-                         f"or choose another --out")
-        if args.resume and not store.exists():
-            return _fail(f"nothing to resume in {out}: it has no results.csv")
-        old = store.read_env()
-        env["run_id"] = (old or {}).get("run_id") or out.name
-        env["profile"] = profile.name
-        env["planned_rows"] = len(jobs)  # one row per job: the report can tell a partial run
-        try:
-            runner.check_fingerprint(store, env)
-            store.open()
-        except SchemaError as exc:
-            return _fail(str(exc))
-        store.write_env(env)
-        done = runner.completed_keys(store, env["fingerprint_id"]) if args.resume else set()
-        todo = [j for j in jobs if j.key not in done]
-        ctx = runner.RunContext(env["run_id"], profile.name, probe,
-                                fault=os.environ.get(FAULT_ENV, ""))
-        eta = sum(runner.estimate_jobs(todo, probe))
-        print(f"run {env['run_id']} on {env['machine']} (fingerprint {env['fingerprint_id']}): "
-              f"{len(todo)} processes to run, {len(jobs) - len(todo)} already done, "
-              f"~{eta / 60:.1f} min estimated; writing to {out}", file=sys.stderr)
-        run = runner.Runner(launcher, store, ctx, progress=Progress(len(todo)))
-        try:
-            code = run.run(jobs, done)
-        finally:
-            run.close()
-            closed = True
-        counts = " ".join(f"{k}={v}" for k, v in sorted(run.counts.items()))
-        verb = "interrupted" if code else "done"
-        print(f"{verb}: {counts or 'nothing to run'}; results in {out}"
-              f"{runner.logs_hint(out)}", file=sys.stderr)
-        if code:
-            print(f"resume with: python -m bench run --profile {args.profile or profile.name} "
-                  f"--out {out} --resume", file=sys.stderr)
-        return code
+        if profile is None:
+            name = "gpu" if probe.cuda else "cpu"
+            print(f"profile: {name} (chosen from the hardware found)", file=sys.stderr)
+            profile = matrix.select(matrix.load_profile(name), args.only)
+        matrix.check_models(profile, probe.models)
+    except matrix.ProfileError as exc:
+        return _fail(str(exc))
+    jobs = runner.plan(profile)
+    if args.dry_run:
+        runner.print_dry_run(jobs, probe)
+        return 0
+    env = dict(probe.env)
+    if args.out:
+        out = Path(args.out)
+    elif args.resume:
+        found = runner.latest_run(Path(args.reports), env["machine"], profile.name)
+        if found is None:
+            return _fail(f"nothing to resume: no run of profile {profile.name} under "
+                         f"{Path(args.reports) / env['machine']}")
+        out = found
+    else:
+        out = Path(args.reports) / env["machine"] / runner.new_run_id(profile.name)
+    store = RunStore(out)
+    if store.exists() and not args.resume:
+        return _fail(f"{out} already holds results; pass --resume to finish that run, "
+                     f"or choose another --out")
+    if args.resume and not store.exists():
+        return _fail(f"nothing to resume in {out}: it has no results.csv")
+    old = store.read_env()
+    env["run_id"] = (old or {}).get("run_id") or out.name
+    env["profile"] = profile.name
+    env["planned_rows"] = len(jobs)  # one row per job: the report can tell a partial run
+    try:
+        runner.check_fingerprint(store, env)
+        store.open()
+    except SchemaError as exc:
+        return _fail(str(exc))
+    store.write_env(env)
+    done = runner.completed_keys(store, env["fingerprint_id"]) if args.resume else set()
+    todo = [j for j in jobs if j.key not in done]
+    ctx = runner.RunContext(env["run_id"], profile.name, probe,
+                            fault=os.environ.get(FAULT_ENV, ""))
+    eta = sum(runner.estimate_jobs(todo, probe))
+    print(f"run {env['run_id']} on {env['machine']} (fingerprint {env['fingerprint_id']}): "
+          f"{len(todo)} processes to run, {len(jobs) - len(todo)} already done, "
+          f"~{eta / 60:.1f} min estimated; writing to {out}", file=sys.stderr)
+    run = runner.Runner(launcher, store, ctx, progress=Progress(len(todo)))
+    try:
+        code = run.run(jobs, done)
     finally:
-        if not closed:
-            launcher.close()
+        run.close()
+    counts = " ".join(f"{k}={v}" for k, v in sorted(run.counts.items()))
+    verb = "interrupted" if code else "done"
+    print(f"{verb}: {counts or 'nothing to run'}; results in {out}"
+          f"{runner.logs_hint(out)}", file=sys.stderr)
+    if code:
+        print(f"resume with: python -m bench run --profile {args.profile or profile.name} "
+              f"--out {out} --resume", file=sys.stderr)
+    return code
 
 
 def cmd_env(args: argparse.Namespace) -> int:
-    launcher = _launcher(args.launcher)
-    try:
-        with tempfile.TemporaryDirectory(prefix="torch-knobs-probe-") as tmp:
+    with _launcher(args.launcher) as launcher, \
+            tempfile.TemporaryDirectory(prefix="torch-knobs-probe-") as tmp:
+        try:
             probe = runner.probe(launcher, Path(tmp))
-    except RuntimeError as exc:
-        return _fail(str(exc))
-    finally:
-        launcher.close()
+        except RuntimeError as exc:
+            return _fail(str(exc))
     print(json.dumps(probe.env, indent=2, sort_keys=True))
     return 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from bench import sanity
+    from bench.run import check as checks
 
     failed = 0
     for run_dir in map(Path, args.runs):
         if not (run_dir / "results.csv").is_file():
             return _fail(f"{run_dir} has no results.csv")
-        n, findings = sanity.check_run(run_dir)
+        n, findings = checks.check_run(run_dir)
         bad = {f.check for f in findings}
         print(f"{run_dir}: {n} rows")
-        for check in sanity.CHECKS:
+        for check in checks.CHECKS:
             count = sum(f.check == check for f in findings)
             print(f"  {'FAIL' if check in bad else 'ok  '} {check}" + (
                 f" ({count} findings)" if count else ""))

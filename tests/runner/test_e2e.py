@@ -19,6 +19,7 @@ import pytest
 from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS, STATUSES
 
 from .conftest import ROOT, read_csv, read_json, run_cli
+from .procs import assert_none_survive, descendants
 
 pytestmark = pytest.mark.e2e
 
@@ -144,12 +145,6 @@ def _wait_for_rows(path: Path, n: int, timeout: float = 120) -> None:
     raise AssertionError(f"{path} never reached {n} rows")
 
 
-def _children_of(pid: int) -> list[int]:
-    out = subprocess.run(["ps", "-eo", "pid,pgid,ppid,args"], capture_output=True, text=True)
-    return [int(line.split()[0]) for line in out.stdout.splitlines()[1:]
-            if "bench" in line and str(pid) in line.split()[1:3]]
-
-
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_interrupt_then_resume(tmp_path: Path, tiny_profile: Callable[..., Path],
                                signum: int) -> None:
@@ -162,6 +157,8 @@ def test_interrupt_then_resume(tmp_path: Path, tiny_profile: Callable[..., Path]
     results = out / "results.csv"
     _wait_for_rows(results, 1)
     time.sleep(1.0)  # replicate 1 is now hanging in its child
+    started = [p.pid for p in descendants(proc.pid)]
+    assert len(started) == 2, "the fork server and its hanging child"
     before = results.read_bytes()
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
@@ -171,9 +168,7 @@ def test_interrupt_then_resume(tmp_path: Path, tiny_profile: Callable[..., Path]
     rows = read_csv(results)
     assert [r["status"] for r in rows] == ["ok", "interrupted"]
     assert "--resume" in err
-    time.sleep(0.5)
-    leftovers = subprocess.run(["pgrep", "-f", f"bench.*{out}"], capture_output=True, text=True)
-    assert leftovers.stdout.strip() == "", "the hanging child must be killed"
+    assert_none_survive(pids=started)  # the hanging child was ended, and its server
     resumed = run_cli("run", "--profile", profile, "--out", str(out), "--resume")
     assert resumed.returncode == 0, resumed.stderr
     rows = read_csv(results)
@@ -224,7 +219,7 @@ def test_cpu_dry_run_lists_cells_within_ten_minutes() -> None:
     lines = proc.stdout.strip().splitlines()
     assert lines[0].split()[:3] == ["study", "cell", "id"]
     assert any("resnet50 cpu train b8 r224" in ln for ln in lines)
-    total = next(ln for ln in lines if ln.endswith("see bench/estimate.py)"))
+    total = next(ln for ln in lines if ln.endswith("see bench/run/estimate.py)"))
     minutes = float(total.split("estimated ")[1].split(" min")[0])
     assert 0 < minutes <= 10
 
@@ -243,36 +238,3 @@ def test_env_prints_the_fingerprint() -> None:
     proc = run_cli("env")
     assert proc.returncode == 0, proc.stderr
     assert '"fingerprint_id"' in proc.stdout and '"flag_defaults"' in proc.stdout
-
-
-def test_fork_server_survives_a_child_slow_to_report_its_death(tmp_path: Path) -> None:
-    """A late 'exited' message must not be mistaken for the next launch's answer."""
-    import json as _json
-    from dataclasses import asdict
-
-    from bench.launch import ForkServerLauncher
-    from bench.matrix import Cell, Settings
-    from bench.worker import task_for
-
-    launcher = ForkServerLauncher()
-    try:
-        cell = Cell(model="mobilenet_v3_small", resolution=32)
-        hang = task_for("measure", cell, Settings(), 0, tmp_path, fault="hang", suffix="h")
-        path = tmp_path / "hang.task.json"
-        path.write_text(_json.dumps(hang))
-        first = launcher.launch(path)
-        assert first.wait(0.5) is None
-        launcher._wait_exit = lambda pid, timeout: None  # type: ignore[method-assign]
-        first.kill()  # its exit message is now left unread in the pipe
-        del launcher._wait_exit
-        probe = task_for("probe", cell, Settings(), 0, tmp_path, suffix="p")
-        path2 = tmp_path / "probe.task.json"
-        path2.write_text(_json.dumps(probe))
-        time.sleep(0.5)
-        second = launcher.launch(path2)
-        assert second.pid != first.pid
-        assert second.wait(120) == 0
-        assert _json.loads(Path(probe["result_path"]).read_text())["status"] == "ok"
-        assert asdict(cell)["model"] == "mobilenet_v3_small"
-    finally:
-        launcher.close()

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import copy
+import sys
+import types
+from typing import Any
 
-from bench import env
+import pytest
+
+from bench.run.child import env
 
 ENV = {
     "python": {"version": "3.11.7"},
@@ -30,3 +35,111 @@ def test_system_memory_describes_the_machine_but_does_not_fingerprint_it() -> No
 def test_collect_memory_reads_the_installed_total() -> None:
     total = env.collect_memory()["total_bytes"]
     assert isinstance(total, int) and total > 2**20
+
+
+def _fake_module(monkeypatch: pytest.MonkeyPatch, name: str, **attrs: Any) -> None:
+    module = types.ModuleType(name)
+    for key, value in attrs.items():
+        setattr(module, key, value)
+    monkeypatch.setitem(sys.modules, name, module)
+
+
+def test_py_cpuinfo_describes_the_cpu_but_never_changes_the_fingerprint(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installing py-cpuinfo between a run and its --resume must not make it another machine."""
+    monkeypatch.setitem(sys.modules, "cpuinfo", None)  # not installed
+    without = env.collect_cpu()
+    _fake_module(monkeypatch, "cpuinfo",
+                 get_cpu_info=lambda: {"brand_raw": "Vendor Fancy Name 9000 @ 9 GHz"})
+    with_it = env.collect_cpu()
+    assert with_it["brand"] == "Vendor Fancy Name 9000 @ 9 GHz" and "brand" not in without
+    assert with_it["model"] == without["model"]
+    fingerprints = {env.fingerprint_id({**ENV, "cpu": cpu}) for cpu in (without, with_it)}
+    assert len(fingerprints) == 1
+
+
+class FakeNvml:
+    """The parts of nvidia-ml-py the fingerprint reads, for two GPUs; no driver needed."""
+
+    def __init__(self, broken: str = "") -> None:
+        self.broken = broken
+        self.calls: list[str] = []
+
+    def module(self) -> dict[str, Any]:
+        def call(name: str, value: Any) -> Any:
+            def fn(*args: Any) -> Any:
+                self.calls.append(name)
+                if name == self.broken:
+                    raise RuntimeError(f"NVML: {name} failed")
+                return value(*args) if callable(value) else value
+            return fn
+
+        return {
+            "NVML_CLOCK_SM": 1, "NVML_CLOCK_MEM": 2,
+            "nvmlInit": call("nvmlInit", None), "nvmlShutdown": call("nvmlShutdown", None),
+            "nvmlSystemGetDriverVersion": call("nvmlSystemGetDriverVersion", b"570.86.15"),
+            "nvmlDeviceGetCount": call("nvmlDeviceGetCount", 2),
+            "nvmlDeviceGetHandleByIndex": call("nvmlDeviceGetHandleByIndex", lambda i: i),
+            "nvmlDeviceGetMaxClockInfo": call("nvmlDeviceGetMaxClockInfo",
+                                              lambda h, c: {1: 1980, 2: 3201}[c]),
+            "nvmlDeviceGetClockInfo": call("nvmlDeviceGetClockInfo",
+                                           lambda h, c: {1: 345 + h, 2: 3201}[c]),
+            "nvmlDeviceGetPowerManagementLimit": call("nvmlDeviceGetPowerManagementLimit",
+                                                      700000),
+            "nvmlDeviceGetPerformanceState": call("nvmlDeviceGetPerformanceState", 0),
+            "nvmlDeviceGetCurrentClocksThrottleReasons": call(
+                "nvmlDeviceGetCurrentClocksThrottleReasons", 4),
+        }
+
+
+def _no_nvidia_smi(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any, **kw: Any) -> Any:
+        raise AssertionError("no subprocess when NVML answers")
+
+    monkeypatch.setattr(env.subprocess, "run", refuse)
+    monkeypatch.setattr(env.shutil, "which", lambda name: "/usr/bin/" + name)
+
+
+def test_nvml_gives_driver_clocks_power_and_throttle_reasons_without_a_subprocess(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    nvml = FakeNvml()
+    _fake_module(monkeypatch, "pynvml", **nvml.module())
+    _no_nvidia_smi(monkeypatch)
+    facts = env.gpu_driver_facts()
+    assert facts[1] == {"driver_version": "570.86.15", "clocks.max.sm": "1980 MHz",
+                        "clocks.max.mem": "3201 MHz", "clocks.sm": "346 MHz",
+                        "clocks.mem": "3201 MHz", "power.limit": "700.00 W", "pstate": "P0",
+                        "clocks_throttle_reasons.active": "0x0000000000000004"}
+    assert len(facts) == 2 and nvml.calls[-1] == "nvmlShutdown"
+
+
+def test_a_fact_nvml_cannot_give_is_left_out_and_the_rest_kept(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_module(monkeypatch, "pynvml",
+                 **FakeNvml(broken="nvmlDeviceGetCurrentClocksThrottleReasons").module())
+    _no_nvidia_smi(monkeypatch)
+    facts = env.gpu_driver_facts()
+    assert "clocks_throttle_reasons.active" not in facts[0]
+    assert facts[0]["power.limit"] == "700.00 W"
+
+
+def test_without_a_driver_nvml_falls_back_to_nvidia_smi(monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_module(monkeypatch, "pynvml", **FakeNvml(broken="nvmlInit").module())
+    smi = [{"driver_version": "570.86.15", "pstate": "P0"}]
+    monkeypatch.setattr(env, "_nvidia_smi", lambda: smi)
+    assert env.gpu_driver_facts() == smi
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # not installed at all
+    assert env.gpu_driver_facts() == smi
+
+
+def test_gpus_in_the_fingerprint_take_their_driver_from_nvml(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_module(monkeypatch, "pynvml", **FakeNvml().module())
+    _no_nvidia_smi(monkeypatch)
+    props = types.SimpleNamespace(name="Some GPU", total_memory=2**34, major=9, minor=0,
+                                  multi_processor_count=132)
+    cuda = types.SimpleNamespace(is_available=lambda: True, device_count=lambda: 1,
+                                 get_device_properties=lambda i: props)
+    gpus = env.collect_gpus(types.SimpleNamespace(cuda=cuda))
+    assert gpus[0]["driver"] == "570.86.15" and gpus[0]["clocks"]["pstate"] == "P0"
+    assert gpus[0]["capability"] == "9.0" and "driver_version" not in gpus[0]["clocks"]

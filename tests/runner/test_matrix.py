@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import matrix
-from bench.matrix import Cell, ProfileError, load_profile, parse_profile
+from bench.run import matrix
+from bench.run.matrix import Cell, ProfileError, load_profile, parse_profile
 
 
 def test_every_shipped_profile_loads_and_has_unique_cells() -> None:

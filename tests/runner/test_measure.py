@@ -8,8 +8,8 @@ import statistics
 
 import pytest
 
-from bench import measure
-from bench.matrix import Settings
+from bench.run.child import measure
+from bench.run.matrix import Settings
 
 
 class FakeTimer:
@@ -93,9 +93,9 @@ def test_cold_pass_times_each_distinct_shape_once() -> None:
 def test_summary_and_median_ci() -> None:
     xs = [float(i) for i in range(1, 102)]
     s = measure.summarize(xs)
-    assert s["steady_median_s"] == 51.0 == statistics.median(xs)
-    assert s["steady_p10_s"] == pytest.approx(11.0)
-    assert s["steady_p90_s"] == pytest.approx(91.0)
+    assert s.median == 51.0 == statistics.median(xs)
+    assert s.p10 == pytest.approx(11.0) and s.p90 == pytest.approx(91.0)
+    assert s.mean == 51.0 and s.iters == 101
     lo, hi = measure.median_ci(xs)
     assert lo < 51 < hi and hi - lo < 25
     assert measure.ci_rel([1.0, 1.0, 1.0, 1.0]) == 0.0

@@ -6,19 +6,21 @@ classification and writing code is what runs.
 
 from __future__ import annotations
 
-import json
 import signal
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench import runner
-from bench.matrix import load_profile
+from bench.run import runner
+from bench.run.launch import Exit, LaunchError
+from bench.run.matrix import load_profile
+from bench.run.protocol import Flags, Metrics, Record, Sample, Task, Timeline
+from bench.run.store import RunStore
 from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS
-from bench.store import RunStore
 
 from .conftest import read_csv
 
@@ -26,49 +28,66 @@ ENV = {"fingerprint_id": "f" * 12, "machine": "test-box", "cpu": {"affinity": 2}
 
 
 class FakeChild:
-    def __init__(self, launcher: FakeLauncher, task: dict[str, Any], behaviour: str) -> None:
+    """A child whose owner is the fake launcher: it times out on the launcher's fake clock."""
+
+    def __init__(self, launcher: FakeLauncher, task: Seen, behaviour: str) -> None:
         self.pid = 4242
         self.launcher = launcher
         self.task = task
         self.behaviour = behaviour
-        self.killed = False
+        self.deadline = launcher.now + task.timeout_s
 
-    def wait(self, timeout: float) -> int | None:
-        self.launcher.now += timeout
+    def wait(self, poll_s: float) -> Exit | None:
+        self.launcher.now += poll_s
+        code = self._end()
+        return code if code is None or isinstance(code, Exit) else Exit(code)
+
+    def _end(self) -> int | Exit | None:
         b = self.behaviour
+        task = self.task.task
         if b == "ok":
-            cache = self.task.get("cache_dir")
-            if cache:  # as a kernel compile would: the child leaves something in its cache
-                (Path(cache) / f"kernel-{len(self.launcher.launched)}.bin").write_bytes(
+            if task.cache_dir:  # as a kernel compile would: the child leaves something there
+                (Path(task.cache_dir) / f"kernel-{len(self.launcher.launched)}.bin").write_bytes(
                     b"k" * 4096)
-            record = {"status": "ok", "reason": "", "eff": {"eff_num_threads": "2"},
-                      "cache": {"start_bytes": self.task.get("_cache_bytes_at_launch")},
-                      "notes": ["flop count failed: TypeError: not a module"],
-                      "metrics": {"steady_median_s": 0.5, "steady_p10_s": 0.4,
-                                  "steady_p90_s": 0.6, "steady_iters": 3,
-                                  "samples_per_s": 2.0, "flops_per_sample": 1e9},
-                      "samples": [["cold", 0, 1, 224, 0.9], ["steady", 1, 1, 224, 0.5]],
-                      "timeline": {"build_start": 0.0}}
-            Path(self.task["result_path"]).write_text(json.dumps(record))
+            record = Record(
+                flags=Flags(eff_num_threads="2"), cache_start_bytes=self.task.cache_bytes,
+                notes=["flop count failed: TypeError: not a module"],
+                metrics=Metrics(steady_median_s=0.5, steady_p10_s=0.4, steady_p90_s=0.6,
+                                steady_iters=3, samples_per_s=2.0, flops_per_sample=1e9),
+                samples=[Sample("cold", 0, 1, 224, 0.9), Sample("steady", 1, 1, 224, 0.5)],
+                timeline=Timeline(build_start=0.0))
+            Path(task.result_path).write_text(record.to_json())
             return 0
         if b == "oom":
-            Path(self.task["result_path"]).write_text(json.dumps(
-                {"status": "oom", "reason": "OutOfMemoryError: CUDA out of memory"}))
+            Path(task.result_path).write_text(Record(
+                "oom", "OutOfMemoryError: CUDA out of memory").to_json())
             return 0
         if b == "segv":
-            Path(self.task["log_path"]).write_text("about to fail\nFatal Python error\n")
+            Path(task.log_path).write_text("about to fail\nFatal Python error\n")
             return -signal.SIGSEGV
         if b == "exit3":
             return 3
-        if b == "hang":
-            return None
+        if b == "hang":  # its owner ends it at the timeout, and says so
+            return Exit(-signal.SIGTERM, timed_out=True) if self.launcher.now >= self.deadline \
+                else None
         if b == "interrupt":
             raise KeyboardInterrupt
+        if b == "garbage":
+            raise LaunchError("fork server sent garbage: b'x'")
         raise AssertionError(b)
 
-    def kill(self) -> None:
-        self.killed = True
-        self.launcher.killed.append(self.task["cell"]["model"])
+    def stop(self) -> None:
+        self.launcher.stopped.append(self.task.task.cell.model)
+
+
+@dataclass
+class Seen:
+    """A task as the fake launcher found it, with its kernel-cache folder at launch time."""
+
+    task: Task
+    timeout_s: float
+    cache_files: list[str] = field(default_factory=list)
+    cache_bytes: int = 0
 
 
 class FakeLauncher:
@@ -76,19 +95,25 @@ class FakeLauncher:
         self.behaviour = behaviour or {}
         self.default = default
         self.now = 0.0
-        self.launched: list[dict[str, Any]] = []
-        self.killed: list[str] = []
+        self.launched: list[Seen] = []
+        self.stopped: list[str] = []
         self.closed = False
 
-    def launch(self, task_path: Path) -> FakeChild:
-        task = json.loads(task_path.read_text())
+    def __enter__(self) -> FakeLauncher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def launch(self, task_path: Path, timeout_s: float) -> FakeChild:
+        seen = Seen(Task.from_json(task_path.read_text()), timeout_s)
         n = len(self.launched)
-        if task.get("cache_dir"):
-            folder = Path(task["cache_dir"])
-            task["_cache_files_at_launch"] = sorted(p.name for p in folder.rglob("*"))
-            task["_cache_bytes_at_launch"] = sum(p.stat().st_size for p in folder.rglob("*"))
-        self.launched.append(task)
-        return FakeChild(self, task, self.behaviour.get(n, self.default))
+        if seen.task.cache_dir:
+            files = list(Path(seen.task.cache_dir).rglob("*"))
+            seen.cache_files = sorted(p.name for p in files)
+            seen.cache_bytes = sum(p.stat().st_size for p in files)
+        self.launched.append(seen)
+        return FakeChild(self, seen, self.behaviour.get(n, self.default))
 
     def close(self) -> None:
         self.closed = True
@@ -99,7 +124,7 @@ class FakeLauncher:
 
 def _run(tmp_path: Path, launcher: FakeLauncher, profile: str = "smoke", cuda: bool = False,
          done: set[tuple[str, str, int]] | None = None, only: str = "modes") -> tuple[int, Path]:
-    from bench.matrix import select
+    from bench.run.matrix import select
 
     prof = select(load_profile(profile), [only])
     store = RunStore(tmp_path / "run")
@@ -107,6 +132,7 @@ def _run(tmp_path: Path, launcher: FakeLauncher, profile: str = "smoke", cuda: b
     ctx = runner.RunContext("run1", prof.name, runner.Probe(ENV, [], cuda))
     r = runner.Runner(launcher, store, ctx, clock=launcher.clock, workdir=tmp_path)
     code = r.run(runner.plan(prof), done or set())
+    assert not launcher.closed, "the launcher belongs to whoever opened it, not the runner"
     return code, store.results_path
 
 
@@ -124,16 +150,16 @@ def test_ok_rows_carry_numbers_and_samples(tmp_path: Path) -> None:
     samples = read_csv(results.parent / "samples.csv")
     assert list(samples[0]) == list(SAMPLE_COLUMNS) and len(samples) == 16
     # the FLOP count is made once per model and shape, then handed to later replicates
-    assert launcher.launched[0].get("flops_per_sample") is None
-    assert [t["flops_per_sample"] for t in launcher.launched[4:]] == [1e9] * 4
-    assert launcher.closed
+    assert launcher.launched[0].task.flops_per_sample is None
+    assert [s.task.flops_per_sample for s in launcher.launched[4:]] == [1e9] * 4
+    assert {s.timeout_s for s in launcher.launched} == {120.0}, "the owner gets the timeout"
 
 
 def test_replicates_are_interleaved_across_cells(tmp_path: Path) -> None:
     launcher = FakeLauncher()
     _run(tmp_path, launcher)
-    order = [(t["cell"]["mode"], t["cell"]["memory_format"], t["replicate"])
-             for t in launcher.launched]
+    order = [(s.task.cell.mode, s.task.cell.memory_format, s.task.replicate)
+             for s in launcher.launched]
     assert [r for *_, r in order] == [0, 0, 0, 0, 1, 1, 1, 1]
     assert order[:4] == [(m, f, 0) for m in ("infer", "train") for f in ("nchw", "channels_last")]
 
@@ -143,6 +169,7 @@ def test_replicates_are_interleaved_across_cells(tmp_path: Path) -> None:
     ("exit3", "crash", "exit code 3 without a result"),
     ("oom", "oom", "OutOfMemoryError: CUDA out of memory"),
     ("hang", "timeout", "no result after 120 s; process group killed"),
+    ("garbage", "crash", "launcher failed: fork server sent garbage: b'x'"),
 ])
 def test_failures_keep_their_row_with_empty_numbers(tmp_path: Path, behaviour: str, status: str,
                                                     reason: str) -> None:
@@ -155,8 +182,9 @@ def test_failures_keep_their_row_with_empty_numbers(tmp_path: Path, behaviour: s
     assert (bad["status"], bad["reason"]) == (status, reason)
     assert all(bad[c] == "" for c in ("steady_median_s", "samples_per_s", "cold_pass_s"))
     assert {r["status"] for i, r in enumerate(rows) if i != 1} == {"ok"}
-    if behaviour == "hang":
-        assert launcher.killed == ["mobilenet_v3_small"]
+    # the runner signals nothing: a timed-out child was ended by its owner, and one whose
+    # launcher failed is handed back to it to be stopped
+    assert launcher.stopped == (["mobilenet_v3_small"] if behaviour == "garbage" else [])
     if behaviour in ("segv", "hang", "exit3"):
         assert (results.parent / "logs").is_dir() or behaviour != "segv"
 
@@ -167,7 +195,7 @@ def test_interrupt_kills_the_child_keeps_rows_and_exits_non_zero(tmp_path: Path)
     assert code == 130
     rows = read_csv(results)
     assert [r["status"] for r in rows] == ["ok", "ok", "interrupted"]
-    assert launcher.killed == ["mobilenet_v3_small"] and launcher.closed
+    assert launcher.stopped == ["mobilenet_v3_small"]
     assert len(launcher.launched) == 3
 
 
@@ -195,15 +223,15 @@ def test_cuda_cells_without_cuda_are_skipped_without_a_process(tmp_path: Path) -
 def test_cuda_cells_with_cuda_are_launched(tmp_path: Path) -> None:
     launcher = FakeLauncher()
     _run(tmp_path, launcher, only="cuda", cuda=True)
-    assert [t["cell"]["cudnn_benchmark"] for t in launcher.launched] == ["off", "on"] * 2
+    assert [s.task.cell.cudnn_benchmark for s in launcher.launched] == ["off", "on"] * 2
 
 
 def test_repro_runs_two_processes_and_the_second_compares(tmp_path: Path) -> None:
     launcher = FakeLauncher()
     _run(tmp_path, launcher, only="repro")
-    repro = [t for t in launcher.launched if t["op"] == "repro"]
+    repro = [s.task for s in launcher.launched if s.task.op == "repro"]
     assert len(repro) == 2
-    assert "repro_out" in repro[0] and repro[1]["repro_ref"] == repro[0]["repro_out"]
+    assert repro[0].repro_out and repro[1].repro_ref == repro[0].repro_out
 
 
 def test_fault_spec_is_handed_to_the_worker(tmp_path: Path) -> None:
@@ -214,13 +242,13 @@ def test_fault_spec_is_handed_to_the_worker(tmp_path: Path) -> None:
     ctx = runner.RunContext("r", "smoke", runner.Probe(ENV, [], False), fault="crash@#r1")
     runner.Runner(launcher, store, ctx, clock=launcher.clock, workdir=tmp_path).run(
         runner.plan(prof)[:1])
-    assert launcher.launched[0]["fault"] == "crash@#r1"
+    assert launcher.launched[0].task.fault == "crash@#r1"
 
 
 def test_shared_cells_stay_interleaved_with_both_arms(tmp_path: Path) -> None:
     import tomllib
 
-    from bench.matrix import parse_profile
+    from bench.run.matrix import parse_profile
 
     prof = parse_profile(tomllib.loads("""
 [defaults]
@@ -238,11 +266,11 @@ batch_size = [1, 4]
 
 
 class ExplodingLauncher(FakeLauncher):
-    def launch(self, task_path: Path) -> FakeChild:
+    def launch(self, task_path: Path, timeout_s: float) -> FakeChild:
         if len(self.launched) == 1:
-            self.launched.append({})
+            self.launched.append(Seen(Task.from_json(task_path.read_text()), timeout_s))
             raise KeyError("surprise")
-        return super().launch(task_path)
+        return super().launch(task_path, timeout_s)
 
 
 def test_an_unexpected_runner_error_becomes_a_crash_row(tmp_path: Path) -> None:
@@ -293,7 +321,7 @@ def test_every_replicate_gets_its_own_kernel_cache_and_the_row_says_which(
         tmp_path: Path) -> None:
     import tomllib
 
-    from bench.matrix import parse_profile
+    from bench.run.matrix import parse_profile
 
     prof = parse_profile(tomllib.loads(CACHE_PROFILE), "t")
     store = RunStore(tmp_path / "run")
@@ -302,20 +330,20 @@ def test_every_replicate_gets_its_own_kernel_cache_and_the_row_says_which(
     ctx = runner.RunContext("run1", "t", runner.Probe(ENV, [], False))
     r = runner.Runner(launcher, store, ctx, clock=launcher.clock, workdir=tmp_path / "work")
     assert r.run(runner.plan(prof)) == 0
-    ops = [(t["op"], t["cell"]["kernel_cache"], t["replicate"]) for t in launcher.launched]
+    ops = [(s.task.op, s.task.cell.kernel_cache, s.task.replicate) for s in launcher.launched]
     # the warm cell's cache is primed once, by a process of its own, before its first replicate
     assert ops == [("measure", "fresh", 0), ("prime", "warm", 0), ("measure", "warm", 0),
                    ("measure", "fresh", 1), ("measure", "warm", 1)]
-    folders = [t["cache_dir"] for t in launcher.launched]
+    folders = [s.task.cache_dir for s in launcher.launched]
     assert len(set(folders)) == len(folders), "no two processes share a cache folder"
-    fresh = [t for t in launcher.launched if t["cell"]["kernel_cache"] == "fresh"]
-    assert all(t["_cache_files_at_launch"] == [] for t in fresh), "fresh means empty"
-    primed = launcher.launched[1]["_cache_files_at_launch"]
+    fresh = [s for s in launcher.launched if s.task.cell.kernel_cache == "fresh"]
+    assert all(s.cache_files == [] for s in fresh), "fresh means empty"
+    primed = launcher.launched[1].cache_files
     assert primed == []
-    warm = [t for t in launcher.launched if t["op"] == "measure" and
-            t["cell"]["kernel_cache"] == "warm"]
+    warm = [s for s in launcher.launched if s.task.op == "measure" and
+            s.task.cell.kernel_cache == "warm"]
     # each warm replicate starts from a copy of the primed cache, not from another replicate's
-    assert [t["_cache_files_at_launch"] for t in warm] == [["kernel-2.bin"]] * 2
+    assert [s.cache_files for s in warm] == [["kernel-2.bin"]] * 2
     rows = read_csv(store.results_path)
     assert [(row["kernel_cache"], row["kernel_cache_start_bytes"],
              row["kernel_cache_end_bytes"]) for row in rows] == [
@@ -327,7 +355,7 @@ def test_every_replicate_gets_its_own_kernel_cache_and_the_row_says_which(
 def test_a_failed_priming_is_the_warm_replicates_status(tmp_path: Path) -> None:
     import tomllib
 
-    from bench.matrix import parse_profile
+    from bench.run.matrix import parse_profile
 
     prof = parse_profile(tomllib.loads(CACHE_PROFILE), "t")
     store = RunStore(tmp_path / "run")
@@ -340,4 +368,4 @@ def test_a_failed_priming_is_the_warm_replicates_status(tmp_path: Path) -> None:
     assert [r["status"] for r in rows] == ["ok", "oom", "ok", "oom"]
     assert rows[1]["reason"] == ("priming the warm kernel cache failed: OutOfMemoryError: "
                                  "CUDA out of memory")
-    assert [t["op"] for t in launcher.launched].count("prime") == 1, "primed once, not retried"
+    assert [s.task.op for s in launcher.launched].count("prime") == 1, "primed once, not retried"

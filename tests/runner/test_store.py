@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.run.store import CsvAppender, RunStore
 from bench.schema import RESULT_COLUMNS, SCHEMA_VERSION, SchemaError, migrate
-from bench.store import CsvAppender, RunStore
 
 
 def test_appends_never_rewrite(tmp_path: Path) -> None:

@@ -1,48 +1,103 @@
-"""The two walls of the design, checked in fresh interpreters.
+"""The walls of the design, read off the folders and checked in fresh interpreters.
 
-- The parent (CLI, runner, launcher) never imports torch: torch lives in the children.
-- The measuring side never imports pandas, matplotlib or jinja2, so it runs inside a bare
-  PyTorch environment.
-- The report side never imports torch, so it runs on a laptop against committed CSVs.
+- ``bench/run/`` (the parent: CLI side, runner, launchers) never imports torch: torch lives in
+  ``bench/run/child/``, which only the launched processes import.
+- Nothing under ``bench/run/`` (the child included) imports pandas, matplotlib, jinja2 or
+  scipy, so a bare PyTorch box can measure.
+- Nothing under ``bench/report/`` imports torch or the measuring side, so the report builds on
+  a laptop from committed CSVs.
+- ``bench/schema.py`` and ``bench/cli.py``, which both sides share, import neither.
+
+The module lists come from walking the folders, so a new module is inside its wall from the
+moment it exists.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from .conftest import ROOT
 
+TORCH = ("torch", "torchvision")
 PRESENTATION = ("pandas", "matplotlib", "jinja2", "scipy", "mkdocs")
+BENCH = ROOT / "bench"
 
 
-def _imported_after(code: str) -> set[str]:
-    probe = (f"import sys\n{code}\n"
-             "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         cwd=ROOT, check=True)
+def modules_under(folder: Path, skip: Path | None = None) -> list[str]:
+    """Dotted names of every module in ``folder`` (packages included), ``skip`` left out."""
+    out = []
+    for path in sorted(folder.rglob("*.py")):
+        if skip is not None and skip in path.parents:
+            continue
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        out.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return out
+
+
+def imported_by(modules: list[str], first: str = "") -> set[str]:
+    """Everything in ``sys.modules`` after a fresh interpreter imports ``modules``."""
+    lines = ["import importlib, sys", first,
+             *(f"importlib.import_module({m!r})" for m in modules),
+             "print(' '.join(sorted(sys.modules)))"]
+    out = subprocess.run([sys.executable, "-c", "\n".join(lines)], capture_output=True,
+                         text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
     return set(out.stdout.split())
 
 
-def test_parent_side_never_imports_torch() -> None:
-    mods = _imported_after("import bench.cli, bench.runner, bench.launch, bench.matrix, "
-                           "bench.store, bench.progress, bench.estimate")
-    assert "torch" not in mods and "torchvision" not in mods
-    assert not mods & set(PRESENTATION)
+def _roots(mods: set[str], names: tuple[str, ...]) -> set[str]:
+    return {m.split(".")[0] for m in mods} & set(names)
 
 
-def test_measuring_side_never_imports_presentation() -> None:
-    mods = _imported_after("import torch, bench.worker, bench.workloads, bench.measure, "
-                           "bench.settings, bench.env, bench.launch")
+PARENT = modules_under(BENCH / "run", skip=BENCH / "run" / "child")
+CHILD = modules_under(BENCH / "run" / "child")
+REPORT = modules_under(BENCH / "report")
+
+
+def test_the_folders_are_walked() -> None:
+    assert {"bench.run", "bench.run.runner", "bench.run.launch", "bench.run.protocol"} <= set(
+        PARENT)
+    assert {"bench.run.child.server", "bench.run.child.worker", "bench.run.child.flags"} <= set(
+        CHILD)
+    assert not set(PARENT) & set(CHILD)
+    assert "bench.report.build" in REPORT
+
+
+@pytest.mark.parametrize("module", PARENT)
+def test_the_parent_never_imports_torch_or_presentation(module: str) -> None:
+    mods = imported_by([module])
+    assert not _roots(mods, TORCH + PRESENTATION), f"{module} pulls in " \
+        f"{_roots(mods, TORCH + PRESENTATION)}"
+
+
+def test_the_child_never_imports_presentation() -> None:
+    """The child with everything the fork server preloads: what a GPU box really imports."""
+    from bench.run.child.server import PRELOAD
+
+    mods = imported_by([*PRELOAD, *CHILD])
     assert "torch" in mods
-    assert not mods & set(PRESENTATION), mods & set(PRESENTATION)
+    assert not _roots(mods, PRESENTATION), _roots(mods, PRESENTATION)
 
 
-def test_report_side_never_imports_torch() -> None:
+@pytest.mark.parametrize("module", ["bench.schema", "bench.cli", "bench.__main__"])
+def test_shared_modules_import_neither_side_heavy(module: str) -> None:
+    mods = imported_by([module])
+    assert not _roots(mods, TORCH + PRESENTATION), _roots(mods, TORCH + PRESENTATION)
+
+
+def test_the_report_never_imports_torch_or_the_measuring_side() -> None:
     pytest.importorskip("pandas")
-    mods = _imported_after("import bench.report, bench.report.build, bench.report.load, "
-                           "bench.report.stats, bench.report.advice")
+    mods = imported_by(REPORT)
     assert "pandas" in mods
-    assert "torch" not in mods and "torchvision" not in mods
+    assert not _roots(mods, TORCH), _roots(mods, TORCH)
+    assert not {m for m in mods if m == "bench.run" or m.startswith("bench.run.")}
+
+
+def test_run_never_imports_pandas_through_the_cli() -> None:
+    """``bench run`` parses its arguments with the report's options registered: argparse only."""
+    mods = imported_by(["bench.cli"], first="import bench.cli; bench.cli.build_parser()")
+    assert not _roots(mods, PRESENTATION + TORCH)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench import settings, workloads
-from bench.matrix import Cell
+from bench.run.child import flags, workloads
+from bench.run.matrix import Cell
 
 torch = pytest.importorskip("torch")
 
@@ -25,7 +25,7 @@ def test_flops_match_torchvision_figures_and_train_is_three_forwards() -> None:
 def test_step_runs_every_shape_and_exposes_outputs(mode: str) -> None:
     cell = Cell(model="mobilenet_v3_small", mode=mode, batch_size=2, resolution=32,
                 shapes="dynamic", shape_count=3, memory_format="channels_last")
-    settings.apply(torch, cell)
+    flags.apply(torch, cell)
     wl = workloads.build(torch, cell)
     assert len(set(wl.schedule)) == 3
     for i in range(len(wl.schedule)):
@@ -39,13 +39,13 @@ def test_read_back_labels_cpu_math_honestly() -> None:
     cell = Cell(model="resnet18", precision="amp-bf16", cpu_threads=1)
     threads = torch.get_num_threads()
     try:
-        settings.apply(torch, cell)
-        eff = settings.read_back(torch, cell)
+        flags.apply(torch, cell)
+        eff = flags.read_back(torch, cell)
     finally:
         torch.set_num_threads(threads)
-    assert eff["eff_num_threads"] == "1"
-    assert eff["eff_autocast_dtype"] == "bfloat16" and eff["eff_conv_math"] == "bf16"
-    assert eff["eff_cudnn_benchmark"] == ""  # not applicable on the CPU
+    assert eff.eff_num_threads == "1"
+    assert eff.eff_autocast_dtype == "bfloat16" and eff.eff_conv_math == "bf16"
+    assert eff.eff_cudnn_benchmark == ""  # not applicable on the CPU
 
 
 def test_ceiling_work_units() -> None:

@@ -18,10 +18,10 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bench.matrix import Settings
+from bench.run.matrix import Settings
 
 
 class Timer(Protocol):
@@ -131,23 +131,22 @@ def ci_rel(xs: Sequence[float]) -> float:
     return (hi - lo) / 2 / med if med > 0 else math.inf
 
 
-def summarize(xs: Sequence[float]) -> dict[str, float | int]:
+@dataclass(frozen=True)
+class Summary:
+    """The steady state in six figures (the ``steady_*`` columns)."""
+
+    median: float
+    p10: float
+    p90: float
+    mean: float
+    ci_rel: float
+    iters: int
+
+
+def summarize(xs: Sequence[float]) -> Summary:
     s = sorted(xs)
-    return {
-        "steady_median_s": quantile(s, 0.5),
-        "steady_p10_s": quantile(s, 0.1),
-        "steady_p90_s": quantile(s, 0.9),
-        "steady_mean_s": statistics.fmean(s),
-        "steady_ci_rel": ci_rel(s),
-        "steady_iters": len(s),
-    }
-
-
-@dataclass
-class Timings:
-    cold: list[float] = field(default_factory=list)  # first iteration of each distinct shape
-    steady: list[float] = field(default_factory=list)
-    steady_iters: list[int] = field(default_factory=list)  # iteration index of each steady time
+    return Summary(median=quantile(s, 0.5), p10=quantile(s, 0.1), p90=quantile(s, 0.9),
+                   mean=statistics.fmean(s), ci_rel=ci_rel(s), iters=len(s))
 
 
 def cold_pass(step: Callable[[int], Any], schedule: Sequence[Any], timer: Timer) -> tuple[

@@ -14,7 +14,8 @@ import os
 import warnings
 from typing import Any
 
-from bench.matrix import Cell
+from bench.run.matrix import Cell
+from bench.run.protocol import Flags
 from bench.schema import flag
 
 
@@ -68,30 +69,30 @@ def _tf32_capable(torch: Any) -> bool:
     return False
 
 
-def read_back(torch: Any, cell: Cell) -> dict[str, str]:
+def read_back(torch: Any, cell: Cell) -> Flags:
     """The effective value of every flag, as strings for the CSV (empty = not applicable)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cudnn = torch.backends.cudnn
         on_cuda = cell.device == "cuda"
         dtype = autocast_dtype(torch, cell)
-        return {
-            "eff_cudnn_enabled": flag(bool(cudnn.enabled)) if on_cuda else "",
-            "eff_cudnn_benchmark": flag(bool(cudnn.benchmark)) if on_cuda else "",
-            "eff_cudnn_deterministic": flag(bool(cudnn.deterministic)) if on_cuda else "",
-            "eff_cudnn_benchmark_limit": str(getattr(cudnn, "benchmark_limit", ""))
+        return Flags(
+            eff_cudnn_enabled=flag(bool(cudnn.enabled)) if on_cuda else "",
+            eff_cudnn_benchmark=flag(bool(cudnn.benchmark)) if on_cuda else "",
+            eff_cudnn_deterministic=flag(bool(cudnn.deterministic)) if on_cuda else "",
+            eff_cudnn_benchmark_limit=str(getattr(cudnn, "benchmark_limit", ""))
             if on_cuda else "",
-            "eff_cudnn_allow_tf32": flag(bool(cudnn.allow_tf32)) if on_cuda else "",
-            "eff_matmul_allow_tf32": flag(bool(torch.backends.cuda.matmul.allow_tf32))
+            eff_cudnn_allow_tf32=flag(bool(cudnn.allow_tf32)) if on_cuda else "",
+            eff_matmul_allow_tf32=flag(bool(torch.backends.cuda.matmul.allow_tf32))
             if on_cuda else "",
-            "eff_float32_matmul_precision": str(torch.get_float32_matmul_precision()),
-            "eff_deterministic_algorithms": flag(bool(
+            eff_float32_matmul_precision=str(torch.get_float32_matmul_precision()),
+            eff_deterministic_algorithms=flag(bool(
                 torch.are_deterministic_algorithms_enabled())),
-            "eff_num_threads": str(torch.get_num_threads()),
-            "eff_autocast_dtype": str(dtype).replace("torch.", "")
+            eff_num_threads=str(torch.get_num_threads()),
+            eff_autocast_dtype=str(dtype).replace("torch.", "")
             if dtype is not None and cell.kind == "model" else "",
-            "eff_conv_math": conv_math(torch, cell),
-        }
+            eff_conv_math=conv_math(torch, cell),
+        )
 
 
 def flag_defaults(torch: Any) -> dict[str, Any]:

@@ -8,34 +8,35 @@ Scheduling: replicates run round-robin over every cell of the profile (replicate
 cell, then replicate 1, ...), so the arms of every comparison alternate A B A B and slow drift
 (thermals, clocks, a neighbour's job) spreads over both arms instead of biasing one.
 
-Faults: each child has a wall-clock timeout that kills its whole process group (status
-timeout); a child that dies without a record is a crash, with its signal or exit code;
-Ctrl-C or SIGTERM kills the running child, records it as interrupted, keeps every row already
-written and exits non-zero. ``--resume`` skips replicates already ok under the same
-fingerprint.
+Faults: each child has a wall-clock timeout, after which its owner (the fork server, or the
+spawn launcher) kills its whole process group (status timeout); a child that dies without a
+record is a crash, with its signal or exit code; Ctrl-C or SIGTERM has the running child
+stopped, records it as interrupted, keeps every row already written and exits non-zero. The
+runner itself never signals a process: it only asks the launcher. ``--resume`` skips
+replicates already ok under the same fingerprint.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
 import signal
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from bench import caches, estimate
-from bench.launch import Launcher, LaunchError
-from bench.matrix import Cell, Profile, Settings, Study
-from bench.progress import Progress
+from bench.run import caches, estimate
+from bench.run.launch import Launcher, LaunchError
+from bench.run.matrix import Cell, Profile, Settings, Study
+from bench.run.progress import Progress
+from bench.run.protocol import Probe, Record, Task, new_task
+from bench.run.store import RunStore
 from bench.schema import SCHEMA_VERSION, SchemaError
-from bench.store import RunStore
 
 LOG_KEEP_BYTES = 64 * 1024
 EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -89,13 +90,6 @@ def plan(profile: Profile) -> list[Job]:
 
 
 @dataclass
-class Probe:
-    env: dict[str, Any]
-    models: list[str]
-    cuda: bool
-
-
-@dataclass
 class RunContext:
     run_id: str
     profile: str
@@ -110,6 +104,23 @@ class RunContext:
     @property
     def machine(self) -> str:
         return str(self.probe.env["machine"])
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one child ended: its status and reason, and its record if it left one."""
+
+    status: str
+    reason: str = ""
+    record: Record | None = None
+
+
+@dataclass
+class CacheSizes:
+    """A replicate's kernel-cache folder in bytes: when its child started, and at the end."""
+
+    start_bytes: int | None = None
+    end_bytes: int | None = None
 
 
 def now_iso() -> str:
@@ -152,7 +163,8 @@ def _flops_key(cell: Cell) -> tuple[Any, ...]:
 
 class Runner:
     """Runs jobs through a launcher and writes one row per job. Clock and launcher are
-    injectable so tests can drive every status path without torch."""
+    injectable so tests can drive every status path without torch. The launcher belongs to
+    the caller, who opens and closes it."""
 
     def __init__(self, launcher: Launcher, store: RunStore, ctx: RunContext,
                  progress: Progress | None = None, clock: Callable[[], float] = time.monotonic,
@@ -171,51 +183,45 @@ class Runner:
         self.overheads: list[dict[str, float]] = []  # per replicate, for the speed script
         self.counts: dict[str, int] = {}
         self.written = False  # whether the current job's row is on disk
-        #: cell id → its primed warm cache folder, or (status, reason) if priming failed
-        self._warm: dict[str, Path | tuple[str, str]] = {}
+        #: cell id → its primed warm cache folder, or how priming failed
+        self._warm: dict[str, Path | Outcome] = {}
 
     def close(self) -> None:
         if self._tmp is not None:
             self._tmp.cleanup()
 
     # -- one child -------------------------------------------------------------------------
-    def _run_child(self, task: dict[str, Any], timeout_s: float) -> tuple[
-            str, str, dict[str, Any] | None]:
-        """Launch one task and wait for it. Returns (status, reason, record-or-None)."""
-        task_path = Path(task["result_path"]).with_suffix(".task.json")
-        task_path.write_text(json.dumps(task), encoding="utf-8")
+    def _run_child(self, task: Task, timeout_s: float) -> Outcome:
+        """Launch one task and wait for it."""
+        task.path.write_text(task.to_json(), encoding="utf-8")
         try:
-            child = self.launcher.launch(task_path)
+            child = self.launcher.launch(task.path, timeout_s)
         except LaunchError as exc:
-            return "crash", f"launcher failed: {exc}", None
-        deadline = self.clock() + timeout_s
-        code: int | None = None
+            return Outcome("crash", f"launcher failed: {exc}")
         try:
-            while code is None:
-                left = deadline - self.clock()
-                if left <= 0:
-                    child.kill()
-                    return "timeout", f"no result after {timeout_s:g} s; process group killed", \
-                        None
-                code = child.wait(min(self.poll_s, left))
-        except KeyboardInterrupt:
-            child.kill()
+            end = child.wait(self.poll_s)
+            while end is None:
+                end = child.wait(self.poll_s)
+        except LaunchError as exc:
+            child.stop()
+            return Outcome("crash", f"launcher failed: {exc}")
+        except BaseException:  # Ctrl-C or SIGTERM: the child's owner ends it, then we stop
+            child.stop()
             raise
-        except LaunchError as exc:
-            child.kill()
-            return "crash", f"launcher failed: {exc}", None
-        result = Path(task["result_path"])
+        if end.timed_out:
+            return Outcome("timeout", f"no result after {timeout_s:g} s; process group killed")
+        result = Path(task.result_path)
         if result.exists():
-            record: dict[str, Any] = json.loads(result.read_text(encoding="utf-8"))
-            return record["status"], record.get("reason", ""), record
-        tail = _log_tail(Path(task["log_path"]))
-        how = _signal_name(code) if code < 0 else f"exit code {code}"
-        return "crash", f"{how} without a result" + (f"; last output: {tail}" if tail else ""), \
-            None
+            record = Record.from_json(result.read_text(encoding="utf-8"))
+            return Outcome(record.status, record.reason, record)
+        tail = _log_tail(Path(task.log_path))
+        how = _signal_name(end.code) if end.code < 0 else f"exit code {end.code}"
+        return Outcome("crash", f"{how} without a result" + (
+            f"; last output: {tail}" if tail else ""))
 
-    def _keep_log(self, task: dict[str, Any], job: Job) -> None:
+    def _keep_log(self, task: Task, job: Job) -> None:
         """Failed replicates keep the tail of their output next to the results."""
-        src = Path(task["log_path"])
+        src = Path(task.log_path)
         if not src.exists() or src.stat().st_size == 0:
             return
         what = "prime" if job.op == "prime" else job.kind
@@ -225,109 +231,108 @@ class Runner:
             f.seek(max(0, src.stat().st_size - LOG_KEEP_BYTES))
             dst.write_bytes(f.read())
 
-    def _task(self, job: Job, op: str, **extra: Any) -> dict[str, Any]:
-        from bench.worker import task_for  # stdlib-only at import time
-
-        return task_for(op, job.cell, job.study.settings, job.replicate, self.workdir,
-                        fault=self.ctx.fault, **extra)
+    def _task(self, job: Job, op: str, suffix: str = "") -> Task:
+        return new_task(op, job.cell, job.study.settings, job.replicate, self.workdir, suffix,
+                        fault=self.ctx.fault)
 
     # -- kernel caches ---------------------------------------------------------------------
-    def _warm_cache(self, job: Job) -> Path | tuple[str, str]:
+    def _warm_cache(self, job: Job) -> Path | Outcome:
         """The cell's warm cache, primed once per run by a process of its own (untimed)."""
         cid = job.cell.cell_id
         if cid not in self._warm:
             folder = self.workdir / "warm" / cid
             caches.make_fresh(folder)
             prime = Job(job.study, job.cell, 0, "prime")
-            task = self._task(prime, "prime", cache_dir=str(folder))
-            status, reason, _ = self._run_child(task, job.study.settings.timeout_s)
-            if status != "ok":
+            task = replace(self._task(prime, "prime"), cache_dir=str(folder))
+            out = self._run_child(task, job.study.settings.timeout_s)
+            if out.status != "ok":
                 self._keep_log(task, prime)
-            self._warm[cid] = folder if status == "ok" else (
-                status, f"priming the warm kernel cache failed: {reason}")
+            self._warm[cid] = folder if out.status == "ok" else Outcome(
+                out.status, f"priming the warm kernel cache failed: {out.reason}")
         return self._warm[cid]
 
-    def _cached_child(self, job: Job, task: dict[str, Any], timeout_s: float,
-                      cache: dict[str, Any]) -> tuple[str, str, dict[str, Any] | None]:
+    def _cached_child(self, job: Job, task: Task, timeout_s: float, cache: CacheSizes
+                      ) -> Outcome:
         """Run one child in a kernel-cache folder of its own: empty (``fresh``), or a copy of
         the cell's primed cache (``warm``). Fills ``cache`` with the folder's size when the
         child started (as the child saw it) and when it ended; the folder is then removed."""
-        folder = Path(task["result_path"].replace(".result.json", ".cache"))
+        folder = Path(task.result_path.replace(".result.json", ".cache"))
         warm = self._warm_cache(job) if job.cell.kernel_cache == "warm" else None
-        if isinstance(warm, tuple):
-            return warm[0], warm[1], None
+        if isinstance(warm, Outcome):
+            return warm
         if warm is None:
             caches.make_fresh(folder)
         else:
             caches.make_copy(warm, folder)
-        task["cache_dir"] = str(folder)
         try:
-            status, reason, record = self._run_child(task, timeout_s)
-            cache["end_bytes"] = caches.size_bytes(folder)
+            out = self._run_child(replace(task, cache_dir=str(folder)), timeout_s)
+            cache.end_bytes = caches.size_bytes(folder)
         finally:
             caches.remove(folder)
-        if record is not None:
-            cache["start_bytes"] = (record.get("cache") or {}).get("start_bytes")
-        return status, reason, record
+        if out.record is not None:
+            cache.start_bytes = out.record.cache_start_bytes
+        return out
 
     # -- one job ---------------------------------------------------------------------------
     def run_job(self, job: Job) -> str:
         t_start = time.time()  # "start cell", for the harness-overhead figure
         row = base_row(self.ctx, job)
         samples: list[dict[str, Any]] = []
-        st: Settings = job.study.settings
-        cache: dict[str, Any] = {}
+        cache = CacheSizes()
         skip = job.cell.device == "cuda" and not self.ctx.probe.cuda
         if not skip and job.cell.kernel_cache == "warm":
             self._warm_cache(job)  # priming is not part of the replicate's time
         row["started_at"] = now_iso()
         t0 = self.clock()
         if skip:
-            status, reason, record = "skipped", "no-cuda", None
+            out = Outcome("skipped", "no-cuda")
         elif job.op == "repro":
-            status, reason, record = self._repro(job, st, cache)
+            out = self._repro(job, cache)
         else:
-            extra: dict[str, Any] = {}
+            task = self._task(job, "measure")
             if job.cell.kind == "model":
-                extra["flops_per_sample"] = self.ctx.flops.get(_flops_key(job.cell))
-            task = self._task(job, "measure", **extra)
-            status, reason, record = self._cached_child(job, task, st.timeout_s, cache)
-            if status not in ("ok", "skipped"):
+                task = replace(task, flops_per_sample=self.ctx.flops.get(_flops_key(job.cell)))
+            out = self._cached_child(job, task, job.study.settings.timeout_s, cache)
+            if out.status not in ("ok", "skipped"):
                 self._keep_log(task, job)
-            if record is not None and "build_start" in record.get("timeline", {}):
-                self.overheads.append({"launch_to_build_s":
-                                       record["timeline"]["build_start"] - t_start})
-        row.update(status=status, reason=reason,
-                   kernel_cache_start_bytes=cache.get("start_bytes"),
-                   kernel_cache_end_bytes=cache.get("end_bytes"))
+        record = out.record
+        build_start = record.timeline.build_start if record is not None else None
+        if build_start is not None:
+            self.overheads.append({"launch_to_build_s": build_start - t_start})
+        row.update(status=out.status, reason=out.reason,
+                   kernel_cache_start_bytes=cache.start_bytes,
+                   kernel_cache_end_bytes=cache.end_bytes)
         if record is not None:
-            row.update(record.get("eff", {}))
-            row["notes"] = "; ".join(record.get("notes", []))[:500]
-            if status == "ok":
-                row.update(record.get("metrics", {}))
-                row["work_unit"] = record.get("work_unit", "")
-                repro = record.get("repro")
-                if repro:
-                    row["repro_bitwise_equal"] = repro["bitwise_equal"]
-                    row["repro_max_abs_diff"] = repro["max_abs_diff"]
-                samples = [dict(zip(("phase", "iter", "batch_size", "resolution", "seconds"), s),
-                                schema_version=SCHEMA_VERSION, run_id=self.ctx.run_id,
-                                fingerprint_id=self.ctx.fingerprint_id,
-                                cell_id=job.cell.cell_id, replicate=job.replicate)
-                           for s in record.get("samples", [])]
-                flops = record.get("metrics", {}).get("flops_per_sample")
-                if flops:
-                    self.ctx.flops[_flops_key(job.cell)] = flops
+            if record.flags is not None:
+                row.update(asdict(record.flags))
+            row["notes"] = "; ".join(record.notes)[:500]
+            if out.status == "ok":
+                samples = self._ok_figures(job, record, row)
         row["ended_at"] = now_iso()
         row["wall_s"] = self.clock() - t0
         t_write = time.time()
         with _INTERRUPTS.critical():  # samples and row land together, or neither does
             self.store.add(row, samples)
             self.written = True
-        if self.overheads and record is not None and "build_start" in record.get("timeline", {}):
+        if build_start is not None:
             self.overheads[-1]["write_s"] = time.time() - t_write
-        self.counts[status] = self.counts.get(status, 0) + 1
-        return status
+        self.counts[out.status] = self.counts.get(out.status, 0) + 1
+        return out.status
+
+    def _ok_figures(self, job: Job, record: Record, row: dict[str, Any]
+                    ) -> list[dict[str, Any]]:
+        """Fill an ok row's figures from its record; return its samples.csv rows."""
+        row.update(asdict(record.metrics))
+        row["work_unit"] = record.work_unit
+        if record.repro is not None:
+            row["repro_bitwise_equal"] = record.repro.bitwise_equal
+            row["repro_max_abs_diff"] = record.repro.max_abs_diff
+        if record.metrics.flops_per_sample:
+            self.ctx.flops[_flops_key(job.cell)] = record.metrics.flops_per_sample
+        ids = {"schema_version": SCHEMA_VERSION, "run_id": self.ctx.run_id,
+               "fingerprint_id": self.ctx.fingerprint_id, "cell_id": job.cell.cell_id,
+               "replicate": job.replicate}
+        return [{**asdict(s), **ids} for s in record.samples]
 
     def _failure_row(self, job: Job, status: str, reason: str) -> None:
         row = base_row(self.ctx, job)
@@ -337,21 +342,21 @@ class Runner:
             self.written = True
         self.counts[status] = self.counts.get(status, 0) + 1
 
-    def _repro(self, job: Job, st: Settings, cache: dict[str, Any]
-               ) -> tuple[str, str, dict[str, Any] | None]:
+    def _repro(self, job: Job, cache: CacheSizes) -> Outcome:
         """Two fresh processes, same seeded steps: the second compares with the first.
         Each starts from its own kernel cache, in the state the cell asks for."""
-        ref = self.workdir / f"repro-{job.cell.cell_id}.pt"
-        first = self._task(job, "repro", repro_out=str(ref), suffix="a")
-        status, reason, record = self._cached_child(job, first, st.timeout_s, {})
-        if status != "ok":
+        timeout_s = job.study.settings.timeout_s
+        ref = str(self.workdir / f"repro-{job.cell.cell_id}.pt")
+        first = replace(self._task(job, "repro", suffix="a"), repro_out=ref)
+        out = self._cached_child(job, first, timeout_s, CacheSizes())
+        if out.status != "ok":
             self._keep_log(first, job)
-            return status, f"first run: {reason}", record
-        second = self._task(job, "repro", repro_ref=str(ref), suffix="b")
-        status, reason, record = self._cached_child(job, second, st.timeout_s, cache)
-        if status != "ok":
+            return Outcome(out.status, f"first run: {out.reason}", out.record)
+        second = replace(self._task(job, "repro", suffix="b"), repro_ref=ref)
+        out = self._cached_child(job, second, timeout_s, cache)
+        if out.status != "ok":
             self._keep_log(second, job)
-        return status, reason, record
+        return out
 
     # -- the whole matrix ------------------------------------------------------------------
     def run(self, jobs: Sequence[Job], done: AbstractSet[tuple[str, str, int]] = frozenset()
@@ -386,7 +391,6 @@ class Runner:
                     if self.progress:
                         self.progress.end(label, status)
             finally:
-                self.launcher.close()
                 if self.progress:
                     self.progress.close()
         return 0
@@ -444,17 +448,14 @@ _INTERRUPTS = _Interrupts()
 
 def probe(launcher: Launcher, workdir: Path, timeout_s: float = 600.0) -> Probe:
     """Ask a child what this machine is; raises RuntimeError with a one-line reason."""
-    from bench.worker import task_for
-
-    job = Job(Study("probe", "", (), Settings()), Cell(), 0)
-    task = task_for("probe", job.cell, job.study.settings, 0, workdir)
+    task = new_task("probe", Cell(), Settings(), 0, workdir)
     runner = Runner(launcher, RunStore(workdir), RunContext("", "", Probe({}, [], False)),
                     workdir=workdir)
-    status, reason, record = runner._run_child(task, timeout_s)
-    if status != "ok" or record is None:
+    out = runner._run_child(task, timeout_s)
+    if out.status != "ok" or out.record is None or out.record.probe is None:
         raise RuntimeError(f"could not inspect the environment (is torch installed?): "
-                           f"{status}: {reason}")
-    return Probe(record["env"], record["models"], record["cuda"])
+                           f"{out.status}: {out.reason}")
+    return out.record.probe
 
 
 def completed_keys(store: RunStore, fingerprint_id: str) -> set[tuple[str, str, int]]:
@@ -509,7 +510,7 @@ def print_dry_run(jobs: Sequence[Job], probe_: Probe, stream: TextIO = sys.stdou
               file=stream)
     total = sum(est)
     print(f"{len(per_cell)} cells, {len(jobs)} processes, estimated {total / 60:.1f} min "
-          f"here (a rough estimate: see bench/estimate.py)", file=stream)
+          f"here (a rough estimate: see bench/run/estimate.py)", file=stream)
     if not probe_.cuda and any(j.cell.device == "cuda" for j in jobs):
         with_cuda = sum(estimate_jobs(jobs, Probe(probe_.env, probe_.models, True)))
         print(f"on a CUDA machine like this one: estimated {with_cuda / 60:.1f} min",

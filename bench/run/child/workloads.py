@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench.matrix import Cell
-from bench.settings import autocast_dtype
+from bench.run.child.flags import autocast_dtype
+from bench.run.matrix import Cell
 
 Step = Callable[[int], Any]  # iteration index -> output (the step's last tensor)
 

@@ -8,7 +8,7 @@ figures for any machine are in its results.
 
 from __future__ import annotations
 
-from bench.matrix import Cell, Settings
+from bench.run.matrix import Cell, Settings
 
 #: Forward GFLOPs per sample at 224x224 (torchvision's documented figures), and a factor for
 #: how well the architecture uses the hardware (depthwise convolutions use it poorly).

@@ -2,13 +2,16 @@
 
 One small ``collect_*`` function per source of facts (the shape pyperf uses). Each fills a
 flat dict and never raises when its source is missing, because the measuring side must run
-in a bare environment. Optional helpers (psutil, py-cpuinfo, nvidia-ml-py) are used when
-installed; otherwise /proc and ``nvidia-smi`` are read.
+in a bare environment. Optional helpers are used when installed: psutil (physical cores),
+py-cpuinfo (the CPU's brand string, kept as ``cpu.brand`` beside the fingerprinted
+``cpu.model`` from /proc, so installing it never changes a machine's fingerprint) and
+nvidia-ml-py (``pynvml``: driver, clocks, power limit and throttle reasons without a
+subprocess); without them /proc and ``nvidia-smi`` are read.
 
 The fingerprint id hashes only stable facts (hardware and software versions, not clocks or
 dates), so two runs on the same machine and stack share an id and can be resumed or
 compared, while a driver, torch or cuDNN upgrade, or a change to what a measured step does
-(``bench.workloads.WORKLOAD_VERSION``), gets a new id and is never pooled.
+(``bench.run.child.workloads.WORKLOAD_VERSION``), gets a new id and is never pooled.
 """
 
 from __future__ import annotations
@@ -22,10 +25,10 @@ import platform
 import re
 import shutil
 import subprocess
-from typing import Any
+from typing import Any, Callable
 
+from bench.run.child.flags import available_cores, flag_defaults
 from bench.schema import SCHEMA_VERSION
-from bench.settings import available_cores, flag_defaults
 
 
 def collect_python() -> dict[str, Any]:
@@ -58,10 +61,11 @@ def _proc_cpuinfo() -> tuple[str, int | None]:
 
 def collect_cpu(torch: Any | None = None) -> dict[str, Any]:
     model, physical = _proc_cpuinfo()
+    brand = ""
     with contextlib.suppress(Exception):
-        import cpuinfo  # py-cpuinfo, optional
+        import cpuinfo  # py-cpuinfo, optional: described, never fingerprinted
 
-        model = cpuinfo.get_cpu_info().get("brand_raw") or model
+        brand = str(cpuinfo.get_cpu_info().get("brand_raw") or "")
     with contextlib.suppress(Exception):
         import psutil  # optional
 
@@ -73,6 +77,8 @@ def collect_cpu(torch: Any | None = None) -> dict[str, Any]:
         "logical_cpus": os.cpu_count(),
         "affinity": available_cores(),
     }
+    if brand:
+        out["brand"] = brand
     if torch is not None:
         out["torch_threads"] = torch.get_num_threads()
         with contextlib.suppress(Exception):
@@ -80,18 +86,77 @@ def collect_cpu(torch: Any | None = None) -> dict[str, Any]:
     return out
 
 
+#: What is asked of the driver per GPU, under nvidia-smi's query names.
+SMI_FIELDS = ("driver_version", "clocks.max.sm", "clocks.max.mem", "clocks.sm", "clocks.mem",
+              "power.limit", "pstate")
+
+
 def _nvidia_smi() -> list[dict[str, str]]:
     exe = shutil.which("nvidia-smi")
     if not exe:
         return []
-    fields = ["driver_version", "clocks.max.sm", "clocks.max.mem", "clocks.sm", "clocks.mem",
-              "power.limit", "pstate"]
     with contextlib.suppress(Exception):
-        out = subprocess.run([exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader"],
+        out = subprocess.run([exe, f"--query-gpu={','.join(SMI_FIELDS)}",
+                              "--format=csv,noheader"],
                              capture_output=True, text=True, timeout=20, check=True).stdout
-        return [dict(zip(fields, (v.strip() for v in line.split(","))))
+        return [dict(zip(SMI_FIELDS, (v.strip() for v in line.split(","))))
                 for line in out.strip().splitlines()]
     return []
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _nvml_gpu(nvml: Any, handle: Any) -> dict[str, str]:
+    """One GPU's facts from NVML, written as nvidia-smi writes them ("1980 MHz", "700.00 W",
+    "P0"), so env.json reads the same whichever source filled it. A fact NVML cannot give
+    (an old driver, a GPU without it) is left out."""
+    sm, mem = getattr(nvml, "NVML_CLOCK_SM", 1), getattr(nvml, "NVML_CLOCK_MEM", 2)
+    reads: dict[str, Callable[[], str]] = {
+        "clocks.max.sm": lambda: f"{nvml.nvmlDeviceGetMaxClockInfo(handle, sm)} MHz",
+        "clocks.max.mem": lambda: f"{nvml.nvmlDeviceGetMaxClockInfo(handle, mem)} MHz",
+        "clocks.sm": lambda: f"{nvml.nvmlDeviceGetClockInfo(handle, sm)} MHz",
+        "clocks.mem": lambda: f"{nvml.nvmlDeviceGetClockInfo(handle, mem)} MHz",
+        "power.limit":
+            lambda: f"{nvml.nvmlDeviceGetPowerManagementLimit(handle) / 1000:.2f} W",
+        "pstate": lambda: f"P{nvml.nvmlDeviceGetPerformanceState(handle)}",
+        "clocks_throttle_reasons.active":
+            lambda: f"0x{nvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle):016x}",
+    }
+    out: dict[str, str] = {}
+    for key, read in reads.items():
+        with contextlib.suppress(Exception):
+            out[key] = read()
+    return out
+
+
+def _nvml() -> list[dict[str, str]]:
+    """Per GPU, the driver, clocks, power limit and throttle reasons from nvidia-ml-py
+    (``pynvml``), without starting a process; empty when it is missing or finds no driver."""
+    try:
+        import pynvml
+    except Exception:  # missing, or an install that does not load
+        return []
+    try:
+        pynvml.nvmlInit()
+    except Exception:
+        return []
+    try:
+        driver = _text(pynvml.nvmlSystemGetDriverVersion())
+        return [{"driver_version": driver,
+                 **_nvml_gpu(pynvml, pynvml.nvmlDeviceGetHandleByIndex(i))}
+                for i in range(pynvml.nvmlDeviceGetCount())]
+    except Exception:
+        return []
+    finally:
+        with contextlib.suppress(Exception):
+            pynvml.nvmlShutdown()
+
+
+def gpu_driver_facts() -> list[dict[str, str]]:
+    """NVML when it answers, else nvidia-smi, else nothing."""
+    return _nvml() or _nvidia_smi()
 
 
 def collect_gpus(torch: Any) -> list[dict[str, Any]]:
@@ -99,7 +164,7 @@ def collect_gpus(torch: Any) -> list[dict[str, Any]]:
     with contextlib.suppress(Exception):
         if not torch.cuda.is_available():
             return []
-        smi = _nvidia_smi()
+        smi = gpu_driver_facts()
         for i in range(torch.cuda.device_count()):
             p = torch.cuda.get_device_properties(i)
             gpu: dict[str, Any] = {
@@ -168,7 +233,7 @@ def collect_memory() -> dict[str, Any]:
 
 def collect_bench() -> dict[str, Any]:
     from bench import __version__
-    from bench.workloads import WORKLOAD_VERSION
+    from bench.run.child.workloads import WORKLOAD_VERSION
 
     return {"version": __version__, "workload_version": WORKLOAD_VERSION}
 

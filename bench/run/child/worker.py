@@ -6,12 +6,13 @@ touches a convolution shape first wins for the rest of the process. A fresh proc
 the only place a cold first iteration can be measured, and it keeps an OOM, a sticky CUDA
 error or a segfault from taking the rest of the matrix down.
 
-Contract with the parent (the same for the fork server and a plain subprocess): read the task
-JSON, send stdout and stderr to the task's log file, write the record JSON atomically to the
-task's result path, exit 0. A child that dies leaves no record; the parent classifies it from
-the exit status. Statuses decided here: ok, oom, error, skipped.
+Contract with the parent (the same for the fork server and a plain subprocess): read the
+``Task`` file (``bench.run.protocol``), send stdout and stderr to the task's log file, write
+the ``Record`` atomically to the task's result path, exit 0. A child that dies leaves no
+record; the parent classifies it from the exit status. Statuses decided here: ok, oom, error,
+skipped.
 
-Test hook: ``task["fault"]`` (copied by the runner from ``TORCH_KNOBS_FAULT``) injects a fault
+Test hook: ``Task.fault`` (copied by the runner from ``TORCH_KNOBS_FAULT``) injects a fault
 so the real launch, timeout and status paths are exercised. Format: comma-separated
 ``KIND[@MATCH]``; KIND is crash, exit, hang, spam, oom, error or fill-cache (writes a file
 into the CUDA JIT cache folder, as a kernel compile would, so the cache states can be tested
@@ -22,8 +23,6 @@ matches every replicate).
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import json
 import math
 import os
 import random
@@ -31,12 +30,14 @@ import resource
 import signal
 import sys
 import time
-from dataclasses import asdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import caches, measure, settings, workloads
-from bench.matrix import Cell, Settings
+from bench.run import caches
+from bench.run.child import flags, measure, workloads
+from bench.run.matrix import Cell
+from bench.run.protocol import Metrics, Probe, Record, Repro, Sample, Task, Timeline
 
 FAULT_KINDS = ("crash", "exit", "hang", "spam", "oom", "error", "fill-cache")
 
@@ -45,14 +46,10 @@ class InjectedError(RuntimeError):
     """Raised by the ``error`` fault; a stand-in for any exception in a model step."""
 
 
-def now_iso() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
-
-
-def wanted_fault(task: dict[str, Any], cell: Cell) -> str | None:
-    spec = task.get("fault") or ""
-    target = f"{cell.cell_id} {cell.name} #r{task.get('replicate', 0)}"
-    for part in filter(None, (p.strip() for p in spec.split(","))):
+def wanted_fault(task: Task) -> str | None:
+    cell = task.cell
+    target = f"{cell.cell_id} {cell.name} #r{task.replicate}"
+    for part in filter(None, (p.strip() for p in task.fault.split(","))):
         kind, _, match = part.partition("@")
         if kind in FAULT_KINDS and match in target:
             return kind
@@ -108,11 +105,12 @@ def _timer(torch: Any, cell: Cell) -> measure.Timer:
     return measure.CpuTimer()
 
 
-def _memory(torch: Any, cell: Cell, prefix: str) -> dict[str, float]:
+def _memory(torch: Any, cell: Cell) -> tuple[float | None, float | None]:
+    """The GPU's peak allocated and reserved bytes since the last reset (None off CUDA)."""
     if cell.device != "cuda":
-        return {}
-    return {f"{prefix}_allocated_bytes": float(torch.cuda.max_memory_allocated()),
-            f"{prefix}_reserved_bytes": float(torch.cuda.max_memory_reserved())}
+        return None, None
+    return (float(torch.cuda.max_memory_allocated()),
+            float(torch.cuda.max_memory_reserved()))
 
 
 def _peak_rss() -> float:
@@ -120,19 +118,20 @@ def _peak_rss() -> float:
     return float(rss if sys.platform == "darwin" else rss * 1024)
 
 
-def measure_cell(torch: Any, task: dict[str, Any], cell: Cell, st: Settings,
-                 record: dict[str, Any]) -> None:
+def measure_cell(torch: Any, task: Task, record: Record) -> None:
     """The measurement protocol for one replicate; fills ``record`` as it goes."""
-    fault = wanted_fault(task, cell)
+    cell, st = task.cell, task.settings
+    fault = wanted_fault(task)
     inject_process_fault(fault)
-    record["timeline"]["build_start"] = time.time()
+    record.timeline.build_start = time.time()
+    m = record.metrics
     if cell.device == "cuda":
         torch.cuda.reset_peak_memory_stats()
     if cell.kind == "ceiling":
         step, work, unit = workloads.ceiling(torch, cell)
         schedule: list[tuple[int, int]] = [(1, cell.resolution)]
-        record["metrics"].update(work_per_iter=work)
-        record["work_unit"] = unit
+        m.work_per_iter = work
+        record.work_unit = unit
     else:
         wl = workloads.build(torch, cell)
         step, schedule = wl.step, wl.schedule
@@ -149,45 +148,44 @@ def measure_cell(torch: Any, task: dict[str, Any], cell: Cell, st: Settings,
     # so it is wall-clock time with a device sync on both sides, not device (event) time.
     cold_timer = measure.SyncedTimer(torch.cuda.synchronize) if cell.device == "cuda" else timer
     cold, start = measure.cold_pass(step, schedule, cold_timer)
-    m = record["metrics"]
-    m.update(cold_first_iter_s=cold[0], cold_pass_s=sum(cold))
-    m.update(_memory(torch, cell, "cold_peak_mem"))
+    m.cold_first_iter_s, m.cold_pass_s = cold[0], sum(cold)
+    m.cold_peak_mem_allocated_bytes, m.cold_peak_mem_reserved_bytes = _memory(torch, cell)
     seen: list[tuple[int, int]] = list(dict.fromkeys(schedule))
-    record["samples"] += [("cold", i, *shape, t) for i, (shape, t) in enumerate(zip(seen, cold))]
+    record.samples += [Sample("cold", i, b, r, t) for i, ((b, r), t) in enumerate(zip(seen, cold))]
     if cell.device == "cuda":
         torch.cuda.reset_peak_memory_stats()
     times, iters = measure.steady_state(step, start, st, timer, period=len(schedule))
-    m.update(measure.summarize(times))
+    s = measure.summarize(times)
+    m.steady_median_s, m.steady_p10_s, m.steady_p90_s = s.median, s.p10, s.p90
+    m.steady_mean_s, m.steady_ci_rel, m.steady_iters = s.mean, s.ci_rel, s.iters
     shapes = [schedule[i % len(schedule)] for i in iters]
-    m["samples_per_s"] = sum(b for b, _ in shapes) / sum(times) if cell.kind == "model" else None
-    record["samples"] += [("steady", i, b, r, t) for i, (b, r), t in zip(iters, shapes, times)]
-    m.update(_memory(torch, cell, "peak_mem"))
-    m["peak_rss_bytes"] = _peak_rss()
+    m.samples_per_s = sum(b for b, _ in shapes) / sum(times) if cell.kind == "model" else None
+    record.samples += [Sample("steady", i, b, r, t) for i, (b, r), t in zip(iters, shapes, times)]
+    m.peak_mem_allocated_bytes, m.peak_mem_reserved_bytes = _memory(torch, cell)
+    m.peak_rss_bytes = _peak_rss()
     if cell.kind == "model":
-        flops = task.get("flops_per_sample")
+        flops = task.flops_per_sample
         if flops is None:
             try:
                 flops = workloads.flops_per_sample(torch, cell)
             except Exception as exc:  # a count we cannot make is left empty, not invented
-                record["notes"].append(f"flop count failed: {type(exc).__name__}: {exc}")
-        m["flops_per_sample"] = flops
+                record.notes.append(f"flop count failed: {type(exc).__name__}: {exc}")
+        m.flops_per_sample = flops
 
 
-def repro_cell(torch: Any, task: dict[str, Any], cell: Cell, st: Settings,
-               record: dict[str, Any]) -> None:
+def repro_cell(torch: Any, task: Task, record: Record) -> None:
     """Seeded steps; the first process saves its tensors, the second compares bitwise."""
-    inject_process_fault(wanted_fault(task, cell))
+    inject_process_fault(wanted_fault(task))
     torch.manual_seed(0)
     random.seed(0)
-    wl = workloads.build(torch, cell)
-    for i in range(st.repro_steps):
+    wl = workloads.build(torch, task.cell)
+    for i in range(task.settings.repro_steps):
         wl.step(i)
     tensors = {k: v.detach().to("cpu") for k, v in wl.outputs().items()}
-    ref_path = task.get("repro_ref")
-    if not ref_path:
-        torch.save(tensors, task["repro_out"])
+    if not task.repro_ref:
+        torch.save(tensors, task.repro_out)
         return
-    ref = torch.load(ref_path, weights_only=True)
+    ref = torch.load(task.repro_ref, weights_only=True)
     comparable = set(ref) == set(tensors) and all(
         ref[k].shape == tensors[k].shape for k in tensors)
     equal = comparable and all(torch.equal(ref[k], tensors[k]) for k in tensors)
@@ -196,69 +194,66 @@ def repro_cell(torch: Any, task: dict[str, Any], cell: Cell, st: Settings,
         diffs = [float((ref[k].double() - tensors[k].double()).abs().max().item())
                  for k in tensors]
         diff = None if any(math.isnan(d) for d in diffs) else max(diffs, default=0.0)
-    record["repro"] = {"bitwise_equal": equal, "max_abs_diff": diff, "tensors": len(tensors)}
+    record.repro = Repro(equal, diff, len(tensors))
 
 
-def prime_cell(torch: Any, task: dict[str, Any], cell: Cell, st: Settings,
-               record: dict[str, Any]) -> None:
+def prime_cell(torch: Any, task: Task, record: Record) -> None:
     """Fill a warm cache: build the cell and run its first iteration of every shape, untimed.
 
     What this leaves in the cache folder is what a second job of the same model on the same
     box finds there; the ``warm`` replicates each start from a copy of it.
     """
-    inject_process_fault(wanted_fault(task, cell))
-    wl = workloads.build(torch, cell)
+    inject_process_fault(wanted_fault(task))
+    wl = workloads.build(torch, task.cell)
     seen: set[tuple[int, int]] = set()
     for i, shape in enumerate(wl.schedule):
         if shape not in seen:
             seen.add(shape)
             wl.step(i)
-    if cell.device == "cuda":
+    if task.cell.device == "cuda":
         torch.cuda.synchronize()
 
 
-def probe(torch: Any, record: dict[str, Any]) -> None:
-    from bench import env
+def probe(torch: Any, task: Task, record: Record) -> None:
+    from bench.run.child import env
 
-    record["env"] = env.collect(torch)
-    record["models"] = workloads.available_models()
-    record["cuda"] = bool(torch.cuda.is_available())
+    record.probe = Probe(env.collect(torch), workloads.available_models(),
+                         bool(torch.cuda.is_available()))
 
 
-def run_task(task: dict[str, Any]) -> dict[str, Any]:
+_OPS: dict[str, Callable[[Any, Task, Record], None]] = {
+    "measure": measure_cell, "repro": repro_cell, "prime": prime_cell}
+
+
+def run_task(task: Task) -> Record:
     """Execute one task and return its record; exceptions become statuses, not crashes."""
-    record: dict[str, Any] = {"status": "ok", "reason": "", "eff": {}, "metrics": {},
-                              "samples": [], "notes": [], "started_at": now_iso(),
-                              "timeline": {"entered": time.time()}}
+    record = Record(timeline=Timeline(entered=time.time()))
     import torch
 
-    op = task["op"]
     try:
-        if op == "probe":
-            probe(torch, record)
+        if task.op == "probe":
+            probe(torch, task, record)
         else:
-            cell = Cell(**task["cell"])
-            st = Settings(**task["settings"])
-            skip = _skip_reason(torch, cell)
+            skip = _skip_reason(torch, task.cell)
             if skip:
-                record.update(status="skipped", reason=skip)
+                record.status, record.reason = "skipped", skip
             else:
-                settings.apply(torch, cell)
-                record["eff"] = settings.read_back(torch, cell)
-                run = {"repro": repro_cell, "prime": prime_cell}.get(op, measure_cell)
-                run(torch, task, cell, st, record)
+                flags.apply(torch, task.cell)
+                record.flags = flags.read_back(torch, task.cell)
+                _OPS[task.op](torch, task, record)
     except Exception as exc:
-        record["status"], record["reason"] = classify(torch, exc)
-        record["metrics"] = {}  # a failed replicate keeps no partial numbers
-        record["samples"] = []
-    record["ended_at"] = now_iso()
+        record.status, record.reason = classify(torch, exc)
+        record.metrics = Metrics()  # a failed replicate keeps no partial numbers
+        record.samples = []
+    record.timeline.ended = time.time()
     return record
 
 
-def write_json_atomic(path: str | Path, obj: Any) -> None:
+def write_atomic(path: str | Path, text: str) -> None:
+    """The whole file or none of it: the runner never reads half a record."""
     tmp = f"{path}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f)
+        f.write(text)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
@@ -280,30 +275,22 @@ def redirect_output(log_path: str) -> None:
 
 
 def child_main(task_path: str) -> int:
-    """Entry point shared by the fork server's children and ``python -m bench.worker``."""
-    task = json.loads(Path(task_path).read_text(encoding="utf-8"))
-    redirect_output(task["log_path"])
+    """Entry point of the fork server's children and of ``python -m bench.run.child.worker``."""
+    task = Task.from_json(Path(task_path).read_text(encoding="utf-8"))
+    redirect_output(task.log_path)
     # A safety net if the parent is gone (SIGKILLed runner): the child ends itself a minute
     # after its own timeout instead of hanging on forever.
-    signal.alarm(int(task["settings"]["timeout_s"]) + 60)
-    cache_dir = task.get("cache_dir")
+    signal.alarm(int(task.settings.timeout_s) + 60)
     start_bytes = None
-    if cache_dir:  # before anything can initialise CUDA: the driver reads its path at cuInit
-        start_bytes = caches.size_bytes(cache_dir)
-        caches.point_at(cache_dir)
+    if task.cache_dir:  # before anything initialises CUDA: the driver reads its path at cuInit
+        start_bytes = caches.size_bytes(task.cache_dir)
+        caches.point_at(task.cache_dir)
     record = run_task(task)
-    record["cache"] = {"start_bytes": start_bytes}
-    write_json_atomic(task["result_path"], record)
+    record.cache_start_bytes = start_bytes
+    write_atomic(task.result_path, record.to_json())
+    # the log's last line says how the replicate ended (kept for failed ones, next to the row)
+    print(f"replicate ended: {record.status}" + (f": {record.reason}" if record.reason else ""))
     return 0
-
-
-def task_for(op: str, cell: Cell, st: Settings, replicate: int, workdir: Path,
-             **extra: Any) -> dict[str, Any]:
-    """Build a task dict; the runner writes it to ``<workdir>/<token>.task.json``."""
-    token = f"{op}-{cell.cell_id}-r{replicate}-{extra.pop('suffix', '')}".rstrip("-")
-    return {"op": op, "cell": asdict(cell), "settings": asdict(st), "replicate": replicate,
-            "result_path": str(workdir / f"{token}.result.json"),
-            "log_path": str(workdir / f"{token}.log"), **extra}
 
 
 if __name__ == "__main__":

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from bench import sanity
+from bench.run import check as checks
+from bench.run.store import CsvAppender
 from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS
-from bench.store import CsvAppender
 
 
 def _row(**over: Any) -> dict[str, Any]:
@@ -33,7 +33,7 @@ def _run(tmp_path: Path, rows: list[dict[str, Any]], samples: list[float] | None
     CsvAppender(tmp_path / "samples.csv", SAMPLE_COLUMNS).append(
         [{"cell_id": "c1", "replicate": 0, "phase": "steady", "iter": i, "batch_size": 8,
           "resolution": 224, "seconds": x} for i, x in enumerate(xs)])
-    _, findings = sanity.check_run(tmp_path)
+    _, findings = checks.check_run(tmp_path)
     return {f.check for f in findings}
 
 

@@ -32,7 +32,8 @@ else:  # pragma: no cover - Python 3.9/3.10 users need the tomli backport
     except ImportError as exc:
         raise SystemExit("error: Python < 3.11 needs the 'tomli' package to read profiles") from exc
 
-PROFILE_DIR = Path(__file__).parent / "profiles"
+#: The shipped profiles sit at the package root (``bench/profiles``), where packaging finds them.
+PROFILE_DIR = Path(__file__).resolve().parent.parent / "profiles"
 
 #: Resolution step between the K sizes of a ``dynamic`` schedule (kept a multiple of 16 so
 #: patch-based and strided models see "natural" sizes).

@@ -1,0 +1,274 @@
+"""The fork server: imports torch once, then forks, times out, ends and reaps one child per task.
+
+Why a server: every replicate needs a fresh process, and a fresh interpreter re-imports torch
+and torchvision (3 to 4 s on a small machine). Forking a process that has already imported
+them brings that under a second. The server never initialises CUDA (a fork after CUDA init is
+broken); each child does, on its own.
+
+Why the server owns its children (as asv's does): only the process that forked a child knows
+for certain whether it has been reaped, so only it can signal the child's process group
+without the risk of hitting a recycled pid. So the server, not its runner:
+
+- times each child out: SIGTERM to the child's group at ``Run.timeout_s``, SIGKILL after
+  ``TERM_GRACE_S``, and an ``Exited`` message with ``timed_out`` set;
+- ends the running child on ``Stop``, when its runner goes away (EOF on stdin) and when it is
+  terminated itself (SIGTERM), before it exits; a ``Run`` that comes while a stopped child is
+  still dying waits until that child's ``Exited`` has gone out;
+- signals a group only while its leader is unreaped (a zombie keeps its pid and its group):
+  it notices an exit with ``waitid(WNOWAIT)``, sweeps the group (whatever the child started
+  dies with it), and only then reaps.
+
+Each child runs in a session of its own (a Ctrl-C in the terminal reaches the runner, not
+the children) and asks the kernel to kill it if the server dies (``die_with_server``).
+Run as ``python -m bench.run.child.server``; messages are ``bench.run.protocol``'s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import math
+import os
+import select
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+
+from bench.run.protocol import (
+    TERM_GRACE_S,
+    Channel,
+    Exited,
+    Message,
+    ProtocolError,
+    Ready,
+    Refused,
+    Run,
+    Started,
+    Stop,
+    encode,
+)
+
+PRELOAD = ("torch", "torchvision", "torchvision.models", "torch.utils.flop_counter")
+#: Without pidfds (not Linux), how often the server looks whether its child has ended.
+POLL_S = 0.02
+#: After SIGKILL, how long a shutting-down server waits for its child to go (a process stuck
+#: in the kernel may take longer; the kernel still ends it, and init reaps it).
+KILL_WAIT_S = 5.0
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def die_with_server(server_pid: int) -> None:
+    """In a forked child: have the kernel SIGKILL this process when the server dies, so a
+    child never outlives a server that was itself killed (Linux's ``PR_SET_PDEATHSIG``;
+    elsewhere a no-op, and the worker's own alarm is the backstop)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    if os.getppid() != server_pid:  # the server died before the request took effect
+        os._exit(1)
+
+
+def fork_child(run: Callable[[], int], close_fds: Sequence[int] = ()) -> int:
+    """Fork a child in a new session that dies with this process; return its pid.
+
+    The child closes ``close_fds`` (the protocol pipe must never be written by it, and must
+    see EOF when the server dies), runs ``run`` and exits with its code, its output flushed
+    first: ``os._exit`` skips the interpreter's own flush.
+    """
+    server = os.getpid()
+    for stream in (sys.stdout, sys.stderr):  # nothing buffered here is printed twice
+        stream.flush()
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 70
+    try:
+        os.setsid()
+        die_with_server(server)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        for fd in close_fds:
+            os.close(fd)
+        code = run()
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+
+
+class Replicate:
+    """A forked child as its server sees it: running, being ended, or ended and unreaped."""
+
+    def __init__(self, pid: int, timeout_s: float, clock: Callable[[], float]) -> None:
+        self.pid = pid
+        self.clock = clock
+        self.deadline = clock() + timeout_s
+        self.timed_out = False
+        self.kill_at: float | None = None  # set when SIGTERM went out
+        self.fd: int | None = None  # a pidfd, readable once the child has ended
+        with contextlib.suppress(AttributeError, OSError):
+            self.fd = os.pidfd_open(pid)
+
+    def ended(self) -> bool:
+        """Whether the child has exited. It stays unreaped: its pid and group stay its own."""
+        return os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+    def end(self, timed_out: bool = False) -> None:
+        """Start ending the child: SIGTERM to its group now, SIGKILL after the grace."""
+        if self.kill_at is None:
+            self.timed_out = timed_out
+            self._signal(signal.SIGTERM)
+            self.kill_at = self.clock() + TERM_GRACE_S
+
+    def tick(self) -> None:
+        """Act on the clock: the timeout, then the end of the grace."""
+        if self.kill_at is None and self.clock() >= self.deadline:
+            self.end(timed_out=True)
+        elif self.kill_at is not None and self.clock() >= self.kill_at:
+            self._signal(signal.SIGKILL)
+            self.kill_at = math.inf
+
+    def wake_in(self) -> float | None:
+        """Seconds until ``tick`` has something to do (None: nothing but the child's end)."""
+        if self.fd is None:
+            return POLL_S
+        due = self.deadline if self.kill_at is None else self.kill_at
+        return None if due == math.inf else max(0.0, due - self.clock())
+
+    def reap(self) -> Exited:
+        """Sweep the ended child's group, then reap it (only now may its pid be reused)."""
+        self._signal(signal.SIGKILL)
+        _, status = os.waitpid(self.pid, 0)
+        if self.fd is not None:
+            os.close(self.fd)
+        return Exited(self.pid, os.waitstatus_to_exitcode(status), self.timed_out)
+
+    def shut_down(self) -> Exited | None:
+        """End and reap the child before the server exits; give up on one the kernel holds."""
+        self.end()
+        give_up = self.clock() + TERM_GRACE_S + KILL_WAIT_S
+        while not self.ended():
+            if self.clock() >= give_up:
+                return None
+            self.tick()
+            select.select([] if self.fd is None else [self.fd], [], [], POLL_S)
+        return self.reap()
+
+    def _signal(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)
+
+
+class _Terminated(Exception):
+    """SIGTERM to the server: end the running child, then exit."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
+def serve(target: Callable[[str], int], cuda_initialised: Callable[[], bool] = lambda: False,
+          clock: Callable[[], float] = time.monotonic) -> int:
+    """The server loop on stdin and stdout: ``Run`` forks ``target(task_path)``, ``Stop`` ends
+    it, every end is reported with ``Exited``. Returns at EOF (0) or SIGTERM (143)."""
+    out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)  # a stray print (ours or a library's) must never reach the protocol pipe
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides about interrupts
+    signal.signal(signal.SIGTERM, _terminated)
+    inbox = Channel(sys.stdin.fileno())
+    rep: Replicate | None = None
+    queued: Run | None = None  # a task sent while a stopped child was still dying
+
+    def reply(msg: Message) -> None:
+        out.write(encode(msg))
+
+    def start(run: Run) -> None:
+        nonlocal rep
+        try:
+            pid = fork_child(lambda: target(run.task), close_fds=[out.fileno()])
+        except OSError as exc:  # out of memory or processes: this task fails, not the server
+            reply(Refused(f"fork failed: {exc}"))
+            return
+        rep = Replicate(pid, run.timeout_s, clock)  # known before it is announced
+        reply(Started(pid))
+
+    def handle(msg: Message) -> int | None:
+        nonlocal queued
+        if isinstance(msg, Stop):
+            if rep is not None and rep.pid == msg.pid:
+                rep.end()
+        elif not isinstance(msg, Run):
+            reply(Refused(f"the server takes run and stop, not {msg}"))
+        elif cuda_initialised():  # pragma: no cover - a guard against a future preload
+            reply(Refused("CUDA initialised in the fork server"))
+            return 1
+        elif rep is None:
+            start(msg)
+        elif queued is None:  # it starts once the running child is reaped and reported
+            queued = msg
+        else:
+            reply(Refused(f"child {rep.pid} is still running and a task waits"))
+        return None
+
+    reply(Ready(os.getpid()))
+    try:
+        while True:
+            try:
+                msg = inbox.pending()
+            except ProtocolError as exc:
+                reply(Refused(str(exc)))
+                continue
+            if msg is not None:
+                code = handle(msg)
+                if code is not None:
+                    return code
+            else:
+                fds = [inbox.fileno()]
+                if rep is not None and rep.fd is not None:
+                    fds.append(rep.fd)
+                if inbox.fileno() in select.select(fds, [], [], rep.wake_in() if rep else None)[0]:
+                    inbox.fill()
+            if rep is not None:
+                rep.tick()
+                if rep.ended():
+                    reply(rep.reap())
+                    rep = None
+                    if queued is not None:
+                        start(queued)
+                        queued = None
+    except (EOFError, BrokenPipeError):  # the runner has gone: its child goes too
+        return 0
+    except _Terminated:
+        return 143
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one shutdown at a time
+        end = rep.shut_down() if rep is not None else None
+        if end is not None:
+            with contextlib.suppress(OSError):  # for a runner still listening
+                reply(end)
+
+
+def main() -> int:
+    import importlib
+    import warnings
+
+    # Python 3.12 warns about fork() in a threaded process; the server's only threads are
+    # idle library pools, and each child starts its own work from scratch.
+    warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*fork.*")
+    for name in PRELOAD:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    from bench.run.child import worker
+
+    torch = sys.modules.get("torch")
+    return serve(worker.child_main,
+                 lambda: torch is not None and bool(torch.cuda.is_initialized()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""The real fork server (torch preloaded, real children): it owns, times out and ends them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench.run.launch import Child, Exit, ForkServerLauncher, LaunchError, _Server
+from bench.run.matrix import Cell, Settings
+from bench.run.protocol import TERM_GRACE_S, Exited, Record, Task, new_task
+
+from .procs import assert_none_survive
+
+pytestmark = pytest.mark.e2e
+
+CELL = Cell(model="mobilenet_v3_small", resolution=32)
+
+
+@pytest.fixture
+def launcher() -> Iterator[ForkServerLauncher]:
+    with ForkServerLauncher(stop_wait_s=0.0) as made:
+        yield made
+    assert_none_survive(root=os.getpid())
+
+
+def _task(tmp_path: Path, op: str, name: str, fault: str = "") -> Task:
+    task = new_task(op, CELL, Settings(), 0, tmp_path, suffix=name, fault=fault)
+    task.path.write_text(task.to_json())
+    return task
+
+
+def _end(child: Child, within_s: float) -> tuple[Exit, float]:
+    t0 = time.monotonic()
+    end = child.wait(0.1)
+    while end is None and time.monotonic() - t0 < within_s:
+        end = child.wait(0.1)
+    assert end is not None, f"no end reported within {within_s} s"
+    return end, time.monotonic() - t0
+
+
+def _server(launcher: ForkServerLauncher) -> _Server:
+    assert launcher._server is not None
+    return launcher._server
+
+
+def test_a_late_exit_is_not_the_next_launchs_answer(tmp_path: Path,
+                                                    launcher: ForkServerLauncher) -> None:
+    """A stopped child slow to report its death: its ``Exited`` comes before the next
+    ``Started`` and is filed under its own pid."""
+    first = launcher.launch(_task(tmp_path, "measure", "h", fault="hang").path, 60.0)
+    assert first.wait(0.5) is None
+    first.stop()  # stop_wait_s=0: its exit is left unread in the pipe
+    probe = _task(tmp_path, "probe", "p")
+    second = launcher.launch(probe.path, 120.0)
+    assert second.pid != first.pid
+    assert _end(second, 120.0)[0] == Exit(0)
+    assert first.wait(0.0) == Exit(-signal.SIGTERM)
+    assert Record.from_json(Path(probe.result_path).read_text()).status == "ok"
+
+
+def test_the_server_times_its_child_out(tmp_path: Path, launcher: ForkServerLauncher) -> None:
+    child = launcher.launch(_task(tmp_path, "measure", "h", fault="hang").path, 1.0)
+    end, took = _end(child, 30.0)
+    assert end == Exit(-signal.SIGTERM, timed_out=True)
+    assert 0.9 < took < 1.0 + TERM_GRACE_S + 2.0
+    assert_none_survive(pids=[child.pid])
+
+
+def test_eof_on_its_stdin_has_the_server_end_its_child(tmp_path: Path,
+                                                        launcher: ForkServerLauncher) -> None:
+    """The runner has gone (closed, or killed): the server ends its child itself (SIGTERM,
+    and says so), not only through the child's dying with it (that would be SIGKILL)."""
+    child = launcher.launch(_task(tmp_path, "measure", "h", fault="hang").path, 60.0)
+    assert child.wait(0.3) is None
+    server = _server(launcher)
+    assert server.proc.stdin is not None
+    server.proc.stdin.close()
+    assert server.channel.read(30.0) == Exited(child.pid, -signal.SIGTERM)
+    assert server.proc.wait(30.0) == 0
+    launcher.close()
+    assert_none_survive(pids=[child.pid, server.proc.pid])
+
+
+def test_sigterm_to_the_server_ends_its_child_first(tmp_path: Path,
+                                                    launcher: ForkServerLauncher) -> None:
+    child = launcher.launch(_task(tmp_path, "measure", "h", fault="hang").path, 60.0)
+    assert child.wait(0.3) is None
+    server = _server(launcher).proc
+    server.send_signal(signal.SIGTERM)
+    assert _end(child, 30.0)[0] == Exit(-signal.SIGTERM)
+    assert server.wait(30.0) == 143
+    with pytest.raises(LaunchError, match="fork server exited"):  # and the launcher knows
+        _server(launcher).read(5.0)
+    assert_none_survive(pids=[child.pid, server.pid])
+
+
+def test_a_childs_last_prints_reach_its_log(tmp_path: Path, launcher: ForkServerLauncher,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The forked child leaves through ``os._exit``, which flushes nothing by itself, and its
+    stdout (a file) is block-buffered, as it is wherever PYTHONUNBUFFERED is not set."""
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)  # the server starts at the launch
+    task = _task(tmp_path, "probe", "p")
+    assert _end(launcher.launch(task.path, 120.0), 120.0)[0] == Exit(0)
+    assert Path(task.log_path).read_text().splitlines()[-1:] == ["replicate ended: ok"]
