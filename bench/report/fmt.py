@@ -30,10 +30,22 @@ def num(value: Any, digits: int = 3) -> str:
     x = float(value)
     if x == 0:
         return "0"
+    if abs(x) < 10 ** (digits - 1):
+        x = rounded(x, digits)  # 99.96 → 100, printed "100", not "100.0"
     if abs(x) >= 10 ** (digits - 1):
         return f"{x:,.0f}"
     places = max(digits - 1 - math.floor(math.log10(abs(x))), 0)
     return f"{x:,.{places}f}"
+
+
+def rounded(x: float, digits: int = 3) -> float:
+    """``x`` at ``digits`` significant digits: the value as it will be printed.
+
+    A unit or a number of decimals chosen from the raw value can disagree with the digits
+    printed: 0.0009996 s is 1.00 ms, not "1,000 µs", and 9.999× is "10.0×", not "10.00×". So
+    every such choice is made on the rounded value.
+    """
+    return float(f"{x:.{digits}g}")
 
 
 def _trim(text: str) -> str:
@@ -54,8 +66,12 @@ def integer(value: Any) -> str:
 
 def _ratio_digits(x: float) -> int:
     """Decimals for a ratio: two near 1, where δ = 3% must be readable; three significant
-    figures above 10, so a 238× GPU speedup is not printed as 237.73×."""
-    return 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0
+    figures above 10, so a 238× GPU speedup is not printed as 237.73×. Chosen on the value as
+    rounded (see ``rounded``): 9.999 has two decimals only if it stays below 10 when printed."""
+    for digits, limit in ((2, 10), (1, 100)):
+        if abs(round(x, digits)) < limit:
+            return digits
+    return 0
 
 
 def ratio(value: Any) -> str:
@@ -102,7 +118,7 @@ def seconds(value: Any) -> str:
         return MISSING
     x = float(value)
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if abs(x) >= scale or unit == "µs":
+        if abs(rounded(x)) >= scale or unit == "µs":
             return f"{num(x / scale)} {unit}"
     return MISSING  # pragma: no cover
 
@@ -122,7 +138,7 @@ def bytes_(value: Any, *, signed: bool = False) -> str:
     sign = ("+" if x > 0 else "−" if x < 0 else "±") if signed else ("−" if x < 0 else "")
     x = abs(x)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if x < 1024 or unit == "TiB":
+        if round(x) < 1024 or unit == "TiB":  # 1023.7 B prints "1.00 KiB", not "1,024 B"
             return f"{sign}{num(x)} {unit}"
         x /= 1024
     return MISSING  # pragma: no cover

@@ -34,7 +34,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TypeGuard, Union
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 import pandas as pd
@@ -43,6 +43,9 @@ from scipy import stats as sps
 from bench import schema
 from bench.report.load import Dataset
 from bench.schema import DRIFT
+
+if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations are never evaluated here
+    from typing import TypeGuard
 
 #: δ: a speedup inside [1 − δ, 1 + δ] is "no clear difference" (3 %).
 DELTA = 0.03
