@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.report import advice, sentences, stats
+from bench.report import advice, stats
 from bench.report.load import load_reports
+from bench.report.views import sentences
 
 from .builders import axes, cell, env_for, result_row, synth
 
@@ -379,8 +380,8 @@ def test_a_drifting_cell_is_counted_and_flags_the_advice_it_feeds(write_tree):
 
 def test_no_clear_difference_says_whether_the_interval_is_tight(tmp_path):
     """'Within 1 ± δ' only when the whole interval is; a wide interval is called inconclusive."""
-    from bench.report import sentences
     from bench.report.pages import Page
+    from bench.report.views import sentences
 
     def said(recs):
         return str(sentences.sentence(sentences.regimes(recs)[0], Page("index.md")))
@@ -397,7 +398,7 @@ def test_no_clear_difference_says_whether_the_interval_is_tight(tmp_path):
 def test_a_machine_summary_names_what_it_covers_and_where_it_mattered(write_tree):
     """A box that says "no clear difference" on one GPU must not read as a verdict for every
     model there: it lists the models, precisions and layouts measured, and the exceptions."""
-    from bench.report.views.common import exceptions, scope
+    from bench.report.views.labels import exceptions, scope
 
     rows = []
     for model, on in (("resnet50", 0.10), ("vit_b_16", 0.10), ("convnext_tiny", 0.08)):

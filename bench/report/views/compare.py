@@ -9,15 +9,13 @@ import pandas as pd
 
 from bench.report import fmt, stats
 from bench.report.escape import cat
-from bench.report.pages import GENERATED, Page, Writer, table
-from bench.report.views.common import (
-    COMPARISONS,
-    TABLE_ROWS,
-    Inputs,
-    label,
-    rows_of,
-    varying,
-)
+from bench.report.pages import Page, table
+from bench.report.paths import COMPARE_PAGE, COMPARISONS
+from bench.report.views.comparisons import TABLE_ROWS
+from bench.report.views.frames import rows_of
+from bench.report.views.inputs import Inputs
+from bench.report.views.labels import label, varying
+from bench.report.writer import Writer
 
 
 def _few(r: Any) -> str:
@@ -84,7 +82,7 @@ def _shown_workloads(best: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
 
 def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: Path | None) -> None:
-    here = f"{GENERATED}/compare.md"
+    here = COMPARE_PAGE
     p = data.page(here)
     summary = data.current(data.a.machines)
     ms = [data.machines[str(pg)] for pg in summary["page"]] if len(summary) else []

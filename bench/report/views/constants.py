@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from bench.report import fmt, stats
-from bench.report.pages import GENERATED, Writer
+from bench.report.paths import CONSTANTS_SNIPPET
+from bench.report.writer import Writer
 
 
 def constants_page(writer: Writer, common: dict[str, Any]) -> None:
     writer.page(
-        f"{GENERATED}/snippets/constants.md",
+        CONSTANTS_SNIPPET,
         "constants.md.j2",
         delta=fmt.pct(stats.DELTA),
         confidence=fmt.pct(stats.CONFIDENCE),

@@ -7,13 +7,15 @@ from pathlib import Path
 from bench import schema
 from bench.report import stats
 from bench.report.escape import Md, md
-from bench.report.pages import GENERATED, Writer, table
-from bench.report.views.common import COMPARISONS, Inputs, _data_rel
+from bench.report.pages import table
+from bench.report.paths import COMPARISONS, DATA_PAGE, data_file
+from bench.report.views.inputs import Inputs
+from bench.report.writer import Writer
 
 
 def data_page(writer: Writer, data: Inputs, reports_root: Path) -> set[Path]:
     """Copy every run's files into the site and list them; returns the copied paths."""
-    here = f"{GENERATED}/data.md"
+    here = DATA_PAGE
     p = data.page(here)
     copied: set[Path] = set()
     rows = []
@@ -29,9 +31,9 @@ def data_page(writer: Writer, data: Inputs, reports_root: Path) -> set[Path]:
         ):
             source = reports_root / rel
             if source.is_file():
-                writer.copy(source, _data_rel(rel))
+                writer.copy(source, data_file(rel))
                 copied.add(rel)
-                links.append(p.link(name, _data_rel(rel)))
+                links.append(p.link(name, data_file(rel)))
             else:
                 links.append(Md(md(f"{name} missing")))
         page = stats.page_slug(run.machine, run.fingerprint_id)
