@@ -40,7 +40,7 @@ setting on), ``extra-memory`` (the setting raised the peak memory of a whole rep
 pass included, by more than 10 %; the record carries the bytes and the share),
 ``smaller-batches-insufficient`` (device: a batch below ``from_batch`` had too few ok
 replicates to judge, so the GPU may already win there), ``steady-drift`` (a cell it cites has
-replicates whose steady state drifted; see ``stats.replicate_drift``).
+replicates whose steady state drifted; see ``analysis.cells.replicate_drift``).
 
 cudnn.benchmark's cold cost and break-even come from the pairs whose cold passes met an empty
 kernel cache (or, in rows from before per-replicate caches, the machine's shared one), with the
@@ -58,7 +58,9 @@ from typing import Any, Union
 import numpy as np
 import pandas as pd
 
-from bench.report import stats
+from bench.report.analysis import MIN_OK_REPLICATES, Analysis, analyse
+from bench.report.analysis.cells import model_family
+from bench.report.analysis.pairs import not_slower
 from bench.report.load import Dataset
 
 #: Job lengths (iterations) at which cudnn.benchmark is judged: a smoke test, a fine-tune, a
@@ -162,10 +164,10 @@ class Recommendation:
 
 
 def recommend(
-    data: Union[Dataset, stats.Analysis], *, job_lengths: Sequence[int] = JOB_LENGTHS
+    data: Union[Dataset, Analysis], *, job_lengths: Sequence[int] = JOB_LENGTHS
 ) -> list[Recommendation]:
     """All recommendations, sorted by setting then regime (then job length)."""
-    analysis = stats.analyse(data) if isinstance(data, Dataset) else data
+    analysis = analyse(data) if isinstance(data, Dataset) else data
     recs: list[Recommendation] = []
     recs += _benchmark(analysis.benchmark, job_lengths)
     recs += _determinism(analysis.determinism)
@@ -382,7 +384,7 @@ def _key_dict(by: list[str], key: Any) -> dict[str, Any]:
 
 
 def _variant_failed(pairs: pd.DataFrame) -> pd.Series:
-    return (pairs["n_var"] == 0) & (pairs["n_base"] >= stats.MIN_OK_REPLICATES)
+    return (pairs["n_var"] == 0) & (pairs["n_base"] >= MIN_OK_REPLICATES)
 
 
 def _common(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -545,7 +547,7 @@ def _determinism(pairs: pd.DataFrame) -> list[Recommendation]:
         elif verdict == "slower":
             rule, action = "det-costs", ENABLE_IF_NEEDED
         elif verdict == "faster" or (
-            verdict == "no clear difference" and stats.not_slower(_num(row["ci_low"]))
+            verdict == "no clear difference" and not_slower(_num(row["ci_low"]))
         ):
             rule, action = "det-no-measurable-cost", ENABLE
         elif verdict == "no clear difference":
@@ -624,7 +626,7 @@ def _device(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommendation]
         return []
     regime = [c for c in _REGIME if c not in ("device", "batch_size")]
     curves = curves.assign(
-        model_family=curves["model"].map(stats.model_family),
+        model_family=curves["model"].map(model_family),
         _measured=[any(v != "insufficient" for v in vs) for vs in curves["verdicts"]],
     )
     crossings = {

@@ -1,13 +1,13 @@
 """From statistics to page contexts: which rows, in which order, with which words and links.
 
-Each ``*_page`` function takes the tables computed by :mod:`bench.report.stats` (and the
+Each ``*_page`` function takes the tables computed by :mod:`bench.report.analysis` (and the
 recommendations of :mod:`bench.report.advice`), draws its charts and renders its template
 through a :class:`bench.report.writer.Writer`. Numbers are formatted here (``fmt``), text from
 the data stays plain ``str`` and is escaped by the template environment; only links, anchors
 and badges are pre-built :class:`~bench.report.escape.Md`.
 
 Nothing here decides what is true: verdicts, CIs, break-even and crossovers come from
-``stats``, advice from ``advice``. This package only chooses how to show them, and says so
+``analysis``, advice from ``advice``. This package only chooses how to show them, and says so
 plainly when a section has no data.
 
 One module per page (``cudnn``, ``shapes``, ``determinism``, ``precision``, ``cpu_gpu``,
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.report import fmt, stats
+from bench.report import analysis, fmt
 from bench.report.load import Dataset
 from bench.report.views.compare import compare_page
 from bench.report.views.constants import constants_page
@@ -46,7 +46,10 @@ def render_all(
 ) -> list[tuple[str, str]]:
     """Render every page; returns the machine pages' navigation entries (title, path)."""
     data = compute(dataset)
-    common = {"delta_pct": fmt.pct(stats.DELTA), "confidence_pct": fmt.pct(stats.CONFIDENCE)}
+    common = {
+        "delta_pct": fmt.pct(analysis.DELTA),
+        "confidence_pct": fmt.pct(analysis.CONFIDENCE),
+    }
     write_decisions(writer, data.decisions)
     constants_page(writer, common)
     cudnn_page(writer, data, common)

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from bench import schema
-from bench.report import charts, fmt, stats
+from bench.report import analysis, charts, fmt
 from bench.report.escape import Md, cat
 from bench.report.pages import Page
 from bench.report.paths import COMPARISONS
@@ -115,7 +115,9 @@ def speedup_chart(
     words = [
         _ci_words(r) for r in _speedup_rows(drawable.head(charts.MAX_ROWS), columns, short=False)
     ]
-    writer.chart(charts.speedup_chart, path, shown, title=title, xlabel=xlabel, delta=stats.DELTA)
+    writer.chart(
+        charts.speedup_chart, path, shown, title=title, xlabel=xlabel, delta=analysis.DELTA
+    )
     return {
         "path": path,
         "alt": f"{what}: " + alt_list(words),

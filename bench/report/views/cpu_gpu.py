@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from bench.report import charts, fmt, stats
+from bench.report import charts, fmt
+from bench.report.analysis.studies import CURVE_KEY
 from bench.report.pages import table
 from bench.report.paths import CPU_GPU_PAGE, chart_file
 from bench.report.views.comparisons import TABLE_ROWS, cell_links, more_rows, write_comparisons
@@ -34,7 +35,7 @@ def cpu_gpu_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
     for m, group in by_machine(cpu_gpu, data.machines):
         group = sort_rows(group)
         curve_cols = varying(
-            group, [c for c in stats.CURVE_KEY if c not in ("fingerprint_id", "machine", "page")]
+            group, [c for c in CURVE_KEY if c not in ("fingerprint_id", "machine", "page")]
         )
         points = [
             charts.SeriesPoint(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench import schema
-from bench.report import stats
+from bench.report.analysis.cells import page_slug
 from bench.report.escape import Md, md
 from bench.report.pages import table
 from bench.report.paths import COMPARISONS, DATA_PAGE, data_file
@@ -36,7 +36,7 @@ def data_page(writer: Writer, data: Inputs, reports_root: Path) -> set[Path]:
                 links.append(p.link(name, data_file(rel)))
             else:
                 links.append(Md(md(f"{name} missing")))
-        page = stats.page_slug(run.machine, run.fingerprint_id)
+        page = page_slug(run.machine, run.fingerprint_id)
         machine = p.machine_link(run.machine, page) if page in data.machines else md(run.machine)
         rows.append(
             [

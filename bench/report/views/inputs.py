@@ -14,7 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from bench.report import advice, fmt, stats
+from bench.report import advice, fmt
+from bench.report.analysis import Analysis, analyse
 from bench.report.escape import Md, cat, slug
 from bench.report.load import Dataset
 from bench.report.pages import Page, safe_title, verdict_badge
@@ -44,28 +45,9 @@ def link_labels(machines: Mapping[str, Machine]) -> dict[str, str]:
     return {key: m.title for key, m in machines.items() if names[m.machine] > 1}
 
 
-def superseded_pages(summary: pd.DataFrame) -> dict[str, tuple[str, str]]:
-    """Fingerprints whose machine was measured again under a newer step definition.
-
-    Maps each such page key to (its step version, the newest step version of that machine).
-    A new step definition fixes how something was measured (see ``WORKLOAD_VERSION``), so the
-    home page answers from the newest one only; the older pages stay, as measured.
-    """
-    if summary.empty:
-        return {}
-    version = pd.to_numeric(summary["workload_version"], errors="coerce").fillna(1)
-    newest = version.groupby(summary["machine"]).transform("max")
-    old = version < newest
-    return {
-        str(page): (fmt.integer(v), fmt.integer(n))
-        for page, v, n in zip(summary.loc[old, "page"], version[old], newest[old])
-    }
-
-
 def machines_of(summary: pd.DataFrame) -> dict[str, Machine]:
     """Page key → :class:`Machine`, from the analysis' machine summary."""
     out: dict[str, Machine] = {}
-    gone = superseded_pages(summary)
     for row in summary.itertuples(index=False):
         hardware = row.gpu_name or row.cpu_model or "unknown hardware"
         if row.gpu_count and row.gpu_count > 1:
@@ -76,7 +58,9 @@ def machines_of(summary: pd.DataFrame) -> dict[str, Machine]:
             fingerprint_id=str(row.fingerprint_id),
             title=safe_title(f"{row.machine} {str(row.fingerprint_id)[:8]}"),
             hardware=str(hardware),
-            superseded=gone.get(str(row.page)),
+            superseded=(fmt.integer(row.step_version), fmt.integer(row.newest_step_version))
+            if row.superseded
+            else None,
         )
     return out
 
@@ -120,7 +104,7 @@ class Inputs:
     """Everything computed once and shared by the pages."""
 
     dataset: Dataset
-    a: stats.Analysis
+    a: Analysis
     machines: dict[str, Machine]
     recs: list[advice.Recommendation]
     regimes: list[Regime]  # grouped once for every page
@@ -170,12 +154,12 @@ class Inputs:
 
 def compute(dataset: Dataset) -> Inputs:
     """The analysis and the advice of ``dataset``, with what the pages derive from them."""
-    analysis = stats.analyse(dataset)
-    recs = advice.recommend(analysis)
-    machines = machines_of(analysis.machines)
+    tables = analyse(dataset)
+    recs = advice.recommend(tables)
+    machines = machines_of(tables.machines)
     return Inputs(
         dataset=dataset,
-        a=analysis,
+        a=tables,
         machines=machines,
         recs=recs,
         regimes=regimes(recs),
@@ -183,9 +167,9 @@ def compute(dataset: Dataset) -> Inputs:
         status={
             (str(f), str(c)): str(t)
             for f, c, t in zip(
-                analysis.cells["fingerprint_id"].to_numpy(dtype=object),
-                analysis.cells["cell_id"].to_numpy(dtype=object),
-                analysis.cells["status_summary"].to_numpy(dtype=object),
+                tables.cells["fingerprint_id"].to_numpy(dtype=object),
+                tables.cells["cell_id"].to_numpy(dtype=object),
+                tables.cells["status_summary"].to_numpy(dtype=object),
             )
         },
         labels=link_labels(machines),

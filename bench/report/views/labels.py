@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from bench.report import fmt, stats
+from bench.report import analysis, fmt
 from bench.report.views.frames import CONFIG_AXES, present, rows_of
 
 #: How an axis value reads in a label (``batch 128``, ``benchmark on``).
@@ -92,7 +92,7 @@ def alt_list(items: Iterable[str], limit: int = 12) -> str:
 
 
 def verdict_counts(verdicts: Iterable[str]) -> dict[str, int]:
-    counts = dict.fromkeys(stats.VERDICTS, 0)
+    counts = dict.fromkeys(analysis.VERDICTS, 0)
     for v in verdicts:
         counts[str(v)] = counts.get(str(v), 0) + 1
     return counts
