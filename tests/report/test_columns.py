@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.report import advice
 from bench.report.analysis import Analysis, analyse
 from bench.report.analysis.cells import CELL_COLUMNS
 from bench.report.analysis.machines import BEST_COLUMNS, CEILING_COLUMNS, MACHINE_COLUMNS
@@ -61,9 +62,19 @@ def test_each_comparison_has_its_declared_columns(tables: Analysis, axis: str) -
     assert tuple(tables.comparisons[axis].columns) == COMPARE_COLUMNS[axis]
 
 
+def test_the_decision_table_has_its_declared_columns(tables: Analysis) -> None:
+    decisions = advice.decision_table(advice.recommend(tables))
+    assert tuple(decisions.columns) == advice.decision_columns(sorted(advice.JOB_LENGTHS))
+    longer = advice.recommend(tables, job_lengths=(50, 5_000))
+    assert tuple(advice.decision_table(longer, job_lengths=(50, 5_000)).columns) == (
+        advice.decision_columns((50, 5_000))
+    )
+
+
 def test_the_fixtures_fill_every_table() -> None:
     """So that the column checks above run on real rows, not only on empty frames."""
     full = analyse(load_reports(FIXTURES))
     assert all(len(getattr(full, name)) for name in TABLES)
     assert all(len(frame) for frame in full.comparisons.values())
+    assert len(advice.decision_table(advice.recommend(full)))
 
