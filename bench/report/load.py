@@ -476,6 +476,9 @@ def _unknown(s: pd.Series, col: str, allowed: Iterable[str]) -> Any:
 
 
 def _short(value: object) -> str:
+    """The offending value as the file holds it: ``'fast'``, ``-1.5`` (not ``np.float64(-1.5)``)."""
+    if isinstance(value, np.generic):
+        value = value.item()
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
