@@ -48,17 +48,11 @@ REGIME_COLUMNS = [
 ]
 
 
-#: What makes two recommendations the same regime (one row of the decision table).
+#: What makes two recommendations the same regime (one row of the decision table): the setting,
+#: the regime (its page stands for its fingerprint and machine) and the two values compared.
 REGIME_KEY = (
     "setting",
-    "page",
-    "device",
-    "model_family",
-    "mode",
-    "precision",
-    "memory_format",
-    "shapes",
-    "batch_size",
+    *(c for c in REGIME_COLUMNS if c not in ("fingerprint_id", "machine")),
     "baseline_value",
     "variant_value",
 )
