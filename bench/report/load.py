@@ -335,7 +335,7 @@ def _migrate(
     migrated = pd.DataFrame.from_dict({i: rows[i] for i in df.index}, orient="index", dtype=str)
     if migrated.empty:
         migrated = pd.DataFrame(columns=columns, dtype=str)
-    migrated = migrated.replace("", np.nan)
+    migrated = migrated.where(migrated != "", np.nan)
     migrated["line"] = df["line"]
     migrated["source"] = df["source"]
     return migrated

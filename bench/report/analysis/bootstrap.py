@@ -15,6 +15,7 @@ The constants are what the Methodology page quotes, so change them only together
 from __future__ import annotations
 
 import contextlib
+import inspect
 import warnings
 from collections.abc import Iterator, Sequence
 
@@ -34,6 +35,10 @@ SEED = 20261129
 #: Resamples drawn per vectorised step. Fixed (not sized to the data) so that a pair's interval
 #: depends only on its own replicates, not on how many other pairs share its bootstrap call.
 BOOTSTRAP_BATCH = 100
+
+#: SciPy 1.15 renamed ``bootstrap``'s ``random_state`` to ``rng``, and Python 3.9 stops at SciPy
+#: 1.13; both take the seeded generator the same way.
+_RNG = "rng" if "rng" in inspect.signature(sps.bootstrap).parameters else "random_state"
 
 
 def _median_last(a: np.ndarray) -> np.ndarray:
@@ -123,7 +128,7 @@ def _bootstrap(data: tuple[np.ndarray, ...], statistic: object) -> tuple[np.ndar
         axis=-1,
         confidence_level=CONFIDENCE,
         method="percentile",
-        rng=np.random.default_rng(SEED),
+        **{_RNG: np.random.default_rng(SEED)},
     )
     low = np.asarray(res.confidence_interval.low, dtype=float)
     high = np.asarray(res.confidence_interval.high, dtype=float)

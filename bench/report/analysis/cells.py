@@ -217,9 +217,11 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     out["n_drift"] = np.bincount(gok[drifted], minlength=n_groups)
     worst = pd.Series(np.maximum(ratio, 1 / ratio)[drifted]).groupby(gok[drifted]).max()
     out["drift_max"] = per_group(worst)
-    tf32 = (okf["eff_cudnn_allow_tf32"] == "true").groupby(gok).any().reindex(whole)
+    tf32 = (okf["eff_cudnn_allow_tf32"] == "true").groupby(gok).any()
     out["eff_cudnn_allow_tf32"] = np.where(
-        tf32.fillna(False).to_numpy(dtype=bool), "true", out["eff_cudnn_allow_tf32"].to_numpy()
+        tf32.reindex(whole, fill_value=False).to_numpy(dtype=bool),
+        "true",
+        out["eff_cudnn_allow_tf32"].to_numpy(),
     )
     out = out.reset_index()
     _throughput(out)
