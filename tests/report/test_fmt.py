@@ -9,6 +9,8 @@ from bench.report import fmt
 
 @pytest.mark.parametrize(("value", "text"), [
     (0.0009996, "1.00 ms"),  # not "1,000 µs"
+    (-0.0009996, "-1.00 ms"),
+    (0.9999996e-6 * 1000, "1.00 ms"),
     (0.9996, "1.00 s"),  # not "1,000 ms"
     (0.000999, "999 µs"),
     (0.0412, "41.2 ms"),
