@@ -3,8 +3,9 @@
 The steps, each in its own module:
 
 1. :mod:`bench.report.load` reads and validates every run under ``reports/``;
-2. :mod:`bench.report.stats` and :mod:`bench.report.advice` turn rows into answers;
-3. :mod:`bench.report.pages` (with :mod:`bench.report.charts`) renders them into
+2. :mod:`bench.report.analysis` and :mod:`bench.report.advice` turn rows into answers;
+3. :mod:`bench.report.site` renders them, page by page through :mod:`bench.report.views`
+   (with the Markdown kit :mod:`bench.report.pages` and :mod:`bench.report.charts`), into
    ``<docs_dir>/generated/``, which is wiped and rebuilt every time;
 4. MkDocs builds the site with ``--strict``, so a broken link or anchor fails the build.
 
@@ -27,10 +28,8 @@ from typing import Any
 
 import yaml
 
-from bench.report import load, pages
-
-GENERATED = "generated"
-MACHINES_INDEX = f"{GENERATED}/machines/index.md"
+from bench.report import load, site
+from bench.report.paths import GENERATED, MACHINES_INDEX
 
 
 class BuildError(RuntimeError):
@@ -63,10 +62,10 @@ def build(
     if dataset.skipped and not quiet:
         for line in dataset.skipped:
             print(f"skipped: {line}", file=sys.stderr)
-    site = pages.render_site(dataset, reports, docs_dir / GENERATED, prices=prices)
+    rendered = site.render_site(dataset, reports, docs_dir / GENERATED, prices=prices)
     if run_mkdocs:
         run_mkdocs_build(
-            config, docs_dir, site_dir, site.machine_nav, site.build_epoch, quiet=quiet
+            config, docs_dir, site_dir, rendered.machine_nav, rendered.build_epoch, quiet=quiet
         )
 
 
@@ -76,8 +75,7 @@ def derived_config(
     """The MkDocs configuration for this build, derived from ``config``.
 
     ``machine_nav`` is ``(title, path)`` per machine page; titles are plain text (MkDocs
-    themes do not escape navigation titles, so :mod:`bench.report.pages` keeps them to safe
-    characters).
+    themes do not escape navigation titles, so the views keep them to safe characters).
     """
     try:
         data = yaml.safe_load(config.read_text(encoding="utf-8"))
@@ -128,6 +126,12 @@ def run_mkdocs_build(
     # Dates in the output (sitemap) come from the data, so the same input gives the same site.
     env.setdefault("SOURCE_DATE_EPOCH", str(build_epoch))
     env.setdefault("NO_MKDOCS_2_WARNING", "1")
+    # The hook imports bench.report.paths, so MkDocs's process must find this same package,
+    # not whichever one its working directory or an older install would give it: it runs in
+    # the temporary folder (every path in the derived configuration is absolute) with the
+    # folder holding bench/ first on its path.
+    package_root = str(Path(__file__).resolve().parents[2])  # the folder holding bench/
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     with tempfile.TemporaryDirectory(prefix="torch-knobs-mkdocs-") as tmp:
         derived = Path(tmp) / "mkdocs.yml"
         derived.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
@@ -144,7 +148,9 @@ def run_mkdocs_build(
             str(site_dir.resolve()),
         ]
         # Never pass --quiet: it hides warnings, and --strict only fails on warnings it sees.
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, env=env, cwd=tmp, check=False
+        )
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-30:])
         raise BuildError(f"mkdocs build --strict failed (exit {proc.returncode}):\n{tail}")

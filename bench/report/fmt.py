@@ -24,7 +24,13 @@ def present(value: Any) -> bool:
 
 
 def num(value: Any, digits: int = 3) -> str:
-    """A plain number with ``digits`` significant digits and thousands separators."""
+    """A plain number with ``digits`` significant digits and thousands separators.
+
+    The decimals follow the value as rounded, not the raw one: rounding can carry into the
+    next power of ten (9.996 → ``10.00``), and then one decimal fewer keeps ``digits`` digits
+    (``10.0``). The same holds for every unit and every ratio below: a choice made on the raw
+    value can disagree with the digits printed (0.0009996 s is 1.00 ms, not "1,000 µs").
+    """
     if not present(value):
         return MISSING
     x = float(value)
@@ -33,7 +39,11 @@ def num(value: Any, digits: int = 3) -> str:
     if abs(x) >= 10 ** (digits - 1):
         return f"{x:,.0f}"
     places = max(digits - 1 - math.floor(math.log10(abs(x))), 0)
-    return f"{x:,.{places}f}"
+    text = f"{x:,.{places}f}"
+    figures = text.lstrip("-0.")  # the significant part (no thousands here: |x| < 100)
+    if figures[0] == "1" and len(figures) - ("." in figures) > digits:  # 9.996 → "10.00"
+        text = f"{x:,.{places - 1}f}"
+    return text
 
 
 def _trim(text: str) -> str:
@@ -54,8 +64,14 @@ def integer(value: Any) -> str:
 
 def _ratio_digits(x: float) -> int:
     """Decimals for a ratio: two near 1, where δ = 3% must be readable; three significant
-    figures above 10, so a 238× GPU speedup is not printed as 237.73×."""
-    return 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0
+    figures above 10, so a 238× GPU speedup is not printed as 237.73×. Chosen on the value as
+    rounded (see ``num``): 9.999 has two decimals only if it stays below 10 when printed."""
+    ax = abs(x)
+    # only a value within one unit of the last decimal below a limit can round up to it
+    for digits, limit, near in ((2, 10, 9.99), (1, 100, 99.9)):
+        if ax < near or (ax < limit and round(ax, digits) < limit):
+            return digits
+    return 0
 
 
 def ratio(value: Any) -> str:
@@ -96,15 +112,21 @@ def change(speedup: Any) -> str:
     return f"{num(abs(saved) * 100, 2)}% {'less' if saved > 0 else 'more'} time"
 
 
+_TIME_UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6))
+
+
 def seconds(value: Any) -> str:
     """A duration with a unit that keeps 3 significant digits: ``41.2 ms``, ``2.13 s``."""
     if not present(value):
         return MISSING
     x = float(value)
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if abs(x) >= scale or unit == "µs":
-            return f"{num(x / scale)} {unit}"
-    return MISSING  # pragma: no cover
+    ax = abs(x)
+    i = 0 if ax >= 1.0 else 1 if ax >= 1e-3 else 2
+    text = num(x / _TIME_UNITS[i][1])
+    if i and (text == "1,000" or text == "-1,000"):  # it rounded up into the next unit: 1.00 ms
+        i -= 1
+        text = num(x / _TIME_UNITS[i][1])
+    return f"{text} {_TIME_UNITS[i][0]}"
 
 
 def signed_seconds(value: Any) -> str:
@@ -122,7 +144,7 @@ def bytes_(value: Any, *, signed: bool = False) -> str:
     sign = ("+" if x > 0 else "−" if x < 0 else "±") if signed else ("−" if x < 0 else "")
     x = abs(x)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if x < 1024 or unit == "TiB":
+        if round(x) < 1024 or unit == "TiB":  # 1023.7 B prints "1.00 KiB", not "1,024 B"
             return f"{sign}{num(x)} {unit}"
         x /= 1024
     return MISSING  # pragma: no cover

@@ -17,12 +17,13 @@ What comes out (``Dataset``):
 
 - ``results``: ``RESULT_COLUMNS`` in order plus ``source`` (the csv path relative to the root,
   POSIX) and ``line`` (1-based line where the record starts). Numeric columns are float64 (NaN
-  when empty), ``INTEGER_COLUMNS`` nullable ``Int64``, ``repro_bitwise_equal`` nullable
-  ``boolean``, everything else a string with ``""`` for empty. Deduplicated on
+  when empty), ``INTEGER_COLUMNS`` nullable ``Int64``, the columns whose only values are
+  ``true`` and ``false`` (``repro_bitwise_equal``) nullable ``boolean``, everything else a
+  string with ``""`` for empty. Deduplicated on
   (run_id, kind, cell_id, replicate), the last row in file order winning (a resume appends).
-- ``samples``: ``SAMPLE_COLUMNS`` plus ``source`` and ``line``; ``seconds`` float64, the integer
-  columns ``Int64``, ids as strings. When a replicate's samples were written twice (a re-run after
-  an interruption), only its last contiguous block is kept.
+- ``samples``: ``SAMPLE_COLUMNS`` plus ``source`` and ``line``; numbers (``seconds``) float64,
+  the integer columns ``Int64``, ids as strings. When a replicate's samples were written twice
+  (a re-run after an interruption), only its last contiguous block is kept.
 - ``envs``: ``fingerprint_id`` → parsed env.json. Results from different fingerprints are never
   pooled downstream; a fingerprint whose env.json is missing (``skip_bad``) has no entry.
 """
@@ -42,7 +43,15 @@ import pandas as pd
 
 from bench import schema
 
+#: Every type and closed set below comes from ``bench.schema``'s column spec, never a list kept
+#: here: a column added there is read, checked and typed here without a change.
 _SAMPLE_INTEGERS = schema.SAMPLE_INTEGER_COLUMNS
+_SAMPLE_NUMBERS = tuple(c.name for c in schema.SAMPLE_SPEC if c.type == "float")
+_SAMPLE_CHOICES = {c.name: c.choices for c in schema.SAMPLE_SPEC if c.choices}
+#: Closed columns of results.csv whose only values are true and false: read as booleans.
+_BOOLEANS = tuple(
+    c.name for c in schema.RESULT_SPEC if c.choices and set(c.choices) == {"true", "false"}
+)
 _DEDUPE_KEY = ["run_id", "kind", "cell_id", "replicate"]
 _SAMPLE_KEY = ["run_id", "cell_id", "replicate"]
 
@@ -326,7 +335,7 @@ def _migrate(
     migrated = pd.DataFrame.from_dict({i: rows[i] for i in df.index}, orient="index", dtype=str)
     if migrated.empty:
         migrated = pd.DataFrame(columns=columns, dtype=str)
-    migrated = migrated.replace("", np.nan)
+    migrated = migrated.where(migrated != "", np.nan)
     migrated["line"] = df["line"]
     migrated["source"] = df["source"]
     return migrated
@@ -363,7 +372,7 @@ def _read_results(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> 
             out[col] = ints[col].loc[df.index]
         elif col in nums:
             out[col] = nums[col].loc[df.index]
-        elif col == "repro_bitwise_equal":
+        elif col in _BOOLEANS:
             out[col] = df[col].map({"true": True, "false": False}).astype("boolean")
         else:
             out[col] = _text(df[col])
@@ -373,7 +382,7 @@ def _read_results(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> 
 
 
 def _read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> pd.DataFrame:
-    df = _read_table(path, rel, (*_SAMPLE_INTEGERS, "seconds"), skip_bad, skipped)
+    df = _read_table(path, rel, (*_SAMPLE_INTEGERS, *_SAMPLE_NUMBERS), skip_bad, skipped)
     _require_columns(df, schema.SAMPLE_COLUMNS, path)
     p = _Problems(df.index)
     for col in schema.REQUIRED_SAMPLE_COLUMNS:
@@ -389,16 +398,17 @@ def _read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> 
             for i in idx
         ],
     )
-    phase = df["phase"]
-    p.add(phase.notna() & ~phase.isin(schema.PHASES), _unknown(phase, "phase", schema.PHASES))
-    seconds = _numeric(df["seconds"], "seconds", p)
+    for col, allowed in _SAMPLE_CHOICES.items():
+        s = df[col]
+        p.add(s.notna() & ~s.isin(allowed), _unknown(s, col, allowed))
+    nums = {col: _numeric(df[col], col, p) for col in _SAMPLE_NUMBERS}
     df = _drop_bad(df, p, path, skip_bad, skipped)
     out: dict[str, pd.Series] = {}
     for col in schema.SAMPLE_COLUMNS:
         if col in ints:
             out[col] = ints[col].loc[df.index]
-        elif col == "seconds":
-            out[col] = seconds.loc[df.index]
+        elif col in nums:
+            out[col] = nums[col].loc[df.index]
         else:
             out[col] = _text(df[col])
     out["source"] = df["source"].astype(str)
@@ -466,6 +476,9 @@ def _unknown(s: pd.Series, col: str, allowed: Iterable[str]) -> Any:
 
 
 def _short(value: object) -> str:
+    """The offending value as the file holds it: ``'fast'``, ``-1.5`` (not ``np.float64(-1.5)``)."""
+    if isinstance(value, np.generic):
+        value = value.item()
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -526,7 +539,8 @@ def _empty_results() -> pd.DataFrame:
         df[col] = df[col].astype("float64")
     for col in schema.INTEGER_COLUMNS:
         df[col] = pd.Series(dtype="Int64")
-    df["repro_bitwise_equal"] = pd.Series(dtype="boolean")
+    for col in _BOOLEANS:
+        df[col] = pd.Series(dtype="boolean")
     df["source"] = pd.Series(dtype=str)
     df["line"] = pd.Series(dtype="int64")
     return df
@@ -536,7 +550,8 @@ def _empty_samples() -> pd.DataFrame:
     df = pd.DataFrame({c: pd.Series(dtype=str) for c in schema.SAMPLE_COLUMNS})
     for col in _SAMPLE_INTEGERS:
         df[col] = pd.Series(dtype="Int64")
-    df["seconds"] = pd.Series(dtype="float64")
+    for col in _SAMPLE_NUMBERS:
+        df[col] = pd.Series(dtype="float64")
     df["source"] = pd.Series(dtype=str)
     df["line"] = pd.Series(dtype="int64")
     return df

@@ -8,7 +8,8 @@ excluded from the docs) and leaves a placeholder comment in the page; this hook 
 placeholder in the finished page and registers the fragment's element ids with MkDocs, so
 ``--strict`` anchor validation still covers every ``#cell-…`` link.
 
-Configured in ``mkdocs.yml`` under ``hooks:``. Importing it never imports torch.
+Configured in ``mkdocs.yml`` under ``hooks:``. Importing it never imports torch, nor pandas,
+matplotlib or Jinja: only :mod:`bench.report.paths`, where the fragments are written.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from bench.report.paths import fragment_file
+
 PLACEHOLDER = re.compile(r"<!-- torch-knobs:fragment ([a-z0-9._-]+) -->")
-FRAGMENTS = Path("generated") / "fragments"
 _ID = re.compile(r'\bid="([^"]+)"')
 
 
@@ -27,7 +29,7 @@ class FragmentError(RuntimeError):
 
 
 def read_fragment(name: str, docs_dir: Path) -> str:
-    path = docs_dir / FRAGMENTS / f"{name}.html"
+    path = docs_dir / fragment_file(name)
     try:
         return path.read_text(encoding="utf-8")
     except OSError as exc:

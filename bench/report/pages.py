@@ -1,11 +1,8 @@
-"""Render the generated part of the site: Markdown pages (Jinja2) and SVG charts.
+"""The Markdown kit: the page templates' environment and the blocks views build pages from.
 
-Layout under ``<docs_dir>/generated/`` (wiped and rebuilt on every build)::
-
-    cudnn-benchmark.md  dynamic-shapes.md  determinism.md  precision.md  cpu-vs-gpu.md
-    compare.md  data.md  machines/index.md  machines/<page>.md  charts/*.svg
-    data/<machine>/<run>/{results.csv,samples.csv,env.json}
-    snippets/home.md  snippets/constants.md   (included by hand-written pages)
+Views turn analysis tables into page contexts with these: tables, links that know the page
+they sit on, row anchors, verdict badges, fragment placeholders, safe titles. Where the pages
+go is :mod:`bench.report.paths`; writing them is :mod:`bench.report.writer`.
 
 How untrusted text is kept inert: the Jinja environment escapes every ``{{ value }}`` for
 Markdown and HTML (:func:`bench.report.escape.md`) unless the value is an
@@ -18,17 +15,10 @@ only slugs, never data text, because MkDocs themes print page titles without esc
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import math
-import multiprocessing
-import os
 import posixpath
 import re
-import shutil
-import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,10 +27,10 @@ import jinja2
 import markupsafe
 
 from bench.report import fmt
-from bench.report.escape import Md, anchor, attr, md, slug
+from bench.report.escape import Md, anchor, attr, md
+from bench.report.paths import machine_file
 
 TEMPLATES = Path(__file__).parent / "templates"
-GENERATED = "generated"
 
 #: The only filters templates may use; each keeps values as they are (escaping happens after).
 _FILTERS = ("length", "first", "last", "list", "default")
@@ -107,11 +97,6 @@ def fragment_placeholder(name: str) -> Md:
     return Md(f"<!-- torch-knobs:fragment {name} -->")
 
 
-def machine_file(page: str) -> str:
-    """The docs-relative path of a machine page, from stats' ``page`` key (untrusted text)."""
-    return f"{GENERATED}/machines/{slug(page)}.md"
-
-
 @functools.lru_cache(maxsize=4096)
 def _relative(target: str, here: str) -> str:
     """Cached: a site has few (page, target) pairs but links them tens of thousands of times."""
@@ -165,119 +150,3 @@ def safe_title(text: object, limit: int = 60) -> str:
     )
     words = " ".join(kept.split())
     return words[:limit].strip() or "untitled"
-
-
-# ---------------------------------------------------------------------------------------------
-# Writing.
-
-
-@dataclass
-class SiteResult:
-    """What the MkDocs step needs to know about the rendered pages."""
-
-    machine_nav: list[tuple[str, str]] = field(default_factory=list)
-    build_epoch: int = 0
-    written: list[Path] = field(default_factory=list)
-
-
-class Writer:
-    """Writes pages and charts under the generated folder, refusing paths that escape it.
-
-    Charts are the slowest part of a build (matplotlib), so with a ``pool`` they are drawn in
-    worker processes while pages render here; :meth:`finish` waits for them and re-raises the
-    first failure.
-    """
-
-    def __init__(
-        self, docs_dir: Path, env: jinja2.Environment, pool: Executor | None = None
-    ) -> None:
-        self.docs_dir = docs_dir
-        self.env = env
-        self.pool = pool
-        self.pending: list[Future[Path]] = []
-        self.written: list[Path] = []
-
-    def chart(self, draw: Callable[..., Path], rel: str, *args: Any, **kwargs: Any) -> None:
-        """Draw a chart: ``draw(*args, path, **kwargs)``, now or in the pool."""
-        out = self.path(rel)
-        if self.pool is None:
-            draw(*args, out, **kwargs)
-        else:
-            self.pending.append(self.pool.submit(draw, *args, out, **kwargs))
-        self.written.append(out)
-
-    def finish(self) -> None:
-        for future in self.pending:
-            future.result()
-        self.pending.clear()
-
-    def path(self, rel: str) -> Path:
-        if not rel.startswith(f"{GENERATED}/") or ".." in rel.split("/"):
-            raise ValueError(f"refusing to write outside {GENERATED}/: {rel!r}")
-        out = self.docs_dir / rel
-        out.parent.mkdir(parents=True, exist_ok=True)
-        return out
-
-    def text(self, rel: str, text: str) -> None:
-        out = self.path(rel)
-        out.write_text(text, encoding="utf-8")
-        self.written.append(out)
-
-    def page(self, rel: str, template: str, **context: Any) -> None:
-        text = self.env.get_template(template).render(**context)
-        out = self.path(rel)
-        out.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
-        self.written.append(out)
-
-    def copy(self, source: Path, rel: str) -> None:
-        out = self.path(rel)
-        shutil.copyfile(source, out)
-        self.written.append(out)
-
-
-def reset(generated: Path) -> None:
-    """Empty the generated folder (it is rebuilt from scratch every time)."""
-    if generated.name != GENERATED:
-        raise ValueError(f"refusing to wipe {generated}: not a {GENERATED!r} folder")
-    if generated.exists():
-        shutil.rmtree(generated)
-    generated.mkdir(parents=True)
-
-
-def epoch_of(timestamps: Iterable[str]) -> int:
-    """The latest timestamp in the data as a Unix time (0 when there is none)."""
-    import pandas as pd
-
-    values = pd.to_datetime(pd.Series([t for t in timestamps if t]), utc=True, errors="coerce")
-    values = values.dropna()
-    if values.empty:
-        return 0
-    latest = values.max()
-    return int(latest.timestamp()) if not math.isnan(latest.timestamp()) else 0
-
-
-@contextlib.contextmanager
-def chart_pool() -> Iterator[Executor | None]:
-    """Worker processes for charts where forking is safe and there is a core to spare."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-    if sys.platform != "linux" or cores < 2:
-        yield None
-        return
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=min(cores - 1, 3), mp_context=context) as pool:
-        yield pool
-
-
-def render_site(
-    dataset: Any, reports_root: Path, generated: Path, *, prices: Path | None = None
-) -> SiteResult:
-    """Render every generated page and chart from ``dataset`` into ``generated``."""
-    from bench.report import views
-
-    reset(generated)
-    with chart_pool() as pool:
-        writer = Writer(generated.parent, environment(), pool)
-        nav = views.render_all(dataset, Path(reports_root), writer, prices=prices)
-        writer.finish()
-    epoch = epoch_of(dataset.results["ended_at"].tolist()) if len(dataset.results) else 0
-    return SiteResult(machine_nav=nav, build_epoch=epoch, written=list(writer.written))

@@ -134,7 +134,7 @@ def unknown_keys(
 
 
 def per_dollar(throughput: pd.DataFrame, prices: Mapping[str, Price]) -> pd.DataFrame:
-    """Priced rows of ``throughput`` (e.g. ``stats.best_throughput``) with per-dollar figures.
+    """Priced rows of ``throughput`` (e.g. ``best_throughput``'s) with per-dollar figures.
 
     Needs columns machine, page, samples_per_s. Adds price_key, price_usd, usd_per_hour,
     price_note, images_per_s_per_usd and images_per_usd (NaN where that price is not given).

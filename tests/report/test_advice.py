@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from bench.report import advice, sentences, stats
+from bench.report import advice
+from bench.report.analysis import DELTA, analyse
+from bench.report.analysis.cells import cell_stats
 from bench.report.load import load_reports
+from bench.report.views import sentences
 
 from .builders import axes, cell, env_for, result_row, synth
 
@@ -54,7 +57,7 @@ def test_benchmark_advice_follows_the_data(tmp_path):
     assert long_hurts.break_even_iters == float("inf")
     # every recommendation cites the rows it came from
     assert {a for _, a in long_helps.evidence} == {
-        f"cell-{c}" for c in stats.cell_stats(load_reports(tmp_path / "helps"))["cell_id"]
+        f"cell-{c}" for c in cell_stats(load_reports(tmp_path / "helps"))["cell_id"]
     }
     assert all(p == f"box-{ENV['fingerprint_id'][:8]}" for p, _ in long_helps.evidence)
 
@@ -144,7 +147,7 @@ def test_determinism_with_a_wide_interval_is_not_called_free(write_tree):
         for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
         if r.setting == "cudnn.deterministic"
     ]
-    assert rec.verdict == "no clear difference" and rec.ci_low < 1 - stats.DELTA
+    assert rec.verdict == "no clear difference" and rec.ci_low < 1 - DELTA
     assert (rec.action, rec.rule) == (advice.ENABLE_IF_NEEDED, "det-cost-unclear")
 
 
@@ -343,7 +346,7 @@ def test_a_tree_of_only_failures_gives_empty_but_well_formed_tables(write_tree):
     cpu = env_for("laptop", "run-1", gpu=False)
     rows = [result_row(cpu, axes(), i, status="skipped", seconds=None) for i in range(3)]
     rows += cell(cpu, axes(device="cpu", cpu_threads=4), [0.1] * 3)
-    analysis = stats.analyse(load_reports(write_tree([(cpu, rows, [])])))
+    analysis = analyse(load_reports(write_tree([(cpu, rows, [])])))
     assert len(analysis.cells) == 2 and analysis.benchmark.empty
     recs = advice.recommend(analysis)
     assert [(r.setting, r.action) for r in recs] == [("device", advice.INSUFFICIENT)]
@@ -368,7 +371,7 @@ def test_a_drifting_cell_is_counted_and_flags_the_advice_it_feeds(write_tree):
     samples = [s for r in off for s in _samples(r, [0.05, 0.05, 0.5, 0.5])]
     samples += [s for r in on + other + other_on for s in _samples(r, [0.1, 0.1, 0.1, 0.1])]
     ds = load_reports(write_tree([(ENV, off + on + other + other_on, samples)]))
-    cells = stats.cell_stats(ds).set_index("cell_id")
+    cells = cell_stats(ds).set_index("cell_id")
     assert cells.loc[off[0]["cell_id"], "n_drift"] == 3
     assert cells.loc[off[0]["cell_id"], "drift_max"] == pytest.approx(10.0)
     assert cells.loc[on[0]["cell_id"], "n_drift"] == 0
@@ -379,8 +382,8 @@ def test_a_drifting_cell_is_counted_and_flags_the_advice_it_feeds(write_tree):
 
 def test_no_clear_difference_says_whether_the_interval_is_tight(tmp_path):
     """'Within 1 ± δ' only when the whole interval is; a wide interval is called inconclusive."""
-    from bench.report import sentences
     from bench.report.pages import Page
+    from bench.report.views import sentences
 
     def said(recs):
         return str(sentences.sentence(sentences.regimes(recs)[0], Page("index.md")))
@@ -397,13 +400,13 @@ def test_no_clear_difference_says_whether_the_interval_is_tight(tmp_path):
 def test_a_machine_summary_names_what_it_covers_and_where_it_mattered(write_tree):
     """A box that says "no clear difference" on one GPU must not read as a verdict for every
     model there: it lists the models, precisions and layouts measured, and the exceptions."""
-    from bench.report.views.common import exceptions, scope
+    from bench.report.views.labels import exceptions, scope
 
     rows = []
     for model, on in (("resnet50", 0.10), ("vit_b_16", 0.10), ("convnext_tiny", 0.08)):
         rows += cell(ENV, axes(model=model), [0.10, 0.101, 0.099])
         rows += cell(ENV, axes(model=model, cudnn_benchmark="on"), [on, on * 1.01, on * 0.99])
-    costs = stats.analyse(load_reports(write_tree([(ENV, rows, [])]))).benchmark
+    costs = analyse(load_reports(write_tree([(ENV, rows, [])]))).benchmark
     assert scope(costs) == ("convnext_tiny, resnet50, vit_b_16 · train · fp32 · nchw · "
                             "static shapes · batch 64 · fresh kernel cache")
     assert exceptions(costs, ["model"]).startswith("faster in convnext_tiny (1.25×)")

@@ -8,7 +8,8 @@ import filecmp
 import pytest
 
 from bench import schema
-from bench.report import advice, stats
+from bench.report import advice
+from bench.report.analysis import analyse
 from bench.report.load import load_reports
 
 from .builders import FIXTURE_REPORTS, synth
@@ -16,7 +17,7 @@ from .builders import FIXTURE_REPORTS, synth
 
 @pytest.fixture(scope="module")
 def analysis():
-    return stats.analyse(load_reports(FIXTURE_REPORTS))
+    return analyse(load_reports(FIXTURE_REPORTS))
 
 
 def _raw_rows() -> list[dict[str, str]]:

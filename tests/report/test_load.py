@@ -97,7 +97,10 @@ def test_non_finite_and_negative_times(good):
     _set_field(path, 4, "cold_pass_s", "inf")
     _refused(root, path, 4, "cold_pass_s is not a finite number")
     _set_field(path, 4, "cold_pass_s", "-1.5")
-    _refused(root, path, 4, "cold_pass_s is negative")
+    _refused(root, path, 4, "cold_pass_s is negative: -1.5")
+    _set_field(path, 4, "cold_pass_s", "0.5")
+    _set_field(path, 4, "replicate", "1.5")
+    _refused(root, path, 4, "replicate is not an integer: 1.5")
 
 
 def test_unknown_status(good):

@@ -1,6 +1,6 @@
 """Shared fixtures for the site tests: a project copy in a temporary folder, built once.
 
-Building runs the whole pipeline (load → stats → advice → pages → charts → ``mkdocs build
+Building runs the whole pipeline (load → analysis → advice → pages → charts → ``mkdocs build
 --strict``), a few seconds each, so each distinct input is built once per session and the tests
 read the result. Builds happen in copies of ``mkdocs.yml`` and ``site_src/`` so the working tree
 is never touched.

@@ -11,6 +11,7 @@ from conftest import FIXTURE_REPORTS, Built, build_copy, project_copy
 from htmlcheck import check_site, parse
 
 from bench.report import build, load, options
+from bench.report.escape import md
 
 
 def test_strict_build_produces_every_page(fixture_site: Built) -> None:
@@ -372,3 +373,22 @@ def test_home_answers_from_the_newest_step_definition_only(tmp_path: Path) -> No
                 if line.startswith("- ") and "fixture-cpu-laptop-81b41973.md" in line]
 
     assert advised(plain) and not advised(built)
+
+
+def test_the_data_page_lists_every_column_from_the_schema(fixture_site: Built) -> None:
+    """The Data page's column tables are the schema's spec, so a reader sees what is checked."""
+    from bench import schema
+
+    page = (fixture_site.generated / "data.md").read_text()
+    results, samples = page.split("### results.csv", 1)[1].split("### samples.csv", 1)
+    for spec, text in ((schema.RESULT_SPEC, results), (schema.SAMPLE_SPEC, samples)):
+        rows = [line for line in text.splitlines() if line.startswith("| `")]
+        assert [row.split("`", 2)[1] for row in rows] == [c.name for c in spec]
+        for column, row in zip(spec, rows):
+            cells = [cell.strip() for cell in row.strip("|").split(" | ")]
+            assert cells[1] == {"str": "text", "int": "integer", "float": "number"}[column.type]
+            assert cells[2] == (", ".join(f"`{v}`" for v in column.choices) or "—")
+            assert cells[3] == ("yes" if column.required else "no")
+            assert cells[4] == md(column.doc)
+    html = (fixture_site.site / "generated" / "data.html").read_text()
+    assert '<h2 id="columns">' in html and "<code>cudnn_benchmark_limit</code>" in html

@@ -7,17 +7,16 @@ from typing import Any
 
 import pandas as pd
 
-from bench.report import fmt, stats
+from bench.report import analysis, fmt
+from bench.report.analysis.machines import WORKLOAD_KEY
 from bench.report.escape import cat
-from bench.report.pages import GENERATED, Page, Writer, table
-from bench.report.views.common import (
-    COMPARISONS,
-    TABLE_ROWS,
-    Inputs,
-    label,
-    rows_of,
-    varying,
-)
+from bench.report.pages import Page, table
+from bench.report.paths import COMPARE_PAGE, COMPARISONS
+from bench.report.views.comparisons import TABLE_ROWS
+from bench.report.views.frames import rows_of
+from bench.report.views.inputs import Inputs
+from bench.report.views.labels import label, varying
+from bench.report.writer import Writer
 
 
 def _few(r: Any) -> str:
@@ -76,7 +75,7 @@ def _shown_workloads(best: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     where several machines have a number. A results tree can hold thousands of workloads, too
     many to read in one table (and to push through Markdown in the time the build has).
     """
-    key = stats.WORKLOAD_KEY
+    key = WORKLOAD_KEY
     counts = best.groupby(key, sort=False, dropna=False)["page"].nunique().rename("n").reset_index()
     counts = counts.sort_values(["n", *key], ascending=[False] + [True] * len(key), kind="stable")
     shown = counts.head(TABLE_ROWS)[key].sort_values(key, kind="stable")
@@ -84,7 +83,7 @@ def _shown_workloads(best: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
 
 def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: Path | None) -> None:
-    here = f"{GENERATED}/compare.md"
+    here = COMPARE_PAGE
     p = data.page(here)
     summary = data.current(data.a.machines)
     ms = [data.machines[str(pg)] for pg in summary["page"]] if len(summary) else []
@@ -128,7 +127,7 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
     best = data.current(data.a.best)
     throughput = more = None
     if len(best) and ms:
-        key = stats.WORKLOAD_KEY
+        key = WORKLOAD_KEY
         workloads, total = _shown_workloads(best)
         if total > TABLE_ROWS:
             csv_path = f"{COMPARISONS}/best-throughput.csv"
@@ -171,12 +170,12 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
         if len(best):
             priced = price_mod.per_dollar(best, table_prices)
             priced = priced.sort_values(
-                [*stats.WORKLOAD_KEY, "images_per_s_per_usd", "page"],
-                ascending=[True] * len(stats.WORKLOAD_KEY) + [False, True],
+                [*WORKLOAD_KEY, "images_per_s_per_usd", "page"],
+                ascending=[True] * len(WORKLOAD_KEY) + [False, True],
                 kind="stable",
                 na_position="last",
             )
-            cols = varying(priced, stats.WORKLOAD_KEY) if len(priced) else []
+            cols = varying(priced, WORKLOAD_KEY) if len(priced) else []
             rows = [
                 [
                     label(r, cols),
@@ -219,6 +218,6 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
         unmatched=unmatched,
         n_machines=len(ms),
         superseded=data.superseded_links(p),
-        min_ok=stats.MIN_OK_REPLICATES,
+        min_ok=analysis.MIN_OK_REPLICATES,
         **common,
     )

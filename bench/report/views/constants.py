@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.report import fmt, stats
-from bench.report.pages import GENERATED, Writer
+from bench.report import analysis, fmt
+from bench.report.paths import CONSTANTS_SNIPPET
+from bench.report.writer import Writer
 
 
 def constants_page(writer: Writer, common: dict[str, Any]) -> None:
     writer.page(
-        f"{GENERATED}/snippets/constants.md",
+        CONSTANTS_SNIPPET,
         "constants.md.j2",
-        delta=fmt.pct(stats.DELTA),
-        confidence=fmt.pct(stats.CONFIDENCE),
-        min_ok=stats.MIN_OK_REPLICATES,
-        resamples=f"{stats.N_RESAMPLES:,}",
-        seed=stats.SEED,
+        delta=fmt.pct(analysis.DELTA),
+        confidence=fmt.pct(analysis.CONFIDENCE),
+        min_ok=analysis.MIN_OK_REPLICATES,
+        resamples=f"{analysis.N_RESAMPLES:,}",
+        seed=analysis.SEED,
         **{k: v for k, v in common.items() if k not in ("delta_pct", "confidence_pct")},
     )

@@ -5,30 +5,20 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from bench.report import charts, fmt, stats
-from bench.report.pages import GENERATED, Writer, table
-from bench.report.views.common import (
-    TABLE_ROWS,
-    Inputs,
-    _by_machine,
-    _machine_ctx,
-    alt_list,
-    axis_text,
-    cell_links,
-    chart_path,
-    label,
-    more_rows,
-    present,
-    rows_of,
-    sort_rows,
-    varying,
-    write_comparisons,
-)
-from bench.report.views.recommendations import _recs_for
+from bench.report import charts, fmt
+from bench.report.analysis.studies import CURVE_KEY
+from bench.report.pages import table
+from bench.report.paths import CPU_GPU_PAGE, chart_file
+from bench.report.views.comparisons import TABLE_ROWS, cell_links, more_rows, write_comparisons
+from bench.report.views.frames import present, rows_of, sort_rows
+from bench.report.views.inputs import Inputs, by_machine, machine_context
+from bench.report.views.labels import alt_list, axis_text, label, varying
+from bench.report.views.recommendations import recommendations_for
+from bench.report.writer import Writer
 
 
 def cpu_gpu_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
-    here = f"{GENERATED}/cpu-vs-gpu.md"
+    here = CPU_GPU_PAGE
     p = data.page(here)
     sections = []
     cross_by_page = (
@@ -42,10 +32,10 @@ def cpu_gpu_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         if len(cpu_gpu)
         else ""
     )
-    for m, group in _by_machine(cpu_gpu, data.machines):
+    for m, group in by_machine(cpu_gpu, data.machines):
         group = sort_rows(group)
         curve_cols = varying(
-            group, [c for c in stats.CURVE_KEY if c not in ("fingerprint_id", "machine", "page")]
+            group, [c for c in CURVE_KEY if c not in ("fingerprint_id", "machine", "page")]
         )
         points = [
             charts.SeriesPoint(
@@ -62,7 +52,7 @@ def cpu_gpu_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         if points:
             series = sorted({pt.series for pt in points})
             keep = set(series[: len(charts.PALETTE) * 2])
-            path = chart_path("cpu-vs-gpu", m.page)
+            path = chart_file("cpu-vs-gpu", m.page)
             writer.chart(
                 charts.lines_chart,
                 path,
@@ -108,7 +98,7 @@ def cpu_gpu_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
             )
         sections.append(
             {
-                **_machine_ctx(p, m),
+                **machine_context(p, m),
                 "more": more_rows(p, len(group), csv),
                 "chart": chart,
                 "crossover": table(["Curve", "Crossover", "Speedup by batch (verdict)"], cross_rows)
@@ -134,7 +124,7 @@ def cpu_gpu_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         "cpu-vs-gpu.md.j2",
         p=p,
         sections=sections,
-        recs=_recs_for(data, "device", p),
+        recs=recommendations_for(data, "device", p),
         **common,
     )
 

@@ -6,35 +6,34 @@ import math
 from typing import Any
 
 from bench.report import charts, fmt
-from bench.report.pages import GENERATED, Writer, table
-from bench.report.views.common import (
+from bench.report.pages import table
+from bench.report.paths import CUDNN_PAGE, chart_file
+from bench.report.views.comparisons import (
     TABLE_ROWS,
-    Inputs,
-    _by_machine,
-    _comparison_columns,
-    _machine_ctx,
-    _speedup_chart,
-    alt_list,
     cell_links,
-    chart_path,
-    exceptions,
-    label,
     more_rows,
-    present,
-    rows_of,
-    scope,
-    sort_rows,
-    span,
+    speedup_chart,
     trim,
-    verdict_counts,
     write_comparisons,
 )
-from bench.report.views.machines import cold_text
-from bench.report.views.recommendations import _recs_for
+from bench.report.views.frames import present, rows_of, sort_rows
+from bench.report.views.inputs import Inputs, by_machine, machine_context
+from bench.report.views.labels import (
+    alt_list,
+    cold_text,
+    comparison_columns,
+    exceptions,
+    label,
+    scope,
+    span,
+    verdict_counts,
+)
+from bench.report.views.recommendations import recommendations_for
+from bench.report.writer import Writer
 
 
 def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
-    here = f"{GENERATED}/cudnn-benchmark.md"
+    here = CUDNN_PAGE
     p = data.page(here)
     sections = []
     costs = data.a.benchmark
@@ -65,9 +64,9 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         if len(costs)
         else ""
     )
-    for m, group in _by_machine(costs, data.machines):
+    for m, group in by_machine(costs, data.machines):
         group = sort_rows(group)
-        cols = _comparison_columns(group, "cudnn_benchmark")
+        cols = comparison_columns(group, "cudnn_benchmark")
         counts = verdict_counts(group["verdict"])
         faster = group.loc[group["verdict"] == "faster"]
         speed_rows = []
@@ -117,10 +116,10 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                     links,
                 ]
             )
-        speed_chart = _speedup_chart(
+        speed_chart = speedup_chart(
             group,
             cols,
-            chart_path("cudnn-speedup", m.page),
+            chart_file("cudnn-speedup", m.page),
             writer,
             title=f"cudnn.benchmark on vs off: {m.title}",
             xlabel="steady-state speedup with benchmark on (> 1 is faster), 95% CI",
@@ -142,7 +141,7 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                 for r in be
             ]
             shown, left_out = trim(be_rows)
-            path = chart_path("cudnn-break-even", m.page)
+            path = chart_file("cudnn-break-even", m.page)
             writer.chart(
                 charts.break_even_chart, path, shown, title=f"cudnn.benchmark break-even: {m.title}"
             )
@@ -160,7 +159,7 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         cold = faster.loc[faster["kernel_cache"] != "warm"]
         sections.append(
             {
-                **_machine_ctx(p, m),
+                **machine_context(p, m),
                 "counts": counts,
                 "total": len(group),
                 "scope": scope(group),
@@ -232,7 +231,7 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         "cudnn-benchmark.md.j2",
         p=p,
         sections=sections,
-        recs=_recs_for(data, "cudnn.benchmark", p),
+        recs=recommendations_for(data, "cudnn.benchmark", p),
         **common,
     )
 

@@ -7,29 +7,24 @@ from typing import Any
 import pandas as pd
 
 from bench.report import fmt
-from bench.report.pages import GENERATED, Writer, safe_title, table
-from bench.report.views.common import (
-    CONFIG_AXES,
+from bench.report.pages import safe_title, table
+from bench.report.paths import DETERMINISM_PAGE, chart_file
+from bench.report.views.comparisons import (
     TABLE_ROWS,
-    Inputs,
-    Machine,
-    _comparison_columns,
-    _equal_text,
-    _machine_ctx,
-    _speedup_chart,
     cell_links,
-    chart_path,
-    label,
     more_rows,
-    sort_rows,
-    varying,
+    speedup_chart,
     write_comparisons,
 )
-from bench.report.views.recommendations import _recs_for
+from bench.report.views.frames import CONFIG_AXES, sort_rows
+from bench.report.views.inputs import Inputs, Machine, machine_context
+from bench.report.views.labels import comparison_columns, equal_text, label, varying
+from bench.report.views.recommendations import recommendations_for
+from bench.report.writer import Writer
 
 
 def determinism_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
-    here = f"{GENERATED}/determinism.md"
+    here = DETERMINISM_PAGE
     p = data.page(here)
     sections = []
     repro_by_page = (
@@ -61,7 +56,7 @@ def determinism_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> No
         rows = []
         chart = None
         if len(group):
-            cols = _comparison_columns(group, "cudnn_deterministic")
+            cols = comparison_columns(group, "cudnn_deterministic")
             for r in group.head(TABLE_ROWS).itertuples(index=False):
                 rows.append(
                     [
@@ -70,17 +65,17 @@ def determinism_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> No
                         fmt.ci(r.ci_low, r.ci_high),
                         data.verdict(r),
                         fmt.change(r.speedup) if r.verdict != "insufficient" else fmt.MISSING,
-                        _equal_text(r.base_n_checks, r.base_bitwise_equal, r.base_max_abs_diff),
-                        _equal_text(r.var_n_checks, r.var_bitwise_equal, r.var_max_abs_diff),
+                        equal_text(r.base_n_checks, r.base_bitwise_equal, r.base_max_abs_diff),
+                        equal_text(r.var_n_checks, r.var_bitwise_equal, r.var_max_abs_diff),
                         cell_links(
                             p, r.page, [("off", r.baseline_anchor), ("on", r.variant_anchor)]
                         ),
                     ]
                 )
-            chart = _speedup_chart(
+            chart = speedup_chart(
                 group,
                 cols,
-                chart_path("determinism", m.page),
+                chart_file("determinism", m.page),
                 writer,
                 title=f"deterministic on vs off: {m.title}",
                 xlabel="speed with cudnn.deterministic on (< 1 is slower), 95% CI",
@@ -95,14 +90,14 @@ def determinism_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> No
                 checks.append(
                     [
                         label(r, cols),
-                        _equal_text(r.n_ok_checks, r.bitwise_equal, r.max_abs_diff),
+                        equal_text(r.n_ok_checks, r.bitwise_equal, r.max_abs_diff),
                         str(r.status_summary),
                         p.row_link("check", r.page, r.anchor),
                     ]
                 )
         sections.append(
             {
-                **_machine_ctx(p, m),
+                **machine_context(p, m),
                 "more": more_rows(p, len(group), csv),
                 "chart": chart,
                 "table": table(
@@ -130,6 +125,6 @@ def determinism_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> No
         "determinism.md.j2",
         p=p,
         sections=sections,
-        recs=_recs_for(data, "cudnn.deterministic", p),
+        recs=recommendations_for(data, "cudnn.deterministic", p),
         **common,
     )

@@ -5,19 +5,22 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from bench.report import advice, fmt, sentences
+from bench.report import advice, fmt
 from bench.report.escape import Md, cat
-from bench.report.pages import GENERATED, Page, Writer, table
-from bench.report.views.common import (
-    Inputs,
-    _by_machine,
-    _comparison_columns,
-    exceptions,
-    scope,
-    span,
-    verdict_counts,
+from bench.report.pages import Page, table
+from bench.report.paths import (
+    CPU_GPU_PAGE,
+    CUDNN_PAGE,
+    DETERMINISM_PAGE,
+    HOME,
+    HOME_SNIPPET,
+    PRECISION_PAGE,
 )
-from bench.report.views.recommendations import DECISIONS_CSV, _undecided
+from bench.report.views import sentences
+from bench.report.views.inputs import Inputs, by_machine
+from bench.report.views.labels import comparison_columns, exceptions, scope, span, verdict_counts
+from bench.report.views.recommendations import more_decisions, undecided
+from bench.report.writer import Writer
 
 #: Rows per setting in the home page's decision table.
 DECISION_ROWS = 40
@@ -49,7 +52,7 @@ def decision_tables(data: Inputs, p: Page) -> list[dict[str, Any]]:
             if r.action == advice.INSUFFICIENT:
                 n_unknown += 1
                 if n_unknown <= DECISION_ROWS:
-                    unknown.append(_undecided(r, p))
+                    unknown.append(undecided(r, p))
                 continue
             n_rows += 1
             if n_rows > DECISION_ROWS:
@@ -73,13 +76,7 @@ def decision_tables(data: Inputs, p: Page) -> list[dict[str, Any]]:
             headers.append("Switch")
         headers += ["Decision", "Speedup (95% CI)", "Verdict", "Evidence"]
         hidden = max(n_rows - DECISION_ROWS, 0) + max(n_unknown - DECISION_ROWS, 0)
-        more = None
-        if hidden:
-            more = cat(
-                f"{hidden:,} more workloads are not listed here; every decision is in ",
-                p.link("decisions.csv", DECISIONS_CSV),
-                ".",
-            )
+        more = more_decisions(p, hidden)
         out.append(
             {
                 "heading": heading,
@@ -100,17 +97,17 @@ def unmeasured_settings(data: Inputs) -> list[str]:
 
 
 def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
-    p = data.page("index.md")
+    p = data.page(HOME)
     a = data.a
     headlines = []
     bm = a.benchmark
     if len(bm):
-        for m, group in _by_machine(data.current(bm), data.machines):
+        for m, group in by_machine(data.current(bm), data.machines):
             c = verdict_counts(group["verdict"])
             faster = group.loc[group["verdict"] == "faster"]
             cold = faster.loc[faster["kernel_cache"] != "warm"]
             be = span(cold["break_even_iters_high"].replace(math.inf, math.nan), fmt.iterations)
-            named = exceptions(group, _comparison_columns(group, "cudnn_benchmark"), limit=3)
+            named = exceptions(group, comparison_columns(group, "cudnn_benchmark"), limit=3)
             headlines.append(
                 cat(
                     Md("**cudnn.benchmark** on "),
@@ -122,13 +119,13 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                     f"; where faster, it repays its cold-pass cost after {be} iterations in the "
                     "worst case" if be else "",
                     ". ",
-                    p.link("Details", f"{GENERATED}/cudnn-benchmark.md"),
+                    p.link("Details", CUDNN_PAGE),
                     ".",
                 )
             )
     cg = a.crossovers
     if len(cg):
-        for m, group in _by_machine(data.current(cg), data.machines):
+        for m, group in by_machine(data.current(cg), data.machines):
             crossing = group.loc[group["crossover_batch"].notna()]
             thin = [
                 b
@@ -164,13 +161,13 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                     Md("**CPU vs GPU** on "),
                     p.machine_link(m.machine, m.page),
                     f" ({scope(group)}): {text}{top}. ",
-                    p.link("Details", f"{GENERATED}/cpu-vs-gpu.md"),
+                    p.link("Details", CPU_GPU_PAGE),
                     ".",
                 )
             )
     det = a.determinism
     if len(det):
-        for m, group in _by_machine(data.current(det), data.machines):
+        for m, group in by_machine(data.current(det), data.machines):
             ok = group.loc[group["verdict"] != "insufficient"]
             equal_off = group["base_bitwise_equal"].dropna()
             equal_on = group["var_bitwise_equal"].dropna()
@@ -205,13 +202,13 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                         Md("**Determinism** on "),
                         p.machine_link(m.machine, m.page),
                         f" ({scope(group)}): " + "; ".join(parts) + ". ",
-                        p.link("Details", f"{GENERATED}/determinism.md"),
+                        p.link("Details", DETERMINISM_PAGE),
                         ".",
                     )
                 )
     prec = a.comparisons["precision"]
     if len(prec):
-        for m, group in _by_machine(data.current(prec), data.machines):
+        for m, group in by_machine(data.current(prec), data.machines):
             parts = []
             for variant, g in group.groupby("variant_value", sort=True):
                 ok = g.loc[g["verdict"] != "insufficient"]
@@ -223,13 +220,13 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                         Md("**Precision** vs fp32 on "),
                         p.machine_link(m.machine, m.page),
                         f" ({scope(group)}): " + ", ".join(parts) + ". ",
-                        p.link("Details", f"{GENERATED}/precision.md"),
+                        p.link("Details", PRECISION_PAGE),
                         ".",
                     )
                 )
     old_ids = [data.machines[page].fingerprint_id for page in data.superseded]
     writer.page(
-        f"{GENERATED}/snippets/home.md",
+        HOME_SNIPPET,
         "home.md.j2",
         p=p,
         headlines=headlines,

@@ -9,24 +9,12 @@ import pandas as pd
 
 from bench.report import fmt
 from bench.report.escape import anchor, attr, cat, html_text, md, slug
-from bench.report.pages import (
-    GENERATED,
-    Writer,
-    fragment_placeholder,
-    html_table,
-    machine_file,
-    row_anchor,
-    table,
-)
-from bench.report.views.common import (
-    CONFIG_AXES,
-    FRAGMENTS,
-    Inputs,
-    _data_rel,
-    _equal_text,
-    present,
-    rows_of,
-)
+from bench.report.pages import fragment_placeholder, html_table, row_anchor, table
+from bench.report.paths import MACHINES_INDEX, data_file, fragment_file, machine_file
+from bench.report.views.frames import CONFIG_AXES, present, rows_of
+from bench.report.views.inputs import Inputs
+from bench.report.views.labels import cold_text, equal_text
+from bench.report.writer import Writer
 from bench.schema import DRIFT
 
 
@@ -66,15 +54,6 @@ CELL_HEADERS = (
     "Achieved",
     "% of sustained peak",
 )
-
-
-def cold_text(median: Any, low: Any, high: Any) -> str:
-    """``4.71 s (2.98 s–16.0 s)``: the median cold pass and the range over replicates."""
-    text = fmt.seconds(median)
-    if not (present(median) and present(low) and present(high)) or low == high:
-        return text
-    lo, hi = fmt.seconds(low), fmt.seconds(high)
-    return text if lo == hi else f"{text} ({lo}–{hi})"
 
 
 def throughput_text(samples_per_s: Any, basis: str) -> str:
@@ -176,7 +155,7 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
         runs_by_fp.setdefault(str(run.fingerprint_id), []).append(run)
     results = data.dataset.results
     index_rows = []
-    index_p = data.page(f"{GENERATED}/machines/index.md")
+    index_p = data.page(MACHINES_INDEX)
     rows_by_run = results["run_id"].value_counts()  # once, not per machine
     ok_by_run = results.loc[results["status"] == "ok", "run_id"].value_counts()
     for row in data.a.machines.itertuples(index=False):
@@ -196,16 +175,16 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
         mine = results.loc[(results["fingerprint_id"] == fp) & (results["status"] != "ok")]
         mine = mine.sort_values(["kind", "cell_name", "replicate", "run_id"], kind="stable")
         name = slug(m.page)
-        writer.text(f"{FRAGMENTS}/{name}-cells.html", cells_fragment(cells))
+        writer.text(fragment_file(f"{name}-cells"), cells_fragment(cells))
         if len(mine):
-            writer.text(f"{FRAGMENTS}/{name}-failures.html", failures_fragment(mine))
+            writer.text(fragment_file(f"{name}-failures"), failures_fragment(mine))
         repro_rows = []
         rep = data.a.repro.loc[data.a.repro["fingerprint_id"] == fp]
         for r in rep.itertuples(index=False):
             repro_rows.append(
                 [
                     cat(row_anchor(r.anchor), md(r.cell_name, limit=160)),
-                    _equal_text(r.n_ok_checks, r.bitwise_equal, r.max_abs_diff),
+                    equal_text(r.n_ok_checks, r.bitwise_equal, r.max_abs_diff),
                     str(r.status_summary),
                     p.link("timed cell", here, r.cell_anchor)
                     if r.cell_anchor in set(cells["anchor"])
@@ -246,11 +225,11 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
                         int(rows_by_run.get(run.run_id, 0)),
                         run.planned_rows,
                     ),
-                    p.link("results.csv", _data_rel(run.results)),
-                    p.link("samples.csv", _data_rel(run.samples))
+                    p.link("results.csv", data_file(run.results)),
+                    p.link("samples.csv", data_file(run.samples))
                     if run.samples in copied
                     else fmt.MISSING,
-                    p.link("env.json", _data_rel(run.env)) if run.env in copied else fmt.MISSING,
+                    p.link("env.json", data_file(run.env)) if run.env in copied else fmt.MISSING,
                 ]
             )
         writer.page(
@@ -306,7 +285,7 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
             ]
         )
     writer.page(
-        f"{GENERATED}/machines/index.md",
+        MACHINES_INDEX,
         "machines-index.md.j2",
         table=table(
             ["Page", "Machine", "Hardware", "CPU", "torch", "Step", "Runs", "Cells", "Replicates"],

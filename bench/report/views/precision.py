@@ -7,26 +7,24 @@ from typing import Any
 import pandas as pd
 
 from bench.report import fmt
-from bench.report.pages import GENERATED, Writer, table
-from bench.report.views.common import (
+from bench.report.pages import table
+from bench.report.paths import PRECISION_PAGE, chart_file
+from bench.report.views.comparisons import (
     TABLE_ROWS,
-    Inputs,
-    _by_machine,
-    _comparison_columns,
-    _machine_ctx,
-    _speedup_chart,
     cell_links,
-    chart_path,
-    label,
     more_rows,
-    sort_rows,
+    speedup_chart,
     write_comparisons,
 )
-from bench.report.views.recommendations import _merge, _recs_for
+from bench.report.views.frames import sort_rows
+from bench.report.views.inputs import Inputs, by_machine, machine_context
+from bench.report.views.labels import comparison_columns, label
+from bench.report.views.recommendations import merged, recommendations_for
+from bench.report.writer import Writer
 
 
 def precision_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
-    here = f"{GENERATED}/precision.md"
+    here = PRECISION_PAGE
     p = data.page(here)
     tf32 = (
         data.a.cells.set_index(["fingerprint_id", "cell_id"])["eff_cudnn_allow_tf32"]
@@ -45,9 +43,9 @@ def precision_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None
     ) -> list[dict[str, Any]]:
         out = []
         csv = write_comparisons(writer, kind, frame) if len(frame) else ""
-        for m, group in _by_machine(frame, data.machines):
+        for m, group in by_machine(frame, data.machines):
             group = sort_rows(group, extra=["variant_value"])
-            cols = _comparison_columns(group, axis)
+            cols = comparison_columns(group, axis)
             chart_frame = group.assign(variant_value=group["variant_value"].astype(str))
             rows = []
             for r in group.head(TABLE_ROWS).itertuples(index=False):
@@ -73,10 +71,10 @@ def precision_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None
             if axis == "precision":
                 headers.append("fp32 baseline convolutions")
             headers += ["Speedup", "95% CI", "Verdict", "Step time", "Rows"]
-            chart = _speedup_chart(
+            chart = speedup_chart(
                 chart_frame,
                 [*cols, "variant_value"],
-                chart_path(kind, m.page),
+                chart_file(kind, m.page),
                 writer,
                 title=f"{title}: {m.title}",
                 xlabel=xlabel,
@@ -84,7 +82,7 @@ def precision_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None
             )
             out.append(
                 {
-                    **_machine_ctx(p, m),
+                    **machine_context(p, m),
                     "chart": chart,
                     "table": table(headers, rows),
                     "more": more_rows(p, len(group), csv),
@@ -112,6 +110,9 @@ def precision_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None
         p=p,
         precision=precision,
         layout=layout,
-        recs=_merge(_recs_for(data, "precision", p), _recs_for(data, "memory_format", p)),
+        recs=merged(
+            recommendations_for(data, "precision", p),
+            recommendations_for(data, "memory_format", p),
+        ),
         **common,
     )

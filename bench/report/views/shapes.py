@@ -9,27 +9,24 @@ from __future__ import annotations
 from typing import Any
 
 from bench.report import fmt
-from bench.report.pages import GENERATED, Writer, table
-from bench.report.views.common import (
+from bench.report.pages import table
+from bench.report.paths import SHAPES_PAGE, chart_file
+from bench.report.views.comparisons import (
     TABLE_ROWS,
-    Inputs,
-    _by_machine,
-    _comparison_columns,
-    _machine_ctx,
-    _speedup_chart,
     cell_links,
-    chart_path,
-    label,
     more_rows,
-    present,
-    sort_rows,
+    speedup_chart,
     write_comparisons,
 )
-from bench.report.views.recommendations import _recs_for
+from bench.report.views.frames import present, sort_rows
+from bench.report.views.inputs import Inputs, by_machine, machine_context
+from bench.report.views.labels import comparison_columns, label
+from bench.report.views.recommendations import recommendations_for
+from bench.report.writer import Writer
 
 
 def shapes_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
-    here = f"{GENERATED}/dynamic-shapes.md"
+    here = SHAPES_PAGE
     p = data.page(here)
     sections = []
     csv = (
@@ -50,9 +47,9 @@ def shapes_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         if len(data.a.shapes)
         else ""
     )
-    for m, group in _by_machine(data.a.shapes, data.machines):
+    for m, group in by_machine(data.a.shapes, data.machines):
         group = sort_rows(group)
-        cols = _comparison_columns(group, "shapes")
+        cols = comparison_columns(group, "shapes")
         rows = []
         for r in group.head(TABLE_ROWS).itertuples(index=False):
             shape = (
@@ -82,10 +79,10 @@ def shapes_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
             )
         chart_cols = [*cols, "variant_value"]
         chart_frame = group.assign(variant_value=group["variant_value"].astype(str))
-        chart = _speedup_chart(
+        chart = speedup_chart(
             chart_frame,
             chart_cols,
-            chart_path("shapes", m.page),
+            chart_file("shapes", m.page),
             writer,
             title=f"Throughput vs static shapes: {m.title}",
             xlabel="throughput relative to static shapes (< 1 is slower), 95% CI",
@@ -93,7 +90,7 @@ def shapes_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         )
         sections.append(
             {
-                **_machine_ctx(p, m),
+                **machine_context(p, m),
                 "more": more_rows(p, len(group), csv),
                 "chart": chart,
                 "table": table(
@@ -118,6 +115,6 @@ def shapes_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         "dynamic-shapes.md.j2",
         p=p,
         sections=sections,
-        recs=_recs_for(data, "cudnn.benchmark", p, shapes_only=True),
+        recs=recommendations_for(data, "cudnn.benchmark", p, shapes_only=True),
         **common,
     )

@@ -12,8 +12,9 @@ import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bench.report import advice, fmt, stats
+from bench.report import advice, analysis, fmt
 from bench.report.advice import Recommendation
+from bench.report.analysis.pairs import within_band
 from bench.report.escape import Md, cat
 from bench.report.pages import Page
 
@@ -259,8 +260,8 @@ def _band(r: Recommendation) -> str:
     A tight interval inside 1 ± δ is evidence that the setting does not matter; a wide one that
     merely straddles the band is not, and saying "within 1 ± δ" of it would overstate.
     """
-    band = f"1 ± {fmt.pct(stats.DELTA)}"
-    if stats.within_band(r.ci_low, r.ci_high):
+    band = f"1 ± {fmt.pct(analysis.DELTA)}"
+    if within_band(r.ci_low, r.ci_high):
         return f"within {band}"
     return f"but the interval reaches beyond {band}, so more replicates could still show a change"
 
@@ -311,7 +312,7 @@ def _determinism(r: Recommendation) -> Md:
         return cat(
             Md("**enable it only if you need bitwise reproducibility**: "),
             f"{speed}, an interval too wide to rule out a cost above "
-            f"{fmt.pct(stats.DELTA)}.",
+            f"{fmt.pct(analysis.DELTA)}.",
         )
     if r.rule == "det-no-measurable-cost":
         return cat(

@@ -1,4 +1,4 @@
-"""stats: per-cell figures, pairing, verdict thresholds, break-even, crossover, never pooling."""
+"""analysis: per-cell figures, pairing, verdict thresholds, break-even, crossover, never pooling."""
 
 from __future__ import annotations
 
@@ -8,7 +8,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.report import stats
+from bench.report.analysis import DELTA, MIN_OK_REPLICATES, analyse
+from bench.report.analysis.bootstrap import quiet_bootstraps, ratio_ci
+from bench.report.analysis.cells import cell_stats
+from bench.report.analysis.machines import best_throughput, ceilings, machine_summary
+from bench.report.analysis.pairs import AXES, compare, not_slower, verdict, within_band
+from bench.report.analysis.studies import (
+    benchmark_costs,
+    break_even,
+    cpu_vs_gpu,
+    crossover,
+    crossovers,
+    determinism,
+    dynamic_shapes,
+)
 from bench.report.load import load_reports
 
 from .builders import axes, cell, env_for, result_row
@@ -24,14 +37,14 @@ def _pair(write_tree, base_times, var_times, axis="cudnn_benchmark", **extra):
     values = {"cudnn_benchmark": ("off", "on"), "precision": ("fp32", "amp-bf16")}[axis]
     rows = cell(ENV, axes(**{axis: values[0]}), base_times, **extra.get("base", {}))
     rows += cell(ENV, axes(**{axis: values[1]}), var_times, **extra.get("var", {}))
-    return stats.compare(_load(write_tree, rows), axis)
+    return compare(_load(write_tree, rows), axis)
 
 
 def test_cell_stats_summarise_replicates(write_tree):
     rows = cell(ENV, axes(), [0.10, 0.12, 0.11, 0.50]) + cell(
         ENV, axes(model="vit_b_16"), [0.2, None]
     )
-    cells = stats.cell_stats(_load(write_tree, rows)).set_index("model")
+    cells = cell_stats(_load(write_tree, rows)).set_index("model")
     r50 = cells.loc["resnet50"]
     assert r50["steady_median_s"] == pytest.approx(0.115)  # median of replicate medians
     assert r50["iqr_s"] == pytest.approx(
@@ -77,21 +90,21 @@ def test_verdict_thresholds(write_tree, base, var, expected):
 
 
 def test_verdict_function_is_strict_at_the_band_edge():
-    edge = 1 + stats.DELTA
-    assert stats.verdict(edge, 2.0, 3, 3) == "no clear difference"
-    assert stats.verdict(edge + 1e-9, 2.0, 3, 3) == "faster"
-    assert stats.verdict(0.5, 1 - stats.DELTA - 1e-9, 3, 3) == "slower"
-    assert stats.verdict(1.5, 2.0, 3, stats.MIN_OK_REPLICATES - 1) == "insufficient"
+    edge = 1 + DELTA
+    assert verdict(edge, 2.0, 3, 3) == "no clear difference"
+    assert verdict(edge + 1e-9, 2.0, 3, 3) == "faster"
+    assert verdict(0.5, 1 - DELTA - 1e-9, 3, 3) == "slower"
+    assert verdict(1.5, 2.0, 3, MIN_OK_REPLICATES - 1) == "insufficient"
 
 
 def test_ci_of_a_pair_does_not_depend_on_other_pairs():
     rng = np.random.default_rng(1)
     xs = [tuple(rng.lognormal(0, 0.05, 3)) for _ in range(50)]
     ys = [tuple(rng.lognormal(0, 0.05, 3)) for _ in range(50)]
-    _, lo_all, hi_all = stats.ratio_ci(xs, ys)
-    _, lo_one, hi_one = stats.ratio_ci(xs[7:8], ys[7:8])
+    _, lo_all, hi_all = ratio_ci(xs, ys)
+    _, lo_one, hi_one = ratio_ci(xs[7:8], ys[7:8])
     assert lo_all[7] == lo_one[0] and hi_all[7] == hi_one[0]
-    again = stats.ratio_ci(xs, ys)
+    again = ratio_ci(xs, ys)
     assert np.array_equal(again[1], lo_all) and np.array_equal(again[2], hi_all)
 
 
@@ -99,7 +112,7 @@ def test_pairs_need_every_other_axis_equal(write_tree):
     rows = cell(ENV, axes(), [0.1] * 3)
     rows += cell(ENV, axes(cudnn_benchmark="on", batch_size=128), [0.08] * 3)  # differs twice
     rows += cell(ENV, axes(cudnn_benchmark="on", cudnn_benchmark_limit=0), [0.07] * 3)
-    pairs = stats.compare(_load(write_tree, rows), "cudnn_benchmark")
+    pairs = compare(_load(write_tree, rows), "cudnn_benchmark")
     # benchmark_limit is ignored for this axis (off has no limit); batch size is not
     assert len(pairs) == 1
     assert pairs.iloc[0]["cudnn_benchmark_limit"] == 0
@@ -120,19 +133,19 @@ def test_results_are_never_pooled_across_fingerprints(write_tree):
         ]
     )
     ds = load_reports(root)
-    cells = stats.cell_stats(ds)
+    cells = cell_stats(ds)
     same = cells.loc[cells["cudnn_benchmark"] == "off"]
     assert len(same) == 2 and same["cell_id"].nunique() == 1  # one cell id, two fingerprints
     assert sorted(same["steady_median_s"]) == [0.1, 0.2]
     assert same["page"].nunique() == 2
-    pairs = stats.compare(cells, "cudnn_benchmark")
+    pairs = compare(cells, "cudnn_benchmark")
     assert len(pairs) == 1  # the old fingerprint's off cell has no on partner on its machine
     assert pairs.iloc[0]["fingerprint_id"] == ENV["fingerprint_id"]
     assert pairs.iloc[0]["speedup"] == pytest.approx(2.0)
 
 
 def test_break_even_including_never():
-    got = stats.break_even(
+    got = break_even(
         np.array([10.0, 10.0, -1.0, 5.0, np.nan, -1.0]), np.array([0.1, 0.0, 0.1, -0.2, 0.1, 0.0])
     )
     assert got[0] == pytest.approx(100.0)
@@ -157,7 +170,7 @@ def test_benchmark_costs(write_tree):
     )
     rows += cell(ENV, axes(model="vit_b_16"), [0.10] * 3, **base)
     rows += cell(ENV, axes(model="vit_b_16", cudnn_benchmark="on"), [0.12] * 3, **helps)
-    costs = stats.benchmark_costs(_load(write_tree, rows)).set_index("model")
+    costs = benchmark_costs(_load(write_tree, rows)).set_index("model")
     r50 = costs.loc["resnet50"]
     assert r50["verdict"] == "faster"
     assert r50["extra_cold_pass_s"] == pytest.approx(2.0)
@@ -188,7 +201,7 @@ def _curve(batches, verdicts):
 )
 def test_crossover(verdicts, expected):
     shuffled = _curve([32, 1, 128, 8], [verdicts[2], verdicts[0], verdicts[3], verdicts[1]])
-    assert stats.crossover(shuffled) == expected
+    assert crossover(shuffled) == expected
 
 
 def test_cpu_vs_gpu_pairs_and_crossovers(write_tree):
@@ -204,12 +217,12 @@ def test_cpu_vs_gpu_pairs_and_crossovers(write_tree):
         rows += cell(
             ENV, axes(mode="infer", batch_size=b, cudnn_benchmark="on"), [gpu_s[b] / 9] * 3
         )
-    cells = stats.cell_stats(_load(write_tree, rows))
-    cvg = stats.cpu_vs_gpu(cells)
+    cells = cell_stats(_load(write_tree, rows))
+    cvg = cpu_vs_gpu(cells)
     assert len(cvg) == 3
     assert cvg["speedup"].round(6).tolist() == [round(cpu_s[b] / gpu_s[b], 6) for b in (1, 8, 32)]
     assert set(cvg["cudnn_benchmark"]) == {"off"} and set(cvg["cpu_threads"]) == {4}
-    curves = stats.crossovers(cvg)
+    curves = crossovers(cvg)
     assert len(curves) == 1 and curves.iloc[0]["crossover_batch"] == 8
     assert curves.iloc[0]["verdicts"] == ("slower", "faster", "faster")
 
@@ -219,7 +232,7 @@ def test_best_throughput_keeps_a_faster_cell_with_too_few_replicates_flagged(wri
     box is not reported at its CPU's speed."""
     rows = cell(ENV, axes(device="cpu", mode="infer", batch_size=1, cpu_threads=4), [0.03] * 3)
     rows += cell(ENV, axes(mode="infer", batch_size=1), [0.003, 0.004, None])
-    best = stats.best_throughput(stats.cell_stats(_load(write_tree, rows)))
+    best = best_throughput(cell_stats(_load(write_tree, rows)))
     assert len(best) == 1
     top = best.iloc[0]
     assert top["device"] == "cuda" and bool(top["insufficient"]) and top["n_ok"] == 2
@@ -252,14 +265,14 @@ def test_pct_of_peak_uses_the_matching_ceiling(write_tree):
     rows += cell(ENV, axes(precision="amp-bf16"), [0.1] * 3)
     cpu = axes(device="cpu", precision="fp32", cpu_threads=4)
     rows += cell(ENV, cpu, [0.1] * 3)
-    cells = stats.cell_stats(_load(write_tree, rows))
+    cells = cell_stats(_load(write_tree, rows))
     model = cells.loc[cells["kind"] == "model"].set_index(["device", "precision"])
     assert model.loc[("cuda", "fp32"), "peak_op"] == "matmul-tf32"
     assert model.loc[("cuda", "fp32"), "pct_of_peak"] == pytest.approx(100 * 2.56e12 / 400e12)
     assert model.loc[("cuda", "fp32-strict"), "pct_of_peak"] == pytest.approx(100 * 2.56e12 / 50e12)
     assert model.loc[("cuda", "amp-bf16"), "pct_of_peak"] == pytest.approx(100 * 2.56e12 / 800e12)
     assert math.isnan(model.loc[("cpu", "fp32"), "pct_of_peak"])  # no CPU ceiling measured
-    ceil = stats.ceilings(cells).set_index("op")
+    ceil = ceilings(cells).set_index("op")
     assert ceil.loc["matmul-tf32", "achieved"] == pytest.approx(400.0)
     assert ceil.loc["matmul-tf32", "unit"] == "TFLOP/s"
 
@@ -270,7 +283,7 @@ def test_dynamic_shapes_penalty(write_tree):
         rows += cell(ENV, axes(cudnn_benchmark=bm), [0.1] * 3, cold_pass_s=0.5)
         dyn = axes(cudnn_benchmark=bm, shapes="dynamic")
         rows += cell(ENV, dyn, [0.1] * 3, cold_pass_s=cold, shape_count=4, samples_per_s=600)
-    shapes = stats.dynamic_shapes(_load(write_tree, rows)).set_index("cudnn_benchmark")
+    shapes = dynamic_shapes(_load(write_tree, rows)).set_index("cudnn_benchmark")
     assert shapes.loc["off", "penalty_per_shape_s"] == pytest.approx(1.0 / 4 - 0.1)
     assert shapes.loc["on", "penalty_per_shape_s"] == pytest.approx(7.0 / 4 - 0.1)
     assert shapes.loc["on", "penalty_vs_bm_off_s"] == pytest.approx(1.5)
@@ -294,22 +307,44 @@ def test_determinism_joins_the_rerun_checks(write_tree):
         )
     )
     ds = _load(write_tree, rows)
-    det = stats.determinism(ds)
+    det = determinism(ds)
     assert len(det) == 1
     row = det.iloc[0]
     assert row["verdict"] == "slower"
     assert (bool(row["base_bitwise_equal"]), bool(row["var_bitwise_equal"])) == (False, True)
     assert row["base_max_abs_diff"] == pytest.approx(3e-6)
     assert row["var_repro_anchor"] == f"repro-{row['variant_cell_id']}"
-    assert len(stats.cell_stats(ds)) == 2  # repro rows are not cells
+    assert len(cell_stats(ds)) == 2  # repro rows are not cells
 
 
 def test_analyse_bundles_every_table(write_tree):
     rows = cell(ENV, axes(), [0.10] * 3) + cell(ENV, axes(cudnn_benchmark="on"), [0.08] * 3)
-    analysis = stats.analyse(_load(write_tree, rows))
-    assert set(analysis.comparisons) == set(stats.AXES)
+    analysis = analyse(_load(write_tree, rows))
+    assert set(analysis.comparisons) == set(AXES)
     assert len(analysis.benchmark) == 1 and analysis.shapes.empty and analysis.cpu_gpu.empty
     assert analysis.machines.iloc[0]["gpu_name"] == "Test GPU"
+
+
+def test_a_fingerprint_measured_again_under_a_newer_step_is_superseded(write_tree):
+    """The machine summary says which fingerprints a newer step definition replaced: the same
+    machine, an older step; other machines, and unreadable versions (read as step 1), not."""
+    runs = []
+    for run_id, torch, step in (("old", "2.13.0", 2), ("new", "2.14.1", 3), ("newer", "2.14.2", 3)):
+        env = env_for("laptop", run_id, torch_version=torch)
+        env["bench"] = {"workload_version": step}
+        runs.append((env, cell(env, axes(), [0.1] * 3), []))
+    other = env_for("box", "run", torch_version="2.12.0")
+    other["bench"] = {"workload_version": "not a number"}
+    runs.append((other, cell(other, axes(), [0.1] * 3), []))
+    summary = machine_summary(load_reports(write_tree(runs))).set_index("torch_version")
+    assert summary["superseded"].to_dict() == {
+        "2.12.0": False, "2.13.0": True, "2.14.1": False, "2.14.2": False,
+    }
+    assert summary["step_version"].to_dict() == {
+        "2.12.0": 1.0, "2.13.0": 2.0, "2.14.1": 3.0, "2.14.2": 3.0,
+    }
+    assert summary.loc["2.13.0", "newest_step_version"] == 3.0
+    assert summary.loc["2.12.0", "newest_step_version"] == 1.0
 
 
 def test_threaded_comparisons_match_serial_ones():
@@ -318,11 +353,11 @@ def test_threaded_comparisons_match_serial_ones():
     from .builders import FIXTURE_REPORTS
 
     ds = load_reports(FIXTURE_REPORTS)
-    analysis = stats.analyse(ds)
-    cells = stats.cell_stats(ds)
-    with stats.quiet_bootstraps():
-        for axis in stats.AXES:
-            pd.testing.assert_frame_equal(analysis.comparisons[axis], stats.compare(cells, axis))
+    analysis = analyse(ds)
+    cells = cell_stats(ds)
+    with quiet_bootstraps():
+        for axis in AXES:
+            pd.testing.assert_frame_equal(analysis.comparisons[axis], compare(cells, axis))
 
 
 def test_degenerate_bootstraps_are_silenced_for_every_thread_and_filters_restored():
@@ -333,13 +368,13 @@ def test_degenerate_bootstraps_are_silenced_for_every_thread_and_filters_restore
 
     zeros = [[0.0, 0.0, 0.0]]
     with pytest.warns(RuntimeWarning):
-        stats.ratio_ci(zeros, zeros)
+        ratio_ci(zeros, zeros)
     before = list(warnings.filters)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         outer = list(warnings.filters)
-        with stats.quiet_bootstraps(), ThreadPoolExecutor(4) as pool:
-            results = list(pool.map(lambda _: stats.ratio_ci(zeros, zeros), range(8)))
+        with quiet_bootstraps(), ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(lambda _: ratio_ci(zeros, zeros), range(8)))
         assert warnings.filters == outer
     assert warnings.filters == before
     assert caught == []
@@ -347,7 +382,7 @@ def test_degenerate_bootstraps_are_silenced_for_every_thread_and_filters_restore
 
 
 @pytest.mark.parametrize(
-    ("low", "high", "within", "not_slower"),
+    ("low", "high", "within", "no_cost"),
     [
         (0.99, 1.01, True, True),
         (0.9651, 1.0349, True, True),  # printed 0.97–1.03: the sentence must agree with it
@@ -357,6 +392,6 @@ def test_degenerate_bootstraps_are_silenced_for_every_thread_and_filters_restore
         (None, None, False, False),
     ],
 )
-def test_band_as_printed(low, high, within, not_slower):
-    assert stats.within_band(low, high) is within
-    assert stats.not_slower(low) is not_slower
+def test_band_as_printed(low, high, within, no_cost):
+    assert within_band(low, high) is within
+    assert not_slower(low) is no_cost

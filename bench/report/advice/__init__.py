@@ -1,0 +1,98 @@
+"""A small rule engine: per regime, what to do with each setting, derived only from the data.
+
+A regime is (machine fingerprint, device, model family, mode, precision, memory format, shape
+variability, batch size; CPU vs GPU leaves the batch out, since its curves span batches, and
+the memory-format switch leaves the format out, since it is the switch), plus a job length
+in iterations where a one-off cost matters (cudnn.benchmark's autotuning). Each rule reads the
+comparison rows of that regime and yields a ``Recommendation``: structured fields only, no
+prose — the templates turn them into sentences and links. Fed other data, the same rules give
+other advice; "no clear difference — leave the default" is a normal outcome.
+
+The record and the decision table are in :mod:`~bench.report.advice.record`; how a regime's
+pairs are combined into one answer, in :mod:`~bench.report.advice.summaries`; the rules (and
+what each rule and caveat code means), in :mod:`~bench.report.advice.rules`. This package's
+face is :func:`recommend`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Union
+
+from bench.report.advice.record import (
+    ACTIONS,
+    DEPENDS,
+    ENABLE,
+    ENABLE_IF_NEEDED,
+    INSUFFICIENT,
+    JOB_LENGTHS,
+    KEEP_OFF,
+    LEAVE_DEFAULT,
+    MEMORY_CAVEAT_SHARE,
+    REGIME_KEY,
+    SETTINGS,
+    Recommendation,
+    decision_columns,
+    decision_table,
+)
+from bench.report.advice.rules import benchmark_rules, determinism_rules, device_rules, switch_rules
+from bench.report.analysis import Analysis, analyse
+from bench.report.load import Dataset
+
+__all__ = [
+    "ACTIONS",
+    "DEPENDS",
+    "ENABLE",
+    "ENABLE_IF_NEEDED",
+    "INSUFFICIENT",
+    "JOB_LENGTHS",
+    "KEEP_OFF",
+    "LEAVE_DEFAULT",
+    "MEMORY_CAVEAT_SHARE",
+    "REGIME_KEY",
+    "SETTINGS",
+    "Recommendation",
+    "decision_columns",
+    "decision_table",
+    "recommend",
+]
+
+def recommend(
+    data: Union[Dataset, Analysis], *, job_lengths: Sequence[int] = JOB_LENGTHS
+) -> list[Recommendation]:
+    """All recommendations, sorted by setting then regime (then job length)."""
+    analysis = analyse(data) if isinstance(data, Dataset) else data
+    recs: list[Recommendation] = []
+    recs += benchmark_rules(analysis.benchmark, job_lengths)
+    recs += determinism_rules(analysis.determinism)
+    for axis in ("precision", "memory_format"):
+        recs += switch_rules(analysis.comparisons[axis], axis)
+    recs += device_rules(analysis.crossovers, analysis.cpu_gpu)
+    cells = analysis.cells
+    drifting = set(zip(cells.loc[cells["n_drift"] > 0, "page"],
+                       cells.loc[cells["n_drift"] > 0, "anchor"]))
+    recs = [
+        dataclasses.replace(r, caveats=(*r.caveats, "steady-drift"))
+        if drifting.intersection(r.evidence)
+        else r
+        for r in recs
+    ]
+    order = {s: i for i, s in enumerate(SETTINGS)}
+    recs.sort(
+        key=lambda r: (
+            order[r.setting],
+            r.machine,
+            r.page,
+            r.device,
+            r.model_family,
+            r.mode,
+            r.precision,
+            r.memory_format,
+            r.shapes,
+            int(r.batch_size or 0),
+            r.variant_value,
+            r.job_length or 0,
+        )
+    )
+    return recs

@@ -1,0 +1,343 @@
+"""The rules, one function per setting: each reads its comparison rows and yields one
+``Recommendation`` per regime (and job length, for cudnn.benchmark).
+
+Rules (``Recommendation.rule``):
+
+- ``bm-insufficient``, ``bm-faster-pays-back`` (enable: the job is longer than the worst-case
+  break-even), ``bm-cold-cost-not-repaid`` (keep off: faster per step but the job is too short to
+  repay the autotuning), ``bm-slower`` (keep off), ``bm-no-clear-difference`` (leave default),
+  ``bm-mixed``. Only pairs with cudnn.deterministic off (the default) are used.
+- ``det-insufficient``, ``det-does-not-reproduce`` (keep off: deterministic on still failed the
+  bitwise re-run), ``det-default-reproduces`` (leave default: off already re-ran bitwise equal),
+  ``det-unchecked`` (enable only if needed: no re-run check ran with it on, so only its cost
+  is known, not whether it makes re-runs equal here), and, where the check with it on re-ran
+  bitwise equal: ``det-costs`` (enable only if needed: it is slower),
+  ``det-no-measurable-cost`` (enable: the interval rules out a cost above δ),
+  ``det-cost-unclear`` (enable only if needed: no clear difference, but the interval allows a
+  cost above δ), ``det-mixed``.
+- ``precision-*`` and ``memory_format-*``: ``-insufficient``, ``-faster`` (enable), ``-slower``
+  (keep off), ``-no-clear-difference`` (leave default), ``-mixed``.
+- ``device-insufficient``, ``device-gpu-from-batch`` (enable: the GPU is faster from
+  ``from_batch`` up), ``device-cpu-wins`` (keep off: the GPU never wins at every larger batch),
+  ``device-mixed`` (models of the family cross over at different batches or never).
+
+Caveat codes (``Recommendation.caveats``): ``changes-numerics`` (AMP or strict FP32 change the
+arithmetic, check accuracy), ``tf32-default`` (the fp32 baseline on CUDA runs cuDNN convolutions
+in TF32), ``variant-failed`` (the variant failed outright in some pair, e.g. an OOM with the
+setting on), ``extra-memory`` (the setting raised the peak memory of a whole replicate, cold
+pass included, by more than 10 %; the record carries the bytes and the share),
+``smaller-batches-insufficient`` (device: a batch below ``from_batch`` had too few ok
+replicates to judge, so the GPU may already win there), ``steady-drift`` (a cell it cites has
+replicates whose steady state drifted; see ``analysis.cells.replicate_drift``).
+
+cudnn.benchmark's cold cost and break-even come from the pairs whose cold passes met an empty
+kernel cache (or, in rows from before per-replicate caches, the machine's shared one), with the
+warm-cache figures beside them; "up to" figures are the slowest replicate's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bench.report.advice.record import (
+    DEPENDS,
+    ENABLE,
+    ENABLE_IF_NEEDED,
+    INSUFFICIENT,
+    KEEP_OFF,
+    LEAVE_DEFAULT,
+    MEMORY_CAVEAT_SHARE,
+    REGIME_COLUMNS,
+    Recommendation,
+)
+from bench.report.advice.summaries import figures, key_fields, number, summarise, variant_failed
+from bench.report.analysis.cells import model_family
+from bench.report.analysis.pairs import not_slower
+
+
+def benchmark_rules(costs: pd.DataFrame, job_lengths: Sequence[int]) -> list[Recommendation]:
+    if costs.empty:
+        return []
+    pairs = costs.loc[costs["cudnn_deterministic"] == "off"]
+    if pairs.empty:
+        return []
+    pairs = _cold_cache_pairs(pairs)
+    pairs = pairs.assign(_failed=variant_failed(pairs).astype(float))
+    summary = summarise(
+        pairs,
+        REGIME_COLUMNS,
+        {
+            "break_even": ("break_even_iters_high", "max"),
+            "extra_cold": ("extra_cold_pass_max_s", "max"),
+            "extra_cold_median": ("extra_cold_pass_s", "max"),
+            "cold_max": ("var_cold_pass_max_s", "max"),
+            "base_cold": ("base_cold_pass_s", "max"),
+            "warm_extra": ("warm_extra_cold_pass_max_s", "max"),
+            "warm_break_even": ("warm_break_even_iters_high", "max"),
+            "extra_mem": ("extra_whole_peak_mem_allocated_bytes", "max"),
+            "mem_share": ("extra_whole_peak_mem_share", "max"),
+            "workspace": ("var_workspace_mem_allocated_bytes", "max"),
+        },
+        {"failed": ("_failed", "max")},
+    )
+    caches = {
+        k if isinstance(k, tuple) else (k,): ", ".join(sorted(set(g)))
+        for k, g in pairs.groupby(REGIME_COLUMNS, sort=True, dropna=False)["kernel_cache"]
+    }
+    out: list[Recommendation] = []
+    for key, row in summary:
+        verdict = row["verdict"]
+        break_even = number(row["break_even"])
+        caveats = ["variant-failed"] if row["failed"] > 0 else []
+        share = number(row["mem_share"])
+        if share is not None and share > MEMORY_CAVEAT_SHARE:
+            caveats.append("extra-memory")
+        for n in job_lengths:
+            if verdict == "insufficient":
+                rule, action = "bm-insufficient", INSUFFICIENT
+            elif verdict == "faster":
+                pays = break_even is not None and n >= break_even
+                rule, action = (
+                    ("bm-faster-pays-back", ENABLE)
+                    if pays
+                    else ("bm-cold-cost-not-repaid", KEEP_OFF)
+                )
+            elif verdict == "slower":
+                rule, action = "bm-slower", KEEP_OFF
+            elif verdict == "no clear difference":
+                rule, action = "bm-no-clear-difference", LEAVE_DEFAULT
+            else:
+                rule, action = "bm-mixed", DEPENDS
+            out.append(
+                Recommendation(
+                    rule=rule,
+                    setting="cudnn.benchmark",
+                    action=action,
+                    baseline_value="off",
+                    variant_value="on",
+                    **key_fields(REGIME_COLUMNS, key),
+                    job_length=int(n),
+                    **figures(row),
+                    break_even_iters=break_even,
+                    extra_cold_s=number(row["extra_cold"]),
+                    extra_cold_median_s=number(row["extra_cold_median"]),
+                    cold_pass_max_s=number(row["cold_max"]),
+                    base_cold_pass_s=number(row["base_cold"]),
+                    kernel_cache=caches.get(key, ""),
+                    warm_extra_cold_s=number(row["warm_extra"]),
+                    warm_break_even_iters=number(row["warm_break_even"]),
+                    extra_peak_mem_bytes=number(row["extra_mem"]),
+                    extra_peak_mem_share=share,
+                    workspace_bytes=number(row["workspace"]),
+                    caveats=tuple(caveats),
+                    evidence=row["evidence"],
+                )
+            )
+    return out
+
+
+def _cold_cache_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
+    """The pairs a cudnn.benchmark decision rests on: those whose cold passes met an empty
+    cache (or, in rows from before per-replicate caches, the machine's shared one). What a
+    fresh machine pays decides; the warm figures ride along on those rows (``warm_*``). A
+    regime measured only with a warm cache answers from its warm pairs, and says so."""
+    warm = (pairs["kernel_cache"] == "warm").to_numpy()
+    regime = pd.util.hash_pandas_object(pairs[REGIME_COLUMNS], index=False).to_numpy()
+    cold_regimes = set(regime[~warm].tolist())
+    keep = ~warm | ~np.isin(regime, list(cold_regimes))
+    return pairs.loc[keep]
+
+
+def _agreement(lo: Any, hi: Any) -> bool | None:
+    """From the min and max of 0/1 check results: all equal → True, none → False, else None."""
+    lo, hi = number(lo), number(hi)
+    if lo is None or hi is None:
+        return None
+    if lo == 1.0:
+        return True
+    if hi == 0.0:
+        return False
+    return None
+
+
+def determinism_rules(pairs: pd.DataFrame) -> list[Recommendation]:
+    if pairs.empty:
+        return []
+    checks = {}
+    for side in ("base", "var"):
+        known = pairs[f"{side}_n_checks"] > 0
+        checks[side] = pairs[f"{side}_bitwise_equal"].astype("Float64").astype(float).where(known)
+    work = pairs.assign(
+        _b=checks["base"], _v_eq=checks["var"], _failed=variant_failed(pairs).astype(float)
+    )
+    summary = summarise(
+        work,
+        REGIME_COLUMNS,
+        extra_all={
+            "b_lo": ("_b", "min"),
+            "b_hi": ("_b", "max"),
+            "v_lo": ("_v_eq", "min"),
+            "v_hi": ("_v_eq", "max"),
+            "failed": ("_failed", "max"),
+            "max_diff": ("base_max_abs_diff", "max"),
+        },
+        anchors=("base_repro_anchor", "var_repro_anchor"),
+    )
+    out: list[Recommendation] = []
+    for key, row in summary:
+        default_eq = _agreement(row["b_lo"], row["b_hi"])
+        variant_eq = _agreement(row["v_lo"], row["v_hi"])
+        verdict = row["verdict"]
+        if verdict == "insufficient":
+            rule, action = "det-insufficient", INSUFFICIENT
+        elif variant_eq is False:
+            rule, action = "det-does-not-reproduce", KEEP_OFF
+        elif default_eq is True:
+            rule, action = "det-default-reproduces", LEAVE_DEFAULT
+        elif variant_eq is None:  # no re-run check with it on: its cost, but nothing it buys
+            rule, action = "det-unchecked", ENABLE_IF_NEEDED
+        elif verdict == "slower":
+            rule, action = "det-costs", ENABLE_IF_NEEDED
+        elif verdict == "faster" or (
+            verdict == "no clear difference" and not_slower(number(row["ci_low"]))
+        ):
+            rule, action = "det-no-measurable-cost", ENABLE
+        elif verdict == "no clear difference":
+            rule, action = "det-cost-unclear", ENABLE_IF_NEEDED
+        else:
+            rule, action = "det-mixed", DEPENDS
+        out.append(
+            Recommendation(
+                rule=rule,
+                setting="cudnn.deterministic",
+                action=action,
+                baseline_value="off",
+                variant_value="on",
+                **key_fields(REGIME_COLUMNS, key),
+                job_length=None,
+                **figures(row),
+                bitwise_equal_default=default_eq,
+                bitwise_equal_variant=variant_eq,
+                max_abs_diff_default=number(row["max_diff"]),
+                caveats=("variant-failed",) if row["failed"] > 0 else (),
+                evidence=row["evidence"],
+            )
+        )
+    return out
+
+
+_SWITCH_RULES = {
+    "insufficient": ("insufficient", INSUFFICIENT),
+    "faster": ("faster", ENABLE),
+    "slower": ("slower", KEEP_OFF),
+    "no clear difference": ("no-clear-difference", LEAVE_DEFAULT),
+}
+
+
+def switch_rules(pairs: pd.DataFrame, axis: str) -> list[Recommendation]:
+    """precision and memory_format: switch to the variant when it is clearly faster."""
+    if pairs.empty:
+        return []
+    regime = [c for c in REGIME_COLUMNS if c != axis]
+    by = [*regime, "baseline_value", "variant_value"]
+    work = pairs.assign(_failed=variant_failed(pairs).astype(float))
+    out: list[Recommendation] = []
+    for key, row in summarise(work, by, extra_all={"failed": ("_failed", "max")}):
+        fields = key_fields(by, key)
+        baseline, variant = str(fields.pop("baseline_value")), str(fields.pop("variant_value"))
+        if axis == "precision":
+            fields["precision"] = baseline
+        rule, action = _SWITCH_RULES.get(row["verdict"], ("mixed", DEPENDS))
+        caveats = []
+        if axis == "precision":
+            caveats.append("changes-numerics")
+            if fields["device"] == "cuda" and baseline == "fp32":
+                caveats.append("tf32-default")
+        if row["failed"] > 0:
+            caveats.append("variant-failed")
+        out.append(
+            Recommendation(
+                rule=f"{axis}-{rule}",
+                setting=axis,
+                action=action,
+                baseline_value=baseline,
+                variant_value=variant,
+                **fields,
+                job_length=None,
+                **figures(row),
+                caveats=tuple(caveats),
+                evidence=row["evidence"],
+            )
+        )
+    return out
+
+
+def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommendation]:
+    """CPU → GPU per family: from which batch the GPU wins, if it does."""
+    if curves.empty or cpu_gpu.empty:
+        return []
+    regime = [c for c in REGIME_COLUMNS if c not in ("device", "batch_size")]
+    curves = curves.assign(
+        model_family=curves["model"].map(model_family),
+        _measured=[any(v != "insufficient" for v in vs) for vs in curves["verdicts"]],
+    )
+    crossings = {
+        k if isinstance(k, tuple) else (k,): g["crossover_batch"].loc[g["_measured"]]
+        for k, g in curves.groupby(regime, sort=True, dropna=False)
+    }
+    thin = cpu_gpu.loc[cpu_gpu["verdict"] == "insufficient"]
+    smallest_thin = {  # per regime, the smallest batch with too few ok replicates
+        k if isinstance(k, tuple) else (k,): float(b)
+        for k, b in thin.groupby(regime, sort=True, dropna=False)["batch_size"].min().items()
+    }
+    sufficient = cpu_gpu.loc[cpu_gpu["verdict"] != "insufficient"]
+    at_batch = sufficient.groupby([*regime, "batch_size"], sort=True, dropna=False).agg(
+        speedup=("speedup", "median"), ci_low=("ci_low", "min"), ci_high=("ci_high", "max")
+    )
+    out: list[Recommendation] = []
+    for key, row in summarise(cpu_gpu, regime):
+        fields = key_fields(regime, key)
+        crossing = crossings.get(key, pd.Series(dtype="Int64"))
+        from_batch: int | None = None
+        caveats: list[str] = []
+        numbers = figures(row)
+        if crossing.empty:
+            rule, action = "device-insufficient", INSUFFICIENT
+        elif crossing.isna().all():
+            rule, action = "device-cpu-wins", KEEP_OFF
+        elif crossing.notna().all() and crossing.nunique() == 1:
+            from_batch = int(crossing.iloc[0])
+            rule, action = "device-gpu-from-batch", ENABLE
+            at = at_batch.loc[(*key, from_batch)]
+            if smallest_thin.get(key, math.inf) < from_batch:
+                caveats.append("smaller-batches-insufficient")
+            numbers.update(
+                verdict="faster",
+                speedup=number(at["speedup"]),
+                ci_low=number(at["ci_low"]),
+                ci_high=number(at["ci_high"]),
+            )
+        else:
+            rule, action = "device-mixed", DEPENDS
+        out.append(
+            Recommendation(
+                rule=rule,
+                setting="device",
+                action=action,
+                baseline_value="cpu",
+                variant_value="cuda",
+                **fields,
+                device="cuda",
+                job_length=None,
+                **numbers,
+                from_batch=from_batch,
+                caveats=tuple(caveats),
+                evidence=row["evidence"],
+            )
+        )
+    return out

@@ -1,0 +1,101 @@
+"""One vectorised summary per regime (a groupby), so the rules loop over regimes, not rows.
+
+How a regime's pairs are combined: the pairs that are not "insufficient" must agree. All
+"faster" → the faster rule, all "slower" → the slower rule, all "no clear difference" → leave the
+default; a mix → "mixed", which the rules answer "depends on model" (measure your own). The
+figures are the median speedup and the envelope of the CIs (lowest ci_low, highest ci_high),
+so a sentence never overstates.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bench.report.analysis import MIN_OK_REPLICATES
+
+
+def summarise(
+    pairs: pd.DataFrame,
+    by: list[str],
+    extra: dict[str, tuple[str, str]] | None = None,
+    extra_all: dict[str, tuple[str, str]] | None = None,
+    anchors: Sequence[str] = (),
+) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """Per regime (sorted): n_pairs, n_sufficient, verdict (agreed, "mixed" or "insufficient"),
+    median speedup and the CI envelope, evidence, models; ``extra`` = {name: (column, agg)} over the
+    sufficient pairs, ``extra_all`` over all pairs, ``anchors`` = more anchor columns to cite."""
+    suff = (pairs["verdict"] != "insufficient").to_numpy()
+    work = pd.DataFrame({c: pairs[c] for c in by})
+    work["_suff"] = suff
+    work["_v"] = pairs["verdict"].where(suff)
+    work["_speedup"] = pairs["speedup"].astype(float).where(suff)
+    work["_lo"] = pairs["ci_low"].astype(float).where(suff)
+    work["_hi"] = pairs["ci_high"].astype(float).where(suff)
+    aggs: dict[str, tuple[str, str]] = {
+        "n_pairs": ("_suff", "size"),
+        "n_sufficient": ("_suff", "sum"),
+        "n_verdicts": ("_v", "nunique"),
+        "first_verdict": ("_v", "first"),
+        "speedup": ("_speedup", "median"),
+        "ci_low": ("_lo", "min"),
+        "ci_high": ("_hi", "max"),
+    }
+    for name, (col, how) in (extra or {}).items():
+        work[f"_{name}"] = pd.to_numeric(pairs[col], errors="coerce").astype(float).where(suff)
+        aggs[name] = (f"_{name}", how)
+    for name, (col, how) in (extra_all or {}).items():
+        work[f"_{name}"] = pd.to_numeric(pairs[col], errors="coerce").astype(float)
+        aggs[name] = (f"_{name}", how)
+    grouped = work.groupby(by, sort=True, dropna=False)
+    out = grouped.agg(**aggs)  # type: ignore[call-overload]
+    out["verdict"] = np.select(
+        [out["n_sufficient"] == 0, out["n_verdicts"] == 1],
+        ["insufficient", out["first_verdict"].astype(object)],
+        "mixed",
+    )
+    page = pairs["page"].to_numpy(dtype=object)
+    cited = [
+        pairs[c].to_numpy(dtype=object) for c in ("baseline_anchor", "variant_anchor", *anchors)
+    ]
+    model = pairs["model"].to_numpy(dtype=object)
+    evidence, models = {}, {}
+    for key, idx in grouped.indices.items():
+        found = ((page[i], col[i]) for i in np.sort(idx) for col in cited if col[i])
+        evidence[key] = tuple(dict.fromkeys(found))
+        models[key] = tuple(sorted({str(model[i]) for i in idx}))
+    out["evidence"] = [evidence[k] for k in out.index]
+    out["models"] = [models[k] for k in out.index]
+    keys = [k if isinstance(k, tuple) else (k,) for k in out.index]
+    return list(zip(keys, out.to_dict("records")))
+
+
+def number(value: Any) -> float | None:
+    if value is None or value is pd.NA:
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def key_fields(by: list[str], key: Any) -> dict[str, Any]:
+    return {c: str(v) for c, v in zip(by, key if isinstance(key, tuple) else (key,))}
+
+
+def variant_failed(pairs: pd.DataFrame) -> pd.Series:
+    return (pairs["n_var"] == 0) & (pairs["n_base"] >= MIN_OK_REPLICATES)
+
+
+def figures(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "verdict": str(row["verdict"]),
+        "n_pairs": int(row["n_pairs"]),
+        "n_sufficient": int(row["n_sufficient"]),
+        "speedup": number(row["speedup"]),
+        "ci_low": number(row["ci_low"]),
+        "ci_high": number(row["ci_high"]),
+        "models": tuple(row["models"]),
+    }

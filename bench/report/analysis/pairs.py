@@ -1,0 +1,226 @@
+"""Pairs of cells that differ in one setting: the speedup, its interval and the verdict.
+
+- A comparison pairs two cells on the **same fingerprint** that differ in one axis only;
+  results of different machines or software versions are never pooled.
+- **speedup = median(baseline replicate medians) / median(variant replicate medians)**, so > 1
+  means the variant is faster; its 95 % CI is a bootstrap over replicates (see ``bootstrap``).
+- **verdict**: "faster" only if ci_low > 1 + DELTA, "slower" only if ci_high < 1 − DELTA,
+  otherwise "no clear difference" (a real answer: the CI overlaps the ±DELTA band). With fewer
+  than MIN_OK_REPLICATES ok replicates on either side the verdict is "insufficient" and there
+  is no CI.
+
+DELTA is what the Methodology page quotes, so change it only together with that page.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+import pandas as pd
+
+from bench import schema
+from bench.report.analysis.bootstrap import MIN_OK_REPLICATES, ratio_ci
+from bench.report.analysis.cells import Source, cells_of
+
+if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations are never evaluated here
+    from typing import TypeGuard
+
+#: δ: a speedup inside [1 − δ, 1 + δ] is "no clear difference" (3 %).
+DELTA = 0.03
+#: Every verdict a comparison can have.
+VERDICTS = ("faster", "slower", "no clear difference", "insufficient")
+
+#: compare() axes: baseline value → variant values, and what is compared.
+AXES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "cudnn_benchmark": ("off", ("on",)),
+    "cudnn_deterministic": ("off", ("on",)),
+    "precision": ("fp32", ("fp32-strict", "amp-bf16", "amp-fp16")),
+    "memory_format": ("nchw", ("channels_last",)),
+    "device": ("cpu", ("cuda", "mps")),
+    "shapes": ("static", ("dynamic", "ragged")),
+}
+#: Axis columns left out of the pairing key, per axis (beyond the axis itself). A benchmark-off
+#: cell has no meaningful benchmark_limit; a CPU cell has no cuDNN switches, a GPU cell no threads.
+_KEY_EXCLUDE: dict[str, tuple[str, ...]] = {
+    "cudnn_benchmark": ("cudnn_benchmark_limit",),
+    "device": ("cpu_threads", "cudnn_benchmark", "cudnn_deterministic", "cudnn_benchmark_limit"),
+}
+#: Context columns taken from the variant cell instead of the baseline.
+_FROM_VARIANT: dict[str, tuple[str, ...]] = {
+    "cudnn_benchmark": ("cudnn_benchmark_limit",),
+    "device": ("cudnn_benchmark", "cudnn_deterministic", "cudnn_benchmark_limit"),
+}
+
+#: The leading columns of every comparison: which pair, of which axis, where.
+PAIR_COLUMNS: Final = (
+    "fingerprint_id", "machine", "page", "axis", "metric", "baseline_value", "variant_value",
+    "baseline_cell_id", "variant_cell_id", "baseline_anchor", "variant_anchor",
+)  # fmt: skip
+#: The figures of every comparison, after the context axes.
+PAIR_FIGURES: Final = (
+    "model_family", "n_base", "n_var", "base_median_s", "var_median_s", "base_samples_per_s",
+    "var_samples_per_s", "speedup", "ci_low", "ci_high", "verdict",
+)  # fmt: skip
+
+
+def compare_columns(axis: str) -> tuple[str, ...]:
+    """What ``compare(…, axis)`` returns: the pair, the other axes as context, the figures."""
+    return (*PAIR_COLUMNS, *(c for c in schema.AXIS_COLUMNS if c != axis), *PAIR_FIGURES)
+
+
+#: What ``compare`` returns, per axis.
+COMPARE_COLUMNS: Final[dict[str, tuple[str, ...]]] = {axis: compare_columns(axis) for axis in AXES}
+
+
+def within_band(ci_low: float | None, ci_high: float | None) -> bool:
+    """Whether an interval lies inside 1 ± DELTA, as the pages print it (two decimals).
+
+    This backs wording ("within 1 ± 3%", "no measurable cost"), not verdicts: a "no clear
+    difference" from a wide interval is no evidence that a setting is free. Rounding as printed
+    keeps a sentence from contradicting the interval shown next to it.
+    """
+    return not_slower(ci_low) and _known(ci_high) and round(ci_high, 2) <= round(1 + DELTA, 2)
+
+
+def not_slower(ci_low: float | None) -> bool:
+    """Whether an interval rules out a slowdown beyond DELTA (as printed; see within_band)."""
+    return _known(ci_low) and round(ci_low, 2) >= round(1 - DELTA, 2)
+
+
+def _known(value: float | None) -> TypeGuard[float]:
+    return value is not None and not math.isnan(value)
+
+
+def verdict(ci_low: float, ci_high: float, n_base: int, n_var: int) -> str:
+    """The verdict of one comparison (see the module docstring)."""
+    return str(
+        _verdicts(np.array([ci_low]), np.array([ci_high]), np.array([n_base]), np.array([n_var]))[0]
+    )
+
+
+def _verdicts(lo: np.ndarray, hi: np.ndarray, n_base: np.ndarray, n_var: np.ndarray) -> np.ndarray:
+    few = (np.asarray(n_base) < MIN_OK_REPLICATES) | (np.asarray(n_var) < MIN_OK_REPLICATES)
+    return np.select(
+        [few | np.isnan(lo) | np.isnan(hi), lo > 1 + DELTA, hi < 1 - DELTA],
+        ["insufficient", "faster", "slower"],
+        "no clear difference",
+    )
+
+
+def compare(data: Source, axis: str) -> pd.DataFrame:
+    """Pairs of cells on the same fingerprint that differ only in ``axis`` (see ``AXES``).
+
+    Columns ``COMPARE_COLUMNS[axis]``: metric is ``time`` (``throughput`` for shapes); the
+    other axis columns are context; n_base and n_var count ok replicates; speedup > 1 means
+    the variant is faster. For ``device`` a CPU cell is paired with the CUDA cell that has
+    cudnn benchmark and deterministic off, whatever its thread count.
+    """
+    if axis not in AXES:
+        raise ValueError(f"unknown axis {axis!r}; expected one of: {', '.join(AXES)}")
+    cells = cells_of(data)
+    baseline, variants = AXES[axis]
+    model = cells.loc[cells["kind"] == "model"]
+    exclude = {axis, *_KEY_EXCLUDE.get(axis, ())}
+    key_cols = ["fingerprint_id", *(c for c in schema.AXIS_COLUMNS if c not in exclude)]
+    base = model.loc[model[axis] == baseline]
+    var = model.loc[model[axis].isin(variants)]
+    if axis == "device":
+        cuda = var["device"] == "cuda"
+        var = var.loc[
+            ~cuda | ((var["cudnn_benchmark"] == "off") & (var["cudnn_deterministic"] == "off"))
+        ]
+    if base.empty or var.empty:
+        return _empty_compare(axis)
+    base = base.assign(_key=row_hash(base[key_cols]))
+    var = var.assign(_key=row_hash(var[key_cols]))
+    take = [
+        "_key",
+        "cell_id",
+        "anchor",
+        axis,
+        "n_ok",
+        "steady_median_s",
+        "samples_per_s",
+        "replicate_medians",
+        "replicate_throughputs",
+        "replicate_work_rates",
+        *_FROM_VARIANT.get(axis, ()),
+    ]
+    pairs = base.merge(var[take].add_prefix("v_"), left_on="_key", right_on="v__key", how="inner")
+    metric = "throughput" if axis == "shapes" else "time"
+    if metric == "time":
+        est, lo, hi = ratio_ci(
+            pairs["replicate_medians"].tolist(), pairs["v_replicate_medians"].tolist()
+        )
+    else:
+        # work rates where both arms have FLOP counts, plain samples/s otherwise
+        def finite(t: tuple[float, ...]) -> bool:
+            return len(t) > 0 and bool(np.all(np.isfinite(np.asarray(t, dtype=float))))
+
+        use_work = [finite(a) and finite(b) for a, b in
+                    zip(pairs["v_replicate_work_rates"], pairs["replicate_work_rates"])]
+        var_rates = [w if u else t for u, w, t in zip(
+            use_work, pairs["v_replicate_work_rates"], pairs["v_replicate_throughputs"])]
+        base_rates = [w if u else t for u, w, t in zip(
+            use_work, pairs["replicate_work_rates"], pairs["replicate_throughputs"])]
+        est, lo, hi = ratio_ci(var_rates, base_rates)
+    out = pd.DataFrame(
+        {
+            "fingerprint_id": pairs["fingerprint_id"],
+            "machine": pairs["machine"],
+            "page": pairs["page"],
+            "axis": axis,
+            "metric": metric,
+            "baseline_value": pairs[axis],
+            "variant_value": pairs[f"v_{axis}"],
+            "baseline_cell_id": pairs["cell_id"],
+            "variant_cell_id": pairs["v_cell_id"],
+            "baseline_anchor": pairs["anchor"],
+            "variant_anchor": pairs["v_anchor"],
+        }
+    )
+    for col in schema.AXIS_COLUMNS:
+        if col == axis:
+            continue
+        out[col] = pairs[f"v_{col}"] if col in _FROM_VARIANT.get(axis, ()) else pairs[col]
+    out["model_family"] = pairs["model_family"]
+    out["n_base"] = pairs["n_ok"].astype("int64")
+    out["n_var"] = pairs["v_n_ok"].astype("int64")
+    out["base_median_s"] = pairs["steady_median_s"]
+    out["var_median_s"] = pairs["v_steady_median_s"]
+    out["base_samples_per_s"] = pairs["samples_per_s"]
+    out["var_samples_per_s"] = pairs["v_samples_per_s"]
+    out["speedup"], out["ci_low"], out["ci_high"] = est, lo, hi
+    out["verdict"] = _verdicts(lo, hi, out["n_base"].to_numpy(), out["n_var"].to_numpy())
+    insufficient = out["verdict"] == "insufficient"
+    out.loc[insufficient, ["ci_low", "ci_high"]] = np.nan
+    order = ["fingerprint_id", *(c for c in schema.AXIS_COLUMNS if c != axis), "variant_value"]
+    return out.sort_values(order, kind="stable", na_position="first").reset_index(drop=True)
+
+
+def row_hash(frame: pd.DataFrame) -> np.ndarray:
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+
+
+def row_keys(frame: pd.DataFrame, key: list[str]) -> pd.Index:
+    return pd.Index(row_hash(frame[key]))
+
+
+def _empty_compare(axis: str) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in COMPARE_COLUMNS[axis]})
+
+
+def join_cells(pairs: pd.DataFrame, cells: pd.DataFrame, cols: Iterable[str]) -> pd.DataFrame:
+    """Bring per-cell columns onto comparison rows as ``base_<col>`` and ``var_<col>``."""
+    cols = list(cols)
+    lookup = cells.loc[cells["kind"] == "model"].set_index(["fingerprint_id", "cell_id"])[cols]
+    out = pairs.copy()
+    for side, id_col in (("base", "baseline_cell_id"), ("var", "variant_cell_id")):
+        idx = pd.MultiIndex.from_arrays([out["fingerprint_id"], out[id_col]])
+        joined = lookup.reindex(idx)
+        for col in cols:
+            out[f"{side}_{col}"] = joined[col].to_numpy()
+    return out

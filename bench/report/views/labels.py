@@ -1,0 +1,168 @@
+"""Configurations and summaries in words: ``resnet50 · train · batch 128 · amp-bf16``.
+
+Labels name only what varies among the rows beside them (plus the model and mode), so a table
+of forty rows does not repeat eleven identical axes on every line; the summaries above a table
+say what its rows cover, so that a machine-level sentence never reads as true of every model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from bench.report import analysis, fmt
+from bench.report.views.frames import CONFIG_AXES, present, rows_of
+
+#: How an axis value reads in a label (``batch 128``, ``benchmark on``).
+_AXIS_WORDS = {
+    "batch_size": "batch {}",
+    "resolution": "{}px",
+    "cudnn_benchmark": "benchmark {}",
+    "cudnn_deterministic": "deterministic {}",
+    "cudnn_benchmark_limit": "benchmark_limit {}",
+    "cpu_threads": "{} threads",
+    "kernel_cache": "{} kernel cache",
+}
+
+#: The same, abbreviated for chart labels.
+_SHORT_WORDS = {
+    "batch_size": "b{}",
+    "resolution": "{}px",
+    "cudnn_benchmark": "bm={}",
+    "cudnn_deterministic": "det={}",
+    "cudnn_benchmark_limit": "limit={}",
+    "cpu_threads": "{}t",
+    "kernel_cache": "{} cache",
+}
+
+#: Always shown in a label, even when they do not vary.
+_ALWAYS = ("model", "mode")
+
+
+def axis_text(column: str, value: Any, words: dict[str, str] | None = None) -> str:
+    if not present(value) or value == "":
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if words is _SHORT_WORDS and column == "memory_format" and value == "channels_last":
+        return "cl"
+    return (words or _AXIS_WORDS).get(column, "{}").format(value)
+
+
+def varying(
+    frame: pd.DataFrame, columns: Sequence[str], always: Sequence[str] = _ALWAYS
+) -> list[str]:
+    """The columns of ``columns`` whose value differs between rows (plus ``always``)."""
+    out = []
+    for col in columns:
+        if col not in frame.columns:
+            continue
+        if col in always or frame[col].astype(str).nunique(dropna=False) > 1:
+            out.append(col)
+    return out
+
+
+def comparison_columns(frame: pd.DataFrame, axis: str) -> list[str]:
+    """What a label of ``frame``'s comparisons of ``axis`` names: the other axes that vary."""
+    return varying(frame, [c for c in CONFIG_AXES if c != axis])
+
+
+def label(row: Any, columns: Sequence[str], *, short: bool = False) -> str:
+    """A configuration in words: ``resnet50 · train · batch 128 · amp-bf16``.
+
+    ``short`` abbreviates for chart axes (``resnet50 train b128 amp-bf16 cl``).
+    """
+    words = _SHORT_WORDS if short else _AXIS_WORDS
+    parts = [
+        axis_text(c, getattr(row, c, None) if not isinstance(row, dict) else row.get(c), words)
+        for c in columns
+    ]
+    return (" " if short else " · ").join(p for p in parts if p)
+
+
+def alt_list(items: Iterable[str], limit: int = 12) -> str:
+    """A chart's alt text: its first ``limit`` items, and how many more the table holds."""
+    items = list(items)
+    text = "; ".join(items[:limit])
+    if len(items) > limit:
+        text += f"; and {len(items) - limit} more in the table below"
+    return text
+
+
+def verdict_counts(verdicts: Iterable[str]) -> dict[str, int]:
+    counts = dict.fromkeys(analysis.VERDICTS, 0)
+    for v in verdicts:
+        counts[str(v)] = counts.get(str(v), 0) + 1
+    return counts
+
+
+#: What a machine-level summary names, so that it never reads as a verdict for every model
+#: on that machine: the models, modes, precisions, layouts, shapes, batches and kernel caches
+#: its comparisons cover.
+SCOPE_AXES = ("model", "mode", "precision", "memory_format", "shapes", "batch_size",
+              "kernel_cache")
+_SCOPE_WORDS = {"shapes": "{} shapes", "batch_size": "batch {}", "kernel_cache": "{} kernel cache"}
+
+
+def scope(frame: pd.DataFrame) -> str:
+    """``resnet50, vit_b_16 · infer, train · fp32, amp-bf16 · nchw · static shapes · batch 128
+    · fresh kernel cache``: the distinct values of ``SCOPE_AXES`` among ``frame``'s rows."""
+    parts = []
+    for col in SCOPE_AXES:
+        if col not in frame.columns:
+            continue
+        values = frame[col].dropna().astype(str)
+        values = values.loc[(values != "") & (values != "n/a")].unique().tolist()
+        if not values:
+            continue
+        values = sorted(values, key=float) if col == "batch_size" else sorted(values)
+        parts.append(_SCOPE_WORDS.get(col, "{}").format(", ".join(values)))
+    return " · ".join(parts)
+
+
+def exceptions(frame: pd.DataFrame, columns: Sequence[str], *, limit: int = 6) -> str:
+    """The configurations whose verdict is not "no clear difference", by name and speedup:
+    ``faster in resnet50 · train · fp32-strict (1.21×); slower in …`` (empty when none)."""
+    parts = []
+    for verdict in ("faster", "slower"):
+        rows = frame.loc[frame["verdict"] == verdict]
+        if rows.empty:
+            continue
+        named = [f"{label(r, columns)} ({fmt.ratio(r.speedup)})"
+                 for r in rows_of(rows.head(limit))]
+        text = "; ".join(named)
+        if len(rows) > limit:
+            text += f"; and {len(rows) - limit} more"
+        parts.append(f"{verdict} in {text}")
+    return "; ".join(parts)
+
+
+def span(values: Iterable[float], formatter: Callable[[Any], str]) -> str:
+    """``a`` or ``a to b`` over the finite values (empty when none)."""
+    finite = sorted(float(v) for v in values if fmt.present(v))
+    if not finite:
+        return ""
+    low, high = formatter(finite[0]), formatter(finite[-1])
+    return low if low == high else f"{low} to {high}"
+
+
+def cold_text(median: Any, low: Any, high: Any) -> str:
+    """``4.71 s (2.98 s–16.0 s)``: the median cold pass and the range over replicates."""
+    text = fmt.seconds(median)
+    if not (present(median) and present(low) and present(high)) or low == high:
+        return text
+    lo, hi = fmt.seconds(low), fmt.seconds(high)
+    return text if lo == hi else f"{text} ({lo}–{hi})"
+
+
+def equal_text(n_checks: Any, equal: Any, diff: Any) -> str:
+    """A re-run check's outcome: ``bitwise equal``, ``differs (max |Δ| 0.002)``, …"""
+    if not n_checks:
+        return "not checked"
+    if equal is pd.NA or equal is None:
+        return "no ok check"
+    if bool(equal):
+        return "bitwise equal"
+    return f"differs (max |Δ| {fmt.num(diff)})"

@@ -1,0 +1,51 @@
+"""Numbers as printed: the unit and the decimals follow the value as rounded, not the raw one."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.report import fmt
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (0.0009996, "1.00 ms"),  # not "1,000 µs"
+    (-0.0009996, "-1.00 ms"),
+    (0.9999996e-6 * 1000, "1.00 ms"),
+    (0.9996, "1.00 s"),  # not "1,000 ms"
+    (0.000999, "999 µs"),
+    (0.0412, "41.2 ms"),
+    (2.134, "2.13 s"),
+    (1234.5, "1,234 s"),
+    (0.0, "0 µs"),
+])
+def test_a_duration_takes_the_unit_of_its_rounded_value(value, text) -> None:
+    assert fmt.seconds(value) == text
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (9.999, "10.0×"),  # not "10.00×"
+    (99.96, "100×"),  # not "100.0×"
+    (9.994, "9.99×"),
+    (99.94, "99.9×"),
+])
+def test_a_ratio_takes_the_decimals_of_its_rounded_value(value, text) -> None:
+    assert fmt.ratio(value) == text
+
+
+def test_an_interval_takes_the_decimals_of_its_rounded_larger_end() -> None:
+    assert fmt.ci(9.2, 9.999) == "9.2–10.0×"
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (99.96, "100"), (9.996, "10.0"), (0.09996, "0.100"), (12.345, "12.3"), (1234.5, "1,234"),
+])
+def test_a_number_keeps_three_significant_digits_after_rounding(value, text) -> None:
+    assert fmt.num(value) == text
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (1023.7, "1.00 KiB"), (1023.4, "1,023 B"), (1024.0**3 * 0.99999, "1.00 GiB"),
+])
+def test_bytes_move_up_a_unit_when_they_round_to_1024(value, text) -> None:
+    assert fmt.bytes_(value) == text
+
