@@ -24,14 +24,6 @@ from typing import Any
 
 from bench.schema import AXIS_CHOICES, CEILING_OPS, KERNEL_CACHES, LATER_AXES
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.9/3.10 users need the tomli backport
-    try:
-        import tomli as tomllib
-    except ImportError as exc:
-        raise SystemExit("error: Python < 3.11 needs the 'tomli' package to read profiles") from exc
-
 #: The shipped profiles sit at the package root (``bench/profiles``), where packaging finds them.
 PROFILE_DIR = Path(__file__).resolve().parent.parent / "profiles"
 
@@ -316,6 +308,21 @@ def shipped_profiles() -> list[str]:
     return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
 
 
+def _toml() -> Any:
+    """The TOML reader, found when a profile is read: Python 3.9 and 3.10 need the ``tomli``
+    backport for that, but not to build a report or print the help."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    try:  # pragma: no cover - Python 3.9/3.10
+        import tomli
+    except ImportError:  # pragma: no cover
+        raise ProfileError("Python < 3.11 needs the 'tomli' package to read profiles "
+                           "(pip install tomli)") from None
+    return tomli
+
+
 def load_profile(name_or_path: str) -> Profile:
     """Load a shipped profile by name, or a user's TOML by path."""
     path = Path(name_or_path)
@@ -329,9 +336,10 @@ def load_profile(name_or_path: str) -> Profile:
             raise ProfileError(f"unknown profile {name_or_path!r}; valid choices: "
                                f"{', '.join(shipped_profiles())} or a path to a .toml file")
         name = name_or_path
+    toml = _toml()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        data = toml.loads(path.read_text(encoding="utf-8"))
+    except (toml.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ProfileError(f"profile {path.name} is not valid TOML: {exc}") from None
     return parse_profile(data, name, str(path))
 

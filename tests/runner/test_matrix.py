@@ -140,7 +140,7 @@ def test_shape_schedules() -> None:
     assert rag[:-1] == [(9, 224)] * 7 and rag[-1] == (3, 224)
 
 
-#: Beyond the axis, what the report's pairing key leaves out (see bench.report.stats).
+#: Beyond the axis, what the report's pairing key leaves out (see bench.report.analysis.pairs).
 _UNPAIRED = {"cudnn_benchmark": {"cudnn_benchmark_limit"},
              "device": {"cpu_threads", "cudnn_benchmark", "cudnn_deterministic",
                         "cudnn_benchmark_limit"}}
@@ -201,7 +201,7 @@ def test_gpu_profile_answers_every_gpu_question() -> None:
 
 def test_gpu_profile_fits_about_eight_minutes_of_an_h200() -> None:
     """The estimate (from the H200's measured costs) for a 16-core CUDA host like that one."""
-    from bench import runner
+    from bench.run import runner
 
     jobs = runner.plan(load_profile("gpu"))
     seconds = sum(runner.estimate_jobs(jobs, runner.Probe({"cpu": {"affinity": 16}}, [], True)))

@@ -57,7 +57,7 @@ def test_ceiling_work_units() -> None:
 
 
 def test_every_shipped_profile_names_only_installed_models() -> None:
-    from bench import matrix
+    from bench.run import matrix
 
     available = workloads.available_models()
     for name in matrix.shipped_profiles():

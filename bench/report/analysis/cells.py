@@ -285,7 +285,7 @@ def replicate_drift(samples: pd.DataFrame) -> pd.Series:
     """Per (run_id, cell_id, replicate): median of the later half of the steady iterations over
     that of the earlier half, for replicates with at least 3 steady iterations.
 
-    The same test as ``bench check``'s "steady drift" (see :mod:`bench.sanity`): a ratio far
+    The same test as ``bench check``'s "steady drift" (see :mod:`bench.run.check`): a ratio far
     from 1 means the step changed under the measurement, so its median describes no single
     regime. Samples are in iteration order within a replicate (the runner writes them so).
     """
