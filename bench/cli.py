@@ -1,4 +1,4 @@
-"""Command line: ``python -m bench run | env | check | report``.
+"""Command line: ``python -m bench run | env | check | report | advise``.
 
 Bad input ends in one ``error:`` line naming the problem and the valid choices, exit code 2,
 and nothing written. torch is only ever imported in child processes; ``report`` never
@@ -13,6 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench import advise
 from bench.run import matrix, runner, session
 from bench.run.launch import ForkServerLauncher, Launcher, SpawnLauncher
 
@@ -133,7 +134,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(report)
     report.set_defaults(func=cmd_report)
+    adv = sub.add_parser("advise", help="which knobs to turn on for one model (yours: "
+                         "pkg.module:factory or file.py:factory), measured here")
+    advise.add_arguments(adv)
+    adv.set_defaults(func=cmd_advise)
     return parser
+
+
+def cmd_advise(args: argparse.Namespace) -> int:
+    return advise.cmd_advise(args, _launcher)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
