@@ -39,10 +39,11 @@ REPORT_NEEDS = ("numpy", "pandas", "scipy")
 INSTALL_HINT = "pip install 'torch-knobs[report]'"
 #: Seconds kept back from the budget for loading the run and computing the verdicts.
 REPORT_RESERVE_S = 5.0
-#: How advise measures each replicate: a short steady state (its verdict is over replicates,
-#: and three processes of a few hundred iterations each pin a median well).
+#: How advise measures each replicate: a short steady state of a bounded length. The verdict is
+#: over replicates (each one's median is one value of the bootstrap), so a replicate gains
+#: little from running on until its own interval is tight, and a budget needs a bound.
 SETTINGS: dict[str, Any] = {"warmup_iters": 2, "min_iters": 10, "min_time_s": 0.5,
-                            "max_iters": 1000, "max_time_s": 2.0, "ci_target": 0.02}
+                            "max_iters": 1000, "max_time_s": 1.0, "ci_target": 0.03}
 #: A replicate may run this many times its estimate (but at least ``MIN_TIMEOUT_S``) before
 #: it is ended as a timeout.
 TIMEOUT_FACTOR = 5.0
@@ -99,8 +100,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         f"({modelspec.FORMS})")
     parser.add_argument("--device", choices=("cpu", "cuda"),
                         help="where to measure (default: cuda when present, else cpu)")
-    parser.add_argument("--mode", choices=("infer", "train"), default="train")
-    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--mode", choices=("infer", "train"), default="train",
+                        help="inference or a training step (default: train)")
+    parser.add_argument("--batch-size", type=int, default=16,
+                        help="samples per step (default: 16)")
     parser.add_argument("--input-shape", default=modelspec.shape_text(
         modelspec.DEFAULT_INPUT_SHAPE), metavar="C,H,W",
         help="one sample's shape (default: 3,224,224)")
@@ -192,9 +195,15 @@ def plan(req: Request, probe: Probe, budget_left_s: float) -> Plan:
     candidates = [k for k in knobs.KNOBS if not reasons[k.name]]
     full = _profile(req, device, [dict(k.change) for k in candidates], knobs.REPLICATES,
                     MIN_TIMEOUT_S)
+    try:
+        matrix.check_models(full, probe.models)  # before any estimate: a name it lacks
+    except matrix.ProfileError as exc:
+        raise AdviseError(str(exc)) from None
     study = full.studies[0]
     cells = dict(zip(["baseline", *(k.name for k in candidates)], study.cells))
-    cost = {name: estimate.replicate_s(cell, study.settings, cores, False,
+    # the longest a replicate may run: a noisy one goes on to max_time_s
+    longest = dataclasses.replace(study.settings, min_time_s=study.settings.max_time_s)
+    cost = {name: estimate.replicate_s(cell, longest, cores, False,
                                        usermodels.flops_for(probe, cell))
             for name, cell in cells.items()}
     fitted = knobs.fit(cost["baseline"], [(k.name, cost[k.name]) for k in candidates],

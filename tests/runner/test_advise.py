@@ -128,7 +128,7 @@ def test_the_human_verdicts_and_the_dry_run(tmp_path: Path) -> None:
     assert "3 replicates per cell" in proc.stdout and "cudnn.benchmark      skipped: no CUDA" \
         in proc.stdout
     assert not out.exists()
-    tight = run_cli(*EXAMPLE[:-1], "18", "--dry-run", "--json")
+    tight = run_cli(*EXAMPLE[:-1], "20", "--dry-run", "--json")
     assert tight.returncode == 0, tight.stderr
     plan = json.loads(tight.stdout)
     assert {p["status"] for p in plan} >= {"planned", "not in budget", "skipped"}

@@ -14,6 +14,12 @@ from bench.run.protocol import ModelCheck, ModelInfo, Probe, Record
 from .conftest import ROOT
 
 MODEL = "tests/advise/model.py:build"
+#: A profile's defaults: the small model in a file, at 32x32.
+DEFAULTS = f"""
+[defaults]
+model = "{MODEL}"
+input_shape = "3,32,32"
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -84,10 +90,7 @@ def test_model_identity_separates_cells_and_only_user_models_carry_it() -> None:
 
 
 def test_inputs_callable_and_input_shape_replace_each_other_by_level() -> None:
-    body = f"""
-[defaults]
-model = "{MODEL}"
-input_shape = "3,32,32"
+    body = DEFAULTS + """
 [studies.image]
 mode = "train"
 [studies.vectors]
@@ -137,10 +140,7 @@ def _probe(*infos: ModelInfo) -> Probe:
 
 
 def test_the_probe_checks_each_model_and_shape_once_in_its_hardest_mode() -> None:
-    body = f"""
-[defaults]
-model = "{MODEL}"
-input_shape = "3,32,32"
+    body = DEFAULTS + """
 [studies.s]
 mode = ["infer", "train"]
 shapes = ["static", "dynamic"]
