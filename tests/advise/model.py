@@ -51,3 +51,8 @@ def squared_error(output: torch.Tensor, batch: tuple[torch.Tensor, ...]) -> torc
 def per_sample_loss(output: torch.Tensor, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
     """Not a loss ``backward`` can start from: one value per sample."""
     return output ** 2
+
+
+def too_big() -> nn.Module:
+    """A model that does not fit in memory: four tebibytes of weights."""
+    return nn.Linear(2**20, 2**20)

@@ -130,3 +130,19 @@ def test_a_source_edited_during_a_run_is_an_error_not_a_measurement() -> None:
 def test_flops_that_cannot_be_counted_are_left_empty_with_a_reason() -> None:
     forward, note = factory.count_forward(torch, torch.nn.ReLU(), [(torch.ones(2, 3),)])
     assert forward is None and "counted no FLOPs" in note
+
+
+@pytest.mark.parametrize(("attr", "status", "reason"), [
+    ("raises", "error", "raises() raised ValueError: this factory is broken on purpose"),
+    ("too_big", "oom", "too_big() raised RuntimeError"),
+])
+def test_a_measuring_child_records_the_users_failure_as_one_line(tmp_path: Path, attr: str,
+                                                                 status: str, reason: str) -> None:
+    from bench.run.child import worker
+    from bench.run.matrix import Settings
+    from bench.run.protocol import new_task
+
+    cell = Cell(model=f"{FILE}:{attr}", input_shape="3,8,8", resolution=8)
+    record = worker.run_task(new_task("measure", cell, Settings(), 0, tmp_path))
+    assert record.status == status and record.reason.startswith(reason)
+    assert "\n" not in record.reason and record.samples == []

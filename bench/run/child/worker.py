@@ -75,9 +75,12 @@ def inject_process_fault(kind: str | None) -> None:
 
 
 def classify(torch: Any, exc: BaseException) -> tuple[str, str]:
-    """Map an exception to (status, reason). The reason keeps the class and first line."""
+    """Map an exception to (status, reason). The reason keeps the class and first line (a
+    user model's error is its own sentence, which names the class it wraps)."""
     text = str(exc).strip().splitlines()
     reason = f"{type(exc).__name__}: {text[0] if text else ''}"[:500]
+    if isinstance(exc, factory.UserModelError):
+        reason = (text[0] if text else "")[:500]
     oom_types = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),
                                   getattr(torch.cuda, "OutOfMemoryError", None)) if t)
     text_oom = ("out of memory", "cudnn_status_alloc_failed", "cublas_status_alloc_failed",
