@@ -66,7 +66,7 @@ def compile_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
             "table": _cost_table(p, data, group, cols) if len(group) else None,
             "chart": speedup_chart(
                 group.assign(variant_value=group["variant_value"].astype(str)),
-                [*cols, "variant_value"],
+                [*cols, "kernel_cache", "variant_value"],
                 chart_file("compile-speedup", m.page),
                 writer,
                 title=f"torch.compile against eager: {m.title}",
