@@ -231,6 +231,35 @@ def collect_memory() -> dict[str, Any]:
     return out
 
 
+def collect_conv_api(torch: Any) -> dict[str, Any]:
+    """Whether this torch's convolutions take an ``algo`` argument, asked of torch itself.
+
+    Popular advice says a cuDNN algorithm can be chosen per call with ``algo=``; the site
+    answers from what the installed torch does, not from its documentation. Tiny CPU tensors:
+    nothing touches CUDA. Per entry point: ``accepts_algo`` (None when the call failed for
+    another reason) and the error's first line.
+    """
+    out: dict[str, Any] = {}
+    x = torch.zeros(1, 1, 3, 3)
+    calls = {
+        "torch.nn.functional.conv2d": lambda: torch.nn.functional.conv2d(
+            x, torch.zeros(1, 1, 1, 1), algo=0),
+        "torch.nn.Conv2d.forward": lambda: torch.nn.Conv2d(1, 1, 1)(x, algo=0),
+    }
+    for name, call in calls.items():
+        try:
+            call()
+        except TypeError as exc:
+            text = str(exc).strip().splitlines()
+            out[name] = {"accepts_algo": False,
+                         "error": f"TypeError: {text[0] if text else ''}"[:300]}
+        except Exception as exc:  # failed for another reason: whether it takes algo is unknown
+            out[name] = {"accepts_algo": None, "error": f"{type(exc).__name__}: {exc}"[:300]}
+        else:
+            out[name] = {"accepts_algo": True, "error": ""}
+    return out
+
+
 def collect_bench() -> dict[str, Any]:
     from bench import __version__
     from bench.run.child.workloads import WORKLOAD_VERSION
@@ -252,6 +281,8 @@ def collect(torch: Any) -> dict[str, Any]:
         "gpus": collect_gpus(torch),
         "bench": collect_bench(),
     }
+    with contextlib.suppress(Exception):  # a fact about this torch, outside the fingerprint
+        env["conv_api"] = collect_conv_api(torch)
     env["fingerprint_id"] = fingerprint_id(env)
     env["machine"] = machine_slug(env)
     return env
