@@ -1,4 +1,4 @@
-"""Command line: ``python -m bench run | env | check | report``.
+"""Command line: ``python -m bench run | env | check | status | report``.
 
 Bad input ends in one ``error:`` line naming the problem and the valid choices, exit code 2,
 and nothing written. torch is only ever imported in child processes; ``report`` never
@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.run import matrix, runner
+from bench.run import matrix, runner, shards
 from bench.run.launch import ForkServerLauncher, Launcher, SpawnLauncher
 from bench.run.progress import Progress
 from bench.run.store import RunStore
@@ -37,6 +37,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             else None
     except matrix.ProfileError as exc:
         return _fail(str(exc))
+    if args.executor == "slurm":
+        from bench.run import cluster  # submitit is only needed, and imported, here
+
+        return cluster.cmd_slurm(args, profile)
     with _launcher(args.launcher) as launcher:  # the one owner: leaving the block ends it
         return _run(args, launcher, profile)
 
@@ -58,6 +62,12 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
     except matrix.ProfileError as exc:
         return _fail(str(exc))
     jobs = runner.plan(profile)
+    if args.shard:  # one shard of a cluster run: its own cells, in the plan's order
+        try:
+            k, n = shards.parse(args.shard)
+            jobs = shards.select(jobs, k, n)
+        except shards.ShardError as exc:
+            return _fail(str(exc))
     if args.dry_run:
         runner.print_dry_run(jobs, probe)
         return 0
@@ -71,7 +81,8 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
                          f"{Path(args.reports) / env['machine']}")
         out = found
     else:
-        out = Path(args.reports) / env["machine"] / runner.new_run_id(profile.name)
+        run_id = args.run_id or runner.new_run_id(profile.name)
+        out = Path(args.reports) / env["machine"] / run_id
     store = RunStore(out)
     if store.exists() and not args.resume:
         return _fail(f"{out} already holds results; pass --resume to finish that run, "
@@ -82,6 +93,8 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
     env["run_id"] = (old or {}).get("run_id") or out.name
     env["profile"] = profile.name
     env["planned_rows"] = len(jobs)  # one row per job: the report can tell a partial run
+    if args.shard:  # which part of which cluster run this folder is
+        env["shard"] = {"spec": args.shard, "slurm_job_id": os.environ.get("SLURM_JOB_ID", "")}
     try:
         runner.check_fingerprint(store, env)
         store.open()
@@ -161,7 +174,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="list the cells with an estimated duration, run nothing")
     run.add_argument("--launcher", choices=("forkserver", "spawn"), default="forkserver",
                      help="forkserver (torch imported once) or spawn (a fresh interpreter)")
+    run.add_argument("--run-id", help="name the run folder (default: a UTC time and the profile)")
+    run.add_argument("--shard", metavar="K/N", help="run only shard K of N (what each cluster "
+                     "job runs; see --executor slurm)")
+    from bench.run.cluster import add_arguments as add_cluster  # argparse only
+
+    add_cluster(run)
     run.set_defaults(func=cmd_run)
+    status = sub.add_parser("status", help="the shards of a cluster run: jobs, states, rows")
+    status.add_argument("run_id", metavar="RUN_ID")
+    status.add_argument("--reports", default="reports", help="root of the results tree")
+    status.set_defaults(func=cmd_status)
     env = sub.add_parser("env", help="print the environment fingerprint as JSON")
     env.add_argument("--launcher", choices=("forkserver", "spawn"), default="spawn")
     env.set_defaults(func=cmd_env)
@@ -175,6 +198,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(report)
     report.set_defaults(func=cmd_report)
     return parser
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from bench.run import cluster
+
+    return cluster.cmd_status(args)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

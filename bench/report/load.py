@@ -77,6 +77,7 @@ class RunFiles:
     samples: Path
     env: Path
     planned_rows: int | None = None  # from env.json; absent in runs made before it was kept
+    shard: str = ""  # "2/4 (Slurm job 123)": which part of a cluster run it is (env.json)
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,7 @@ def load_reports(root: Path, *, skip_bad: bool = False) -> Dataset:
                 samples=rel_dir / schema.SAMPLES_FILE,
                 env=rel_dir / schema.ENV_FILE,
                 planned_rows=_planned(env),
+                shard=_shard(env),
             )
         )
     all_results = _concat(results, _empty_results())
@@ -146,6 +148,15 @@ def load_reports(root: Path, *, skip_bad: bool = False) -> Dataset:
     all_results = all_results.reset_index(drop=True)
     all_samples = _dedupe_samples(_concat(samples, _empty_samples()), rerun_cells)
     return Dataset(all_results, all_samples, envs, runs, skipped)
+
+
+def _shard(env: dict[str, Any] | None) -> str:
+    """A shard's place in its cluster run, in words (env.json is untrusted: text only)."""
+    found = (env or {}).get("shard")
+    if not isinstance(found, dict) or not found.get("spec"):
+        return ""
+    job = str(found.get("slurm_job_id") or "")
+    return str(found["spec"]) + (f" (Slurm job {job})" if job else "")
 
 
 def _planned(env: dict[str, Any] | None) -> int | None:

@@ -56,8 +56,11 @@ def test_smoke_profile_end_to_end(tmp_path: Path) -> None:
         assert r["eff_conv_math"] == "fp32" and r["eff_cudnn_benchmark"] == ""
     dyn = next(r for r in ok if r["shapes"] == "dynamic")
     assert dyn["shape_count"] == "3" and _num(dyn, "cold_pass_s") > _num(dyn, "cold_first_iter_s")
-    repro = [r for r in rows if r["kind"] == "repro"]
+    repro = [r for r in rows if r["kind"] == "repro" and r["device"] == "cpu"]
     assert len(repro) == 1 and repro[0]["status"] == "ok"
+    # the CUDA re-run checks (benchmark off and on) are rows too, skipped without CUDA
+    assert {(r["cudnn_benchmark"], r["status"]) for r in rows if r["kind"] == "repro"
+            and r["device"] == "cuda"} == {("off", "skipped"), ("on", "skipped")}
     assert repro[0]["repro_bitwise_equal"] in ("true", "false")
     assert repro[0]["repro_max_abs_diff"] != ""
     ceilings = {r["model"]: r for r in rows if r["kind"] == "ceiling"}

@@ -219,7 +219,7 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
         for run in sorted(runs_by_fp.get(fp, []), key=lambda r: str(r.results)):
             runs.append(
                 [
-                    str(run.run_id),
+                    str(run.run_id) + (f", shard {run.shard}" if run.shard else ""),
                     _run_rows(
                         int(ok_by_run.get(run.run_id, 0)),
                         int(rows_by_run.get(run.run_id, 0)),
