@@ -139,6 +139,7 @@ def test_the_human_verdicts_and_the_dry_run(tmp_path: Path) -> None:
     ("raises", "raises() raised ValueError: this factory is broken on purpose"),
     ("not_a_module", "not_a_module() returned int, not a torch.nn.Module"),
     ("fixed_size", "a forward pass on a batch of shape (2, 3, 32, 32) failed"),
+    ("too_big", "does not fit in memory on cpu: too_big() raised RuntimeError"),
 ])
 def test_a_broken_model_is_one_line_and_writes_nothing(tmp_path: Path, attr: str,
                                                        message: str) -> None:

@@ -81,12 +81,7 @@ def classify(torch: Any, exc: BaseException) -> tuple[str, str]:
     reason = f"{type(exc).__name__}: {text[0] if text else ''}"[:500]
     if isinstance(exc, factory.UserModelError):
         reason = (text[0] if text else "")[:500]
-    oom_types = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),
-                                  getattr(torch.cuda, "OutOfMemoryError", None)) if t)
-    text_oom = ("out of memory", "cudnn_status_alloc_failed", "cublas_status_alloc_failed",
-                "can't allocate memory")  # the last: torch's CPU allocator
-    oom_types = (*oom_types, MemoryError)
-    if isinstance(exc, oom_types) or any(t in reason.lower() for t in text_oom):
+    if factory.is_oom(torch, exc):
         return "oom", reason
     return "error", reason
 
