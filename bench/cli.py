@@ -1,4 +1,4 @@
-"""Command line: ``python -m bench run | env | check | status | report``.
+"""Command line: ``python -m bench run | env | check | status | report | advise``.
 
 Bad input ends in one ``error:`` line naming the problem and the valid choices, exit code 2,
 and nothing written. torch is only ever imported in child processes; ``report`` never
@@ -13,11 +13,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.run import matrix, runner, shards
+from bench import advise
+from bench.run import matrix, runner, session, shards
 from bench.run.launch import ForkServerLauncher, Launcher, SpawnLauncher
-from bench.run.progress import Progress
-from bench.run.store import RunStore
-from bench.schema import SchemaError
 
 FAULT_ENV = "TORCH_KNOBS_FAULT"
 
@@ -50,7 +48,7 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
 
     with tempfile.TemporaryDirectory(prefix="torch-knobs-probe-") as tmp:
         try:
-            probe = runner.probe(launcher, Path(tmp))
+            probe = runner.probe(launcher, Path(tmp), models=session.user_checks(profile))
         except RuntimeError as exc:
             return _fail(str(exc))
     try:
@@ -58,10 +56,9 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
             name = "gpu" if probe.cuda else "cpu"
             print(f"profile: {name} (chosen from the hardware found)", file=sys.stderr)
             profile = matrix.select(matrix.load_profile(name), args.only)
-        matrix.check_models(profile, probe.models)
+        profile, jobs = session.planned(profile, probe)
     except matrix.ProfileError as exc:
         return _fail(str(exc))
-    jobs = runner.plan(profile)
     if args.shard:  # one shard of a cluster run: its own cells, in the plan's order
         try:
             k, n = shards.parse(args.shard)
@@ -71,57 +68,20 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
     if args.dry_run:
         runner.print_dry_run(jobs, probe)
         return 0
-    env = dict(probe.env)
-    if args.out:
-        out = Path(args.out)
-    elif args.resume:
-        found = runner.latest_run(Path(args.reports), env["machine"], profile.name)
-        if found is None:
-            return _fail(f"nothing to resume: no run of profile {profile.name} under "
-                         f"{Path(args.reports) / env['machine']}")
-        out = found
-    else:
-        run_id = args.run_id or runner.new_run_id(profile.name)
-        out = Path(args.reports) / env["machine"] / run_id
-    store = RunStore(out)
-    if store.exists() and not args.resume:
-        return _fail(f"{out} already holds results; pass --resume to finish that run, "
-                     f"or choose another --out")
-    if args.resume and not store.exists():
-        return _fail(f"nothing to resume in {out}: it has no results.csv")
-    old = store.read_env()
-    env["run_id"] = (old or {}).get("run_id") or out.name
-    env["profile"] = profile.name
-    env["planned_rows"] = len(jobs)  # one row per job: the report can tell a partial run
-    if args.shard:  # which part of which cluster run this folder is
-        env["shard"] = {"spec": args.shard, "slurm_job_id": os.environ.get("SLURM_JOB_ID", "")}
+    shard = ({"spec": args.shard, "slurm_job_id": os.environ.get("SLURM_JOB_ID", "")}
+             if args.shard else None)  # which part of which cluster run this folder is
     try:
-        runner.check_fingerprint(store, env)
-        store.open()
-    except SchemaError as exc:
+        opened = session.open_run(profile, probe, jobs, reports=Path(args.reports),
+                                  out=args.out, resume=args.resume, run_id=args.run_id,
+                                  shard=shard)
+    except session.SessionError as exc:
         return _fail(str(exc))
-    store.write_env(env)
-    done = runner.completed_keys(store, env["fingerprint_id"]) if args.resume else set()
-    todo = [j for j in jobs if j.key not in done]
-    ctx = runner.RunContext(env["run_id"], profile.name, probe,
-                            fault=os.environ.get(FAULT_ENV, ""))
-    eta = sum(runner.estimate_jobs(todo, probe))
-    print(f"run {env['run_id']} on {env['machine']} (fingerprint {env['fingerprint_id']}): "
-          f"{len(todo)} processes to run, {len(jobs) - len(todo)} already done, "
-          f"~{eta / 60:.1f} min estimated; writing to {out}", file=sys.stderr)
-    run = runner.Runner(launcher, store, ctx, progress=Progress(len(todo)))
-    try:
-        code = run.run(jobs, done)
-    finally:
-        run.close()
-    counts = " ".join(f"{k}={v}" for k, v in sorted(run.counts.items()))
-    verb = "interrupted" if code else "done"
-    print(f"{verb}: {counts or 'nothing to run'}; results in {out}"
-          f"{runner.logs_hint(out)}", file=sys.stderr)
-    if code:
+    ended = session.execute(opened, launcher, probe, fault=os.environ.get(FAULT_ENV, ""))
+    print(session.summary(ended, opened.out), file=sys.stderr)
+    if ended.code:
         print(f"resume with: python -m bench run --profile {args.profile or profile.name} "
-              f"--out {out} --resume", file=sys.stderr)
-    return code
+              f"--out {opened.out} --resume", file=sys.stderr)
+    return ended.code
 
 
 def cmd_env(args: argparse.Namespace) -> int:
@@ -197,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(report)
     report.set_defaults(func=cmd_report)
+    adv = sub.add_parser("advise", help="which knobs to turn on for one model (yours: "
+                         "pkg.module:factory or file.py:factory), measured here")
+    advise.add_arguments(adv)
+    adv.set_defaults(func=cmd_advise)
     return parser
 
 
@@ -204,6 +168,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     from bench.run import cluster
 
     return cluster.cmd_status(args)
+
+
+def cmd_advise(args: argparse.Namespace) -> int:
+    return advise.cmd_advise(args, _launcher)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

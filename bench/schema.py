@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Callable, Final
 
 #: 2: the ``kernel_cache`` axis, the cache-size columns and ``notes`` (rows of version 1 ran
-#: against the machine's own shared on-disk caches and migrate to ``kernel_cache = "shared"``).
+#: against the machine's own shared on-disk caches and migrate to ``kernel_cache = "shared"``),
+#: and the user-model axes ``USER_MODEL_AXES`` (empty for a torchvision model).
 SCHEMA_VERSION: Final = 2
 
 #: Every replicate ends in exactly one of these.
@@ -45,7 +46,14 @@ KERNEL_CACHES: Final = ("fresh", "warm")
 #: Axes added after the first schema, with the default at which they leave a cell's id alone,
 #: so the ids of the cells that existed before them (and the links posted to their rows) stay
 #: the same. Shared: the runner hashes cell ids, and test fixtures mimic it.
-LATER_AXES: Final[dict[str, object]] = {"kernel_cache": "fresh"}
+LATER_AXES: Final[dict[str, object]] = {"kernel_cache": "fresh", "model_source": "",
+                                         "input_shape": "", "inputs": "", "loss": ""}
+
+#: What a user's model (``pkg.module:factory`` or ``path/to/file.py:factory``) adds to its name:
+#: the hash of the source files that define it, its input shape, and the callables that make its
+#: inputs and its training loss. Empty for a torchvision model. Wherever cells or workloads are
+#: grouped by ``model``, these go with it, so two models of the same name are never pooled.
+USER_MODEL_AXES: Final = ("model_source", "input_shape", "inputs", "loss")
 
 #: How far the later half of a replicate's steady iterations may drift from the earlier half
 #: (a ratio) before ``bench check`` and the site flag it. Shared: both sides apply it.
@@ -95,7 +103,13 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
     _c("kind", choices=KINDS, required=True, doc="model step, machine ceiling or re-run check"),
     _c("replicate", "int", required=True, doc="which fresh process of the cell"),
     _c("device", group="axis", choices=("cpu", "cuda", "mps"), doc="where the step runs"),
-    _c("model", group="axis", doc="torchvision model, or the ceiling op"),
+    _c("model", group="axis", doc="torchvision model, user model (module:factory or "
+       "file.py:factory), or the ceiling op"),
+    _c("model_source", group="axis",
+       doc="user model: hash of the source files of its factory, inputs and loss"),
+    _c("input_shape", group="axis", doc="user model: C,H,W of one sample (empty: inputs callable)"),
+    _c("inputs", group="axis", doc="user model: the callable that made its inputs, if any"),
+    _c("loss", group="axis", doc="user model: the callable that made its training loss, if any"),
     _c("mode", group="axis", choices=("infer", "train"), doc="inference or a training step"),
     _c("batch_size", "int", "axis", doc="samples per step"),
     _c("resolution", "int", "axis", doc="input height and width (ceilings: the op's size)"),
@@ -208,10 +222,10 @@ Row = dict[str, str]
 
 
 def _v1_to_v2(row: Row) -> Row:
-    """Version 1 had no kernel-cache columns (its processes shared the machine's own cache)
-    and kept no notes."""
+    """Version 1 had no kernel-cache columns (its processes shared the machine's own cache),
+    kept no notes, and measured torchvision models only."""
     return {**row, "kernel_cache": "shared", "kernel_cache_start_bytes": "",
-            "kernel_cache_end_bytes": "", "notes": ""}
+            "kernel_cache_end_bytes": "", "notes": "", **dict.fromkeys(USER_MODEL_AXES, "")}
 
 
 #: ``{from_version: function(row) -> row}``; applied in order until SCHEMA_VERSION is reached.

@@ -50,15 +50,25 @@ _COPY_BYTES_S = {"cpu": 5e9, "cuda": 2e12, "mps": 1e11}
 _OVERHEAD_S = {"cpu": 0.4, "cuda": 0.6, "mps": 1.5}
 
 
-def iteration_s(cell: Cell, cores: int) -> float:
+#: How well a model of unknown architecture (a user's) is assumed to use the hardware.
+_UNKNOWN_EFFICIENCY = 0.7
+
+
+def iteration_s(cell: Cell, cores: int, flops_per_sample: float | None = None) -> float:
+    """One steady iteration. ``flops_per_sample``: the forward FLOPs of one sample at the
+    cell's input, where they were counted (a user model's, by the probe); otherwise the table
+    above, scaled by resolution, or a ResNet-50-sized guess."""
     if cell.kind == "ceiling":
         if cell.model == "copy":
             return 2 * cell.resolution * 2**20 / _COPY_BYTES_S.get(cell.device, 5e9)
         flops = 2.0 * cell.resolution**3
     else:
-        gflops, eff = _GFLOPS.get(cell.model, (4.0, 0.7))
-        per_sample = gflops * 1e9 * (cell.resolution / 224) ** 2 * (3 if cell.mode == "train"
-                                                                    else 1)
+        if flops_per_sample is not None:
+            forward, eff = flops_per_sample, _UNKNOWN_EFFICIENCY
+        else:
+            gflops, eff = _GFLOPS.get(cell.model, (4.0, _UNKNOWN_EFFICIENCY))
+            forward = gflops * 1e9 * (cell.resolution / 224) ** 2
+        per_sample = forward * (3 if cell.mode == "train" else 1)
         mean_batch = sum(b for b, _ in cell.schedule()) / len(cell.schedule())
         flops = per_sample * mean_batch / eff
     floor = _FLOOR_S.get((cell.device, cell.mode), 0.0) if cell.kind == "model" else 0.0
@@ -77,9 +87,11 @@ _COLD_FACTOR = {"cpu": 1.2, "cuda": 2.0}
 _CUDA_FIRST_S = 0.3
 
 
-def cold_pass_s(cell: Cell, cores: int, kernel_cache: str | None = None) -> float:
+def cold_pass_s(cell: Cell, cores: int, kernel_cache: str | None = None,
+                flops_per_sample: float | None = None) -> float:
     """The first iteration of every shape, with the search and (fresh cache) compilation."""
-    cold = cell.shape_count * iteration_s(cell, cores) * _COLD_FACTOR.get(cell.device, 2.0)
+    cold = cell.shape_count * iteration_s(cell, cores, flops_per_sample) * _COLD_FACTOR.get(
+        cell.device, 2.0)
     if cell.device == "cuda":
         cold += _CUDA_FIRST_S
     if cell.device == "cuda" and cell.cudnn_benchmark == "on" and cell.kind == "model":
@@ -97,12 +109,15 @@ def prime_s(cell: Cell, cores: int) -> float:
     return _OVERHEAD_S.get(cell.device, 1.0) + cold_pass_s(cell, cores, "fresh")
 
 
-def replicate_s(cell: Cell, st: Settings, cores: int, skipped: bool = False) -> float:
-    """Estimated wall time of one replicate, from launch to result."""
+def replicate_s(cell: Cell, st: Settings, cores: int, skipped: bool = False,
+                flops_per_sample: float | None = None) -> float:
+    """Estimated wall time of one replicate, from launch to result (``flops_per_sample``: see
+    ``iteration_s``)."""
     if skipped:
         return 0.05
-    t = iteration_s(cell, cores)
+    t = iteration_s(cell, cores, flops_per_sample)
     period = len(cell.schedule())
     warm = max(st.warmup_iters, period) * t
     steady = min(max(st.min_time_s, st.min_iters * t), st.max_time_s + t * period)
-    return _OVERHEAD_S.get(cell.device, 1.0) + cold_pass_s(cell, cores) + warm + steady
+    return _OVERHEAD_S.get(cell.device, 1.0) + cold_pass_s(
+        cell, cores, flops_per_sample=flops_per_sample) + warm + steady

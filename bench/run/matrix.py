@@ -22,7 +22,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from bench.schema import AXIS_CHOICES, CEILING_OPS, KERNEL_CACHES, LATER_AXES
+from bench.run import modelspec
+from bench.schema import AXIS_CHOICES, CEILING_OPS, KERNEL_CACHES, LATER_AXES, USER_MODEL_AXES
 
 #: The shipped profiles sit at the package root (``bench/profiles``), where packaging finds them.
 PROFILE_DIR = Path(__file__).resolve().parent.parent / "profiles"
@@ -57,6 +58,13 @@ class Cell:
     cudnn_benchmark_limit: int | None = 10
     cpu_threads: int | None = None  # None means "all cores available to the process"
     kernel_cache: str = "fresh"  # the on-disk kernel caches a replicate starts with
+    #: A user model's identity and inputs (``bench.schema.USER_MODEL_AXES``), empty for a
+    #: torchvision model: the hash of its sources (filled in from the probe), C,H,W of one
+    #: sample (H and W are the resolution), and its ``inputs`` and ``loss`` callables.
+    model_source: str = ""
+    input_shape: str = ""
+    inputs: str = ""
+    loss: str = ""
 
     @property
     def cell_id(self) -> str:
@@ -81,7 +89,7 @@ class Cell:
             return f"{self.model} {self.device} {size}"
         shapes = self.shapes + (f"x{self.shape_count}" if self.shapes == "dynamic" else "")
         parts = [self.model, self.device, self.mode, f"b{self.batch_size}",
-                 f"r{self.resolution}", self.precision, self.memory_format, shapes]
+                 *self._input_words(), self.precision, self.memory_format, shapes]
         if self.device == "cuda":
             parts += [f"bm={self.cudnn_benchmark}", f"det={self.cudnn_deterministic}"]
             if self.cudnn_benchmark_limit != 10:
@@ -90,7 +98,19 @@ class Cell:
             parts.append(f"threads={self.cpu_threads}")
         if self.kernel_cache != "fresh":
             parts.append(f"cache={self.kernel_cache}")
+        if self.loss:
+            parts.append(f"loss={self.loss}")
+        if self.model_source:
+            parts.append(f"src={self.model_source[:6]}")
         return " ".join(parts)
+
+    def _input_words(self) -> list[str]:
+        """``r224`` for a torchvision model; a user model's shape or inputs callable."""
+        if self.inputs:
+            return [f"inputs={self.inputs}"]
+        if self.input_shape:
+            return [f"in={self.input_shape}"]
+        return [f"r{self.resolution}"]
 
     def schedule(self) -> list[tuple[int, int]]:
         """The (batch, resolution) sequence one cycle of iterations walks through."""
@@ -152,11 +172,14 @@ class Profile:
         return {c.model for s in self.studies for c in s.cells if c.kind == "model"}
 
 
-_AXES = [f.name for f in fields(Cell) if f.name != "kind"]
+#: What a profile may set: every axis but the kind and ``model_source``, which is measured (the
+#: probe hashes the model's sources when the run starts), never declared.
+_AXES = [f.name for f in fields(Cell) if f.name not in ("kind", "model_source")]
 _SETTINGS = {f.name: f for f in fields(Settings)}
 _SETTING_TYPES: dict[str, type | tuple[type, ...]] = {"int": int, "float": (int, float),
                                                      "bool": bool}
 _STUDY_META = {"description", "kind", "variants"}
+_USER_AXES = [k for k in USER_MODEL_AXES if k in _AXES]
 _INT_AXES = {"batch_size", "resolution", "shape_count", "cudnn_benchmark_limit", "cpu_threads"}
 
 
@@ -184,11 +207,23 @@ def _check_value(where: str, key: str, value: Any) -> Any:
                 value == 0 and key != "cudnn_benchmark_limit"):
             raise ProfileError(f"{where}: {key} must be a positive integer, got {value!r}")
         return value
+    if key in _USER_AXES or (key == "model" and isinstance(value, str)
+                                  and modelspec.is_user_model(value)):
+        return _check_user_axis(where, key, value)
     if key == "model":
         if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]+", value):
-            raise ProfileError(f"{where}: model must be a torchvision model name, got {value!r}")
+            raise ProfileError(f"{where}: model must be a torchvision model name or a user "
+                               f"model ({modelspec.FORMS}), got {value!r}")
         return value
     raise ProfileError(f"{where}: unknown axis {key!r}; valid axes: {', '.join(_AXES)}")
+
+
+def _check_user_axis(where: str, key: str, value: Any) -> str:
+    """A user model's name, ``input_shape``, ``inputs`` or ``loss``, checked as a string."""
+    try:
+        return modelspec.check_axis(key, value)
+    except modelspec.SpecError as exc:
+        raise ProfileError(f"{where}: {exc}") from None
 
 
 def _settings(where: str, raw: Mapping[str, Any], base: Settings) -> Settings:
@@ -214,7 +249,9 @@ def _normalise(cell: Cell) -> Cell:
                        shape_count=1, cudnn_benchmark="n/a", cudnn_deterministic="n/a",
                        cudnn_benchmark_limit=None, cpu_threads=cell.cpu_threads
                        if cell.device == "cpu" else None,
-                       precision=_CEILING_PRECISION[cell.model], kernel_cache="fresh")
+                       precision=_CEILING_PRECISION[cell.model], kernel_cache="fresh",
+                       model_source="", input_shape="", inputs="", loss="")
+    cell = _normalise_inputs(cell)
     if cell.shapes == "static":
         cell = replace(cell, shape_count=1)
     elif cell.shapes == "ragged":
@@ -231,6 +268,42 @@ def _normalise(cell: Cell) -> Cell:
     return cell
 
 
+def _inputs_over(base: Mapping[str, Any], more: Mapping[str, Any]) -> dict[str, Any]:
+    """``{**base, **more}``, where ``input_shape`` and ``inputs`` replace each other: a study
+    (or a variant) that names one does not inherit the other."""
+    out = dict(base)
+    for key, other in (("inputs", "input_shape"), ("input_shape", "inputs")):
+        if key in more and other not in more:
+            out.pop(other, None)
+    return {**out, **more}
+
+
+def _normalise_inputs(cell: Cell) -> Cell:
+    """A user model's input: its ``inputs`` callable (the resolution does not apply: 0), or
+    ``input_shape`` C,H,W (default 3,224,224) whose H and W are the cell's resolution when
+    square, so a dynamic schedule still cycles resolutions. A torchvision model has neither."""
+    if not modelspec.is_user_model(cell.model):  # they do not apply: a 3xRxR image, labels
+        return replace(cell, model_source="", input_shape="", inputs="", loss="")
+    if cell.inputs:
+        if cell.input_shape:
+            raise ProfileError(f"model {cell.model}: give input_shape or inputs, not both")
+        if cell.shapes == "dynamic":
+            raise ProfileError(f"model {cell.model}: dynamic shapes cycle the resolution of an "
+                               f"input_shape; an inputs callable makes one shape per batch size "
+                               f"(valid shapes here: static, ragged)")
+        return replace(cell, resolution=0)
+    c, h, w = modelspec.parse_input_shape(cell.input_shape or modelspec.shape_text(
+        modelspec.DEFAULT_INPUT_SHAPE))
+    if h == w:
+        return replace(cell, input_shape=modelspec.shape_text((c, cell.resolution,
+                                                               cell.resolution)))
+    if cell.shapes == "dynamic":
+        raise ProfileError(f"model {cell.model}: dynamic shapes cycle square resolutions; "
+                           f"input_shape {c},{h},{w} is not square (valid shapes for it: "
+                           f"static, ragged)")
+    return replace(cell, input_shape=f"{c},{h},{w}", resolution=h)
+
+
 #: The precision column of a ceiling row says which arithmetic the op used.
 _CEILING_PRECISION = {"matmul-bf16": "amp-bf16", "matmul-tf32": "fp32",
                       "matmul-fp32": "fp32-strict", "copy": "fp32"}
@@ -241,7 +314,7 @@ def _expand(where: str, spec: Mapping[str, Any], defaults: Mapping[str, Any]) ->
     if kind not in ("model", "ceiling"):
         raise ProfileError(f"{where}: unknown kind {kind!r}; valid choices: model, ceiling")
     axes: dict[str, list[Any]] = {}
-    for key, value in {**defaults, **spec}.items():
+    for key, value in _inputs_over(defaults, spec).items():
         if key in _STUDY_META or key in _SETTINGS:
             continue
         values = value if isinstance(value, list) else [value]
@@ -265,7 +338,9 @@ def _expand(where: str, spec: Mapping[str, Any], defaults: Mapping[str, Any]) ->
     cells: list[Cell] = []
     for combo in itertools.product(*(axes[n] for n in names)):
         for variant in variants:
-            point = {**dict(zip(names, combo)), **variant, "kind": kind}
+            point = {**_inputs_over(dict(zip(names, combo)), variant), "kind": kind}
+            if "resolution" not in point and point.get("input_shape"):  # its H, unless swept
+                point["resolution"] = modelspec.parse_input_shape(point["input_shape"])[1]
             cells.append(_normalise(Cell(**point)))
     return list(dict.fromkeys(cells))  # dedupe, keep order
 
@@ -360,7 +435,8 @@ def select(profile: Profile, only: Iterable[str] | None) -> Profile:
 def check_models(profile: Profile, available: Iterable[str]) -> None:
     """Refuse models the installed torchvision does not have, naming the valid ones."""
     valid = sorted(set(available))
-    unknown = sorted(profile.models() - set(valid))
+    named = {m for m in profile.models() if not modelspec.is_user_model(m)}  # the probe's job
+    unknown = sorted(named - set(valid))
     if unknown:
         raise ProfileError(f"unknown model(s) {', '.join(unknown)} in profile {profile.name}; "
                            f"valid choices: {', '.join(valid)}")

@@ -56,6 +56,36 @@ def _loads(text: str, what: str) -> object:
 
 
 @dataclass(frozen=True)
+class ModelCheck:
+    """A user model the probe imports, builds and runs once (batch 2) before anything is
+    measured, so that a broken one is refused with one line and nothing written."""
+
+    model: str
+    input_shape: str = ""  # C,H,W of one sample; empty when ``inputs`` makes the batch
+    inputs: str = ""
+    loss: str = ""
+    mode: str = "infer"  # train: the loss and a backward pass are checked too
+    device: str = "cpu"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """The probe's answer to one ``ModelCheck``: the model's identity, or why it cannot run."""
+
+    check: ModelCheck
+    error: str = ""  # one line; empty when the model built and ran
+    source: str = ""  # ``model_source``: the hash of the files below
+    files: dict[str, str] = field(default_factory=dict)  # source file → its own hash
+    input_ndim: int | None = None  # dimensions of the model's first input tensor
+    flops_per_sample: float | None = None  # forward, at the checked shape
+    note: str = ""  # why flops_per_sample is empty, where it is
+
+
+def _model_info(data: object) -> ModelInfo:
+    return _build(ModelInfo, data, check=lambda d: _build(ModelCheck, d))
+
+
+@dataclass(frozen=True)
 class Task:
     """One child process's work. Paths are strings: the file is JSON, read on the same host."""
 
@@ -70,6 +100,7 @@ class Task:
     cache_dir: str = ""  # this process's kernel-cache folder (empty: leave the caches alone)
     repro_out: str = ""  # repro, first process: where to save the tensors
     repro_ref: str = ""  # repro, second process: the first one's tensors to compare with
+    models: list[ModelCheck] = field(default_factory=list)  # probe: the user models to check
 
     def __post_init__(self) -> None:
         if self.op not in OPS:
@@ -86,7 +117,8 @@ class Task:
     @classmethod
     def from_json(cls, text: str) -> Task:
         return _build(cls, _loads(text, "task"), cell=lambda d: _build(Cell, d),
-                      settings=lambda d: _build(Settings, d))
+                      settings=lambda d: _build(Settings, d),
+                      models=lambda xs: [_build(ModelCheck, x) for x in xs])
 
 
 def new_task(op: str, cell: Cell, settings: Settings, replicate: int, workdir: Path,
@@ -161,11 +193,19 @@ class Repro:
 @dataclass(frozen=True)
 class Probe:
     """What a probe child found: the fingerprint (``env.json`` as written), the torchvision
-    models it can build, and whether CUDA is there."""
+    models it can build, whether CUDA is there, the autocast dtypes each device really runs
+    (``{"cpu": ["bfloat16", "float16"]}``) and its answers about the user models it was asked
+    to check."""
 
     env: dict[str, Any]
     models: list[str]
     cuda: bool
+    autocast: dict[str, list[str]] = field(default_factory=dict)
+    user_models: list[ModelInfo] = field(default_factory=list)
+
+
+def _probe(data: object) -> Probe:
+    return _build(Probe, data, user_models=lambda xs: [_model_info(x) for x in xs])
 
 
 @dataclass
@@ -206,7 +246,7 @@ class Record:
         return _build(cls, _loads(text, "record"),
                       flags=lambda d: _build(Flags, d), metrics=lambda d: _build(Metrics, d),
                       samples=lambda xs: [_build(Sample, x) for x in xs],
-                      repro=lambda d: _build(Repro, d), probe=lambda d: _build(Probe, d),
+                      repro=lambda d: _build(Repro, d), probe=_probe,
                       timeline=lambda d: _build(Timeline, d))
 
 

@@ -30,11 +30,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from bench.run import caches, estimate
+from bench.run import caches, estimate, usermodels
 from bench.run.launch import Launcher, LaunchError
 from bench.run.matrix import Cell, Profile, Settings, Study
 from bench.run.progress import Progress
-from bench.run.protocol import Probe, Record, Task, new_task
+from bench.run.protocol import ModelCheck, Probe, Record, Task, new_task
 from bench.run.store import RunStore
 from bench.schema import SCHEMA_VERSION, SchemaError
 
@@ -158,7 +158,8 @@ def _log_tail(path: Path, limit: int = 200) -> str:
 
 
 def _flops_key(cell: Cell) -> tuple[Any, ...]:
-    return (cell.model, cell.mode, tuple(cell.schedule()))
+    return (cell.model, cell.model_source, cell.input_shape, cell.inputs, cell.mode,
+            tuple(cell.schedule()))
 
 
 class Runner:
@@ -446,9 +447,11 @@ class _Interrupts:
 _INTERRUPTS = _Interrupts()
 
 
-def probe(launcher: Launcher, workdir: Path, timeout_s: float = 600.0) -> Probe:
-    """Ask a child what this machine is; raises RuntimeError with a one-line reason."""
-    task = new_task("probe", Cell(), Settings(), 0, workdir)
+def probe(launcher: Launcher, workdir: Path, timeout_s: float = 600.0,
+          models: Sequence[ModelCheck] = ()) -> Probe:
+    """Ask a child what this machine is, and whether the user ``models`` run (its answers are
+    in ``Probe.user_models``); raises RuntimeError with a one-line reason."""
+    task = replace(new_task("probe", Cell(), Settings(), 0, workdir), models=list(models))
     runner = Runner(launcher, RunStore(workdir), RunContext("", "", Probe({}, [], False)),
                     workdir=workdir)
     out = runner._run_child(task, timeout_s)
@@ -488,7 +491,8 @@ def estimate_jobs(jobs: Sequence[Job], probe_: Probe) -> list[float]:
     primed: set[str] = set()
     for j in jobs:
         skipped = j.cell.device == "cuda" and not probe_.cuda
-        t = estimate.replicate_s(j.cell, j.study.settings, cores, skipped)
+        t = estimate.replicate_s(j.cell, j.study.settings, cores, skipped,
+                                 usermodels.flops_for(probe_, j.cell))
         if j.cell.kernel_cache == "warm" and not skipped and j.cell.cell_id not in primed:
             primed.add(j.cell.cell_id)
             t += estimate.prime_s(j.cell, cores)

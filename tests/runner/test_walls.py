@@ -6,7 +6,8 @@
   scipy, so a bare PyTorch box can measure.
 - Nothing under ``bench/report/`` imports torch or the measuring side, so the report builds on
   a laptop from committed CSVs.
-- ``bench/schema.py`` and ``bench/cli.py``, which both sides share, import neither.
+- ``bench/schema.py`` and ``bench/cli.py``, which both sides share, import neither; nor does
+  ``bench/advise.py`` until it has checked that the report's dependencies are there.
 
 The module lists come from walking the folders, so a new module is inside its wall from the
 moment it exists.
@@ -83,7 +84,7 @@ def test_the_child_never_imports_presentation() -> None:
     assert not _roots(mods, PRESENTATION), _roots(mods, PRESENTATION)
 
 
-@pytest.mark.parametrize("module", ["bench.schema", "bench.cli", "bench.__main__"])
+@pytest.mark.parametrize("module", ["bench.schema", "bench.cli", "bench.__main__", "bench.advise"])
 def test_shared_modules_import_neither_side_heavy(module: str) -> None:
     mods = imported_by([module])
     assert not _roots(mods, TORCH + PRESENTATION), _roots(mods, TORCH + PRESENTATION)

@@ -283,7 +283,8 @@ def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommenda
         return []
     regime = [c for c in REGIME_COLUMNS if c not in ("device", "batch_size")]
     curves = curves.assign(
-        model_family=curves["model"].map(model_family),
+        model_family=[model_family(m, s) for m, s in zip(curves["model"],
+                                                         curves["model_source"])],
         _measured=[any(v != "insufficient" for v in vs) for vs in curves["verdicts"]],
     )
     crossings = {

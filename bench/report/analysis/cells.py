@@ -98,8 +98,15 @@ def cells_of(data: Source) -> pd.DataFrame:
     return cell_stats(data) if isinstance(data, Dataset) else data
 
 
-def model_family(model: str) -> str:
-    """``resnet50`` → ``resnet``, ``mobilenet_v3_large`` → ``mobilenet``; else leading letters."""
+def model_family(model: str, source: str = "") -> str:
+    """``resnet50`` → ``resnet``, ``mobilenet_v3_large`` → ``mobilenet``; else leading letters.
+
+    A user's model (``pkg.module:factory``, ``file.py:factory``) is a family of its own, named
+    with the hash of its sources (``file.py:build@ecfe4f0842``): advice groups by family, and
+    two versions of one file must never share a recommendation.
+    """
+    if ":" in model:
+        return f"{model}@{source}" if source else model
     for fam in MODEL_FAMILIES:
         if model.startswith(fam):
             return fam
@@ -228,7 +235,7 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
 
     out["page"] = out["machine"] + "-" + out["fingerprint_id"].str.slice(0, 8)
     out["anchor"] = "cell-" + out["cell_id"]
-    out["model_family"] = out["model"].map(model_family)
+    out["model_family"] = [model_family(m, s) for m, s in zip(out["model"], out["model_source"])]
     out["insufficient"] = out["n_ok"] < MIN_OK_REPLICATES
     _add_achieved(out)
     return out[list(CELL_COLUMNS)]

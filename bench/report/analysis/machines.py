@@ -13,6 +13,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
+from bench import schema
 from bench.report.analysis.bootstrap import median_ci
 from bench.report.analysis.cells import Source, cells_of, page_slug
 from bench.report.load import Dataset
@@ -70,7 +71,8 @@ def ceilings(data: Source) -> pd.DataFrame:
 
 
 #: What makes two machines' throughputs comparable on the Compare-machines page.
-WORKLOAD_KEY = ["model", "mode", "batch_size", "resolution", "precision", "shapes"]
+WORKLOAD_KEY = ["model", *schema.USER_MODEL_AXES, "mode", "batch_size", "resolution",
+                "precision", "shapes"]
 
 
 #: What ``best_throughput`` returns.

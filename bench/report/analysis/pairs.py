@@ -41,6 +41,7 @@ AXES: dict[str, tuple[str, tuple[str, ...]]] = {
     "memory_format": ("nchw", ("channels_last",)),
     "device": ("cpu", ("cuda", "mps")),
     "shapes": ("static", ("dynamic", "ragged")),
+    "cpu_threads": ("all", ("1",)),  # every core the process may use, against one thread
 }
 #: Axis columns left out of the pairing key, per axis (beyond the axis itself). A benchmark-off
 #: cell has no meaningful benchmark_limit; a CPU cell has no cuDNN switches, a GPU cell no threads.
@@ -123,6 +124,8 @@ def compare(data: Source, axis: str) -> pd.DataFrame:
     cells = cells_of(data)
     baseline, variants = AXES[axis]
     model = cells.loc[cells["kind"] == "model"]
+    if axis == "cpu_threads":
+        model = model.assign(cpu_threads=threads_text(model["cpu_threads"]))
     exclude = {axis, *_KEY_EXCLUDE.get(axis, ())}
     key_cols = ["fingerprint_id", *(c for c in schema.AXIS_COLUMNS if c not in exclude)]
     base = model.loc[model[axis] == baseline]
@@ -199,6 +202,13 @@ def compare(data: Source, axis: str) -> pd.DataFrame:
     out.loc[insufficient, ["ci_low", "ci_high"]] = np.nan
     order = ["fingerprint_id", *(c for c in schema.AXIS_COLUMNS if c != axis), "variant_value"]
     return out.sort_values(order, kind="stable", na_position="first").reset_index(drop=True)
+
+
+def threads_text(threads: pd.Series) -> pd.Series:
+    """``cpu_threads`` as ``compare`` pairs it: the count as text, ``all`` where it is empty
+    (every core the process may use)."""
+    return pd.Series([str(int(t)) if pd.notna(t) else "all" for t in threads],
+                     index=threads.index, dtype=object)
 
 
 def row_hash(frame: pd.DataFrame) -> np.ndarray:

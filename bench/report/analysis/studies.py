@@ -39,15 +39,15 @@ WARM_COLUMNS: Final = {
 }
 
 
-#: What ``benchmark_costs`` returns.
-BENCHMARK_COLUMNS: Final = (
-    *COMPARE_COLUMNS["cudnn_benchmark"],
+#: What ``one_off_costs`` adds to a comparison's columns.
+COST_COLUMNS: Final = (
     *(f"{side}_{col}" for side in ("base", "var") for col in COST_CELL_COLUMNS),
     "extra_cold_pass_s", "extra_cold_pass_max_s", "extra_cold_first_iter_s",
     *(f"extra_{col}" for col in _COST_MEMORY), "extra_whole_peak_mem_share",
     "saving_per_iter_s", "break_even_iters", "break_even_iters_low", "break_even_iters_high",
-    *WARM_COLUMNS,
 )  # fmt: skip
+#: What ``benchmark_costs`` returns.
+BENCHMARK_COLUMNS: Final = (*COMPARE_COLUMNS["cudnn_benchmark"], *COST_COLUMNS, *WARM_COLUMNS)
 
 
 def benchmark_costs(data: Source, pairs: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -68,6 +68,15 @@ def benchmark_costs(data: Source, pairs: pd.DataFrame | None = None) -> pd.DataF
     """
     cells = cells_of(data)
     pairs = compare(cells, "cudnn_benchmark") if pairs is None else pairs
+    return _with_warm(one_off_costs(cells, pairs))[list(BENCHMARK_COLUMNS)]
+
+
+def one_off_costs(data: Source, pairs: pd.DataFrame) -> pd.DataFrame:
+    """Any comparison's pairs with ``COST_COLUMNS``: what the variant costs up front (its
+    first pass, its memory) against what it saves per step, and when it pays back (see
+    ``benchmark_costs``, whose figures these are; cudnn.benchmark is where the up-front cost
+    is large, but every setting has a first pass)."""
+    cells = cells_of(data)
     out = join_cells(pairs, cells, COST_CELL_COLUMNS)
     out["extra_cold_pass_s"] = out["var_cold_pass_s"] - out["base_cold_pass_s"]
     out["extra_cold_pass_max_s"] = out["var_cold_pass_max_s"] - out["base_cold_pass_s"]
@@ -86,7 +95,7 @@ def benchmark_costs(data: Source, pairs: pd.DataFrame | None = None) -> pd.DataF
     saving_lo = base * (1 - 1 / out["ci_low"].astype(float))
     out["break_even_iters_low"] = break_even(extra, saving_hi)
     out["break_even_iters_high"] = break_even(out["extra_cold_pass_max_s"], saving_lo)
-    return _with_warm(out)[list(BENCHMARK_COLUMNS)]
+    return out
 
 
 def _with_warm(costs: pd.DataFrame) -> pd.DataFrame:
@@ -275,6 +284,7 @@ CURVE_KEY = [
     "machine",
     "page",
     "model",
+    *schema.USER_MODEL_AXES,
     "mode",
     "resolution",
     "precision",

@@ -24,6 +24,10 @@ _AXIS_WORDS = {
     "cudnn_benchmark_limit": "benchmark_limit {}",
     "cpu_threads": "{} threads",
     "kernel_cache": "{} kernel cache",
+    "model_source": "source {}",
+    "input_shape": "input {}",
+    "inputs": "inputs from {}",
+    "loss": "loss {}",
 }
 
 #: The same, abbreviated for chart labels.
@@ -35,6 +39,10 @@ _SHORT_WORDS = {
     "cudnn_benchmark_limit": "limit={}",
     "cpu_threads": "{}t",
     "kernel_cache": "{} cache",
+    "model_source": "src={}",
+    "input_shape": "in={}",
+    "inputs": "inputs={}",
+    "loss": "loss={}",
 }
 
 #: Always shown in a label, even when they do not vary.
@@ -42,8 +50,8 @@ _ALWAYS = ("model", "mode")
 
 
 def axis_text(column: str, value: Any, words: dict[str, str] | None = None) -> str:
-    if not present(value) or value == "":
-        return ""
+    if not present(value) or value == "" or (column == "resolution" and value == 0):
+        return ""  # resolution 0: an inputs callable made the batch
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if words is _SHORT_WORDS and column == "memory_format" and value == "channels_last":

@@ -53,7 +53,9 @@ def workload(r: Recommendation, *, with_precision: bool = True) -> str:
     the models lets a reader asking about ResNet-50 see that the row is about ResNet-50.
     """
     family = f"{r.model_family} models"
-    if r.models:
+    if ":" in r.model_family:  # a user's model is a family of one, named with its source hash
+        family = r.model_family
+    elif r.models:
         family += f" ({', '.join(r.models)})"
     parts = [family, r.mode]
     if with_precision and r.precision:

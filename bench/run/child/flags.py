@@ -52,6 +52,24 @@ def autocast_dtype(torch: Any, cell: Cell) -> Any:
     return {"amp-bf16": torch.bfloat16, "amp-fp16": torch.float16}.get(cell.precision)
 
 
+def autocast_dtypes(torch: Any, device: str) -> list[str]:
+    """The autocast dtypes (``bfloat16``, ``float16``) that really change a matmul's dtype on
+    ``device``: an unsupported one is not an error, torch only warns and runs fp32."""
+    out = []
+    for name in ("bfloat16", "float16"):
+        dtype = getattr(torch, name)
+        with contextlib.suppress(Exception), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if device == "cuda" and name == "bfloat16" and not torch.cuda.is_bf16_supported():
+                continue
+            with torch.autocast(device_type=device, dtype=dtype):
+                x = torch.ones(8, 8, device=device)
+                product = x @ x
+            if product.dtype == dtype:
+                out.append(name)
+    return out
+
+
 def conv_math(torch: Any, cell: Cell) -> str:
     """The arithmetic the convolutions actually use, after the flags were applied."""
     if cell.precision == "amp-bf16":

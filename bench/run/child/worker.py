@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.run import caches
-from bench.run.child import flags, measure, workloads
+from bench.run.child import factory, flags, measure, workloads
 from bench.run.matrix import Cell
 from bench.run.protocol import Metrics, Probe, Record, Repro, Sample, Task, Timeline
 
@@ -75,13 +75,13 @@ def inject_process_fault(kind: str | None) -> None:
 
 
 def classify(torch: Any, exc: BaseException) -> tuple[str, str]:
-    """Map an exception to (status, reason). The reason keeps the class and first line."""
+    """Map an exception to (status, reason). The reason keeps the class and first line (a
+    user model's error is its own sentence, which names the class it wraps)."""
     text = str(exc).strip().splitlines()
     reason = f"{type(exc).__name__}: {text[0] if text else ''}"[:500]
-    oom_types = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),
-                                  getattr(torch.cuda, "OutOfMemoryError", None)) if t)
-    text_oom = ("out of memory", "cudnn_status_alloc_failed", "cublas_status_alloc_failed")
-    if (oom_types and isinstance(exc, oom_types)) or any(t in reason.lower() for t in text_oom):
+    if isinstance(exc, factory.UserModelError):
+        reason = (text[0] if text else "")[:500]
+    if factory.is_oom(torch, exc):
         return "oom", reason
     return "error", reason
 
@@ -165,11 +165,10 @@ def measure_cell(torch: Any, task: Task, record: Record) -> None:
     m.peak_rss_bytes = _peak_rss()
     if cell.kind == "model":
         flops = task.flops_per_sample
-        if flops is None:
-            try:
-                flops = workloads.flops_per_sample(torch, cell)
-            except Exception as exc:  # a count we cannot make is left empty, not invented
-                record.notes.append(f"flop count failed: {type(exc).__name__}: {exc}")
+        if flops is None:  # a count we cannot make is left empty, not invented
+            flops, note = workloads.count_flops(torch, cell, wl)
+            if note:
+                record.notes.append(note)
         m.flops_per_sample = flops
 
 
@@ -215,10 +214,16 @@ def prime_cell(torch: Any, task: Task, record: Record) -> None:
 
 
 def probe(torch: Any, task: Task, record: Record) -> None:
+    """The fingerprint first (its flag defaults must be a fresh process's), then what autocast
+    really does on each device, then the user models asked about (importing them may run any
+    code)."""
     from bench.run.child import env
 
-    record.probe = Probe(env.collect(torch), workloads.available_models(),
-                         bool(torch.cuda.is_available()))
+    fingerprint = env.collect(torch)
+    cuda = bool(torch.cuda.is_available())
+    autocast = {d: flags.autocast_dtypes(torch, d) for d in ("cpu", "cuda") if d == "cpu" or cuda}
+    record.probe = Probe(fingerprint, workloads.available_models(), cuda, autocast,
+                         [factory.check(torch, c) for c in task.models])
 
 
 _OPS: dict[str, Callable[[Any, Task, Record], None]] = {
@@ -241,6 +246,10 @@ def run_task(task: Task) -> Record:
                 flags.apply(torch, task.cell)
                 record.flags = flags.read_back(torch, task.cell)
                 _OPS[task.op](torch, task, record)
+    except factory.NotApplicable as exc:  # e.g. channels_last for a model whose input is 2-D
+        record.status, record.reason = "skipped", str(exc)
+        record.metrics = Metrics()
+        record.samples = []
     except Exception as exc:
         record.status, record.reason = classify(torch, exc)
         record.metrics = Metrics()  # a failed replicate keeps no partial numbers

@@ -2,8 +2,9 @@
 
 Inputs are synthetic and made on the device, so data loading (decoding, augmentation,
 host-to-device copies) is deliberately out of scope: the question is what the backend
-settings do to the model step itself. Models are built with ``weights=None`` so nothing is
-downloaded.
+settings do to the model step itself. torchvision models are built with ``weights=None`` so
+nothing is downloaded; a user's model comes from its factory (``bench.run.child.factory``),
+with its own inputs and loss where it names them. Both take the same step.
 """
 
 from __future__ import annotations
@@ -13,10 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bench.run import modelspec
+from bench.run.child import factory
 from bench.run.child.flags import autocast_dtype
 from bench.run.matrix import Cell
 
 Step = Callable[[int], Any]  # iteration index -> output (the step's last tensor)
+Shape = tuple[int, int]  # (batch, resolution): one entry of a cell's schedule
+#: (raw model output, the batch it was given, its shape) -> the training loss
+StepLoss = Callable[[Any, factory.Batch, Shape], Any]
 
 #: Bumped whenever what a step does changes, so numbers measured by different step
 #: definitions get different fingerprints and are never pooled. 2: training uses lr = 0.
@@ -39,15 +45,6 @@ def available_models() -> list[str]:
     return sorted(torchvision.models.list_models(module=torchvision.models))
 
 
-def _logits(out: Any) -> Any:
-    """Some models (googlenet, inception) return named tuples in train mode."""
-    if hasattr(out, "logits"):
-        return out.logits
-    if isinstance(out, (tuple, list)):
-        return out[0]
-    return out
-
-
 @dataclass
 class Workload:
     """A built model with its inputs: ``step(i)`` runs iteration i of the shape schedule."""
@@ -56,6 +53,7 @@ class Workload:
     schedule: list[tuple[int, int]]
     model: Any
     outputs: Callable[[], dict[str, Any]]  # tensors compared by the reproducibility check
+    inputs: dict[Shape, factory.Batch] | None = None  # the batch of each distinct shape
 
 
 def build_model(torch: Any, cell: Cell) -> Any:
@@ -83,11 +81,50 @@ def make_inputs(torch: Any, cell: Cell, schedule: list[tuple[int, int]]) -> dict
     return out
 
 
+def _torchvision_parts(torch: Any, cell: Cell, schedule: list[Shape], model: Any | None
+                       ) -> tuple[Any, dict[Shape, factory.Batch], StepLoss]:
+    """A torchvision model, one image batch per shape, cross-entropy against random labels."""
+    model = model if model is not None else build_model(torch, cell)
+    made = make_inputs(torch, cell, schedule)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def loss(raw: Any, batch: factory.Batch, shape: Shape) -> Any:
+        return loss_fn(factory.logits(raw).float(), made[shape][1])
+
+    return model, {shape: (x,) for shape, (x, _) in made.items()}, loss
+
+
+def _user_parts(torch: Any, cell: Cell, schedule: list[Shape]
+                ) -> tuple[Any, dict[Shape, factory.Batch], StepLoss]:
+    """A user's model from its factory, its inputs and its loss (or the default loss). The
+    sources must still be the ones the run started with (``cell.model_source``)."""
+    make, inputs, loss_fn = factory.callables(cell.model, cell.inputs, cell.loss)
+    now = factory.identity(factory.source_files((cell.model, cell.inputs, cell.loss)))
+    if cell.model_source and now != cell.model_source:
+        raise factory.UserModelError(f"the source of {cell.model} changed since the run started "
+                                     f"(model_source {cell.model_source}, now {now})")
+    batches = {}
+    for b, r in dict.fromkeys(schedule):
+        batch = factory.make_batch(torch, cell.input_shape, inputs, cell.inputs, b, r,
+                                   cell.device)
+        if cell.memory_format == "channels_last":
+            batch = factory.channels_last(torch, batch)
+        batches[(b, r)] = batch
+    model = factory.build_model(torch, cell.model, make, cell.device)
+    if cell.memory_format == "channels_last":
+        model = model.to(memory_format=torch.channels_last)
+    loss = factory.user_loss(torch, loss_fn, cell.loss) if loss_fn else factory.default_loss(
+        torch)
+    return model, batches, lambda raw, batch, shape: loss(raw, batch)
+
+
 def build(torch: Any, cell: Cell, model: Any | None = None) -> Workload:
     """Model, inputs and the step for a ``kind=model`` cell."""
     schedule = cell.schedule()
-    model = model if model is not None else build_model(torch, cell)
-    inputs = make_inputs(torch, cell, schedule)
+    if modelspec.is_user_model(cell.model):
+        model, inputs, loss_of = _user_parts(torch, cell, schedule)
+    else:
+        model, inputs, loss_of = _torchvision_parts(torch, cell, schedule, model)
     dtype = autocast_dtype(torch, cell)
     device_type = torch.device(cell.device).type
 
@@ -101,9 +138,9 @@ def build(torch: Any, cell: Cell, model: Any | None = None) -> Workload:
         model.eval()
 
         def step(i: int) -> Any:
-            x, _ = inputs[schedule[i % len(schedule)]]
+            batch = inputs[schedule[i % len(schedule)]]
             with torch.no_grad(), autocast():
-                out = _logits(model(x))
+                out = factory.logits(model(*batch))
             last["output"] = out
             return out
 
@@ -113,14 +150,14 @@ def build(torch: Any, cell: Cell, model: Any | None = None) -> Workload:
         scaler = None
         if cell.precision == "amp-fp16":
             scaler = torch.amp.GradScaler(device_type)
-        loss_fn = torch.nn.CrossEntropyLoss()
 
         def step(i: int) -> Any:
-            x, y = inputs[schedule[i % len(schedule)]]
+            shape = schedule[i % len(schedule)]
+            batch = inputs[shape]
             opt.zero_grad()  # PyTorch's default (set_to_none=True); grads refill in backward
             with autocast():
-                out = _logits(model(x))
-                loss = loss_fn(out.float(), y)
+                raw = model(*batch)
+                loss = loss_of(raw, batch, shape)
             if scaler is not None:
                 scaler.scale(loss).backward()
                 scaler.step(opt)
@@ -128,7 +165,7 @@ def build(torch: Any, cell: Cell, model: Any | None = None) -> Workload:
             else:
                 loss.backward()
                 opt.step()
-            last["output"] = out
+            last["output"] = factory.logits(raw)
             return loss
 
     def outputs() -> dict[str, Any]:
@@ -139,7 +176,7 @@ def build(torch: Any, cell: Cell, model: Any | None = None) -> Workload:
                     tensors[f"grad.{name}"] = p.grad.detach()
         return tensors
 
-    return Workload(step, schedule, model, outputs)
+    return Workload(step, schedule, model, outputs, inputs)
 
 
 #: A training step is counted as 3x the forward FLOPs (backward ~ 2x forward), the usual
@@ -147,6 +184,24 @@ def build(torch: Any, cell: Cell, model: Any | None = None) -> Workload:
 #: over-counts the backward of grouped convolutions: on torch 2.14 it reports 27x the forward
 #: for mobilenet_v3_large (depthwise convs) against 2.97x for resnet50.
 TRAIN_FLOPS_FACTOR = 3.0
+
+
+def count_flops(torch: Any, cell: Cell, wl: Workload) -> tuple[float | None, str]:
+    """FLOPs per sample of one step, and a note saying why where there is no count.
+
+    A torchvision model is counted on the meta device (``flops_per_sample``); a user's model
+    with its own built model and inputs after the timed iterations (a factory need not work
+    on meta), forward only, times ``TRAIN_FLOPS_FACTOR`` for a training step.
+    """
+    if not modelspec.is_user_model(cell.model):
+        try:
+            return flops_per_sample(torch, cell), ""
+        except Exception as exc:  # a count we cannot make is left empty, not invented
+            return None, f"flop count failed: {type(exc).__name__}: {exc}"
+    batches = [wl.inputs[shape] for shape in dict.fromkeys(wl.schedule)] if wl.inputs else []
+    forward, note = factory.count_forward(torch, wl.model, batches)
+    factor = TRAIN_FLOPS_FACTOR if cell.mode == "train" else 1.0
+    return (None if forward is None else factor * forward), note
 
 
 def flops_per_sample(torch: Any, cell: Cell) -> float | None:

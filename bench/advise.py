@@ -1,0 +1,386 @@
+"""``python -m bench advise MODEL``: which knobs should I turn on, for my model, on this machine?
+
+It plans a small study of one model: a baseline cell with every default and one variant per
+knob that applies here (``bench.run.knobs``), fitted to ``--budget`` with the runner's own
+estimate (fed the probe's FLOP count of the model, so it is not a guess). It runs that study as
+a normal run (the fork server, one fresh process per replicate, the same CSVs under
+``reports/``, a run ``bench report`` shows beside the others), then loads the run with the
+report's loader and prints, per knob, the report's own verdict (``bench.report.verdicts``).
+
+Why this module sits beside the CLI: it is the one command that uses both sides, and neither
+side may import the other (``bench.run`` never imports the report, ``bench.report`` never torch
+or ``bench.run``). The measuring box may lack the report's dependencies, so they are checked
+first, before any of the budget is spent, and the command refuses with one line that names them
+and the way around (``bench run`` here, ``bench report`` elsewhere).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import json
+import math
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from bench.run import estimate, knobs, matrix, modelspec, runner, session, usermodels
+from bench.run.knobs import Knob
+from bench.run.launch import Launcher
+from bench.run.protocol import ModelCheck, Probe
+
+#: What the verdicts need beyond the standard library: the report extra's statistics part.
+REPORT_NEEDS = ("numpy", "pandas", "scipy")
+INSTALL_HINT = "pip install 'torch-knobs[report]'"
+#: Seconds kept back from the budget for loading the run and computing the verdicts.
+REPORT_RESERVE_S = 5.0
+#: How advise measures each replicate: a short steady state of a bounded length. The verdict is
+#: over replicates (each one's median is one value of the bootstrap), so a replicate gains
+#: little from running on until its own interval is tight, and a budget needs a bound.
+SETTINGS: dict[str, Any] = {"warmup_iters": 2, "min_iters": 10, "min_time_s": 0.5,
+                            "max_iters": 1000, "max_time_s": 1.0, "ci_target": 0.03}
+#: A replicate may run this many times its estimate (but at least ``MIN_TIMEOUT_S``) before
+#: it is ended as a timeout.
+TIMEOUT_FACTOR = 5.0
+MIN_TIMEOUT_S = 30.0
+#: Distinct resolutions a ``--shapes dynamic`` schedule cycles through.
+DYNAMIC_SHAPES = 3
+
+
+class AdviseError(Exception):
+    """A request advise cannot carry out; the message is one line, and nothing was written."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the user asked: one model, one workload, one job length, one budget."""
+
+    model: str
+    device: str | None
+    mode: str
+    batch_size: int
+    input_shape: str
+    inputs: str
+    loss: str
+    shapes: str
+    steps: int
+    budget_s: float
+
+    def check(self) -> ModelCheck | None:
+        """What the probe must check before anything is planned (None: a torchvision model)."""
+        if not modelspec.is_user_model(self.model):
+            return None
+        shape = "" if self.inputs else self.input_shape
+        return ModelCheck(self.model, shape, self.inputs, self.loss, self.mode,
+                          self.device or "cpu")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The study that fits: the profile to run, the knobs it measures (in the order of its
+    variant cells), and why every other knob is not measured."""
+
+    device: str
+    profile: matrix.Profile
+    measured: tuple[Knob, ...]
+    not_measured: dict[str, str]  # knob → "skipped: …" or "not in budget"
+    replicates: int
+    estimate_s: float
+    per_replicate_s: dict[str, float] = field(default_factory=dict)  # "baseline" and knobs
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``advise`` sub-command's options."""
+    parser.add_argument("model", help=f"a torchvision model name or your own model "
+                        f"({modelspec.FORMS})")
+    parser.add_argument("--device", choices=("cpu", "cuda"),
+                        help="where to measure (default: cuda when present, else cpu)")
+    parser.add_argument("--mode", choices=("infer", "train"), default="train",
+                        help="inference or a training step (default: train)")
+    parser.add_argument("--batch-size", type=int, default=16,
+                        help="samples per step (default: 16)")
+    parser.add_argument("--input-shape", default=modelspec.shape_text(
+        modelspec.DEFAULT_INPUT_SHAPE), metavar="C,H,W",
+        help="one sample's shape (default: 3,224,224)")
+    parser.add_argument("--inputs", default="", metavar="SPEC",
+                        help="a callable (batch_size, device) -> tensor or tuple of tensors, "
+                             "for inputs that are not one C,H,W image (replaces --input-shape)")
+    parser.add_argument("--loss", default="", metavar="SPEC",
+                        help="a callable (output, batch) -> scalar tensor for --mode train "
+                             "(default: cross-entropy on 2-D logits, else the output's mean)")
+    parser.add_argument("--shapes", choices=("static", "dynamic"), default="static",
+                        help=f"one input shape, or {DYNAMIC_SHAPES} cycled resolutions")
+    parser.add_argument("--steps", type=int, default=10_000,
+                        help="your job's length in steps, for the break-even (default 10000)")
+    parser.add_argument("--budget", type=float, default=300.0, metavar="SECONDS",
+                        help="wall-clock budget for the whole command (default 300)")
+    parser.add_argument("--json", action="store_true",
+                        help="print the verdicts as a JSON list on stdout (and nothing else)")
+    parser.add_argument("--out", help="run directory (default: REPORTS/<machine>/<run-id>)")
+    parser.add_argument("--reports", default="reports", help="root of the results tree")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the plan and its estimate, measure nothing")
+    parser.add_argument("--launcher", choices=("forkserver", "spawn"), default="forkserver",
+                        help=argparse.SUPPRESS)
+
+
+def request_of(args: argparse.Namespace) -> Request:
+    """The arguments checked one by one; AdviseError names the first bad one."""
+    for name, value in (("--batch-size", args.batch_size), ("--steps", args.steps)):
+        if value < 1:
+            raise AdviseError(f"{name} must be a positive integer, got {value}")
+    if not args.budget > 0 or math.isinf(args.budget):
+        raise AdviseError(f"--budget must be a positive number of seconds, got {args.budget:g}")
+    try:
+        if modelspec.is_user_model(args.model):
+            modelspec.check_axis("model", args.model)
+        for name in ("inputs", "loss"):
+            if getattr(args, name):
+                modelspec.check_axis(name, getattr(args, name))
+        shape = modelspec.check_axis("input_shape", args.input_shape)
+    except modelspec.SpecError as exc:
+        raise AdviseError(str(exc).replace("input_shape ", "--input-shape ", 1)) from None
+    c, h, w = modelspec.parse_input_shape(shape)
+    if not modelspec.is_user_model(args.model) and (c != 3 or h != w or args.inputs or
+                                                    args.loss):
+        raise AdviseError(f"{args.model} is a torchvision model: it takes 3,R,R images, "
+                          f"without --inputs or --loss; name your own model as "
+                          f"{modelspec.FORMS} for anything else")
+    return Request(args.model, args.device, args.mode, args.batch_size, shape, args.inputs,
+                   args.loss, args.shapes, args.steps, args.budget)
+
+
+def _profile(req: Request, device: str, changes: Sequence[dict[str, Any]], replicates: int,
+             timeout_s: float) -> matrix.Profile:
+    """The advise study as a profile, so the matrix checks and normalises it like any other:
+    one baseline cell with every default, then one variant cell per change."""
+    inputs: dict[str, Any] = {"inputs": req.inputs} if req.inputs else {
+        "input_shape": req.input_shape}
+    if req.loss:
+        inputs["loss"] = req.loss
+    defaults = {**SETTINGS, "replicates": replicates, "timeout_s": timeout_s, "device": device,
+                "model": req.model, "mode": req.mode, "batch_size": req.batch_size,
+                "shapes": req.shapes, "shape_count": DYNAMIC_SHAPES, **inputs}
+    data = {"profile": {"description": f"bench advise {req.model}"}, "defaults": defaults,
+            "studies": {"advise": {"description": "A baseline with every default, and one "
+                                   "knob turned per variant.",
+                                   "variants": [{}, *(dict(c) for c in changes)]}}}
+    try:
+        return matrix.parse_profile(data, "advise")
+    except matrix.ProfileError as exc:
+        raise AdviseError(str(exc).removeprefix("advise [defaults]: ")) from None
+
+
+def _info(probe: Probe, req: Request) -> tuple[int | None, float | None]:
+    """The model's input dimensions and forward FLOPs per sample, as the probe found them."""
+    for info in probe.user_models:
+        if info.check.model == req.model:
+            return info.input_ndim, info.flops_per_sample
+    return 4, None  # a torchvision model: an image batch, FLOPs from the estimate's table
+
+
+def plan(req: Request, probe: Probe, budget_left_s: float) -> Plan:
+    """The knobs that apply here, and as many of them as the budget holds (``knobs.fit``)."""
+    device = req.device or ("cuda" if probe.cuda else "cpu")
+    if device == "cuda" and not probe.cuda:
+        raise AdviseError("--device cuda: torch finds no CUDA device here; valid choices: cpu")
+    cores = int(probe.env.get("cpu", {}).get("affinity") or 1)
+    ndim, _ = _info(probe, req)
+    reasons = {k.name: knobs.skip_reason(k, device, probe, ndim, cores) for k in knobs.KNOBS}
+    candidates = [k for k in knobs.KNOBS if not reasons[k.name]]
+    full = _profile(req, device, [dict(k.change) for k in candidates], knobs.REPLICATES,
+                    MIN_TIMEOUT_S)
+    try:
+        matrix.check_models(full, probe.models)  # before any estimate: a name it lacks
+    except matrix.ProfileError as exc:
+        raise AdviseError(str(exc)) from None
+    study = full.studies[0]
+    cells = dict(zip(["baseline", *(k.name for k in candidates)], study.cells))
+    # the longest a replicate may run: a noisy one goes on to max_time_s
+    longest = dataclasses.replace(study.settings, min_time_s=study.settings.max_time_s)
+    cost = {name: estimate.replicate_s(cell, longest, cores, False,
+                                       usermodels.flops_for(probe, cell))
+            for name, cell in cells.items()}
+    fitted = knobs.fit(cost["baseline"], [(k.name, cost[k.name]) for k in candidates],
+                       budget_left_s)
+    if fitted is None:
+        need = knobs.cheapest_s(cost["baseline"], [(k.name, cost[k.name]) for k in candidates])
+        raise AdviseError(f"--budget {req.budget_s:g} s leaves {max(budget_left_s, 0):.0f} s to "
+                          f"measure, and one replicate of the baseline and one knob needs "
+                          f"~{need:.0f} s here; allow at least "
+                          f"{math.ceil(req.budget_s - budget_left_s + need)} s")
+    measured = tuple(k for k in candidates if k.name in fitted.knobs)
+    timeout = max(MIN_TIMEOUT_S, TIMEOUT_FACTOR * max(cost.values()))
+    profile = _profile(req, device, [dict(k.change) for k in measured], fitted.replicates,
+                       timeout)
+    not_measured = {name: why for name, why in reasons.items() if why}
+    not_measured.update(dict.fromkeys(fitted.left_out, "not in budget"))
+    return Plan(device, profile, measured, not_measured, fitted.replicates, fitted.estimate_s,
+                {n: s for n, s in cost.items() if n == "baseline" or n in fitted.knobs})
+
+
+def missing_report_extra() -> list[str]:
+    """The report extra's statistics modules that do not import here."""
+    missing = []
+    for name in REPORT_NEEDS:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    return missing
+
+
+def _fail(msg: str) -> int:
+    print(f"error: {msg}", file=sys.stderr)
+    return 2
+
+
+def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
+               clock: Callable[[], float] = time.monotonic) -> int:
+    """The whole command; ``launcher_of`` is the CLI's (a test may pass its own)."""
+    start = clock()
+    missing = missing_report_extra()
+    if missing:
+        return _fail(f"advise computes its verdicts with the report's statistics, which need "
+                     f"{', '.join(missing)} (not installed here): {INSTALL_HINT}; or measure "
+                     f"here with `python -m bench run` and build the report where the report "
+                     f"extra is installed with `python -m bench report`")
+    try:
+        req = request_of(args)
+    except AdviseError as exc:
+        return _fail(str(exc))
+    with launcher_of(args.launcher) as launcher:
+        try:
+            with tempfile.TemporaryDirectory(prefix="torch-knobs-probe-") as tmp:
+                check = req.check()
+                probe = runner.probe(launcher, Path(tmp), models=[check] if check else [])
+            advice_plan = plan(req, probe, req.budget_s - (clock() - start) - REPORT_RESERVE_S)
+            bound, jobs = session.planned(advice_plan.profile, probe)
+        except (RuntimeError, AdviseError, matrix.ProfileError) as exc:
+            return _fail(str(exc))
+        cells = bound.studies[0].cells
+        if args.dry_run:
+            print_plan(req, advice_plan, cells, probe, args.json)
+            return 0
+        try:
+            opened = session.open_run(bound, probe, jobs, reports=Path(args.reports),
+                                      out=args.out)
+        except session.SessionError as exc:
+            return _fail(str(exc))
+        ended = session.execute(opened, launcher, probe)
+    print(session.summary(ended, opened.out), file=sys.stderr)
+    if ended.code:
+        return ended.code
+    entries = verdicts_of(req, advice_plan, cells, opened.out)
+    elapsed = clock() - start
+    if elapsed > req.budget_s:
+        print(f"note: this took {elapsed:.0f} s, over the --budget of {req.budget_s:g} s (the "
+              f"plan's estimate was {advice_plan.estimate_s:.0f} s of measuring); the "
+              f"estimate is rough, see bench/run/estimate.py", file=sys.stderr)
+    if args.json:
+        print(json.dumps(entries, indent=2))
+    else:
+        print_verdicts(req, advice_plan, entries, opened.out, elapsed)
+    return 0
+
+
+# -- after the run: the report's verdicts ----------------------------------------------------
+
+
+def verdicts_of(req: Request, p: Plan, cells: Sequence[matrix.Cell], out: Path
+                ) -> list[dict[str, Any]]:
+    """One entry per knob: the report's verdict of its pair, read from the run's rows as
+    written, or why it was not measured (measured knobs first, each group in ``knobs.KNOBS``
+    order)."""
+    from bench.report import load, verdicts
+
+    baseline, variants = cells[0], cells[1:]
+    asks = [verdicts.Ask(k.name, k.axis, baseline.cell_id, c.cell_id)
+            for k, c in zip(p.measured, variants)]
+    judged = {v.knob: asdict(v) for v in verdicts.judge(load.load_reports(out), asks, req.steps)}
+    names = [f.name for f in dataclasses.fields(verdicts.Verdict) if f.name != "knob"]
+    entries = []
+    for k in knobs.KNOBS:
+        entry = judged.get(k.name) or {**dict.fromkeys(names), "status": (
+            "not in budget" if p.not_measured[k.name] == "not in budget" else "skipped"),
+            "reason": p.not_measured[k.name], "steps": req.steps, "caveats": []}
+        entries.append({"knob": k.name, "what": k.what, "model": req.model,
+                        "device": p.device, **_plain(entry), "run": str(out)})
+    order = ("measured", "insufficient", "not in budget", "skipped")
+    return sorted(entries, key=lambda e: order.index(e["status"]))
+
+
+def _plain(entry: dict[str, Any]) -> dict[str, Any]:
+    """JSON-safe: no NaN or infinity (a break-even of "never" is ``never_pays_back``)."""
+    out: dict[str, Any] = {}
+    for key, value in entry.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            value = None
+        out[key] = list(value) if isinstance(value, tuple) else value
+    never = entry.get("break_even_steps")
+    out["never_pays_back"] = isinstance(never, float) and math.isinf(never)
+    return out
+
+
+def print_plan(req: Request, p: Plan, cells: Sequence[matrix.Cell], probe: Probe,
+               as_json: bool, stream: TextIO = sys.stdout) -> None:
+    """``--dry-run``: the cells, the replicates, the estimate, and the knobs left out."""
+    names = ["baseline", *(k.name for k in p.measured)]
+    if as_json:
+        rows = [{"knob": n, "status": "planned", "cell_id": c.cell_id, "cell": c.name,
+                 "replicates": p.replicates, "estimate_s": p.per_replicate_s[n] * p.replicates}
+                for n, c in zip(names, cells)]
+        rows += [{"knob": n, "status": "not in budget" if why == "not in budget" else "skipped",
+                  "reason": why} for n, why in p.not_measured.items()]
+        print(json.dumps(rows, indent=2), file=stream)
+        return
+    print(f"advise {req.model} on {probe.env.get('machine', '?')} ({p.device}, {req.mode}, "
+          f"batch {req.batch_size}, {req.shapes} shapes): {p.replicates} replicates per cell, "
+          f"estimated {p.estimate_s:.0f} s of measuring in a budget of {req.budget_s:g} s",
+          file=stream)
+    for name, cell in zip(names, cells):
+        print(f"  {name:<20} {cell.cell_id}  ~{p.per_replicate_s[name]:.1f} s a replicate  "
+              f"{cell.name}", file=stream)
+    for name, why in p.not_measured.items():
+        print(f"  {name:<20} {why}", file=stream)
+
+
+def print_verdicts(req: Request, p: Plan, entries: Sequence[dict[str, Any]], out: Path,
+                   elapsed_s: float, stream: TextIO = sys.stdout) -> None:
+    """The verdicts for a reader: one line per knob, measured or not, and where the rows are."""
+    from bench.report import fmt
+
+    print(f"{req.model} on {p.device}, {req.mode}, batch {req.batch_size}, {req.shapes} shapes: "
+          f"{p.replicates} replicates per cell, {elapsed_s:.0f} s", file=stream)
+    head = ("knob", "recommendation", "speedup (95% CI)", "verdict", "cold cost",
+            f"break-even (job: {fmt.iterations(req.steps)} steps)", "memory")
+    rows = [head]
+    for e in entries:
+        if e["status"] in ("skipped", "not in budget"):
+            rows.append((e["knob"], e["reason"], "", "", "", "", ""))
+            continue
+        speed = fmt.ratio(e["speedup"]) + (
+            f" ({fmt.ci(e['ci_low'], e['ci_high'])})" if e["ci_low"] is not None else "")
+        if e["never_pays_back"]:
+            pays = "never"
+        elif e["break_even_steps"] is None:
+            pays = fmt.MISSING
+        elif e["break_even_steps"] <= 0:
+            pays = "at once (no dearer first pass)"
+        else:
+            pays = (f"after {fmt.iterations(e['break_even_steps'])} steps"
+                    + ("" if e["pays_back"] else ": longer than the job"))
+        verdict = e["reason"] if e["status"] == "insufficient" else e["verdict"]
+        rows.append((e["knob"], e["recommendation"], speed, verdict,
+                     fmt.signed_seconds(e["cold_cost_s"]), pays,
+                     fmt.bytes_(e["memory_change_bytes"], signed=True)))
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(head))]
+    for r in rows:
+        print("  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip(), file=stream)
+    print(f"results: {out} (python -m bench report puts them on the site beside the others)",
+          file=stream)

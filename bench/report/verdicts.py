@@ -1,0 +1,178 @@
+"""One verdict per named pair of cells: what ``bench advise`` prints, read off the report.
+
+The caller names, for each knob, the baseline and the variant cell it measured; everything
+else is the report's own, computed once for the run's rows: the pair's speedup, interval and
+verdict are its row of ``analysis.comparisons``, the recommendation is the record
+``advice.recommend`` gives that pair's regime (the CPU-thread switch, which the site does not
+advise on, goes through the same rule as precision and layout), and the up-front cost and the
+break-even are ``studies.one_off_costs`` of that row. Nothing here judges anything, so
+``bench advise`` and ``bench report`` cannot disagree about the same rows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from bench.report import advice
+from bench.report.advice import Recommendation
+from bench.report.advice.rules import switch_rules
+from bench.report.analysis import Analysis, analyse
+from bench.report.analysis.studies import one_off_costs
+from bench.report.load import Dataset
+
+#: The setting a comparison axis's recommendations are filed under.
+SETTING_OF = {"cudnn_benchmark": "cudnn.benchmark", "cudnn_deterministic": "cudnn.deterministic",
+              "precision": "precision", "memory_format": "memory_format",
+              "cpu_threads": "cpu_threads"}
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A knob to judge: the comparison axis and the two cells that differ in it."""
+
+    knob: str
+    axis: str
+    baseline_cell_id: str
+    variant_cell_id: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One knob, judged: every figure as the report has it (None where it has none)."""
+
+    knob: str
+    axis: str
+    status: str  # measured | insufficient
+    reason: str  # why insufficient ("insufficient: 2 ok replicates"), else empty
+    baseline: str
+    variant: str
+    recommendation: str  # the report's action: enable, keep off, leave default, ...
+    rule: str
+    verdict: str  # faster | slower | no clear difference | insufficient
+    speedup: float | None  # > 1: the variant is faster
+    ci_low: float | None
+    ci_high: float | None
+    n_base: int
+    n_var: int
+    cold_cost_s: float | None  # the variant's slowest first pass − the baseline's median one
+    break_even_steps: float | None  # worst case; inf: it never pays back
+    steps: int
+    pays_back: bool | None  # within ``steps``
+    memory_change_bytes: float | None
+    memory_change_share: float | None
+    memory: str  # which peak: the GPU's allocated memory, or the process's resident set
+    caveats: tuple[str, ...]
+    baseline_cell_id: str
+    variant_cell_id: str
+
+
+def _number(value: Any) -> float | None:
+    if value is None or value is pd.NA:
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def recommendations(a: Analysis, steps: int, axes: Sequence[str]) -> list[Recommendation]:
+    """The report's recommendations for a job of ``steps`` steps, with the CPU-thread switch's
+    where one of ``axes`` asks for it."""
+    recs = advice.recommend(a, job_lengths=(steps,))
+    if "cpu_threads" in axes:
+        recs += switch_rules(a.comparisons["cpu_threads"], "cpu_threads")
+    return recs
+
+
+def _recommendation(recs: Sequence[Recommendation], axis: str, page: str, variant: str,
+                    steps: int) -> Recommendation | None:
+    anchor = (page, f"cell-{variant}")
+    for r in recs:
+        if r.setting == SETTING_OF[axis] and anchor in r.evidence and (
+                r.job_length in (None, steps)):
+            return r
+    return None
+
+
+def _cell(cells: pd.DataFrame, row: Any, cell_id: str) -> pd.Series:
+    """One cell of the pair's fingerprint (the same cell id on another machine is another)."""
+    return cells.loc[(cells["fingerprint_id"] == row.fingerprint_id)
+                     & (cells["cell_id"] == cell_id)].iloc[0]
+
+
+def _why(cells: pd.DataFrame, row: Any) -> str:
+    """``insufficient: 2 ok replicates`` and, where a side failed, how (its first reason)."""
+    n = min(int(row.n_base), int(row.n_var))
+    text = f"insufficient: {n} ok replicate{'' if n == 1 else 's'}"
+    for side, cid in (("variant", row.variant_cell_id), ("baseline", row.baseline_cell_id)):
+        cell = _cell(cells, row, cid)
+        if int(cell["n_failed"]):
+            first = f": {cell['reasons'][0]}" if cell["reasons"] else ""
+            return f"{text} ({side}: {cell['status_summary']}{first})"
+    return text
+
+
+def _memory(cells: pd.DataFrame, cost: Any) -> tuple[float | None, float | None, str]:
+    """The whole replicate's GPU peak where there is one, else the process's peak RSS."""
+    gpu = _number(cost.extra_whole_peak_mem_allocated_bytes)
+    if gpu is not None:
+        return gpu, _number(cost.extra_whole_peak_mem_share), "GPU memory allocated"
+    base = _number(_cell(cells, cost, cost.baseline_cell_id)["peak_rss_bytes"])
+    var = _number(_cell(cells, cost, cost.variant_cell_id)["peak_rss_bytes"])
+    if base is None or var is None:
+        return None, None, ""
+    return var - base, (var - base) / base if base else None, "process peak resident memory"
+
+
+def judge(ds: Dataset, asks: Sequence[Ask], steps: int) -> list[Verdict]:
+    """The verdict of each asked pair in ``ds`` (one run's rows), in the order asked."""
+    a = analyse(ds)
+    recs = recommendations(a, steps, [x.axis for x in asks])
+    cells = a.cells.loc[a.cells["kind"] == "model"]
+    out = []
+    for ask in asks:
+        pairs = a.comparisons[ask.axis]
+        found = pairs.loc[(pairs["baseline_cell_id"] == ask.baseline_cell_id)
+                          & (pairs["variant_cell_id"] == ask.variant_cell_id)]
+        if found.empty:
+            out.append(_unmeasured(ask, steps))
+            continue
+        cost = next(one_off_costs(a.cells, found).itertuples(index=False))
+        rec = _recommendation(recs, ask.axis, str(cost.page), ask.variant_cell_id, steps)
+        out.append(_verdict(ask, cost, rec, cells, steps))
+    return out
+
+
+def _verdict(ask: Ask, cost: Any, rec: Recommendation | None, cells: pd.DataFrame,
+             steps: int) -> Verdict:
+    insufficient = cost.verdict == "insufficient"
+    break_even = _number(cost.break_even_iters_high)
+    mem, share, basis = _memory(cells, cost)
+    return Verdict(
+        knob=ask.knob, axis=ask.axis, status="insufficient" if insufficient else "measured",
+        reason=_why(cells, cost) if insufficient else "",
+        baseline=str(cost.baseline_value), variant=str(cost.variant_value),
+        recommendation=rec.action if rec else advice.INSUFFICIENT,
+        rule=rec.rule if rec else "", verdict=str(cost.verdict),
+        speedup=_number(cost.speedup), ci_low=_number(cost.ci_low),
+        ci_high=_number(cost.ci_high), n_base=int(cost.n_base), n_var=int(cost.n_var),
+        cold_cost_s=_number(cost.extra_cold_pass_max_s), break_even_steps=break_even,
+        steps=steps, pays_back=None if break_even is None else steps >= break_even,
+        memory_change_bytes=mem, memory_change_share=share, memory=basis,
+        caveats=rec.caveats if rec else (), baseline_cell_id=ask.baseline_cell_id,
+        variant_cell_id=ask.variant_cell_id)
+
+
+def _unmeasured(ask: Ask, steps: int) -> Verdict:
+    """A pair with no rows at all (the run stopped before it)."""
+    return Verdict(
+        knob=ask.knob, axis=ask.axis, status="insufficient",
+        reason="insufficient: 0 ok replicates (no rows)", baseline="", variant="",
+        recommendation=advice.INSUFFICIENT, rule="", verdict="insufficient",
+        speedup=None, ci_low=None, ci_high=None, n_base=0, n_var=0, cold_cost_s=None,
+        break_even_steps=None, steps=steps, pays_back=None, memory_change_bytes=None,
+        memory_change_share=None, memory="", caveats=(),
+        baseline_cell_id=ask.baseline_cell_id, variant_cell_id=ask.variant_cell_id)

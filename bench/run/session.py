@@ -1,0 +1,133 @@
+"""One run of a planned profile into its run folder: what ``bench run`` and ``bench advise``
+share, so that an advise run is a normal run (the same folder layout, env.json, rows and
+resume rules) that ``bench report`` shows beside the others.
+
+``open_run`` decides the folder and refuses what must not happen (overwriting a run, resuming
+nothing, resuming on another machine or with changed model code) with one line and nothing
+written; ``execute`` runs what is left and says how it went.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from bench.run import matrix, runner, usermodels
+from bench.run.launch import Launcher
+from bench.run.matrix import Profile, ProfileError
+from bench.run.progress import Progress
+from bench.run.protocol import ModelCheck, Probe
+from bench.run.runner import Job
+from bench.run.store import RunStore
+from bench.schema import SchemaError
+
+
+class SessionError(Exception):
+    """A run that cannot start; the message is one line, and nothing was written."""
+
+
+@dataclass
+class Session:
+    """A run folder opened for writing, and the jobs it has left."""
+
+    out: Path
+    store: RunStore
+    env: dict[str, Any]
+    jobs: list[Job]
+    done: set[tuple[str, str, int]] = field(default_factory=set)
+
+    @property
+    def todo(self) -> list[Job]:
+        return [j for j in self.jobs if j.key not in self.done]
+
+
+def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
+             out: str | None = None, resume: bool = False, run_id: str | None = None,
+             shard: dict[str, str] | None = None) -> Session:
+    """The run folder for ``jobs``: ``out``, or the newest run of this profile (``resume``), or a
+    new ``REPORTS/<machine>/<run-id>`` (``run_id``, or a new one); its env.json written once
+    (with ``shard``, which part of a cluster run it is), its CSVs opened."""
+    env = dict(probe.env)
+    if out:
+        folder = Path(out)
+    elif resume:
+        found = runner.latest_run(reports, env["machine"], profile.name)
+        if found is None:
+            raise SessionError(f"nothing to resume: no run of profile {profile.name} under "
+                               f"{reports / env['machine']}")
+        folder = found
+    else:
+        folder = reports / env["machine"] / (run_id or runner.new_run_id(profile.name))
+    store = RunStore(folder)
+    if store.exists() and not resume:
+        raise SessionError(f"{folder} already holds results; pass --resume to finish that run, "
+                           f"or choose another --out")
+    if resume and not store.exists():
+        raise SessionError(f"nothing to resume in {folder}: it has no results.csv")
+    old = store.read_env()
+    env["run_id"] = (old or {}).get("run_id") or folder.name
+    env["profile"] = profile.name
+    env["planned_rows"] = len(jobs)  # one row per job: the report can tell a partial run
+    if shard:
+        env["shard"] = shard
+    if probe.user_models:
+        env["user_models"] = usermodels.identities(probe)
+    try:
+        runner.check_fingerprint(store, env)
+        usermodels.check_resume(old, env, str(folder))
+        store.open()
+    except (SchemaError, ProfileError) as exc:
+        raise SessionError(str(exc)) from None
+    store.write_env(env)
+    done = runner.completed_keys(store, env["fingerprint_id"]) if resume else set()
+    return Session(folder, store, env, jobs, done)
+
+
+@dataclass(frozen=True)
+class Ended:
+    """How a run ended: its exit code and the count of each status."""
+
+    code: int
+    counts: dict[str, int]
+
+
+def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = "",
+            stream: TextIO = sys.stderr, progress: bool = True) -> Ended:
+    """Run the jobs left, writing one row each; the launcher belongs to the caller."""
+    env, todo = session.env, session.todo
+    ctx = runner.RunContext(env["run_id"], str(env["profile"]), probe, fault=fault)
+    eta = sum(runner.estimate_jobs(todo, probe))
+    print(f"run {env['run_id']} on {env['machine']} (fingerprint {env['fingerprint_id']}): "
+          f"{len(todo)} processes to run, {len(session.jobs) - len(todo)} already done, "
+          f"~{eta / 60:.1f} min estimated; writing to {session.out}", file=stream)
+    run = runner.Runner(launcher, session.store, ctx,
+                        progress=Progress(len(todo)) if progress else None)
+    try:
+        code = run.run(session.jobs, session.done)
+    finally:
+        run.close()
+    return Ended(code, dict(run.counts))
+
+
+def summary(ended: Ended, out: Path) -> str:
+    """``done: ok=12 skipped=2; results in DIR`` (or ``interrupted: …``)."""
+    counts = " ".join(f"{k}={v}" for k, v in sorted(ended.counts.items()))
+    verb = "interrupted" if ended.code else "done"
+    return f"{verb}: {counts or 'nothing to run'}; results in {out}{runner.logs_hint(out)}"
+
+
+def planned(profile: Profile, probe: Probe) -> tuple[Profile, list[Job]]:
+    """The profile with its user models bound to their sources, and its jobs in run order;
+    ProfileError when a model is unknown or cannot run."""
+    matrix.check_models(profile, probe.models)
+    profile = usermodels.bind(profile, probe)
+    return profile, runner.plan(profile)
+
+
+def user_checks(profile: Profile | None) -> list[ModelCheck]:
+    """What the probe must check for this profile's user models."""
+    if profile is None:
+        return []
+    return usermodels.checks(c for s in profile.studies for c in s.cells)

@@ -1,0 +1,118 @@
+"""``bench advise``'s verdicts are the report's: each figure of a judged pair is the one the
+report's comparisons, costs and recommendations hold for those rows."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from bench.report import advice, verdicts
+from bench.report.advice.rules import switch_rules
+from bench.report.analysis import Analysis, analyse
+from bench.report.load import Dataset, load_reports
+
+from .builders import FIXTURE_REPORTS
+
+STEPS = 10_000
+
+
+@pytest.fixture(scope="module")
+def ds() -> Dataset:
+    return load_reports(FIXTURE_REPORTS)
+
+
+@pytest.fixture(scope="module")
+def a(ds: Dataset) -> Analysis:
+    return analyse(ds)
+
+
+def _pair(a: Analysis, axis: str, **where: str) -> pd.Series:
+    rows = a.comparisons[axis]
+    for col, value in where.items():
+        rows = rows.loc[rows[col].astype(str) == value]
+    assert len(rows), f"the fixtures have no {axis} pair with {where}"
+    return rows.iloc[0]
+
+
+def _judge(ds: Dataset, knob: str, axis: str, row: pd.Series) -> verdicts.Verdict:
+    ask = verdicts.Ask(knob, axis, row["baseline_cell_id"], row["variant_cell_id"])
+    (out,) = verdicts.judge(ds, [ask], STEPS)
+    return out
+
+
+def _same(x: float | None, y: object) -> bool:
+    if x is None:
+        return pd.isna(y)  # type: ignore[call-overload, no-any-return]
+    return math.isclose(x, float(y), rel_tol=0, abs_tol=0) or (math.isinf(x) and x == y)
+
+
+def _rec_for(recs: list[advice.Recommendation], setting: str, row: pd.Series
+             ) -> advice.Recommendation:
+    anchor = (row["page"], row["variant_anchor"])
+    return next(r for r in recs if r.setting == setting and anchor in r.evidence
+                and r.job_length in (None, STEPS))
+
+
+def test_a_precision_pair_is_the_reports_comparison_and_recommendation(ds: Dataset,
+                                                                       a: Analysis) -> None:
+    row = _pair(a, "precision", variant_value="amp-bf16", device="cpu", verdict="slower")
+    v = _judge(ds, "amp-bf16", "precision", row)
+    assert (v.verdict, v.baseline, v.variant) == (row["verdict"], "fp32", "amp-bf16")
+    assert all(_same(getattr(v, k), row[k]) for k in ("speedup", "ci_low", "ci_high"))
+    assert (v.n_base, v.n_var, v.status, v.reason) == (row["n_base"], row["n_var"], "measured", "")
+    rec = _rec_for(advice.recommend(a, job_lengths=(STEPS,)), "precision", row)
+    assert (v.recommendation, v.rule, v.caveats) == (rec.action, rec.rule, rec.caveats)
+    assert v.recommendation == advice.KEEP_OFF
+    assert v.pays_back is False and v.break_even_steps == math.inf  # slower: never
+
+
+def test_the_benchmark_knob_carries_the_reports_cold_cost_and_break_even(ds: Dataset,
+                                                                        a: Analysis) -> None:
+    costs = a.benchmark.loc[(a.benchmark["verdict"] == "faster")
+                            & (a.benchmark["cudnn_deterministic"] == "off")
+                            & (a.benchmark["kernel_cache"] == "fresh")]
+    row = costs.iloc[0]
+    v = _judge(ds, "cudnn.benchmark", "cudnn_benchmark", row)
+    assert _same(v.cold_cost_s, row["extra_cold_pass_max_s"])
+    assert _same(v.break_even_steps, row["break_even_iters_high"])
+    assert v.pays_back == (row["break_even_iters_high"] <= STEPS)
+    assert _same(v.memory_change_bytes, row["extra_whole_peak_mem_allocated_bytes"])
+    assert v.memory == "GPU memory allocated"
+    rec = _rec_for(advice.recommend(a, job_lengths=(STEPS,)), "cudnn.benchmark", row)
+    assert (v.recommendation, v.rule) == (rec.action, rec.rule)
+
+
+def test_cpu_threads_go_through_the_switch_rule_and_memory_is_the_process_peak(
+        ds: Dataset, a: Analysis) -> None:
+    row = _pair(a, "cpu_threads")
+    assert (row["baseline_value"], row["variant_value"]) == ("all", "1")
+    v = _judge(ds, "cpu_threads", "cpu_threads", row)
+    assert (v.verdict, v.recommendation) == ("slower", advice.KEEP_OFF)
+    assert all(_same(getattr(v, k), row[k]) for k in ("speedup", "ci_low", "ci_high"))
+    rec = _rec_for(switch_rules(a.comparisons["cpu_threads"], "cpu_threads"), "cpu_threads", row)
+    assert v.rule == rec.rule == "cpu_threads-slower"
+    rss = a.cells.set_index(["fingerprint_id", "cell_id"])["peak_rss_bytes"]
+    fp = row["fingerprint_id"]
+    assert _same(v.memory_change_bytes,
+                 rss[(fp, row["variant_cell_id"])] - rss[(fp, row["baseline_cell_id"])])
+    assert v.memory == "process peak resident memory"
+
+
+def test_too_few_replicates_say_how_many_and_why(ds: Dataset, a: Analysis) -> None:
+    pairs = pd.concat([a.comparisons[x].assign(_axis=x) for x in ("precision", "memory_format",
+                                                                 "cudnn_benchmark")])
+    thin = pairs.loc[(pairs["verdict"] == "insufficient") & (pairs["n_var"] < pairs["n_base"])]
+    row = thin.iloc[0]
+    v = _judge(ds, "knob", str(row["_axis"]), row)
+    n = int(row["n_var"])
+    assert v.status == "insufficient" and v.recommendation == advice.INSUFFICIENT
+    assert v.reason.startswith(f"insufficient: {n} ok replicate{'' if n == 1 else 's'} "
+                               f"(variant: ")
+    assert v.ci_low is None and v.ci_high is None
+
+
+def test_a_pair_without_rows_is_insufficient_not_an_error(ds: Dataset) -> None:
+    (v,) = verdicts.judge(ds, [verdicts.Ask("amp-bf16", "precision", "nope", "none")], STEPS)
+    assert (v.status, v.reason) == ("insufficient", "insufficient: 0 ok replicates (no rows)")

@@ -1,0 +1,230 @@
+"""``python -m bench advise`` for real: a small model defined in a test file, measured on the
+CPU with the fork server, and its verdicts set against what ``bench report`` computes from the
+same rows."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.run import knobs
+
+from .conftest import ROOT, read_csv, run_cli
+
+pytestmark = pytest.mark.e2e
+
+MODEL = "tests/advise/model.py:build"
+EXAMPLE = ["advise", MODEL, "--device", "cpu", "--mode", "infer", "--batch-size", "4",
+           "--input-shape", "3,32,32", "--budget", "60"]
+
+
+def _report_csv(docs: Path, name: str) -> list[dict[str, str]]:
+    with open(docs / "generated" / "data" / "comparisons" / name, newline="",
+              encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def _equal(ours: Any, theirs: str) -> bool:
+    """A JSON number against the report's CSV text: the same float, or both empty."""
+    if ours is None:
+        return theirs == ""
+    return float(theirs) == ours
+
+
+@pytest.fixture(scope="module")
+def advised(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict[str, Any]], Path]:
+    out = tmp_path_factory.mktemp("advise") / "machine" / "run"
+    proc = run_cli(*EXAMPLE, "--json", "--out", str(out), timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), out  # stdout holds the JSON list and nothing else
+
+
+def test_every_knob_has_a_verdict_or_a_stated_reason(advised: tuple[list[dict[str, Any]], Path]
+                                                     ) -> None:
+    entries, _ = advised
+    assert sorted(e["knob"] for e in entries) == sorted(k.name for k in knobs.KNOBS)
+    for e in entries:
+        if e["status"] == "measured":
+            assert e["verdict"] in ("faster", "slower", "no clear difference")
+            assert e["recommendation"] and e["speedup"] > 0 and e["ci_low"] <= e["ci_high"]
+            assert e["n_base"] == e["n_var"] == 3 and e["steps"] == 10_000
+            assert e["cold_cost_s"] is not None and e["memory_change_bytes"] is not None
+            assert e["never_pays_back"] or e["break_even_steps"] is not None
+        else:
+            assert e["reason"].startswith(("skipped: ", "not in budget", "insufficient: "))
+    reasons = {e["knob"]: e["reason"] for e in entries if e["status"] == "skipped"}
+    assert {"cudnn.benchmark", "tf32", "cudnn.deterministic"} <= set(reasons)
+    assert {e["knob"] for e in entries if e["status"] == "measured"} >= {
+        "amp-bf16", "channels_last", "cpu_threads"}
+
+
+def test_the_rows_name_the_users_model_and_its_source(advised: tuple[list[dict[str, Any]], Path]
+                                                      ) -> None:
+    entries, out = advised
+    rows = read_csv(out / "results.csv")
+    digest = hashlib.sha1((ROOT / "tests/advise/model.py").read_bytes()).hexdigest()[:10]
+    assert {(r["model"], r["model_source"], r["input_shape"]) for r in rows} == {
+        (MODEL, digest, "3,32,32")}
+    assert all(r["status"] == "ok" and float(r["flops_per_sample"]) > 0 for r in rows)
+    assert len(rows) == 3 * (1 + sum(e["status"] == "measured" for e in entries))
+    env = json.loads((out / "env.json").read_text())
+    assert env["profile"] == "advise" and env["user_models"][0]["model_source"] == digest
+    assert {e["run"] for e in entries} == {str(out)} and {e["model"] for e in entries} == {MODEL}
+
+
+def test_the_verdicts_are_what_bench_report_computes_from_the_same_rows(
+        advised: tuple[list[dict[str, Any]], Path], tmp_path: Path) -> None:
+    entries, out = advised
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    proc = run_cli("report", "--reports", str(out.parent.parent), "--docs-dir", str(docs),
+                   "--no-mkdocs")
+    assert proc.returncode == 0, proc.stderr
+    published = {r["variant_value"]: r for name in ("precision.csv", "memory-format.csv")
+                 for r in _report_csv(docs, name)}
+    decisions = _report_csv(docs, "decisions.csv")
+    by_knob = {e["knob"]: e for e in entries if e["status"] == "measured"}
+    checked = 0
+    for knob, variant in (("amp-bf16", "amp-bf16"), ("amp-fp16", "amp-fp16"),
+                          ("channels_last", "channels_last")):
+        if knob not in by_knob:
+            continue
+        ours, theirs = by_knob[knob], published[variant]
+        assert (ours["baseline_cell_id"], ours["variant_cell_id"]) == (
+            theirs["baseline_cell_id"], theirs["variant_cell_id"])
+        assert ours["verdict"] == theirs["verdict"]
+        for col in ("speedup", "ci_low", "ci_high"):
+            assert _equal(ours[col], theirs[col]), (knob, col)
+        (decision,) = [d for d in decisions if d["variant_value"] == variant]
+        assert ours["recommendation"] == decision["action_10000"] == decision["action"]
+        assert ours["rule"] == decision["rule"]
+        checked += 1
+    assert checked >= 2
+    # the site does not publish CPU threads; the report's own tables still hold the pair
+    from bench.report.advice.rules import switch_rules
+    from bench.report.analysis import analyse
+    from bench.report.load import load_reports
+
+    a = analyse(load_reports(out))
+    (row,) = a.comparisons["cpu_threads"].itertuples(index=False)
+    threads = by_knob["cpu_threads"]
+    assert (threads["verdict"], threads["speedup"]) == (row.verdict, row.speedup)
+    (rec,) = switch_rules(a.comparisons["cpu_threads"], "cpu_threads")
+    assert (threads["recommendation"], threads["rule"]) == (rec.action, rec.rule)
+
+
+def _readme_example() -> tuple[str, list[str]]:
+    """The README's worked example: the code of ``tiny.py`` and the command, as written."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Is it worth it for my model?"):]
+    code = re.search(r"save this as `tiny.py`.*?```python\n(.*?)```", section, re.S)
+    command = re.search(r"```sh\n(python -m bench advise tiny\.py:build[^\n]*)\n```", section)
+    assert code and command
+    return code.group(1), shlex.split(command.group(1))
+
+
+def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
+    """In a folder of its own, with ``tiny.py`` saved there, within the minute it states."""
+    code, command = _readme_example()
+    assert command[:3] == ["python", "-m", "bench"]
+    (tmp_path / "tiny.py").write_text(code, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("TORCH_KNOBS_FAULT", None)
+    proc = subprocess.run([sys.executable, *command[1:]], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "over the --budget" not in proc.stderr  # 60 s, and it states well under a minute
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("tiny.py:build on cpu, infer, batch 4, static shapes: ")
+    assert {line.split()[0] for line in lines[2:-1]} == {k.name for k in knobs.KNOBS}
+    (run,) = (tmp_path / "reports").glob("*/*-advise")
+    assert lines[-1].startswith(f"results: reports/{run.parent.name}/{run.name} ")
+
+
+def test_the_human_verdicts_and_the_dry_run(tmp_path: Path) -> None:
+    out = tmp_path / "dry"
+    proc = run_cli(*EXAMPLE, "--dry-run", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "3 replicates per cell" in proc.stdout and "cudnn.benchmark      skipped: no CUDA" \
+        in proc.stdout
+    assert not out.exists()
+    tight = run_cli(*EXAMPLE[:-1], "20", "--dry-run", "--json")
+    assert tight.returncode == 0, tight.stderr
+    plan = json.loads(tight.stdout)
+    assert {p["status"] for p in plan} >= {"planned", "not in budget", "skipped"}
+    assert next(p["knob"] for p in plan if p["status"] == "planned") == "baseline"
+
+
+@pytest.mark.parametrize(("attr", "message"), [
+    ("raises", "raises() raised ValueError: this factory is broken on purpose"),
+    ("not_a_module", "not_a_module() returned int, not a torch.nn.Module"),
+    ("fixed_size", "a forward pass on a batch of shape (2, 3, 32, 32) failed"),
+    ("too_big", "does not fit in memory on cpu: too_big() raised RuntimeError"),
+])
+def test_a_broken_model_is_one_line_and_writes_nothing(tmp_path: Path, attr: str,
+                                                       message: str) -> None:
+    out = tmp_path / "never"
+    args = ["advise", f"tests/advise/model.py:{attr}", *EXAMPLE[2:]]
+    proc = run_cli(*args, "--out", str(out))
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert lines == [f"error: model tests/advise/model.py:{attr}: {lines[0].split(': ', 2)[2]}"]
+    assert message in lines[0] and proc.stdout == ""
+    assert not out.exists()
+    run = run_cli("run", "--profile", str(_profile(tmp_path, attr)), "--out", str(out))
+    assert run.returncode == 2 and message in run.stderr and len(run.stderr.splitlines()) == 1
+    assert not out.exists()
+
+
+def _profile(tmp_path: Path, attr: str) -> Path:
+    path = tmp_path / "p.toml"
+    path.write_text(f'[studies.s]\nmodel = "tests/advise/model.py:{attr}"\n'
+                    'input_shape = "3,32,32"\n')
+    return path
+
+
+def test_without_the_report_extra_it_refuses_before_measuring(tmp_path: Path) -> None:
+    """A bare measuring box: pandas and scipy do not import there."""
+    code = ("import sys; sys.modules['pandas'] = None; sys.modules['scipy'] = None; "
+            "from bench.cli import main; sys.exit(main(sys.argv[1:]))")
+    out = tmp_path / "never"
+    proc = subprocess.run([sys.executable, "-c", code, *EXAMPLE, "--out", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert "pandas, scipy (not installed here)" in line
+    assert "pip install 'torch-knobs[report]'" in line and "python -m bench run" in line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--budget", "0"], "--budget must be a positive number of seconds"),
+    (["--budget", "2"], "allow at least"),
+    (["--input-shape", "3,32"], "--input-shape '3,32' is not C,H,W"),
+    (["--batch-size", "0"], "--batch-size must be a positive integer"),
+])
+def test_bad_options_are_one_line(args: list[str], message: str) -> None:
+    proc = run_cli(*EXAMPLE, *args)
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("error: ") and message in line
+
+
+def test_a_break_even_of_never_is_valid_json() -> None:
+    from bench.advise import _plain
+
+    entry = _plain({"break_even_steps": math.inf, "speedup": math.nan, "caveats": ("a",)})
+    assert entry == {"break_even_steps": None, "speedup": None, "caveats": ["a"],
+                     "never_pays_back": True}
+    json.dumps(entry, allow_nan=False)
