@@ -42,6 +42,14 @@ from bench.run.protocol import Metrics, Probe, Record, Repro, Sample, Task, Time
 FAULT_KINDS = ("crash", "exit", "hang", "spam", "oom", "error", "fill-cache")
 
 
+#: What an allocator that ran out says, in any device's words: CUDA's, cuDNN's and cuBLAS's,
+#: and the CPU's (``DefaultCPUAllocator: can't allocate memory``, ENOMEM's "Cannot allocate
+#: memory", C++'s ``std::bad_alloc``).
+OOM_TEXT = ("out of memory", "cudnn_status_alloc_failed", "cublas_status_alloc_failed",
+            "can't allocate memory", "cannot allocate memory", "not enough memory",
+            "bad_alloc")
+
+
 class InjectedError(RuntimeError):
     """Raised by the ``error`` fault; a stand-in for any exception in a model step."""
 
@@ -80,8 +88,8 @@ def classify(torch: Any, exc: BaseException) -> tuple[str, str]:
     reason = f"{type(exc).__name__}: {text[0] if text else ''}"[:500]
     oom_types = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),
                                   getattr(torch.cuda, "OutOfMemoryError", None)) if t)
-    text_oom = ("out of memory", "cudnn_status_alloc_failed", "cublas_status_alloc_failed")
-    if (oom_types and isinstance(exc, oom_types)) or any(t in reason.lower() for t in text_oom):
+    if isinstance(exc, MemoryError) or (oom_types and isinstance(exc, oom_types)) or any(
+            t in reason.lower() for t in OOM_TEXT):
         return "oom", reason
     return "error", reason
 
