@@ -1,22 +1,29 @@
 """Command line: ``python -m bench run | env | check | report``.
 
 Bad input ends in one ``error:`` line naming the problem and the valid choices, exit code 2,
-and nothing written. torch is only ever imported in child processes; ``report`` never
-imports it at all.
+and nothing written. A run stopped by a signal exits 130 (SIGINT) or 143 (SIGTERM), one
+stopped because its folder could not be written (a full disk, a read-only folder) exits 74
+with one ``error:`` line; both keep every row already written and print how to resume.
+torch is only ever imported in child processes; ``report`` never imports it at all.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shlex
+import signal
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.run import matrix, runner
+from bench.run import hooks, matrix, runner
+from bench.run.interrupts import EXIT_CODES, INTERRUPTS
 from bench.run.launch import ForkServerLauncher, Launcher, SpawnLauncher
 from bench.run.progress import Progress
-from bench.run.store import RunStore
+from bench.run.store import RunStore, StoreError
 from bench.schema import SchemaError
 
 FAULT_ENV = "TORCH_KNOBS_FAULT"
@@ -35,15 +42,60 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         profile = matrix.select(matrix.load_profile(args.profile), args.only) if args.profile \
             else None
-    except matrix.ProfileError as exc:
+        hook = hooks.from_spec(os.environ.get(hooks.SIGNAL_ENV, ""))
+    except (matrix.ProfileError, ValueError) as exc:
         return _fail(str(exc))
-    with _launcher(args.launcher) as launcher:  # the one owner: leaving the block ends it
-        return _run(args, launcher, profile)
+    session = _Session()
+    code = 0
+    # One handler for the whole command: the first SIGINT/SIGTERM stops the run, and any
+    # signal after it, or during the close-down, is noted and the close-down finishes.
+    with INTERRUPTS.installed() as signals:
+        try:
+            with _launcher(args.launcher) as launcher:  # the one owner: leaving it ends it
+                try:
+                    code = _run(args, launcher, profile, hook, session)
+                finally:
+                    signals.closing()
+                    hook("closing", "")
+        except KeyboardInterrupt as exc:  # before the run began (the probe), or in its set-up
+            code = EXIT_CODES.get(getattr(exc, "signum", signal.SIGINT), 130)
+        code = signals.exit_code(code)
+        _finish(session, code)
+    return code
 
 
-def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile | None) -> int:
-    import os
+@dataclass
+class _Session:
+    """What the end of ``bench run`` reports: where the run writes, and how it ended."""
 
+    out: Path | None = None  # set once the run has begun writing
+    resume: str = ""  # the command that finishes the run
+    counts: dict[str, int] = field(default_factory=dict)
+    store_error: StoreError | None = None
+
+
+def _finish(session: _Session, code: int) -> None:
+    """The last lines: what was done and, for a run that stopped early, how to resume it."""
+    out = session.out
+    if out is None:
+        if code in EXIT_CODES.values():
+            print("interrupted before the run began; nothing was written", file=sys.stderr)
+        return
+    if session.store_error is not None:  # one line: what failed, what is safe, what next
+        print(f"error: {session.store_error}; the run stopped, and the rows already written "
+              f"in {out} are intact; once it can be written again, resume with: "
+              f"{session.resume}", file=sys.stderr)
+        return
+    counts = " ".join(f"{k}={v}" for k, v in sorted(session.counts.items()))
+    verb = "interrupted" if code else "done"
+    print(f"{verb}: {counts or 'nothing to run'}; results in {out}{runner.logs_hint(out)}",
+          file=sys.stderr)
+    if code:
+        print(f"resume with: {session.resume}", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile | None,
+         hook: hooks.Hook, session: _Session) -> int:
     with tempfile.TemporaryDirectory(prefix="torch-knobs-probe-") as tmp:
         try:
             probe = runner.probe(launcher, Path(tmp))
@@ -78,17 +130,20 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
                      f"or choose another --out")
     if args.resume and not store.exists():
         return _fail(f"nothing to resume in {out}: it has no results.csv")
-    old = store.read_env()
-    env["run_id"] = (old or {}).get("run_id") or out.name
-    env["profile"] = profile.name
-    env["planned_rows"] = len(jobs)  # one row per job: the report can tell a partial run
     try:
+        old = store.read_env()
+        env["run_id"] = (old or {}).get("run_id") or out.name
+        env["profile"] = profile.name
+        env["planned_rows"] = len(jobs)  # one row per job: the report can tell a partial run
         runner.check_fingerprint(store, env)
-        store.open()
-    except SchemaError as exc:
+        rows = store.open()
+        store.write_env(env)
+    except (SchemaError, StoreError) as exc:
         return _fail(str(exc))
-    store.write_env(env)
-    done = runner.completed_keys(store, env["fingerprint_id"]) if args.resume else set()
+    for moved in store.aside:
+        print(f"set aside {moved}: the end of a file that a killed run left without its "
+              "whole record", file=sys.stderr)
+    done = runner.completed_keys(rows, env["fingerprint_id"]) if args.resume else set()
     todo = [j for j in jobs if j.key not in done]
     ctx = runner.RunContext(env["run_id"], profile.name, probe,
                             fault=os.environ.get(FAULT_ENV, ""))
@@ -96,19 +151,17 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
     print(f"run {env['run_id']} on {env['machine']} (fingerprint {env['fingerprint_id']}): "
           f"{len(todo)} processes to run, {len(jobs) - len(todo)} already done, "
           f"~{eta / 60:.1f} min estimated; writing to {out}", file=sys.stderr)
-    run = runner.Runner(launcher, store, ctx, progress=Progress(len(todo)))
+    session.out = out
+    session.resume = " ".join(shlex.quote(a) for a in [
+        "python", "-m", "bench", "run", "--profile", args.profile or profile.name,
+        *(a for study in args.only or [] for a in ("--only", study)),
+        "--out", str(out), "--resume"])
+    run = runner.Runner(launcher, store, ctx, progress=Progress(len(todo)), hook=hook)
     try:
-        code = run.run(jobs, done)
+        return run.run(jobs, done)
     finally:
         run.close()
-    counts = " ".join(f"{k}={v}" for k, v in sorted(run.counts.items()))
-    verb = "interrupted" if code else "done"
-    print(f"{verb}: {counts or 'nothing to run'}; results in {out}"
-          f"{runner.logs_hint(out)}", file=sys.stderr)
-    if code:
-        print(f"resume with: python -m bench run --profile {args.profile or profile.name} "
-              f"--out {out} --resume", file=sys.stderr)
-    return code
+        session.counts, session.store_error = run.counts, run.store_error
 
 
 def cmd_env(args: argparse.Namespace) -> int:
