@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.run import hooks, matrix, runner
+from bench.run import hooks, identity, matrix, runner
 from bench.run.interrupts import EXIT_CODES, INTERRUPTS
 from bench.run.launch import ForkServerLauncher, Launcher, SpawnLauncher
 from bench.run.progress import Progress
@@ -135,7 +135,9 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
         env["run_id"] = (old or {}).get("run_id") or out.name
         env["profile"] = profile.name
         env["planned_rows"] = len(jobs)  # one row per job: the report can tell a partial run
-        runner.check_fingerprint(store, env)
+        env["plan"] = identity.plan_of(profile)  # what a resume must match
+        if args.resume:  # before anything in the folder is touched
+            identity.check_resume(old, probe.env, env["plan"], store.env_path)
         rows = store.open()
         store.write_env(env)
     except (SchemaError, StoreError) as exc:

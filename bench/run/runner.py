@@ -40,7 +40,7 @@ from bench.run.matrix import Cell, Profile, Settings, Study
 from bench.run.progress import Progress
 from bench.run.protocol import Probe, Record, Task, new_task
 from bench.run.store import RunStore, StoreError, new_attempt_id
-from bench.schema import SCHEMA_VERSION, SchemaError
+from bench.schema import SCHEMA_VERSION
 
 LOG_KEEP_BYTES = 64 * 1024
 #: The exit code of a run stopped because its store could not be written (sysexits' EX_IOERR).
@@ -498,14 +498,6 @@ def print_dry_run(jobs: Sequence[Job], probe_: Probe, stream: TextIO = sys.stdou
         print(f"on a CUDA machine like this one: estimated {with_cuda / 60:.1f} min",
               file=stream)
     return total
-
-
-def check_fingerprint(store: RunStore, env: dict[str, Any]) -> None:
-    old = store.read_env()
-    if old is not None and old.get("fingerprint_id") != env["fingerprint_id"]:
-        raise SchemaError(
-            f"{store.run_dir} was measured on fingerprint {old.get('fingerprint_id')}, this "
-            f"environment is {env['fingerprint_id']}; results are never mixed: use a new --out")
 
 
 def logs_hint(run_dir: Path) -> str:

@@ -4,20 +4,26 @@
   aside, never deleted, and the replicate runs again.
 - Samples written just before a kill, without their row, are moved aside too: the replicate's
   re-run writes the only block the report sees.
+- Another profile, other stopping settings, another cell set, an env.json edited by hand or
+  another environment is refused with one line naming what differs, before anything in the
+  folder is touched.
 
 Through ``fake_cli.py`` (the command with a fake launcher), in processes of their own.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from bench.report.load import load_reports
+from bench.run.fingerprint import fingerprint_id
 
-from .conftest import read_csv, run_fake_cli
+from .conftest import one_error_line, read_csv, run_fake_cli
+from .fakes import LIVE_ENV
 
 HOOK = "TORCH_KNOBS_SIGNAL"
 
@@ -68,6 +74,17 @@ def test_samples_a_kill_left_without_their_row_are_set_aside(
     assert len(ds.results) == 3
 
 
+def _refused(profile: Path, out: Path, words: str, **options: object) -> None:
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    proc = run_fake_cli(*options.get("fake", ()),  # type: ignore[misc]
+                        "--", "--profile", str(profile), "--out", str(out), "--resume")
+    assert proc.returncode == 2, proc.stderr
+    line = one_error_line(proc)
+    assert words in line, line
+    after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert after == before, "a refused resume touches nothing"
+
+
 @pytest.fixture
 def interrupted(tmp_path: Path, tiny_profile: Callable[..., Path]) -> tuple[Path, Path]:
     """A run of the tiny profile stopped by a Ctrl-C in its second replicate."""
@@ -75,6 +92,46 @@ def interrupted(tmp_path: Path, tiny_profile: Callable[..., Path]) -> tuple[Path
     code, err = _run(profile, out, env={HOOK: "launched@#r1=INT"})
     assert code == 130, err
     return out, profile
+
+
+def test_resume_refuses_another_profile(interrupted: tuple[Path, Path], tmp_path: Path) -> None:
+    out, profile = interrupted
+    other = tmp_path / "other.toml"
+    other.write_text(profile.read_text())
+    _refused(other, out, "it measured profile 'tiny', not 'other'")
+
+
+def test_resume_refuses_other_stopping_settings(interrupted: tuple[Path, Path]) -> None:
+    out, profile = interrupted
+    profile.write_text(profile.read_text().replace("max_time_s = 0.2", "max_time_s = 0.5"))
+    _refused(profile, out, "study 'tiny': max_time_s was 0.2, now 0.5")
+
+
+def test_resume_refuses_another_cell_set(interrupted: tuple[Path, Path]) -> None:
+    out, profile = interrupted
+    profile.write_text(profile.read_text() + "batch_size = [1, 2]\n")
+    _refused(profile, out, "study 'tiny': other cells (1 new: ")
+
+
+def test_resume_refuses_an_env_json_edited_by_hand(interrupted: tuple[Path, Path]) -> None:
+    out, profile = interrupted
+    env_path = out / "env.json"
+    env = json.loads(env_path.read_text())
+    env["torch"]["version"] = "2.99.0"
+    env_path.write_text(json.dumps(env))
+    _refused(profile, out, f"env.json's own facts give fingerprint {fingerprint_id(env)}, "
+                           f"not the {env['fingerprint_id']} it records")
+
+
+def test_resume_refuses_another_environment(interrupted: tuple[Path, Path],
+                                            tmp_path: Path) -> None:
+    out, profile = interrupted
+    live = json.loads(json.dumps(LIVE_ENV))
+    live["torch"]["version"] = "2.15.0"
+    live["fingerprint_id"] = fingerprint_id(live)
+    (tmp_path / "live.json").write_text(json.dumps(live))
+    _refused(profile, out, 'torch.version "2.15.0" here, "2.14.1" there',
+             fake=("--env", str(tmp_path / "live.json")))
 
 
 def test_the_same_run_resumes(interrupted: tuple[Path, Path]) -> None:

@@ -165,9 +165,10 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
         fp = m.fingerprint_id
         env = data.dataset.envs.get(fp)
         flags = env.get("flag_defaults", {}) if isinstance(env, dict) else {}
-        env_rows = [
+        env_rows = [  # the plan (what a resume must match) lists every cell id: not here
             [k, v]
-            for k, v in flatten({k: v for k, v in (env or {}).items() if k != "flag_defaults"})
+            for k, v in flatten(
+                {k: v for k, v in (env or {}).items() if k not in ("flag_defaults", "plan")})
         ]
         flag_rows = [[k, v] for k, v in flatten(flags)] if isinstance(flags, dict) else []
         cells = data.a.cells.loc[data.a.cells["fingerprint_id"] == fp]
