@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURE_REPORTS, Built, build_copy, project_copy
+from conftest import FIXTURE_REPORTS, ROOT, Built, build_copy, project_copy
 from htmlcheck import check_site, parse
 
 from bench.report import build, load, options
@@ -399,3 +402,22 @@ def test_the_data_page_lists_every_column_from_the_schema(fixture_site: Built) -
             assert cells[4] == md(column.doc)
     html = (fixture_site.site / "generated" / "data.html").read_text()
     assert '<h2 id="columns">' in html and "<code>cudnn_benchmark_limit</code>" in html
+
+
+@pytest.mark.parametrize("what", ["missing", "file"])
+def test_a_reports_path_that_is_not_a_folder_is_one_line(tmp_path: Path, what: str) -> None:
+    """A mistyped ``--reports`` used to build a site with nothing in it, and exit 0."""
+    root = project_copy(tmp_path / "project")
+    reports = tmp_path / "reprots"
+    if what == "file":
+        reports.write_text("not a folder\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "report", "--reports", str(reports)],
+        capture_output=True, text=True, cwd=root, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {reports}: "), proc.stderr
+    assert ("not found" if what == "missing" else "is not a folder") in lines[0]
+    assert not (root / "site").exists() and not (root / "site_src" / "generated").exists()
