@@ -122,7 +122,14 @@ def test_two_fingerprints_in_one_run_folder(write_tree: Any) -> None:
     rows = [result_row(env, axes(), 0, attempt_id="a0"),
             result_row(other, axes(), 1, attempt_id="a1")]
     root, run = _tree(write_tree, rows)
-    _refused(root, run / "results.csv", 3, f"fingerprint_id '{other['fingerprint_id']}'")
+    second = f"fingerprint_id '{other['fingerprint_id']}'"
+    _refused(root, run / "results.csv", 3, second)
+    ds = _skipped(root, run / "results.csv", 3, second)
+    assert ds.results["fingerprint_id"].tolist() == [env["fingerprint_id"]], "listed and skipped"
+    assert set(ds.samples["attempt_id"]) == {"a0"}
+    (run / "env.json").unlink()  # kept without one, the first row's fingerprint is the folder's
+    ds = _skipped(root, run / "results.csv", 3, "a second fingerprint_id")
+    assert ds.results["fingerprint_id"].tolist() == [env["fingerprint_id"]]
 
 
 def test_two_fingerprints_under_one_run_id_never_replace_each_other(write_tree: Any) -> None:
