@@ -4,6 +4,8 @@ store can be written again.
 
 On a real file system where it can be: a 1 MiB tmpfs that the fake child fills, or remounts
 read-only, as the replicate runs (``fake_cli.py``); I/O errors come from a patched ``fsync``.
+Mounting needs root, so the read-only cases also run with ``os.open`` and ``os.mkdir`` patched
+to fail with EROFS (``fake_cli.py --refuse``), which needs nothing.
 """
 
 from __future__ import annotations
@@ -113,3 +115,31 @@ def test_an_io_error_stops_the_runner_and_leaves_whole_rows(
     assert [row["status"] for row in read_csv(store.results_path)] == ["ok", "ok"]
     assert len(read_csv(store.samples_path)) == 4
     assert store.samples_path.read_bytes().endswith(b"\n")
+
+
+def test_a_folder_refused_as_read_only_at_start_is_one_line(
+        tmp_path: Path, tiny_profile: Callable[..., Path]) -> None:
+    """As above, without root: the folder is read-only as far as the runner's writes go."""
+    out = tmp_path / "ro" / "run"
+    out.parent.mkdir()
+    proc = run_fake_cli("--refuse", str(out.parent), "--",
+                        "--profile", str(tiny_profile()), "--out", str(out))
+    assert proc.returncode == 2, proc.stderr
+    line = one_error_line(proc)
+    assert f"cannot write {out}: Read-only file system" in line
+    assert not out.exists()
+
+
+def test_a_folder_refused_as_read_only_mid_run_stops_it_with_one_line(
+        tmp_path: Path, tiny_profile: Callable[..., Path]) -> None:
+    out = tmp_path / "run"
+    run = ("--profile", str(tiny_profile(replicates=3)), "--out", str(out))
+    proc = run_fake_cli(f"--at=1=refuse:{out}", "--", *run)
+    assert proc.returncode == 74, proc.stderr
+    line = one_error_line(proc)
+    assert "Read-only file system" in line and f"--out {out} --resume" in line
+    assert [r["status"] for r in read_csv(out / "results.csv")] == ["ok"]
+    _consistent(out, rows=1)
+    again = run_fake_cli("--", *run, "--resume")
+    assert again.returncode == 0, again.stderr
+    _consistent(out, rows=3)
