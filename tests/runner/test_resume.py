@@ -24,6 +24,7 @@ from bench.run.fingerprint import fingerprint_id
 
 from .conftest import one_error_line, read_csv, run_fake_cli
 from .fakes import LIVE_ENV
+from .procs import assert_none_survive
 
 HOOK = "TORCH_KNOBS_SIGNAL"
 
@@ -62,6 +63,7 @@ def test_samples_a_kill_left_without_their_row_are_set_aside(
     out, profile = tmp_path / "run", tiny_profile(replicates=3)
     code, _ = _run(profile, out, env={HOOK: "samples-written@#r1=KILL"})
     assert code == -9
+    assert_none_survive(marker=str(out))
     orphans = (out / "samples.csv").read_text().splitlines()[-2:]
     assert len(read_csv(out / "results.csv")) == 1
     code, err = _run(profile, out, "--resume")

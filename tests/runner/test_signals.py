@@ -3,7 +3,8 @@ code, every row written, and the line that says how to resume, never a traceback
 
 The hook (``TORCH_KNOBS_SIGNAL``, see ``bench.run.hooks``) has the runner signal itself at the
 instant under test, so nothing depends on timing. Through ``fake_cli.py``; the real server's
-cases are in ``test_e2e.py``.
+cases are in ``test_e2e.py``. After each case, ``ps`` shows nothing left running that names
+the run's folder.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import read_csv, run_fake_cli
+from .procs import assert_none_survive
 
 HOOK = "TORCH_KNOBS_SIGNAL"
 
@@ -42,4 +44,5 @@ def test_every_signal_ends_with_its_exit_code_and_the_resume_line(
     assert last == f"resume with: python -m bench run --profile {profile} --only tiny " \
                    f"--out {out} --resume"
     assert [r["status"] for r in read_csv(out / "results.csv")] == statuses
+    assert_none_survive(marker=str(out))  # nothing that names the run folder lives on
     assert run_fake_cli("--", *last.split()[6:]).returncode == 0, "and the line works"
