@@ -19,7 +19,9 @@ from typing import Callable, Final
 
 #: 2: the ``kernel_cache`` axis, the cache-size columns and ``notes`` (rows of version 1 ran
 #: against the machine's own shared on-disk caches and migrate to ``kernel_cache = "shared"``),
-#: and the user-model axes ``USER_MODEL_AXES`` (empty for a torchvision model).
+#: the user-model axes ``USER_MODEL_AXES`` (empty for a torchvision model), and ``attempt_id``
+#: in both files, which ties a replicate's samples to the row that commits them (version 1
+#: kept none: its rows and samples migrate with it empty).
 SCHEMA_VERSION: Final = 2
 
 #: Every replicate ends in exactly one of these.
@@ -102,6 +104,8 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
     _c("cell_name", doc="the axis values in words"),
     _c("kind", choices=KINDS, required=True, doc="model step, machine ceiling or re-run check"),
     _c("replicate", "int", required=True, doc="which fresh process of the cell"),
+    _c("attempt_id", doc="this attempt at the replicate (a re-run gets a new one); its samples "
+       "carry it"),
     _c("device", group="axis", choices=("cpu", "cuda", "mps"), doc="where the step runs"),
     _c("model", group="axis", doc="torchvision model, user model (module:factory or "
        "file.py:factory), or the ceiling op"),
@@ -177,6 +181,7 @@ SAMPLE_SPEC: Final[tuple[Column, ...]] = (
     _c("fingerprint_id", required=True, doc="the environment fingerprint"),
     _c("cell_id", required=True, doc="the cell (see results.csv)"),
     _c("replicate", "int", required=True, doc="the replicate (see results.csv)"),
+    _c("attempt_id", doc="the attempt whose row these samples belong to (see results.csv)"),
     _c("phase", choices=PHASES, required=True, doc="cold pass or steady state"),
     _c("iter", "int", required=True, doc="iteration index in the schedule"),
     _c("batch_size", "int", required=True, doc="that iteration's batch"),
@@ -223,9 +228,11 @@ Row = dict[str, str]
 
 def _v1_to_v2(row: Row) -> Row:
     """Version 1 had no kernel-cache columns (its processes shared the machine's own cache),
-    kept no notes, and measured torchvision models only."""
+    kept no notes and no attempt ids (its samples are tied to rows by cell and replicate), and
+    measured torchvision models only."""
     return {**row, "kernel_cache": "shared", "kernel_cache_start_bytes": "",
-            "kernel_cache_end_bytes": "", "notes": "", **dict.fromkeys(USER_MODEL_AXES, "")}
+            "kernel_cache_end_bytes": "", "notes": "", "attempt_id": "",
+            **dict.fromkeys(USER_MODEL_AXES, "")}
 
 
 #: ``{from_version: function(row) -> row}``; applied in order until SCHEMA_VERSION is reached.

@@ -241,3 +241,40 @@ def test_env_prints_the_fingerprint() -> None:
     proc = run_cli("env")
     assert proc.returncode == 0, proc.stderr
     assert '"fingerprint_id"' in proc.stdout and '"flag_defaults"' in proc.stdout
+
+
+def test_a_sigkilled_runner_leaves_no_process_behind(tmp_path: Path,
+                                                     tiny_profile: Callable[..., Path]) -> None:
+    """Nothing can run in the runner after a SIGKILL: its fork server sees it go and ends the
+    hanging child itself, rather than both living on until the child's own alarm."""
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCH_KNOBS_FAULT": "hang@#r1"}
+    proc = subprocess.Popen([sys.executable, "-m", "bench", "run", "--profile",
+                             str(tiny_profile(replicates=2)), "--out", str(out)], env=env,
+                            cwd=ROOT, stderr=subprocess.DEVNULL)
+    _wait_for_rows(out / "results.csv", 1)
+    time.sleep(1.0)  # replicate 1 now hangs in its child
+    started = [p.pid for p in descendants(proc.pid)]
+    assert len(started) == 2, "the fork server and its hanging child"
+    proc.kill()
+    proc.wait()
+    assert_none_survive(pids=started, within_s=10.0)
+
+
+@pytest.mark.parametrize("signals", ["launched@#r1=INT,stopping@#r1=INT", "closing=INT"])
+def test_a_second_ctrl_c_or_one_at_the_close_ends_with_130_and_the_resume_line(
+        tmp_path: Path, tiny_profile: Callable[..., Path], signals: str) -> None:
+    out = tmp_path / "run"
+    env = {"TORCH_KNOBS_FAULT": "hang@#r1", "TORCH_KNOBS_SIGNAL": signals}
+    proc = subprocess.Popen([sys.executable, "-m", "bench", "run", "--profile",
+                             str(tiny_profile(replicates=2, timeout_s=5)), "--out", str(out)],
+                            env={**os.environ, "PYTHONPATH": str(ROOT), **env}, cwd=ROOT,
+                            stderr=subprocess.PIPE, text=True)
+    children: set[int] = set()
+    while proc.poll() is None:  # whatever it starts, however briefly, is checked at the end
+        children.update(p.pid for p in descendants(proc.pid))
+        time.sleep(0.2)
+    err = proc.stderr.read() if proc.stderr else ""
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("resume with: ")
+    assert_none_survive(pids=children)

@@ -8,8 +8,8 @@ py-cpuinfo (the CPU's brand string, kept as ``cpu.brand`` beside the fingerprint
 nvidia-ml-py (``pynvml``: driver, clocks, power limit and throttle reasons without a
 subprocess); without them /proc and ``nvidia-smi`` are read.
 
-The fingerprint id hashes only stable facts (hardware and software versions, not clocks or
-dates), so two runs on the same machine and stack share an id and can be resumed or
+The fingerprint id (``bench.run.fingerprint``, which the runner recomputes too) hashes only
+stable facts, so two runs on the same machine and stack share an id and can be resumed or
 compared, while a driver, torch or cuDNN upgrade, or a change to what a measured step does
 (``bench.run.child.workloads.WORKLOAD_VERSION``), gets a new id and is never pooled.
 """
@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import hashlib
-import json
 import os
 import platform
 import re
@@ -28,6 +26,7 @@ import subprocess
 from typing import Any, Callable
 
 from bench.run.child.flags import available_cores, flag_defaults
+from bench.run.fingerprint import fingerprint_id
 from bench.schema import SCHEMA_VERSION
 
 
@@ -207,19 +206,6 @@ def machine_slug(env: dict[str, Any]) -> str:
     cpu = env.get("cpu", {})
     model = slug(re.sub(r"\((R|TM)\)|CPU|Processor|@.*$", "", str(cpu.get("model", "cpu"))))
     return f"cpu-{model[:40].strip('-')}-{cpu.get('affinity', '?')}c"
-
-
-_STABLE = (("python", "version"), ("os", "system"), ("os", "release"), ("torch", "version"),
-           ("torch", "torchvision"), ("torch", "cuda"), ("torch", "cudnn"), ("cpu", "model"),
-           ("cpu", "logical_cpus"), ("cpu", "affinity"), ("bench", "workload_version"))
-
-
-def fingerprint_id(env: dict[str, Any]) -> str:
-    stable = {f"{a}.{b}": env.get(a, {}).get(b) for a, b in _STABLE}
-    stable["gpus"] = [(g.get("name"), g.get("total_memory_bytes"), g.get("driver"))
-                      for g in env.get("gpus", [])]
-    blob = json.dumps(stable, sort_keys=True, default=str)
-    return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
 
 def collect_memory() -> dict[str, Any]:

@@ -46,10 +46,12 @@ class NotApplicable(Exception):
     """A setting the cell asks for does not apply to this model's input (its row: skipped)."""
 
 
-#: How torch says that memory ran out where it raises no OutOfMemoryError (the last: its CPU
-#: allocator).
+#: What an allocator that ran out says where torch raises no OutOfMemoryError, in any device's
+#: words: CUDA's, cuDNN's and cuBLAS's, and the CPU's (``DefaultCPUAllocator: can't allocate
+#: memory``, ENOMEM's "Cannot allocate memory", C++'s ``std::bad_alloc``).
 OOM_TEXT = ("out of memory", "cudnn_status_alloc_failed", "cublas_status_alloc_failed",
-            "can't allocate memory")
+            "can't allocate memory", "cannot allocate memory", "not enough memory",
+            "bad_alloc")
 
 
 def is_oom(torch: Any, exc: BaseException) -> bool:

@@ -42,6 +42,10 @@ from bench.run.protocol import Metrics, Probe, Record, Repro, Sample, Task, Time
 FAULT_KINDS = ("crash", "exit", "hang", "spam", "oom", "error", "fill-cache")
 
 
+#: What an allocator that ran out says (see ``factory.OOM_TEXT``, shared with the probe).
+OOM_TEXT = factory.OOM_TEXT
+
+
 class InjectedError(RuntimeError):
     """Raised by the ``error`` fault; a stand-in for any exception in a model step."""
 
