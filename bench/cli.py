@@ -1,21 +1,29 @@
-"""Command line: ``python -m bench run | env | check | report | advise``.
+"""Command line: ``python -m bench run | env | check | status | report | advise``.
 
 Bad input ends in one ``error:`` line naming the problem and the valid choices, exit code 2,
-and nothing written. torch is only ever imported in child processes; ``report`` never
-imports it at all.
+and nothing written. A run stopped by a signal exits 130 (SIGINT) or 143 (SIGTERM), one
+stopped because its folder could not be written (a full disk, a read-only folder) exits 74
+with one ``error:`` line; both keep every row already written and print how to resume.
+torch is only ever imported in child processes; ``report`` never imports it at all.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shlex
+import signal
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import advise
-from bench.run import matrix, runner, session
+from bench.run import hooks, matrix, runner, session, shards
+from bench.run.interrupts import EXIT_CODES, INTERRUPTS
 from bench.run.launch import ForkServerLauncher, Launcher, SpawnLauncher
+from bench.run.store import StoreError
 
 FAULT_ENV = "TORCH_KNOBS_FAULT"
 
@@ -33,15 +41,64 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         profile = matrix.select(matrix.load_profile(args.profile), args.only) if args.profile \
             else None
-    except matrix.ProfileError as exc:
+        hook = hooks.from_spec(os.environ.get(hooks.SIGNAL_ENV, ""))
+    except (matrix.ProfileError, ValueError) as exc:
         return _fail(str(exc))
-    with _launcher(args.launcher) as launcher:  # the one owner: leaving the block ends it
-        return _run(args, launcher, profile)
+    if args.executor == "slurm":
+        from bench.run import cluster  # submitit is only needed, and imported, here
+
+        return cluster.cmd_slurm(args, profile)
+    ending = _Ending()
+    code = 0
+    # One handler for the whole command: the first SIGINT/SIGTERM stops the run, and any
+    # signal after it, or during the close-down, is noted and the close-down finishes.
+    with INTERRUPTS.installed() as signals:
+        try:
+            with _launcher(args.launcher) as launcher:  # the one owner: leaving it ends it
+                try:
+                    code = _run(args, launcher, profile, hook, ending)
+                finally:
+                    signals.closing()
+                    hook("closing", "")
+        except KeyboardInterrupt as exc:  # before the run began (the probe), or in its set-up
+            code = EXIT_CODES.get(getattr(exc, "signum", signal.SIGINT), 130)
+        code = signals.exit_code(code)
+        _finish(ending, code)
+    return code
 
 
-def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile | None) -> int:
-    import os
+@dataclass
+class _Ending:
+    """What the end of ``bench run`` reports: where the run writes, and how it ended."""
 
+    out: Path | None = None  # set once the run has begun writing
+    resume: str = ""  # the command that finishes the run
+    counts: dict[str, int] = field(default_factory=dict)
+    store_error: StoreError | None = None
+
+
+def _finish(ending: _Ending, code: int) -> None:
+    """The last lines: what was done and, for a run that stopped early, how to resume it."""
+    out = ending.out
+    if out is None:
+        if code in EXIT_CODES.values():
+            print("interrupted before the run began; nothing was written", file=sys.stderr)
+        return
+    if ending.store_error is not None:  # one line: what failed, what is safe, what next
+        print(f"error: {ending.store_error}; the run stopped, and the rows already written "
+              f"in {out} are intact; once it can be written again, resume with: "
+              f"{ending.resume}", file=sys.stderr)
+        return
+    counts = " ".join(f"{k}={v}" for k, v in sorted(ending.counts.items()))
+    verb = "interrupted" if code else "done"
+    print(f"{verb}: {counts or 'nothing to run'}; results in {out}{runner.logs_hint(out)}",
+          file=sys.stderr)
+    if code:
+        print(f"resume with: {ending.resume}", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile | None,
+         hook: hooks.Hook, ending: _Ending) -> int:
     with tempfile.TemporaryDirectory(prefix="torch-knobs-probe-") as tmp:
         try:
             probe = runner.probe(launcher, Path(tmp), models=session.user_checks(profile))
@@ -55,19 +112,31 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
         profile, jobs = session.planned(profile, probe)
     except matrix.ProfileError as exc:
         return _fail(str(exc))
+    if args.shard:  # one shard of a cluster run: its own cells, in the plan's order
+        try:
+            k, n = shards.parse(args.shard)
+            jobs = shards.select(jobs, k, n)
+        except shards.ShardError as exc:
+            return _fail(str(exc))
     if args.dry_run:
         runner.print_dry_run(jobs, probe)
         return 0
+    shard = ({"spec": args.shard, "slurm_job_id": os.environ.get("SLURM_JOB_ID", "")}
+             if args.shard else None)  # which part of which cluster run this folder is
     try:
         opened = session.open_run(profile, probe, jobs, reports=Path(args.reports),
-                                  out=args.out, resume=args.resume)
+                                  out=args.out, resume=args.resume, run_id=args.run_id,
+                                  shard=shard)
     except session.SessionError as exc:
         return _fail(str(exc))
-    ended = session.execute(opened, launcher, probe, fault=os.environ.get(FAULT_ENV, ""))
-    print(session.summary(ended, opened.out), file=sys.stderr)
-    if ended.code:
-        print(f"resume with: python -m bench run --profile {args.profile or profile.name} "
-              f"--out {opened.out} --resume", file=sys.stderr)
+    ending.out = opened.out
+    ending.resume = " ".join(shlex.quote(a) for a in [
+        "python", "-m", "bench", "run", "--profile", args.profile or profile.name,
+        *(a for study in args.only or [] for a in ("--only", study)),
+        "--out", str(opened.out), "--resume"])
+    ended = session.execute(opened, launcher, probe, fault=os.environ.get(FAULT_ENV, ""),
+                            hook=hook)
+    ending.counts, ending.store_error = ended.counts, ended.store_error
     return ended.code
 
 
@@ -121,7 +190,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="list the cells with an estimated duration, run nothing")
     run.add_argument("--launcher", choices=("forkserver", "spawn"), default="forkserver",
                      help="forkserver (torch imported once) or spawn (a fresh interpreter)")
+    run.add_argument("--run-id", help="name the run folder (default: a UTC time and the profile)")
+    run.add_argument("--shard", metavar="K/N", help="run only shard K of N (what each cluster "
+                     "job runs; see --executor slurm)")
+    from bench.run.cluster import add_arguments as add_cluster  # argparse only
+
+    add_cluster(run)
     run.set_defaults(func=cmd_run)
+    status = sub.add_parser("status", help="the shards of a cluster run: jobs, states, rows")
+    status.add_argument("run_id", metavar="RUN_ID")
+    status.add_argument("--reports", default="reports", help="root of the results tree")
+    status.set_defaults(func=cmd_status)
     env = sub.add_parser("env", help="print the environment fingerprint as JSON")
     env.add_argument("--launcher", choices=("forkserver", "spawn"), default="spawn")
     env.set_defaults(func=cmd_env)
@@ -139,6 +218,12 @@ def build_parser() -> argparse.ArgumentParser:
     advise.add_arguments(adv)
     adv.set_defaults(func=cmd_advise)
     return parser
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from bench.run import cluster
+
+    return cluster.cmd_status(args)
 
 
 def cmd_advise(args: argparse.Namespace) -> int:

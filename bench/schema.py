@@ -19,8 +19,10 @@ from typing import Callable, Final
 
 #: 2: the ``kernel_cache`` axis, the cache-size columns and ``notes`` (rows of version 1 ran
 #: against the machine's own shared on-disk caches and migrate to ``kernel_cache = "shared"``).
-#: 3: the user-model axes ``USER_MODEL_AXES`` (empty for a torchvision model), the
-#: ``torch.compile`` axes and their figures (earlier rows ran eagerly: ``compile = "off"``).
+#: 3: the user-model axes ``USER_MODEL_AXES`` (empty for a torchvision model), ``attempt_id``
+#: in both files, which ties a replicate's samples to the row that commits them (earlier files
+#: kept none, or kept them under version 2: they migrate with it empty, or as they are), and
+#: the ``torch.compile`` axes and their figures (earlier rows ran eagerly: ``compile = "off"``).
 SCHEMA_VERSION: Final = 3
 
 #: Every replicate ends in exactly one of these.
@@ -113,6 +115,8 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
     _c("cell_name", doc="the axis values in words"),
     _c("kind", choices=KINDS, required=True, doc="model step, machine ceiling or re-run check"),
     _c("replicate", "int", required=True, doc="which fresh process of the cell"),
+    _c("attempt_id", doc="this attempt at the replicate (a re-run gets a new one); its samples "
+       "carry it"),
     _c("device", group="axis", choices=("cpu", "cuda", "mps"), doc="where the step runs"),
     _c("model", group="axis", doc="torchvision model, user model (module:factory or "
        "file.py:factory), or the ceiling op"),
@@ -196,6 +200,7 @@ SAMPLE_SPEC: Final[tuple[Column, ...]] = (
     _c("fingerprint_id", required=True, doc="the environment fingerprint"),
     _c("cell_id", required=True, doc="the cell (see results.csv)"),
     _c("replicate", "int", required=True, doc="the replicate (see results.csv)"),
+    _c("attempt_id", doc="the attempt whose row these samples belong to (see results.csv)"),
     _c("phase", choices=PHASES, required=True, doc="cold pass or steady state"),
     _c("iter", "int", required=True, doc="iteration index in the schedule"),
     _c("batch_size", "int", required=True, doc="that iteration's batch"),
@@ -252,8 +257,9 @@ _COMPILE_FIGURES = ("compile_time_s", "compiles", "recompiles", "graph_breaks")
 
 
 def _v2_to_v3(row: Row) -> Row:
-    """Version 2 measured torchvision models only, and ran them eagerly."""
-    return {**row, **dict.fromkeys(USER_MODEL_AXES, ""), "compile": "off",
+    """Version 2 ran every model eagerly; its files may or may not have the user-model axes
+    and attempt ids (added under version 2): they are kept where they are, empty otherwise."""
+    return {**dict.fromkeys(USER_MODEL_AXES, ""), "attempt_id": "", **row, "compile": "off",
             "compile_dynamic": "auto", **dict.fromkeys(_COMPILE_FIGURES, "")}
 
 

@@ -51,13 +51,17 @@ def build(
 
     Raises :class:`bench.report.load.LoadError` for a bad results file (unless ``skip_bad``),
     :class:`bench.report.prices.PriceError` for a bad prices file and :class:`BuildError` when
-    MkDocs fails or the configuration is unusable.
+    ``reports`` is not a folder, MkDocs fails or the configuration is unusable.
     """
     reports, site_dir, docs_dir, config = (Path(p) for p in (reports, site_dir, docs_dir, config))
     if run_mkdocs and not config.is_file():
         raise BuildError(f"{config}: MkDocs configuration not found")
     if not docs_dir.is_dir():
         raise BuildError(f"{docs_dir}: docs folder not found")
+    if not reports.is_dir():  # a mistyped path would build a site that says nothing was run
+        what = "is not a folder" if reports.exists() else "not found"
+        raise BuildError(f"{reports}: {what}; --reports names the folder of runs "
+                         f"(<machine>/<run>/results.csv)")
     dataset = load.load_reports(reports, skip_bad=skip_bad)
     if dataset.skipped and not quiet:
         for line in dataset.skipped:

@@ -3,7 +3,13 @@
 Why so strict: every page is built on these rows, so a bad file stops the build with one line
 that names the file, the line and the problem (``LoadError``), instead of quietly turning into a
 wrong number. ``skip_bad=True`` trades that for a list of skipped rows (``Dataset.skipped``); a
-missing column or an unreadable env.json still fails, since no row of such a file can be trusted.
+missing column or a bad header still fails, since no row of such a file can be trusted. An empty
+file, or an env.json that is missing, unreadable or wrongly typed (``bench.report.envfile``), is
+listed too: the run is left out, or kept without its environment.
+
+Each file on its own is not enough: a run folder's rows, samples and env.json must agree
+(``bench.report.consistency``: one environment per folder, every sample block committed by its
+row through ``attempt_id``, every ok row with its samples).
 
 Why vectorised: a community tree can hold 100k result rows and a million samples. Record
 boundaries, line numbers and field counts are found with numpy over the raw bytes (quote-aware,
@@ -19,11 +25,12 @@ What comes out (``Dataset``):
   POSIX) and ``line`` (1-based line where the record starts). Numeric columns are float64 (NaN
   when empty), ``INTEGER_COLUMNS`` nullable ``Int64``, the columns whose only values are
   ``true`` and ``false`` (``repro_bitwise_equal``) nullable ``boolean``, everything else a
-  string with ``""`` for empty. Deduplicated on
-  (run_id, kind, cell_id, replicate), the last row in file order winning (a resume appends).
+  string with ``""`` for empty. Deduplicated on (run_id, fingerprint_id, kind, cell_id,
+  replicate), the last row in file order winning (a resume appends).
 - ``samples``: ``SAMPLE_COLUMNS`` plus ``source`` and ``line``; numbers (``seconds``) float64,
-  the integer columns ``Int64``, ids as strings. When a replicate's samples were written twice
-  (a re-run after an interruption), only its last contiguous block is kept.
+  the integer columns ``Int64``, ids as strings. Only the samples of the rows kept: one block
+  per replicate (version 1 files keep no attempt ids: of a replicate written twice, the last
+  block).
 - ``envs``: ``fingerprint_id`` → parsed env.json. Results from different fingerprints are never
   pooled downstream; a fingerprint whose env.json is missing (``skip_bad``) has no entry.
 """
@@ -32,7 +39,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +48,11 @@ import numpy as np
 import pandas as pd
 
 from bench import schema
+from bench.report.consistency import Folder, agree_with_env, match_samples
+from bench.report.envfile import read_env
+from bench.report.errors import LoadError, Problems, drop_bad, report, short
+
+__all__ = ["Dataset", "LoadError", "RunFiles", "load_reports"]
 
 #: Every type and closed set below comes from ``bench.schema``'s column spec, never a list kept
 #: here: a column added there is read, checked and typed here without a change.
@@ -52,18 +63,9 @@ _SAMPLE_CHOICES = {c.name: c.choices for c in schema.SAMPLE_SPEC if c.choices}
 _BOOLEANS = tuple(
     c.name for c in schema.RESULT_SPEC if c.choices and set(c.choices) == {"true", "false"}
 )
-_DEDUPE_KEY = ["run_id", "kind", "cell_id", "replicate"]
-_SAMPLE_KEY = ["run_id", "cell_id", "replicate"]
-
-
-class LoadError(Exception):
-    """A file that cannot be used; the message is one line, ``<path>:<line>: <problem>``."""
-
-    def __init__(self, path: str | Path, line: int, problem: str) -> None:
-        self.path = str(path)
-        self.line = line
-        self.problem = _one_line(problem)
-        super().__init__(f"{self.path}:{line}: {self.problem}")
+#: A replicate: a resume appends its re-run, and the last row of it wins. The fingerprint is
+#: part of it, so that rows of two environments never replace each other.
+_DEDUPE_KEY = ["run_id", "fingerprint_id", "kind", "cell_id", "replicate"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ class RunFiles:
     samples: Path
     env: Path
     planned_rows: int | None = None  # from env.json; absent in runs made before it was kept
+    shard: str = ""  # "2/4 (Slurm job 123)": which part of a cluster run it is (env.json)
 
 
 @dataclass(frozen=True)
@@ -94,8 +97,8 @@ def load_reports(root: Path, *, skip_bad: bool = False) -> Dataset:
     """Load and validate every run under ``root``; raise ``LoadError`` on the first bad row.
 
     With ``skip_bad`` the bad rows are dropped and listed in ``Dataset.skipped`` as
-    ``"path:line: problem"``; a missing column, a bad header or a bad env.json still raises
-    (skip_bad is about rows, and such a file has no trustworthy row).
+    ``"path:line: problem"``; a missing column or a bad header still raises (skip_bad is about
+    rows, and such a file has no trustworthy row).
     """
     root = Path(root)
     skipped: list[str] = []
@@ -103,28 +106,28 @@ def load_reports(root: Path, *, skip_bad: bool = False) -> Dataset:
     samples: list[pd.DataFrame] = []
     envs: dict[str, dict[str, Any]] = {}
     runs: list[RunFiles] = []
+    offset = 0  # rows loaded so far: a sample's ``row`` is its row's position among them
     for results_path in sorted(root.rglob(schema.RESULTS_FILE)):
         run_dir = results_path.parent
         rel_dir = run_dir.relative_to(root)
-        env_path = run_dir / schema.ENV_FILE
-        env: dict[str, Any] | None = None
-        if env_path.exists():
-            env = _read_env(env_path)
-        elif skip_bad:
-            skipped.append(f"{env_path}:0: missing env.json; results kept without an environment")
-        else:
-            raise LoadError(env_path, 0, "missing env.json next to results.csv")
-        bad: list[str] = []
-        res = _read_results(results_path, rel_dir / schema.RESULTS_FILE, skip_bad, bad)
-        skipped += _by_line(bad, results_path)
-        samples_path = run_dir / schema.SAMPLES_FILE
-        if samples_path.exists():
-            bad = []
-            samples.append(
-                _read_samples(samples_path, rel_dir / schema.SAMPLES_FILE, skip_bad, bad)
-            )
-            skipped += _by_line(bad, samples_path)
+        where = Folder(results_path, run_dir / schema.SAMPLES_FILE, run_dir / schema.ENV_FILE)
+        if _empty(results_path, skip_bad, skipped, "its run is left out"):
+            continue
+        env = _env(where.env, skip_bad, skipped)
+        bad_results: list[str] = []
+        bad_samples: list[str] = []
+        res = _read_results(results_path, rel_dir / schema.RESULTS_FILE, skip_bad, bad_results)
+        res = agree_with_env(res, env, where, skip_bad, bad_results)
+        samp = _empty_samples()
+        if where.samples.exists() and not _empty(where.samples, skip_bad, bad_samples,
+                                                 "its ok rows have no samples"):
+            samp = _read_samples(where.samples, rel_dir / schema.SAMPLES_FILE, skip_bad,
+                                 bad_samples)
+        res, samp = match_samples(res, samp, where, skip_bad, bad_results, bad_samples)
+        skipped += _by_line(bad_results, results_path) + _by_line(bad_samples, where.samples)
         results.append(res)
+        samples.append(samp.assign(row=samp["row"] + offset))
+        offset += len(res)
         fingerprint = str(env["fingerprint_id"]) if env else _first(res, "fingerprint_id")
         if env is not None:
             envs[fingerprint] = env
@@ -137,15 +140,51 @@ def load_reports(root: Path, *, skip_bad: bool = False) -> Dataset:
                 samples=rel_dir / schema.SAMPLES_FILE,
                 env=rel_dir / schema.ENV_FILE,
                 planned_rows=_planned(env),
+                shard=_shard(env),
             )
         )
     all_results = _concat(results, _empty_results())
-    rerun = all_results.duplicated(_DEDUPE_KEY, keep=False)
-    rerun_cells = set(all_results.loc[rerun, "cell_id"])
-    all_results = all_results.loc[~all_results.duplicated(_DEDUPE_KEY, keep="last")]
+    kept = ~all_results.duplicated(_DEDUPE_KEY, keep="last").to_numpy()
+    all_samples = _concat(samples, _empty_samples().assign(row=pd.Series(dtype="int64")))
+    if not kept.all():  # a resume's re-run replaced a row: its samples go with it
+        all_samples = all_samples.loc[kept[all_samples["row"].to_numpy()]]
+        all_results = all_results.loc[kept]
     all_results = all_results.reset_index(drop=True)
-    all_samples = _dedupe_samples(_concat(samples, _empty_samples()), rerun_cells)
+    all_samples = all_samples.drop(columns="row").reset_index(drop=True)
     return Dataset(all_results, all_samples, envs, runs, skipped)
+
+
+def _shard(env: dict[str, Any] | None) -> str:
+    """A shard's place in its cluster run, in words (env.json is untrusted: text only)."""
+    found = (env or {}).get("shard")
+    if not isinstance(found, dict) or not found.get("spec"):
+        return ""
+    job = str(found.get("slurm_job_id") or "")
+    return str(found["spec"]) + (f" (Slurm job {job})" if job else "")
+
+
+def _empty(path: Path, skip_bad: bool, skipped: list[str], then: str) -> bool:
+    """Whether ``path`` is a zero-byte file (a run killed as it created it, or a bad copy)."""
+    if path.stat().st_size:
+        return False
+    if not skip_bad:
+        raise LoadError(path, 1, "empty file: no header line")
+    skipped.append(f"{path}:1: empty file: no header line; {then}")
+    return True
+
+
+def _env(path: Path, skip_bad: bool, skipped: list[str]) -> dict[str, Any] | None:
+    """The folder's env.json; with ``skip_bad``, a missing or bad one is listed and the rows
+    are kept without an environment."""
+    try:
+        if not path.exists():
+            raise LoadError(path, 0, "missing env.json next to results.csv")
+        return read_env(path)
+    except LoadError as exc:
+        if not skip_bad:
+            raise
+        skipped.append(f"{exc}; results kept without an environment")
+        return None
 
 
 def _planned(env: dict[str, Any] | None) -> int | None:
@@ -174,6 +213,8 @@ def _scan(data: bytes, path: Path) -> _Records:
     A comma or newline inside quotes is data. Quote parity is a running count mod 2 (an escaped
     ``""`` adds two), kept in uint8 so a large file costs one byte per byte.
     """
+    if not data:
+        raise LoadError(path, 1, "empty file: no header line")
     buf = np.frombuffer(data, dtype=np.uint8)
     newline, comma = buf == 10, buf == 44
     quoted = b'"' in data
@@ -243,7 +284,7 @@ def _read_table(
             bad[-1] = True
             bad_lines.append(int(rec.lines[-1]))
             problems.append("truncated last line (no newline at end)")
-    _report(path, bad_lines, problems, skip_bad, skipped)
+    report(path, bad_lines, problems, skip_bad, skipped)
     if bad.any():
         body = b"".join(data[s : e + 1] for s, e in zip(rec.starts[~bad], rec.ends[~bad]))
         text = data[: rec.header_end] + body
@@ -280,30 +321,6 @@ def _read_table(
 # Validation: each check is a column operation giving a mask and a message per bad row.
 
 
-class _Problems:
-    """The first problem found for each row, in check order."""
-
-    def __init__(self, index: pd.Index) -> None:
-        self.text = pd.Series("", index=index, dtype=object)
-
-    def add(self, mask: pd.Series | np.ndarray, message: Any) -> None:
-        """``message``: a string, or a function of the bad rows' index giving one per row."""
-        arr = np.asarray(mask, dtype=bool)
-        if not arr.any():
-            return
-        new = pd.Series(arr, index=self.text.index) & (self.text == "")
-        if not new.any():
-            return
-        if callable(message):
-            self.text.loc[new] = list(message(new[new].index))
-        else:
-            self.text.loc[new] = message
-
-    @property
-    def bad(self) -> pd.Series:
-        return self.text != ""
-
-
 def _current_version(df: pd.DataFrame) -> pd.Series:
     version = df["schema_version"]
     if version.dtype == "float64":
@@ -329,9 +346,9 @@ def _migrate(
             if not skip_bad:
                 raise LoadError(path, int(lines[n]), str(exc)) from None
             failures[idx] = str(exc)
-    problems = _Problems(df.index)
+    problems = Problems(df.index)
     problems.add(df.index.isin(list(failures)), lambda idx: [failures[i] for i in idx])
-    df = _drop_bad(df, problems, path, skip_bad, skipped)
+    df = drop_bad(df, problems, path, skip_bad, skipped)
     migrated = pd.DataFrame.from_dict({i: rows[i] for i in df.index}, orient="index", dtype=str)
     if migrated.empty:
         migrated = pd.DataFrame(columns=columns, dtype=str)
@@ -349,7 +366,7 @@ def _read_results(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> 
     if not _current_version(df).all():
         df = _migrate(path, rel, numeric, skip_bad, skipped)
     _require_columns(df, schema.RESULT_COLUMNS, path)
-    p = _Problems(df.index)
+    p = Problems(df.index)
     for col in schema.REQUIRED_RESULT_COLUMNS:
         p.add(df[col].isna(), f"{col} is empty")
     for col, allowed in schema.RESULT_CHOICES.items():
@@ -365,7 +382,7 @@ def _read_results(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> 
     p.add(ok_ceiling & df["work_unit"].isna(), "ceiling row without work_unit")
     ok_repro = (status == "ok") & (kind == "repro")
     p.add(ok_repro & df["repro_bitwise_equal"].isna(), "repro row without repro_bitwise_equal")
-    df = _drop_bad(df, p, path, skip_bad, skipped)
+    df = drop_bad(df, p, path, skip_bad, skipped)
     out: dict[str, pd.Series] = {}
     for col in schema.RESULT_COLUMNS:
         if col in ints:
@@ -383,8 +400,14 @@ def _read_results(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> 
 
 def _read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> pd.DataFrame:
     df = _read_table(path, rel, (*_SAMPLE_INTEGERS, *_SAMPLE_NUMBERS), skip_bad, skipped)
+    if "attempt_id" not in df.columns and "schema_version" in df.columns:
+        # versions 1 and 2 may keep no attempt ids: their samples match their row by cell and
+        # replicate
+        if (pd.to_numeric(df["schema_version"], errors="coerce") > 2).any():
+            raise LoadError(path, 1, "missing column(s): attempt_id")
+        df["attempt_id"] = ""
     _require_columns(df, schema.SAMPLE_COLUMNS, path)
-    p = _Problems(df.index)
+    p = Problems(df.index)
     for col in schema.REQUIRED_SAMPLE_COLUMNS:
         p.add(df[col].isna(), f"{col} is empty")
     ints = {col: _integer(df[col], col, p) for col in _SAMPLE_INTEGERS}
@@ -402,7 +425,7 @@ def _read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> 
         s = df[col]
         p.add(s.notna() & ~s.isin(allowed), _unknown(s, col, allowed))
     nums = {col: _numeric(df[col], col, p) for col in _SAMPLE_NUMBERS}
-    df = _drop_bad(df, p, path, skip_bad, skipped)
+    df = drop_bad(df, p, path, skip_bad, skipped)
     out: dict[str, pd.Series] = {}
     for col in schema.SAMPLE_COLUMNS:
         if col in ints:
@@ -416,34 +439,11 @@ def _read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> 
     return pd.DataFrame(out).reset_index(drop=True)
 
 
-def _read_env(path: Path) -> dict[str, Any]:
-    try:
-        env = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise LoadError(path, exc.lineno, f"invalid JSON: {exc.msg}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LoadError(path, 0, f"cannot read env.json: {exc}") from None
-    if not isinstance(env, dict):
-        raise LoadError(path, 1, "env.json is not a JSON object")
-    fingerprint = env.get("fingerprint_id")
-    if not isinstance(fingerprint, str) or not fingerprint:
-        raise LoadError(path, 1, "env.json has no fingerprint_id")
-    version = env.get("schema_version", schema.SCHEMA_VERSION)
-    if not isinstance(version, int) or version > schema.SCHEMA_VERSION:
-        raise LoadError(
-            path,
-            1,
-            f"env.json schema_version {version!r} is newer than this code understands "
-            f"(<= {schema.SCHEMA_VERSION}); upgrade torch-knobs to read it",
-        )
-    return env
-
-
 # ---------------------------------------------------------------------------------------------
 # Small helpers.
 
 
-def _numeric(s: pd.Series, col: str, p: _Problems) -> pd.Series:
+def _numeric(s: pd.Series, col: str, p: Problems) -> pd.Series:
     """float64 values; text (only possible after the slow re-read), non-finite and < 0 flagged."""
     if s.dtype == "float64":
         values = s
@@ -451,11 +451,11 @@ def _numeric(s: pd.Series, col: str, p: _Problems) -> pd.Series:
         values = pd.to_numeric(s, errors="coerce").astype("float64")
         p.add(s.notna() & values.isna(), _not_a(s, col, "a number"))
     p.add(values.notna() & ~np.isfinite(values.fillna(0.0)), _not_a(s, col, "a finite number"))
-    p.add(values < 0, lambda idx: [f"{col} is negative: {_short(s[i])}" for i in idx])
+    p.add(values < 0, lambda idx: [f"{col} is negative: {short(s[i])}" for i in idx])
     return values.astype("float64")
 
 
-def _integer(s: pd.Series, col: str, p: _Problems) -> pd.Series:
+def _integer(s: pd.Series, col: str, p: Problems) -> pd.Series:
     values = _numeric(s, col, p)
     p.add(values.notna() & (values % 1 != 0), _not_a(s, col, "an integer"))
     return values.where(values % 1 == 0).astype("Int64")
@@ -467,52 +467,18 @@ def _text(s: pd.Series) -> pd.Series:
 
 
 def _not_a(s: pd.Series, col: str, what: str) -> Any:
-    return lambda idx: [f"{col} is not {what}: {_short(s[i])}" for i in idx]
+    return lambda idx: [f"{col} is not {what}: {short(s[i])}" for i in idx]
 
 
 def _unknown(s: pd.Series, col: str, allowed: Iterable[str]) -> Any:
     choices = ", ".join(allowed)
-    return lambda idx: [f"unknown {col} {_short(s[i])} (expected one of: {choices})" for i in idx]
-
-
-def _short(value: object) -> str:
-    """The offending value as the file holds it: ``'fast'``, ``-1.5`` (not ``np.float64(-1.5)``)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return lambda idx: [f"unknown {col} {short(s[i])} (expected one of: {choices})" for i in idx]
 
 
 def _require_columns(df: pd.DataFrame, columns: Iterable[str], path: Path) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise LoadError(path, 1, "missing column(s): " + ", ".join(missing))
-
-
-def _report(
-    path: Path, lines: list[int], problems: list[str], skip_bad: bool, skipped: list[str]
-) -> None:
-    if not lines:
-        return
-    order = sorted(range(len(lines)), key=lines.__getitem__)
-    if not skip_bad:
-        first = order[0]
-        raise LoadError(path, lines[first], problems[first])
-    skipped.extend(f"{path}:{lines[i]}: {_one_line(problems[i])}" for i in order)
-
-
-def _drop_bad(
-    df: pd.DataFrame, p: _Problems, path: Path, skip_bad: bool, skipped: list[str]
-) -> pd.DataFrame:
-    bad = p.bad
-    if not bad.any():
-        return df
-    _report(path, df.loc[bad, "line"].tolist(), p.text[bad].tolist(), skip_bad, skipped)
-    return df.loc[~bad]
 
 
 def _by_line(messages: list[str], path: Path) -> list[str]:
@@ -555,32 +521,3 @@ def _empty_samples() -> pd.DataFrame:
     df["source"] = pd.Series(dtype=str)
     df["line"] = pd.Series(dtype="int64")
     return df
-
-
-def _dedupe_samples(samples: pd.DataFrame, rerun_cells: set[str]) -> pd.DataFrame:
-    """Keep only the last contiguous block of a replicate whose samples were written twice.
-
-    Only cells with a repeated results row (a resume re-ran them) can have repeated samples, so
-    the (costly) search runs over those cells' samples only.
-    """
-    if samples.empty or not rerun_cells:
-        return samples
-    sub = samples.loc[samples["cell_id"].isin(rerun_cells)]
-    dup = sub.duplicated([*_SAMPLE_KEY, "phase", "iter"], keep=False)
-    if not dup.any():
-        return samples
-    key = sub[_SAMPLE_KEY].astype(str).agg("\x1f".join, axis=1)
-    position = pd.Series(sub.index, index=sub.index)
-    # A block = one write of a replicate: consecutive rows (in file order) whose (phase, iter)
-    # keeps increasing; a restart at cold/0 or any step back begins a new block.
-    step = (sub["phase"] == "steady").astype("int64") * 10**9 + sub["iter"].astype("int64")
-    new_block = (
-        (key != key.shift())
-        | (position.diff() != 1)
-        | (sub["source"] != sub["source"].shift())
-        | (step <= step.shift())
-    )
-    block = new_block.cumsum()
-    last = block.groupby(key).transform("max")
-    drop = key.isin(set(key[dup])) & (block != last)
-    return samples.drop(index=drop[drop].index).reset_index(drop=True)

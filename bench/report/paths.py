@@ -8,8 +8,8 @@ same pages in its navigation.
 Layout (wiped and rebuilt on every build)::
 
     cudnn-benchmark.md  dynamic-shapes.md  determinism.md  precision.md  cpu-vs-gpu.md
-    torch-compile.md
-    compare.md  data.md  machines/index.md  machines/<page>.md  charts/*.svg
+    torch-compile.md  compare.md  data.md  claims.md  machines/index.md  machines/<page>.md
+    charts/*.svg
     fragments/<page>-cells.html  fragments/<page>-failures.html   (spliced by the hook)
     data/<machine>/<run>/{results.csv,samples.csv,env.json}  data/comparisons/*.csv
     snippets/home.md  snippets/constants.md   (included by hand-written pages)
@@ -41,6 +41,7 @@ CPU_GPU_PAGE = f"{GENERATED}/cpu-vs-gpu.md"
 COMPILE_PAGE = f"{GENERATED}/torch-compile.md"
 COMPARE_PAGE = f"{GENERATED}/compare.md"
 DATA_PAGE = f"{GENERATED}/data.md"
+CLAIMS_PAGE = f"{GENERATED}/claims.md"
 MACHINES_INDEX = f"{MACHINES}/index.md"
 #: Every decision of the rule engine; the pages that cap their advice lists link here.
 DECISIONS_CSV = f"{COMPARISONS}/decisions.csv"

@@ -1,5 +1,9 @@
 """Writes the generated part of the site: pages, fragments, CSVs, copied files and charts.
 
+Every CSV it writes is safe to open in a spreadsheet (``csvsafe``); a run's own files are
+copied as they are, labelled raw data where they are linked, with a safe copy beside any
+that needs one.
+
 Every path goes through :meth:`Writer.path`, which refuses anything outside ``generated/``:
 names in those paths come from the data (machine names, run folders), and a slug alone is one
 mistake away from ``../``.
@@ -14,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import pandas as pd
 
+from bench.report import csvsafe
 from bench.report.paths import GENERATED
 
 
@@ -70,4 +76,14 @@ class Writer:
     def copy(self, source: Path, rel: str) -> None:
         out = self.path(rel)
         shutil.copyfile(source, out)
+        self.written.append(out)
+
+    def csv(self, rel: str, frame: pd.DataFrame) -> None:
+        """A computed table as CSV, safe to open in a spreadsheet (see ``csvsafe``)."""
+        self.text(rel, csvsafe.to_csv(frame))
+
+    def safe_copy(self, source: Path, rel: str) -> None:
+        """A copy of the CSV file ``source`` whose cells cannot run as formulas."""
+        out = self.path(rel)
+        csvsafe.copy_safe(source, out)
         self.written.append(out)

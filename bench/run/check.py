@@ -51,11 +51,18 @@ def _where(row: Row) -> str:
     return f"{row['_source']}:{row['_line']} {row['cell_name']} #r{row['replicate']}"
 
 
+def _key(row: Row) -> tuple[str, str, str]:
+    """A replicate's samples: its cell, replicate and attempt (empty before attempts were
+    kept), so samples a killed attempt left are never taken for its re-run's."""
+    return (row["cell_id"], row["replicate"], row.get("attempt_id") or "")
+
+
 def _ok(rows: list[Row], kinds: tuple[str, ...] = ("model", "ceiling")) -> Iterator[Row]:
     return (r for r in rows if r["status"] == "ok" and r["kind"] in kinds)
 
 
-def check_order(rows: list[Row], samples: dict[tuple[str, str], list[float]]) -> Iterator[
+def check_order(rows: list[Row], samples: dict[tuple[str, str, str], list[float]]
+                ) -> Iterator[
         Finding]:
     for r in _ok(rows):
         p10, med, p90 = (_f(r, c) for c in ("steady_p10_s", "steady_median_s", "steady_p90_s"))
@@ -63,7 +70,7 @@ def check_order(rows: list[Row], samples: dict[tuple[str, str], list[float]]) ->
             continue
         if not p10 <= med + TOL <= p90 + 2 * TOL:
             yield Finding("p10<=median<=p90", _where(r), f"p10={p10} median={med} p90={p90}")
-        xs = samples.get((r["cell_id"], r["replicate"]))
+        xs = samples.get(_key(r))
         if xs is not None:
             if len(xs) != int(r["steady_iters"]):
                 yield Finding("samples", _where(r), f"{len(xs)} steady samples, row says "
@@ -80,13 +87,14 @@ def check_cold(rows: list[Row]) -> Iterator[Finding]:
             yield Finding("cold pass", _where(r), f"cold_pass_s {whole} < first {first}")
 
 
-def check_throughput(rows: list[Row], shapes: dict[tuple[str, str], list[int]]) -> Iterator[
+def check_throughput(rows: list[Row], shapes: dict[tuple[str, str, str], list[int]]
+                     ) -> Iterator[
         Finding]:
     for r in _ok(rows, ("model",)):
         sps, mean = _f(r, "samples_per_s"), _f(r, "steady_mean_s")
         if sps is None or mean is None:
             continue
-        batches = shapes.get((r["cell_id"], r["replicate"]))
+        batches = shapes.get(_key(r))
         batch = statistics.fmean(batches) if batches else float(r["batch_size"])
         expected = batch / mean
         if abs(sps - expected) > 0.01 * expected:
@@ -123,10 +131,11 @@ def check_flags(rows: list[Row]) -> Iterator[Finding]:
             yield Finding("effective flags", _where(r), "fp32-strict but cuDNN TF32 is on")
 
 
-def check_drift(rows: list[Row], samples: dict[tuple[str, str], list[float]]) -> Iterator[
+def check_drift(rows: list[Row], samples: dict[tuple[str, str, str], list[float]]
+                ) -> Iterator[
         Finding]:
     for r in _ok(rows, ("model",)):
-        xs = samples.get((r["cell_id"], r["replicate"]), [])
+        xs = samples.get(_key(r), [])
         if r["shapes"] != "static" or len(xs) < 3:  # other schedules cycle shapes on purpose
             continue
         half = len(xs) // 2
@@ -166,15 +175,15 @@ def _read(path: Path) -> list[Row]:
 def check_run(run_dir: Path) -> tuple[int, list[Finding]]:
     """All checks on one run directory: (rows checked, findings)."""
     rows = _read(run_dir / RESULTS_FILE)
-    samples: dict[tuple[str, str], list[float]] = defaultdict(list)
-    shapes: dict[tuple[str, str], list[int]] = defaultdict(list)
+    samples: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    shapes: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     if (run_dir / SAMPLES_FILE).exists():
         for s in _read(run_dir / SAMPLES_FILE):
             if s["phase"] == "steady":
-                samples[(s["cell_id"], s["replicate"])].append(float(s["seconds"]))
-                shapes[(s["cell_id"], s["replicate"])].append(int(s["batch_size"]))
-    # only ok replicates write samples, and a resume never re-runs an ok one, so each
-    # (cell, replicate) has the samples of exactly one row
+                samples[_key(s)].append(float(s["seconds"]))
+                shapes[_key(s)].append(int(s["batch_size"]))
+    # only ok replicates write samples, a resume never re-runs an ok one, and each attempt
+    # has its own id, so each key has the samples of exactly one row
     findings = [*check_order(rows, samples), *check_cold(rows), *check_throughput(rows, shapes),
                 *check_ceiling(rows), *check_flags(rows), *check_drift(rows, samples),
                 *check_cache(rows), *check_empties(rows)]

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from bench.run import modelspec
+from bench.run import limits, modelspec
 from bench.schema import AXIS_CHOICES, CEILING_OPS, KERNEL_CACHES, LATER_AXES, USER_MODEL_AXES
 
 #: The shipped profiles sit at the package root (``bench/profiles``), where packaging finds them.
@@ -211,9 +211,9 @@ def _check_value(where: str, key: str, value: Any) -> Any:
     if key in _INT_AXES:
         if key in ("cpu_threads",) and value in ("all", None):
             return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (
-                value == 0 and key != "cudnn_benchmark_limit"):
-            raise ProfileError(f"{where}: {key} must be a positive integer, got {value!r}")
+        bad = limits.problem(key, value)
+        if bad:
+            raise ProfileError(f"{where}: {bad}")
         return value
     if key in _USER_AXES or (key == "model" and isinstance(value, str)
                                   and modelspec.is_user_model(value)):
@@ -241,6 +241,9 @@ def _settings(where: str, raw: Mapping[str, Any], base: Settings) -> Settings:
         want = _SETTING_TYPES[str(spec.type)]
         if isinstance(value, bool) != (spec.type == "bool") or not isinstance(value, want):
             raise ProfileError(f"{where}: setting {key} must be {spec.type}, got {value!r}")
+        bad = limits.problem(key, value)
+        if bad:
+            raise ProfileError(f"{where}: setting {bad}")
         updates[key] = value
     out = replace(base, **updates)
     if out.replicates < 1 or out.min_iters < 1 or out.max_iters < out.min_iters:

@@ -11,8 +11,11 @@ cell, then replicate 1, ...), so the arms of every comparison alternate A B A B 
 Faults: each child has a wall-clock timeout, after which its owner (the fork server, or the
 spawn launcher) kills its whole process group (status timeout); a child that dies without a
 record is a crash, with its signal or exit code; Ctrl-C or SIGTERM has the running child
-stopped, records it as interrupted, keeps every row already written and exits non-zero. The
-runner itself never signals a process: it only asks the launcher. ``--resume`` skips
+stopped, records it as interrupted, keeps every row already written and exits non-zero
+(``bench.run.interrupts``: only the first signal interrupts). The runner itself never
+signals a process: it only asks the launcher. A write to the run store that fails (a full
+disk, an I/O error, a read-only folder) stops the matrix at once: every later replicate
+would fail the same way, and its row could not be written either. ``--resume`` skips
 replicates already ok under the same fingerprint.
 """
 
@@ -24,30 +27,24 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from bench.run import caches, estimate, usermodels
+from bench.run import caches, estimate, hooks, usermodels
+from bench.run.interrupts import EXIT_CODES, INTERRUPTS
 from bench.run.launch import Launcher, LaunchError
 from bench.run.matrix import Cell, Profile, Settings, Study
 from bench.run.progress import Progress
 from bench.run.protocol import ModelCheck, Probe, Record, Task, new_task
-from bench.run.store import RunStore
-from bench.schema import SCHEMA_VERSION, SchemaError
+from bench.run.store import RunStore, StoreError, new_attempt_id
+from bench.schema import SCHEMA_VERSION
 
 LOG_KEEP_BYTES = 64 * 1024
-EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
-
-
-class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM, both taking the Ctrl-C path; ``signum`` says which."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
+#: The exit code of a run stopped because its store could not be written (sysexits' EX_IOERR).
+EXIT_STORE = 74
 
 
 @dataclass(frozen=True)
@@ -66,6 +63,11 @@ class Job:
     @property
     def key(self) -> tuple[str, str, int]:
         return (self.kind, self.cell.cell_id, self.replicate)
+
+    @property
+    def target(self) -> str:
+        """What a fault spec or a hook matches: ``"<cell_id> <cell name> #r<replicate>"``."""
+        return f"{self.cell.cell_id} {self.cell.name} #r{self.replicate}"
 
 
 def plan(profile: Profile) -> list[Job]:
@@ -133,7 +135,7 @@ def base_row(ctx: RunContext, job: Job) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION, "run_id": ctx.run_id,
         "fingerprint_id": ctx.fingerprint_id, "machine": ctx.machine, "profile": ctx.profile,
         "study": job.study.name, "cell_id": cell.cell_id, "cell_name": cell.name,
-        "kind": job.kind, "replicate": job.replicate,
+        "kind": job.kind, "replicate": job.replicate, "attempt_id": new_attempt_id(),
     }
     row.update({k: v for k, v in asdict(cell).items() if k != "kind"})
     return row
@@ -164,13 +166,16 @@ def _flops_key(cell: Cell) -> tuple[Any, ...]:
 
 class Runner:
     """Runs jobs through a launcher and writes one row per job. Clock and launcher are
-    injectable so tests can drive every status path without torch. The launcher belongs to
-    the caller, who opens and closes it."""
+    injectable so tests can drive every status path without torch, and ``hook`` (see
+    ``bench.run.hooks``) is called at the instants a test may want to act. The launcher belongs
+    to the caller, who opens and closes it."""
 
     def __init__(self, launcher: Launcher, store: RunStore, ctx: RunContext,
                  progress: Progress | None = None, clock: Callable[[], float] = time.monotonic,
-                 poll_s: float = 0.2, workdir: Path | None = None) -> None:
+                 poll_s: float = 0.2, workdir: Path | None = None,
+                 hook: hooks.Hook = hooks.none) -> None:
         self.launcher = launcher
+        self.hook = hook
         self.store = store
         self.ctx = ctx
         self.progress = progress
@@ -184,6 +189,7 @@ class Runner:
         self.overheads: list[dict[str, float]] = []  # per replicate, for the speed script
         self.counts: dict[str, int] = {}
         self.written = False  # whether the current job's row is on disk
+        self.store_error: StoreError | None = None  # why the run stopped, if its store failed
         #: cell id → its primed warm cache folder, or how priming failed
         self._warm: dict[str, Path | Outcome] = {}
 
@@ -192,7 +198,7 @@ class Runner:
             self._tmp.cleanup()
 
     # -- one child -------------------------------------------------------------------------
-    def _run_child(self, task: Task, timeout_s: float) -> Outcome:
+    def _run_child(self, task: Task, timeout_s: float, target: str = "") -> Outcome:
         """Launch one task and wait for it."""
         task.path.write_text(task.to_json(), encoding="utf-8")
         try:
@@ -200,6 +206,7 @@ class Runner:
         except LaunchError as exc:
             return Outcome("crash", f"launcher failed: {exc}")
         try:
+            self.hook("launched", target)
             end = child.wait(self.poll_s)
             while end is None:
                 end = child.wait(self.poll_s)
@@ -207,6 +214,7 @@ class Runner:
             child.stop()
             return Outcome("crash", f"launcher failed: {exc}")
         except BaseException:  # Ctrl-C or SIGTERM: the child's owner ends it, then we stop
+            self.hook("stopping", target)
             child.stop()
             raise
         if end.timed_out:
@@ -221,16 +229,23 @@ class Runner:
             f"; last output: {tail}" if tail else ""))
 
     def _keep_log(self, task: Task, job: Job) -> None:
-        """Failed replicates keep the tail of their output next to the results."""
+        """Failed replicates keep the tail of their output next to the results (part of the
+        run store: a log that cannot be written stops the run like a row that cannot)."""
         src = Path(task.log_path)
         if not src.exists() or src.stat().st_size == 0:
             return
         what = "prime" if job.op == "prime" else job.kind
         dst = self.store.run_dir / "logs" / f"{what}-{job.cell.cell_id}-r{job.replicate}.log"
-        dst.parent.mkdir(parents=True, exist_ok=True)
         with open(src, "rb") as f:
             f.seek(max(0, src.stat().st_size - LOG_KEEP_BYTES))
-            dst.write_bytes(f.read())
+            tail = f.read()
+        try:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(tail)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                dst.unlink()
+            raise StoreError(dst, exc) from None
 
     def _task(self, job: Job, op: str, suffix: str = "") -> Task:
         return new_task(op, job.cell, job.study.settings, job.replicate, self.workdir, suffix,
@@ -245,7 +260,7 @@ class Runner:
             caches.make_fresh(folder)
             prime = Job(job.study, job.cell, 0, "prime")
             task = replace(self._task(prime, "prime"), cache_dir=str(folder))
-            out = self._run_child(task, job.study.settings.timeout_s)
+            out = self._run_child(task, job.study.settings.timeout_s, prime.target)
             if out.status != "ok":
                 self._keep_log(task, prime)
             self._warm[cid] = folder if out.status == "ok" else Outcome(
@@ -266,7 +281,7 @@ class Runner:
         else:
             caches.make_copy(warm, folder)
         try:
-            out = self._run_child(replace(task, cache_dir=str(folder)), timeout_s)
+            out = self._run_child(replace(task, cache_dir=str(folder)), timeout_s, job.target)
             cache.end_bytes = caches.size_bytes(folder)
         finally:
             caches.remove(folder)
@@ -312,9 +327,10 @@ class Runner:
         row["ended_at"] = now_iso()
         row["wall_s"] = self.clock() - t0
         t_write = time.time()
-        with _INTERRUPTS.critical():  # samples and row land together, or neither does
-            self.store.add(row, samples)
+        with INTERRUPTS.critical():  # samples and row land together, or neither does
+            self.store.add(row, samples, between=lambda: self.hook("samples-written", job.target))
             self.written = True
+            self.hook("row-written", job.target)
         if build_start is not None:
             self.overheads[-1]["write_s"] = time.time() - t_write
         self.counts[out.status] = self.counts.get(out.status, 0) + 1
@@ -332,15 +348,16 @@ class Runner:
             self.ctx.flops[_flops_key(job.cell)] = record.metrics.flops_per_sample
         ids = {"schema_version": SCHEMA_VERSION, "run_id": self.ctx.run_id,
                "fingerprint_id": self.ctx.fingerprint_id, "cell_id": job.cell.cell_id,
-               "replicate": job.replicate}
+               "replicate": job.replicate, "attempt_id": row["attempt_id"]}
         return [{**asdict(s), **ids} for s in record.samples]
 
     def _failure_row(self, job: Job, status: str, reason: str) -> None:
         row = base_row(self.ctx, job)
         row.update(status=status, reason=reason, ended_at=now_iso())
-        with _INTERRUPTS.critical():
+        with INTERRUPTS.critical():
             self.store.add(row)
             self.written = True
+            self.hook("row-written", job.target)
         self.counts[status] = self.counts.get(status, 0) + 1
 
     def _repro(self, job: Job, cache: CacheSizes) -> Outcome:
@@ -362,9 +379,10 @@ class Runner:
     # -- the whole matrix ------------------------------------------------------------------
     def run(self, jobs: Sequence[Job], done: AbstractSet[tuple[str, str, int]] = frozenset()
             ) -> int:
-        """Run every job not in ``done``. Returns the process exit code."""
+        """Run every job not in ``done``. Returns the process exit code: 0, that of the
+        signal that stopped it, or ``EXIT_STORE`` (``store_error`` says why)."""
         todo = [j for j in jobs if j.key not in done]
-        with _INTERRUPTS.installed():
+        with INTERRUPTS.installed():
             try:
                 for job in todo:
                     label = f"{job.study.name}: {job.cell.name} #r{job.replicate}" + (
@@ -373,22 +391,24 @@ class Runner:
                         self.progress.begin(label)
                     self.written = False
                     try:
-                        status = self.run_job(job)
+                        status = self._run_or_crash(job)
                     except KeyboardInterrupt as exc:
                         signum = getattr(exc, "signum", signal.SIGINT)
                         if not self.written:  # a finished replicate keeps its own row
-                            self._failure_row(job, "interrupted",
-                                              f"{signal.Signals(signum).name} during the "
-                                              "replicate")
+                            # stopping anyway: a store that fails now, or a signal that was
+                            # not ours to defer, must not lose the "resume with" line
+                            with contextlib.suppress(StoreError, KeyboardInterrupt):
+                                self._failure_row(job, "interrupted",
+                                                  f"{signal.Signals(signum).name} during the "
+                                                  "replicate")
                         if self.progress:
                             self.progress.end(label, "interrupted")
-                        return EXIT_INTERRUPTED.get(signum, 130)
-                    except Exception as exc:  # a runner bug must not drop the row or the run
-                        if self.written:
-                            raise
-                        status = "crash"
-                        self._failure_row(job, status, f"runner error: {type(exc).__name__}: "
-                                                       f"{exc}"[:500])
+                        return EXIT_CODES.get(signal.Signals(signum), 130)
+                    except StoreError as exc:
+                        self.store_error = exc
+                        if self.progress:
+                            self.progress.end(label, "not written")
+                        return EXIT_STORE
                     if self.progress:
                         self.progress.end(label, status)
             finally:
@@ -396,55 +416,15 @@ class Runner:
                     self.progress.close()
         return 0
 
-
-class _Interrupts:
-    """SIGINT/SIGTERM handling with a critical section.
-
-    Python runs signal handlers in the main thread whichever OS thread received the signal,
-    so a flag checked by our own handler is reliable where a thread signal mask is not (a
-    process-directed signal may land on any thread that does not block it, tqdm's monitor
-    thread for one). Inside ``critical()`` a signal is remembered and raised as soon as the
-    section ends, so a row and its samples are written together or not at all.
-    """
-
-    def __init__(self) -> None:
-        self.critical_depth = 0
-        self.pending: int | None = None
-
-    def handler(self, signum: int, frame: Any) -> None:
-        if self.critical_depth:
-            self.pending = signum
-            return
-        raise Interrupted(signum)
-
-    @contextlib.contextmanager
-    def critical(self) -> Iterator[None]:
-        self.critical_depth += 1
+    def _run_or_crash(self, job: Job) -> str:
+        """``run_job``; a runner bug is the replicate's crash row, not the end of the run."""
         try:
-            yield
-        finally:
-            self.critical_depth -= 1
-            if not self.critical_depth and self.pending is not None:
-                signum, self.pending = self.pending, None
-                raise Interrupted(signum)
-
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[None]:
-        """Route SIGINT and SIGTERM through ``handler`` (main thread only; else a no-op)."""
-        try:
-            old = {sig: signal.signal(sig, self.handler)
-                   for sig in (signal.SIGINT, signal.SIGTERM)}
-        except ValueError:  # not the main thread: leave signals alone
-            yield
-            return
-        try:
-            yield
-        finally:
-            for sig, previous in old.items():
-                signal.signal(sig, previous)
-
-
-_INTERRUPTS = _Interrupts()
+            return self.run_job(job)
+        except Exception as exc:
+            if self.written or isinstance(exc, StoreError):
+                raise
+            self._failure_row(job, "crash", f"runner error: {type(exc).__name__}: {exc}"[:500])
+            return "crash"
 
 
 def probe(launcher: Launcher, workdir: Path, timeout_s: float = 600.0,
@@ -461,11 +441,13 @@ def probe(launcher: Launcher, workdir: Path, timeout_s: float = 600.0,
     return out.record.probe
 
 
-def completed_keys(store: RunStore, fingerprint_id: str) -> set[tuple[str, str, int]]:
-    """Replicates already ok (or skipped, e.g. no-cuda) under this fingerprint: a resume does
-    not run them again. Failed and interrupted ones run again."""
+def completed_keys(rows: Iterable[dict[str, str]], fingerprint_id: str
+                   ) -> set[tuple[str, str, int]]:
+    """Replicates already ok (or skipped, e.g. no-cuda) under this fingerprint, among the
+    complete ``rows`` (``RunStore.open``): a resume does not run them again. Failed and
+    interrupted ones run again."""
     done = set()
-    for row in store.existing_rows():
+    for row in rows:
         if row.get("status") in ("ok", "skipped") and row.get("fingerprint_id") == \
                 fingerprint_id:
             with contextlib.suppress(ValueError):
@@ -520,14 +502,6 @@ def print_dry_run(jobs: Sequence[Job], probe_: Probe, stream: TextIO = sys.stdou
         print(f"on a CUDA machine like this one: estimated {with_cuda / 60:.1f} min",
               file=stream)
     return total
-
-
-def check_fingerprint(store: RunStore, env: dict[str, Any]) -> None:
-    old = store.read_env()
-    if old is not None and old.get("fingerprint_id") != env["fingerprint_id"]:
-        raise SchemaError(
-            f"{store.run_dir} was measured on fingerprint {old.get('fingerprint_id')}, this "
-            f"environment is {env['fingerprint_id']}; results are never mixed: use a new --out")
 
 
 def logs_hint(run_dir: Path) -> str:

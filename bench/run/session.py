@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from bench.run import matrix, runner, usermodels
+from bench.run import hooks, identity, matrix, runner, usermodels
 from bench.run.launch import Launcher
 from bench.run.matrix import Profile, ProfileError
 from bench.run.progress import Progress
 from bench.run.protocol import ModelCheck, Probe
 from bench.run.runner import Job
-from bench.run.store import RunStore
+from bench.run.store import RunStore, StoreError
 from bench.schema import SchemaError
 
 
@@ -44,9 +44,11 @@ class Session:
 
 
 def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
-             out: str | None = None, resume: bool = False) -> Session:
+             out: str | None = None, resume: bool = False, run_id: str | None = None,
+             shard: dict[str, str] | None = None) -> Session:
     """The run folder for ``jobs``: ``out``, or the newest run of this profile (``resume``), or a
-    new ``REPORTS/<machine>/<run-id>``; its env.json written once, its CSVs opened."""
+    new ``REPORTS/<machine>/<run-id>`` (``run_id``, or a new one); its env.json written once
+    (with ``shard``, which part of a cluster run it is), its CSVs opened."""
     env = dict(probe.env)
     if out:
         folder = Path(out)
@@ -57,41 +59,52 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
                                f"{reports / env['machine']}")
         folder = found
     else:
-        folder = reports / env["machine"] / runner.new_run_id(profile.name)
+        folder = reports / env["machine"] / (run_id or runner.new_run_id(profile.name))
     store = RunStore(folder)
     if store.exists() and not resume:
         raise SessionError(f"{folder} already holds results; pass --resume to finish that run, "
                            f"or choose another --out")
     if resume and not store.exists():
         raise SessionError(f"nothing to resume in {folder}: it has no results.csv")
-    old = store.read_env()
-    env["run_id"] = (old or {}).get("run_id") or folder.name
-    env["profile"] = profile.name
-    env["planned_rows"] = len(jobs)  # one row per job: the report can tell a partial run
-    if probe.user_models:
-        env["user_models"] = usermodels.identities(probe)
     try:
-        runner.check_fingerprint(store, env)
-        usermodels.check_resume(old, env, str(folder))
-        store.open()
-    except (SchemaError, ProfileError) as exc:
+        old = store.read_env()
+        env["run_id"] = (old or {}).get("run_id") or folder.name
+        env["profile"] = profile.name
+        env["planned_rows"] = len(jobs)  # one row per job: the report can tell a partial run
+        env["plan"] = identity.plan_of(profile)  # what a resume must match
+        if shard:
+            env["shard"] = shard
+        if probe.user_models:
+            env["user_models"] = usermodels.identities(probe)
+        if resume:  # before anything in the folder is touched
+            identity.check_resume(old, probe.env, env["plan"], store.env_path)
+            usermodels.check_resume(old, env, str(folder))
+        rows = store.open()
+        store.write_env(env)
+    except (SchemaError, ProfileError, StoreError) as exc:
         raise SessionError(str(exc)) from None
-    store.write_env(env)
-    done = runner.completed_keys(store, env["fingerprint_id"]) if resume else set()
+    for moved in store.aside:
+        print(f"set aside {moved}: the end of a file that a killed run left without its "
+              "whole record", file=sys.stderr)
+    done = runner.completed_keys(rows, env["fingerprint_id"]) if resume else set()
     return Session(folder, store, env, jobs, done)
 
 
 @dataclass(frozen=True)
 class Ended:
-    """How a run ended: its exit code and the count of each status."""
+    """How a run ended: its exit code, the count of each status, and the store's failure if
+    that is what stopped it."""
 
     code: int
     counts: dict[str, int]
+    store_error: StoreError | None = None
 
 
 def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = "",
-            stream: TextIO = sys.stderr, progress: bool = True) -> Ended:
-    """Run the jobs left, writing one row each; the launcher belongs to the caller."""
+            stream: TextIO = sys.stderr, progress: bool = True,
+            hook: hooks.Hook = hooks.none) -> Ended:
+    """Run the jobs left, writing one row each; the launcher belongs to the caller; ``hook``
+    (see ``bench.run.hooks``) is called at the instants a test may act."""
     env, todo = session.env, session.todo
     ctx = runner.RunContext(env["run_id"], str(env["profile"]), probe, fault=fault)
     eta = sum(runner.estimate_jobs(todo, probe))
@@ -99,12 +112,12 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
           f"{len(todo)} processes to run, {len(session.jobs) - len(todo)} already done, "
           f"~{eta / 60:.1f} min estimated; writing to {session.out}", file=stream)
     run = runner.Runner(launcher, session.store, ctx,
-                        progress=Progress(len(todo)) if progress else None)
+                        progress=Progress(len(todo)) if progress else None, hook=hook)
     try:
         code = run.run(session.jobs, session.done)
     finally:
         run.close()
-    return Ended(code, dict(run.counts))
+    return Ended(code, dict(run.counts), run.store_error)
 
 
 def summary(ended: Ended, out: Path) -> str:

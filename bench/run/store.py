@@ -1,9 +1,23 @@
-"""Append-only CSV storage: one row per replicate, flushed and fsynced as it is written.
+"""Append-only CSV storage: one record per replicate, each line written whole and fsynced.
 
-Why append-only and fsync per row: a run can take hours on a shared GPU box and may be
+Why append-only and fsync per record: a run can take hours on a shared GPU box and may be
 killed at any moment. Every finished replicate must survive that, and a resume must be able
-to trust what is on disk. An existing results file is never rewritten; a header is written
-only when the file is created, and an existing file with a different header is refused.
+to trust what is on disk. An existing file is never rewritten; a header is written only when
+the file is created, and an existing file with a different header is refused.
+
+Why one record per replicate, with the row last: a replicate's samples and its row go to two
+files, so they cannot land in one write. Its samples carry the row's ``attempt_id`` (a new
+one for every attempt, a resume's re-run included) and are written first; the row is the
+commit. Samples count only once a row with their attempt is on disk, which is how the
+report's loader joins them. A write that fails undoes the record's samples, so neither file
+keeps half of it (see ``bench.run.durable``). Only a kill between the two writes can leave
+samples without a row, and only at the end of samples.csv: ``open`` moves them aside.
+
+Why ``open`` reads before it repairs: a resume must skip only replicates whose row is whole.
+It reads the complete rows first; then it moves results.csv's torn tail (a row cut by a
+kill, which may well read ``ok`` up to where it was cut) and samples.csv's samples without a
+row into ``<file>.torn-N`` beside them, so appending starts on a line boundary and nothing
+already written is destroyed.
 """
 
 from __future__ import annotations
@@ -11,11 +25,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-from collections.abc import Iterable, Mapping, Sequence
+import secrets
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.run import durable
+from bench.run.durable import StoreError
 from bench.schema import (
     ENV_FILE,
     RESULT_COLUMNS,
@@ -24,6 +40,15 @@ from bench.schema import (
     SAMPLES_FILE,
     SchemaError,
 )
+
+__all__ = ["CsvAppender", "RunStore", "StoreError", "new_attempt_id"]
+
+Row = dict[str, str]
+
+
+def new_attempt_id() -> str:
+    """A fresh id for one attempt at a replicate: its row and its samples carry it."""
+    return secrets.token_hex(6)
 
 
 def _cell(value: Any) -> str:
@@ -38,49 +63,91 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-class CsvAppender:
-    """Appends rows in a fixed column order to one CSV file, durably."""
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""
+    except OSError as exc:
+        raise StoreError(path, exc) from None
 
-    def __init__(self, path: Path, columns: Sequence[str]) -> None:
+
+def _records(data: bytes) -> list[list[str]]:
+    """The fields of every record of ``data`` (whole records only, the header included)."""
+    text = data.decode("utf-8", errors="replace")
+    return list(csv.reader(io.StringIO(text, newline="")))
+
+
+class CsvAppender:
+    """Appends whole records in a fixed column order to one CSV file, durably.
+
+    It checks the header first (a foreign one is refused and the file left as it is); then
+    ``prepare`` creates the file, or sets aside a tail that is not whole records (with
+    ``keep``, also the records at the end of the file that ``keep`` refuses). ``prepare=False``
+    leaves that to the caller, who may check other files' headers first.
+    """
+
+    def __init__(self, path: Path, columns: Sequence[str], prepare: bool = True) -> None:
         self.path = path
         self.columns = tuple(columns)
-        if path.exists() and path.stat().st_size > 0:
-            with open(path, newline="", encoding="utf-8") as f:
-                header = next(csv.reader(f), [])
-            if tuple(header) != self.columns:
+        self.aside: list[Path] = []  # what prepare() moved out of the way
+        data = _read(path)
+        line = self._header_line()
+        self._torn_header = b"\n" not in data and line.startswith(data)
+        if data and not self._torn_header:
+            header = _records(data[: data.index(b"\n") + 1]) if b"\n" in data else [[]]
+            if tuple(header[0] if header else ()) != self.columns:
                 raise SchemaError(f"{path}: existing header does not match this schema version;"
                                   " write to a new --out directory")
-            self._repair_tail()
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._write([self.columns])
+        if prepare:
+            self.prepare()
 
-    def _repair_tail(self) -> None:
-        """A run killed mid-write can leave a last line without its newline. Appending to it
-        would glue two rows together, so terminate it: the loader then reports that line as
-        malformed instead of silently mixing rows."""
-        with open(self.path, "rb") as f:
-            f.seek(-1, os.SEEK_END)
-            last = f.read(1)
-        if last != b"\n":
-            with open(self.path, "ab") as f:
-                f.write(b"\n")
-                f.flush()
-                os.fsync(f.fileno())
+    def _header_line(self) -> bytes:
+        return self._encode([self.columns])
 
-    def _write(self, rows: Iterable[Sequence[Any]]) -> None:
+    def _encode(self, rows: Iterable[Sequence[Any]]) -> bytes:
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         for row in rows:
             writer.writerow(row)
-        with open(self.path, "a", newline="", encoding="utf-8") as f:
-            f.write(buf.getvalue())
-            f.flush()
-            os.fsync(f.fileno())
+        return buf.getvalue().encode("utf-8")
 
-    def append(self, rows: Iterable[Mapping[str, Any]]) -> None:
-        """Write rows (dicts keyed by column) in one flush + fsync."""
-        self._write([[_cell(r.get(c)) for c in self.columns] for r in rows])
+    def prepare(self, keep: Callable[[Row], bool] | None = None) -> None:
+        """Create the file with its header, or make it end on a whole record we keep."""
+        data = _read(self.path)
+        if self._torn_header:  # empty, or killed while its header was written
+            if data:
+                self._aside(0)
+            durable.append(self.path, self._header_line())
+            return
+        end = durable.complete_end(data)
+        if keep is not None:
+            header_end = data.index(b"\n") + 1
+            for start, stop in durable.records_backwards(data[:end]):
+                if start < header_end:
+                    break
+                fields = _records(data[start:stop])
+                if fields and len(fields[0]) == len(self.columns) and keep(
+                        dict(zip(self.columns, fields[0]))):
+                    break
+                end = start
+        if end < len(data):
+            self._aside(end)
+
+    def _aside(self, keep: int) -> None:
+        moved = durable.set_aside(self.path, keep)
+        if moved is not None:
+            self.aside.append(moved)
+
+    def append(self, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Write rows (dicts keyed by column) as one write, fsynced; returns the offset the
+        write began at, for ``undo``. Raises ``StoreError``, leaving the file as it was."""
+        return durable.append(self.path, self._encode(
+            [[_cell(r.get(c)) for c in self.columns] for r in rows]))
+
+    def undo(self, offset: int) -> None:
+        """Cut the file back to ``offset`` (where an append of ours began)."""
+        durable.truncate(self.path, offset)
 
 
 class RunStore:
@@ -93,43 +160,73 @@ class RunStore:
         self.env_path = run_dir / ENV_FILE
         self._results: CsvAppender | None = None
         self._samples: CsvAppender | None = None
+        self.aside: list[Path] = []  # torn tails open() moved out of the way
 
     def exists(self) -> bool:
         return self.results_path.exists()
 
-    def open(self) -> None:
-        self._samples = CsvAppender(self.samples_path, SAMPLE_COLUMNS)
-        self._results = CsvAppender(self.results_path, RESULT_COLUMNS)
+    def open(self) -> list[Row]:
+        """Make both files ready to append; return the rows already complete.
+
+        The complete rows are read before anything is repaired, and both headers are checked
+        before either file is touched. Raises ``SchemaError`` for a foreign header and
+        ``StoreError`` when the folder cannot be written.
+        """
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(self.run_dir, exc) from None
+        rows = self.existing_rows()
+        committed = {r.get("attempt_id") for r in rows} - {"", None}
+        results = CsvAppender(self.results_path, RESULT_COLUMNS, prepare=False)
+        samples = CsvAppender(self.samples_path, SAMPLE_COLUMNS, prepare=False)
+        results.prepare()
+        samples.prepare(keep=lambda s: s.get("attempt_id") in committed)
+        self.aside = [*results.aside, *samples.aside]
+        self._results, self._samples = results, samples
+        return rows
 
     def write_env(self, env: Mapping[str, Any]) -> None:
         """env.json is written once, when the run starts; never rewritten."""
         if self.env_path.exists():
             return
-        tmp = self.env_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(env, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(tmp, self.env_path)
+        text = json.dumps(env, indent=2, sort_keys=True) + "\n"
+        durable.write_file(self.env_path, text.encode("utf-8"))
 
     def read_env(self) -> dict[str, Any] | None:
+        """The stored env.json (None when there is none); an unreadable one is refused."""
         if not self.env_path.exists():
             return None
-        loaded: dict[str, Any] = json.loads(self.env_path.read_text(encoding="utf-8"))
+        try:
+            loaded = json.loads(self.env_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise SchemaError(f"{self.env_path} cannot be read: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise SchemaError(f"{self.env_path} is not a JSON object")
         return loaded
 
-    def add(self, row: Mapping[str, Any], samples: Sequence[Mapping[str, Any]] = ()) -> None:
-        """Samples first, then the result row: an ok row on disk implies its samples are."""
+    def add(self, row: Mapping[str, Any], samples: Sequence[Mapping[str, Any]] = (),
+            between: Callable[[], None] | None = None) -> None:
+        """One replicate's record: its samples, then its row (the commit). If the row cannot
+        be written, the samples are taken back. ``between`` runs after the samples are on disk
+        and before the row is written (a test's chance to kill the process there)."""
         assert self._results is not None and self._samples is not None, "call open() first"
-        if samples:
-            self._samples.append(samples)
-        self._results.append([row])
+        start = self._samples.append(samples) if samples else None
+        try:
+            if between is not None:
+                between()
+            self._results.append([row])
+        except BaseException:
+            if start is not None:
+                self._samples.undo(start)
+            raise
 
-    def existing_rows(self) -> list[dict[str, str]]:
-        """Rows already on disk, for --resume (a torn last line is ignored)."""
-        if not self.results_path.exists():
+    def existing_rows(self) -> list[Row]:
+        """Rows already on disk, for --resume: whole records with every field only (a torn
+        last row, however much of it reads ``ok``, is not one)."""
+        data = _read(self.results_path)
+        records = _records(data[: durable.complete_end(data)])
+        if not records:
             return []
-        with open(self.results_path, newline="", encoding="utf-8") as f:
-            text = f.read()
-        lines = text.splitlines(keepends=True)
-        if lines and not lines[-1].endswith("\n"):
-            lines = lines[:-1]
-        reader = csv.DictReader(lines)
-        return [row for row in reader if None not in row]
+        header = records[0]
+        return [dict(zip(header, r)) for r in records[1:] if len(r) == len(header)]

@@ -27,7 +27,7 @@ def _benchmark_dataset(root: Path, on_factor: float, *, extra_cold: float = 2.0)
         rows += cell(ENV, axes(model=model), off, cold_pass_s=0.5)
         on = [t * on_factor for t in off]
         rows += cell(ENV, axes(model=model, cudnn_benchmark="on"), on, cold_pass_s=0.5 + extra_cold)
-    synth.write_run(root / "box" / "run-1", rows, [], ENV)
+    synth.write_run(root / "box" / "run-1", rows, synth.samples_for(rows), ENV)
     return load_reports(root)
 
 

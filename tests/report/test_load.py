@@ -170,10 +170,13 @@ def test_skip_bad_reports_and_skips_rows(good):
     path.write_text(path.read_text().rstrip("\n"))  # and a truncated last line (7)
     ds = load_reports(root, skip_bad=True)
     assert ds.results["line"].tolist() == [2, 4, 5]
-    assert len(ds.skipped) == 3
+    assert len(ds.skipped) == 6
     assert ds.skipped[0].startswith(f"{path}:3: unknown status")
     assert ds.skipped[1].startswith(f"{path}:6: steady_median_s is not a number")
     assert ds.skipped[2].startswith(f"{path}:7: truncated last line")
+    # and the samples of those rows, which no row left commits
+    assert all("have no valid row in results.csv" in m for m in ds.skipped[3:])
+    assert len(ds.samples) == 3 * 3
 
 
 def test_dedupe_last_row_wins(write_tree):
@@ -285,7 +288,11 @@ def test_newer_schema_rows_are_skipped_with_skip_bad(good):
     _set_field(path, 4, "schema_version", "7")
     ds = load_reports(root, skip_bad=True)
     assert ds.results["line"].tolist() == [2, 3, 5, 6, 7]
-    assert ds.skipped == [
+    assert ds.skipped[0] == (
         f"{path}:4: schema_version 7 is newer than this code understands "
         f"(<= {schema.SCHEMA_VERSION}); upgrade torch-knobs to read it"
+    )
+    assert ds.skipped[1:] == [  # the skipped row's samples go with it
+        f"{path.with_name('samples.csv')}:8: 3 sample(s) of cell "
+        f"'{ds.samples['cell_id'].iloc[0]}' #r2 have no valid row in results.csv"
     ]

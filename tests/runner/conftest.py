@@ -1,4 +1,5 @@
-"""Shared helpers for the runner tests: a fake launcher (no torch), a tiny profile, the CLI."""
+"""Shared helpers for the runner tests: a tiny profile, the CLI (real, or with the fakes of
+``fakes.py``), the files it writes, and a small disk of their own."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,24 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300,
                           text=True, env=full_env, timeout=timeout, cwd=cwd)
 
 
+def run_fake_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120
+                 ) -> subprocess.CompletedProcess[str]:
+    """``bench run`` with the fake launcher and probe (``fake_cli.py``): ``args`` are its own
+    options, then ``--`` and the run's."""
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "tests.runner.fake_cli", *args],
+                          capture_output=True, text=True, env=full_env, timeout=timeout,
+                          cwd=ROOT)
+
+
+def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    """The one ``error:`` line of a command that failed cleanly (no traceback)."""
+    assert "Traceback" not in proc.stderr, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, proc.stderr
+    return errors[0]
+
+
 def read_csv(path: Path) -> list[dict[str, str]]:
     with open(path, newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
@@ -60,3 +79,55 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 def read_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+class Disk:
+    """A small tmpfs mounted for one test: a real file system that fills up, or turns
+    read-only, when the test says so."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.filler = path / "filler"
+
+    def fill(self) -> None:
+        """Take every free byte (a full disk, as the kernel reports it: ENOSPC)."""
+        with open(self.filler, "ab", buffering=0) as f:
+            try:
+                while True:
+                    f.write(b"\0" * 4096)
+            except OSError:
+                pass
+
+    def free(self) -> None:
+        self.filler.unlink(missing_ok=True)
+
+    def read_only(self, on: bool = True) -> None:
+        _mount("-o", f"remount,{'ro' if on else 'rw'}", str(self.path))
+
+
+def _mount(*args: str) -> None:
+    subprocess.run(["mount", *args], check=True, capture_output=True, timeout=30)
+
+
+@pytest.fixture
+def disk(tmp_path: Path) -> Iterator[Disk]:
+    """A 1 MiB tmpfs. Mounting needs root: elsewhere the test is skipped, saying why, except
+    under CI (``CI`` set), where a skipped fault test would hide a fault, so it fails."""
+    reason = ""
+    if os.geteuid() != 0:
+        reason = "mounting a tmpfs needs root"
+    path = tmp_path / "disk"
+    path.mkdir()
+    if not reason:
+        try:
+            _mount("-t", "tmpfs", "-o", "size=1m", "tmpfs", str(path))
+        except (OSError, subprocess.SubprocessError) as exc:
+            reason = f"could not mount a tmpfs: {exc}"
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason}; under CI this test must run (run the tests as root)")
+        pytest.skip(reason)
+    try:
+        yield Disk(path)
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=30)

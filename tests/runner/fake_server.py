@@ -6,7 +6,9 @@ Its children are forked with the real server's ``fork_child`` (a session of thei
 death with their server), and they carry ``MARKER`` in their command line, as the server
 does, so a test can list whatever survives it. A child reads its task file and does what its
 ``fault`` says: ``hang`` sleeps, ``orphan`` leaves a process behind in its group and exits 0,
-anything else exits 0 at once. MODE says how the server misbehaves:
+``setsid`` leaves one behind in a session of its own (out of the group's reach) and exits 0,
+``setsid-hang`` does that and then sleeps, anything else exits 0 at once. Whatever a child
+leaves behind carries the marker too. MODE says how the server misbehaves:
 
 - ``honest``: not at all: it is the real server loop (``serve``) with these children;
 - ``garbage``: after ``Started``, a line that is not a message;
@@ -38,7 +40,10 @@ MODES = ("honest", "garbage", "late-exit", "slow-start", "die")
 
 def child(task_path: str) -> int:
     fault = Task.from_json(Path(task_path).read_text()).fault
-    if fault == "hang":
+    if fault.startswith("setsid"):  # as a daemonising tool would: a session of its own
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", sys.argv[2]],
+                         start_new_session=True)
+    if fault in ("hang", "setsid-hang"):
         time.sleep(600)
     elif fault == "orphan":
         subprocess.Popen(["sleep", "600"])

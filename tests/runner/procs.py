@@ -61,13 +61,17 @@ def survivors(marker: str = "", pids: Iterable[int] = (), root: int | None = Non
 
 
 def assert_none_survive(marker: str = "", pids: Iterable[int] = (), root: int | None = None,
-                        within_s: float = 5.0) -> None:
-    """Fail unless every such process is gone within ``within_s`` (a SIGKILLed process takes
-    a moment to leave the process table)."""
-    pids = list(pids)
+                        within_s: float = 5.0, keep: Iterable[int] = ()) -> None:
+    """Fail unless every such process but those in ``keep`` (a server still meant to run) is
+    gone within ``within_s`` (a SIGKILLed process takes a moment to leave the table)."""
+    pids, kept = list(pids), set(keep)
+
+    def left_running() -> list[Proc]:
+        return [p for p in survivors(marker, pids, root) if p.pid not in kept]
+
     deadline = time.monotonic() + within_s
-    left = survivors(marker, pids, root)
+    left = left_running()
     while left and time.monotonic() < deadline:
         time.sleep(0.1)
-        left = survivors(marker, pids, root)
+        left = left_running()
     assert not left, "left running:\n" + "\n".join(map(str, left))

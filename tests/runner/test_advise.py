@@ -8,6 +8,9 @@ import csv
 import hashlib
 import json
 import math
+import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -121,6 +124,34 @@ def test_the_verdicts_are_what_bench_report_computes_from_the_same_rows(
     assert (threads["recommendation"], threads["rule"]) == (rec.action, rec.rule)
 
 
+def _readme_example() -> tuple[str, list[str]]:
+    """The README's worked example: the code of ``tiny.py`` and the command, as written."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Is it worth it for my model?"):]
+    code = re.search(r"save this as `tiny.py`.*?```python\n(.*?)```", section, re.S)
+    command = re.search(r"```sh\n(python -m bench advise tiny\.py:build[^\n]*)\n```", section)
+    assert code and command
+    return code.group(1), shlex.split(command.group(1))
+
+
+def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
+    """In a folder of its own, with ``tiny.py`` saved there, within the minute it states."""
+    code, command = _readme_example()
+    assert command[:3] == ["python", "-m", "bench"]
+    (tmp_path / "tiny.py").write_text(code, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("TORCH_KNOBS_FAULT", None)
+    proc = subprocess.run([sys.executable, *command[1:]], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "over the --budget" not in proc.stderr  # 60 s, and it states well under a minute
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("tiny.py:build on cpu, infer, batch 4, static shapes: ")
+    assert {line.split()[0] for line in lines[2:-1]} == {k.name for k in knobs.KNOBS}
+    (run,) = (tmp_path / "reports").glob("*/*-advise")
+    assert lines[-1].startswith(f"results: reports/{run.parent.name}/{run.name} ")
+
+
 def test_the_human_verdicts_and_the_dry_run(tmp_path: Path) -> None:
     out = tmp_path / "dry"
     proc = run_cli(*EXAMPLE, "--dry-run", "--out", str(out))
@@ -139,6 +170,7 @@ def test_the_human_verdicts_and_the_dry_run(tmp_path: Path) -> None:
     ("raises", "raises() raised ValueError: this factory is broken on purpose"),
     ("not_a_module", "not_a_module() returned int, not a torch.nn.Module"),
     ("fixed_size", "a forward pass on a batch of shape (2, 3, 32, 32) failed"),
+    ("too_big", "does not fit in memory on cpu: too_big() raised RuntimeError"),
 ])
 def test_a_broken_model_is_one_line_and_writes_nothing(tmp_path: Path, attr: str,
                                                        message: str) -> None:

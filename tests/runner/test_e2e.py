@@ -56,8 +56,11 @@ def test_smoke_profile_end_to_end(tmp_path: Path) -> None:
         assert r["eff_conv_math"] == "fp32" and r["eff_cudnn_benchmark"] == ""
     dyn = next(r for r in ok if r["shapes"] == "dynamic")
     assert dyn["shape_count"] == "3" and _num(dyn, "cold_pass_s") > _num(dyn, "cold_first_iter_s")
-    repro = [r for r in rows if r["kind"] == "repro"]
+    repro = [r for r in rows if r["kind"] == "repro" and r["device"] == "cpu"]
     assert len(repro) == 1 and repro[0]["status"] == "ok"
+    # the CUDA re-run checks (benchmark off and on) are rows too, skipped without CUDA
+    assert {(r["cudnn_benchmark"], r["status"]) for r in rows if r["kind"] == "repro"
+            and r["device"] == "cuda"} == {("off", "skipped"), ("on", "skipped")}
     assert repro[0]["repro_bitwise_equal"] in ("true", "false")
     assert repro[0]["repro_max_abs_diff"] != ""
     ceilings = {r["model"]: r for r in rows if r["kind"] == "ceiling"}
@@ -200,7 +203,7 @@ def test_bad_input_fails_with_one_line_and_writes_nothing(
         tmp_path: Path, tiny_profile: Callable[..., Path]) -> None:
     out = tmp_path / "never"
     line = _one_error_line(run_cli("run", "--profile", "nosuch", "--out", str(out)))
-    assert "unknown profile 'nosuch'; valid choices: cpu, full, gpu, smoke" in line
+    assert "unknown profile 'nosuch'; valid choices: compile, cpu, full, gpu, smoke" in line
     bad_model = tiny_profile(extra='model = "resnet9000"\n')
     line = _one_error_line(run_cli("run", "--profile", str(bad_model), "--out", str(out)))
     assert "unknown model(s) resnet9000" in line and "resnet50" in line and "vit_b_16" in line
@@ -238,3 +241,40 @@ def test_env_prints_the_fingerprint() -> None:
     proc = run_cli("env")
     assert proc.returncode == 0, proc.stderr
     assert '"fingerprint_id"' in proc.stdout and '"flag_defaults"' in proc.stdout
+
+
+def test_a_sigkilled_runner_leaves_no_process_behind(tmp_path: Path,
+                                                     tiny_profile: Callable[..., Path]) -> None:
+    """Nothing can run in the runner after a SIGKILL: its fork server sees it go and ends the
+    hanging child itself, rather than both living on until the child's own alarm."""
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCH_KNOBS_FAULT": "hang@#r1"}
+    proc = subprocess.Popen([sys.executable, "-m", "bench", "run", "--profile",
+                             str(tiny_profile(replicates=2)), "--out", str(out)], env=env,
+                            cwd=ROOT, stderr=subprocess.DEVNULL)
+    _wait_for_rows(out / "results.csv", 1)
+    time.sleep(1.0)  # replicate 1 now hangs in its child
+    started = [p.pid for p in descendants(proc.pid)]
+    assert len(started) == 2, "the fork server and its hanging child"
+    proc.kill()
+    proc.wait()
+    assert_none_survive(pids=started, within_s=10.0)
+
+
+@pytest.mark.parametrize("signals", ["launched@#r1=INT,stopping@#r1=INT", "closing=INT"])
+def test_a_second_ctrl_c_or_one_at_the_close_ends_with_130_and_the_resume_line(
+        tmp_path: Path, tiny_profile: Callable[..., Path], signals: str) -> None:
+    out = tmp_path / "run"
+    env = {"TORCH_KNOBS_FAULT": "hang@#r1", "TORCH_KNOBS_SIGNAL": signals}
+    proc = subprocess.Popen([sys.executable, "-m", "bench", "run", "--profile",
+                             str(tiny_profile(replicates=2, timeout_s=5)), "--out", str(out)],
+                            env={**os.environ, "PYTHONPATH": str(ROOT), **env}, cwd=ROOT,
+                            stderr=subprocess.PIPE, text=True)
+    children: set[int] = set()
+    while proc.poll() is None:  # whatever it starts, however briefly, is checked at the end
+        children.update(p.pid for p in descendants(proc.pid))
+        time.sleep(0.2)
+    err = proc.stderr.read() if proc.stderr else ""
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("resume with: ")
+    assert_none_survive(pids=children)

@@ -143,3 +143,35 @@ def test_gpus_in_the_fingerprint_take_their_driver_from_nvml(
     gpus = env.collect_gpus(types.SimpleNamespace(cuda=cuda))
     assert gpus[0]["driver"] == "570.86.15" and gpus[0]["clocks"]["pstate"] == "P0"
     assert gpus[0]["capability"] == "9.0" and "driver_version" not in gpus[0]["clocks"]
+
+
+def test_the_conv_algo_argument_is_asked_of_the_installed_torch() -> None:
+    """The claim "pass algo= to conv2d" is answered by calling torch, not by reading docs."""
+    import types
+
+    import torch
+
+    from bench.run.child import env
+
+    real = env.collect_conv_api(torch)
+    assert {k: v["accepts_algo"] for k, v in real.items()} == {
+        "torch.nn.functional.conv2d": False, "torch.nn.Conv2d.forward": False}
+    assert all(v["error"].startswith("TypeError") for v in real.values())
+
+    # a torch whose functional conv2d did take it (and whose module fails another way)
+    def conv2d(x: object, w: object, algo: int = 0) -> object:
+        return x
+
+    class Conv2d:
+        def __init__(self, *args: object) -> None:
+            pass
+
+        def __call__(self, x: object, algo: int = 0) -> object:
+            raise RuntimeError("no kernel for this input")
+
+    fake = types.SimpleNamespace(
+        zeros=torch.zeros, nn=types.SimpleNamespace(
+            functional=types.SimpleNamespace(conv2d=conv2d), Conv2d=Conv2d))
+    found = env.collect_conv_api(fake)
+    assert found["torch.nn.functional.conv2d"] == {"accepts_algo": True, "error": ""}
+    assert found["torch.nn.Conv2d.forward"]["accepts_algo"] is None

@@ -50,6 +50,7 @@ def test_the_probe_builds_runs_and_counts_a_good_model() -> None:
     ("fixed_size", {}, "a forward pass on a batch of shape (2, 3, 32, 32) failed: RuntimeError: "
                        "mat1 and mat2 shapes cannot be multiplied"),
     ("nosuch", {}, f"{FILE} has no nosuch"),
+    ("too_big", {}, "does not fit in memory on cpu: too_big() raised RuntimeError: "),
     ("mlp", {"mode": "train", "input_shape": "", "inputs": f"{FILE}:vectors",
              "loss": f"{FILE}:per_sample_loss"},
      f"{FILE}:per_sample_loss(output, batch) returned a (2, 1) tensor, not a scalar tensor"),

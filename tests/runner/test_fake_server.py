@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -25,7 +26,7 @@ from bench.run.protocol import new_task
 from bench.run.store import RunStore
 
 from . import fake_server
-from .conftest import read_csv
+from .conftest import ROOT, read_csv
 from .procs import assert_none_survive, survivors
 
 PROFILE = """
@@ -153,3 +154,39 @@ def test_a_server_that_cannot_start_is_a_launcher_failure(tmp_path: Path) -> Non
     with ForkServerLauncher([str(tmp_path / "no-such-server")]) as launcher, \
             pytest.raises(LaunchError, match="fork server did not start"):
         launcher.launch(_task(tmp_path, "a"), 60.0)
+
+
+@pytest.mark.parametrize("fault", ["setsid", "setsid-hang"])
+def test_what_a_child_starts_in_a_session_of_its_own_is_killed_with_it(
+        tmp_path: Path, fake: Fake, fault: str) -> None:
+    """``setsid()`` takes a process out of its group, so the group's kill misses it; it comes
+    back to the server (its subreaper) when the child dies, and the server kills it then,
+    whether the child exited (setsid) or was timed out (setsid-hang)."""
+    with fake.launcher("honest") as launcher:
+        child = launcher.launch(_task(tmp_path, "a", fault=fault), 0.5)
+        end = child.wait(10.0)
+        assert end is not None and end.timed_out == (fault == "setsid-hang")
+        assert launcher._server is not None
+        server = launcher._server.proc.pid
+        assert_none_survive(fake.marker, within_s=5.0, keep=[server])
+
+
+def test_a_killed_runner_takes_its_server_and_child_along_even_if_the_pipe_stays_open(
+        tmp_path: Path, fake: Fake) -> None:
+    """A copy of the pipe to the server's stdin held elsewhere (here by a bystander the runner
+    started) hides the runner's death from the server's stdin: the kernel's signal must not."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    task = _task(tmp_path, "a", fault="hang")
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("runner_proc.py")),
+                             fake.marker, str(task)], stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    ready = proc.stdout.readline().split()
+    assert ready[:1] == ["ready"], ready
+    server, child, bystander = map(int, ready[1:])
+    try:
+        assert survivors(pids=[server, child]), "the server and its hanging child are up"
+        proc.kill()
+        proc.wait()
+        assert_none_survive(pids=[server, child], within_s=5.0)
+    finally:
+        os.kill(bystander, signal.SIGKILL)

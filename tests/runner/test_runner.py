@@ -9,117 +9,19 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bench.run import runner
-from bench.run.launch import Exit, LaunchError
 from bench.run.matrix import load_profile
-from bench.run.protocol import Flags, Metrics, Record, Sample, Task, Timeline
+from bench.run.protocol import Task
 from bench.run.store import RunStore
 from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS
 
 from .conftest import read_csv
-
-ENV = {"fingerprint_id": "f" * 12, "machine": "test-box", "cpu": {"affinity": 2}}
-
-
-class FakeChild:
-    """A child whose owner is the fake launcher: it times out on the launcher's fake clock."""
-
-    def __init__(self, launcher: FakeLauncher, task: Seen, behaviour: str) -> None:
-        self.pid = 4242
-        self.launcher = launcher
-        self.task = task
-        self.behaviour = behaviour
-        self.deadline = launcher.now + task.timeout_s
-
-    def wait(self, poll_s: float) -> Exit | None:
-        self.launcher.now += poll_s
-        code = self._end()
-        return code if code is None or isinstance(code, Exit) else Exit(code)
-
-    def _end(self) -> int | Exit | None:
-        b = self.behaviour
-        task = self.task.task
-        if b == "ok":
-            if task.cache_dir:  # as a kernel compile would: the child leaves something there
-                (Path(task.cache_dir) / f"kernel-{len(self.launcher.launched)}.bin").write_bytes(
-                    b"k" * 4096)
-            record = Record(
-                flags=Flags(eff_num_threads="2"), cache_start_bytes=self.task.cache_bytes,
-                notes=["flop count failed: TypeError: not a module"],
-                metrics=Metrics(steady_median_s=0.5, steady_p10_s=0.4, steady_p90_s=0.6,
-                                steady_iters=3, samples_per_s=2.0, flops_per_sample=1e9),
-                samples=[Sample("cold", 0, 1, 224, 0.9), Sample("steady", 1, 1, 224, 0.5)],
-                timeline=Timeline(build_start=0.0))
-            Path(task.result_path).write_text(record.to_json())
-            return 0
-        if b == "oom":
-            Path(task.result_path).write_text(Record(
-                "oom", "OutOfMemoryError: CUDA out of memory").to_json())
-            return 0
-        if b == "segv":
-            Path(task.log_path).write_text("about to fail\nFatal Python error\n")
-            return -signal.SIGSEGV
-        if b == "exit3":
-            return 3
-        if b == "hang":  # its owner ends it at the timeout, and says so
-            return Exit(-signal.SIGTERM, timed_out=True) if self.launcher.now >= self.deadline \
-                else None
-        if b == "interrupt":
-            raise KeyboardInterrupt
-        if b == "garbage":
-            raise LaunchError("fork server sent garbage: b'x'")
-        raise AssertionError(b)
-
-    def stop(self) -> None:
-        self.launcher.stopped.append(self.task.task.cell.model)
-
-
-@dataclass
-class Seen:
-    """A task as the fake launcher found it, with its kernel-cache folder at launch time."""
-
-    task: Task
-    timeout_s: float
-    cache_files: list[str] = field(default_factory=list)
-    cache_bytes: int = 0
-
-
-class FakeLauncher:
-    def __init__(self, behaviour: dict[int, str] | None = None, default: str = "ok") -> None:
-        self.behaviour = behaviour or {}
-        self.default = default
-        self.now = 0.0
-        self.launched: list[Seen] = []
-        self.stopped: list[str] = []
-        self.closed = False
-
-    def __enter__(self) -> FakeLauncher:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def launch(self, task_path: Path, timeout_s: float) -> FakeChild:
-        seen = Seen(Task.from_json(task_path.read_text()), timeout_s)
-        n = len(self.launched)
-        if seen.task.cache_dir:
-            files = list(Path(seen.task.cache_dir).rglob("*"))
-            seen.cache_files = sorted(p.name for p in files)
-            seen.cache_bytes = sum(p.stat().st_size for p in files)
-        self.launched.append(seen)
-        return FakeChild(self, seen, self.behaviour.get(n, self.default))
-
-    def close(self) -> None:
-        self.closed = True
-
-    def clock(self) -> float:
-        return self.now
+from .fakes import ENV, FakeChild, FakeLauncher, Seen
 
 
 def _run(tmp_path: Path, launcher: FakeLauncher, profile: str = "smoke", cuda: bool = False,
@@ -202,9 +104,9 @@ def test_interrupt_kills_the_child_keeps_rows_and_exits_non_zero(tmp_path: Path)
 def test_resume_skips_what_is_ok_under_the_same_fingerprint(tmp_path: Path) -> None:
     _run(tmp_path, FakeLauncher({2: "interrupt"}))
     store = RunStore(tmp_path / "run")
-    done = runner.completed_keys(store, "f" * 12)
+    done = runner.completed_keys(store.existing_rows(), "f" * 12)
     assert len(done) == 2
-    assert runner.completed_keys(store, "0" * 12) == set()
+    assert runner.completed_keys(store.existing_rows(), "0" * 12) == set()
     launcher = FakeLauncher()
     code, results = _run(tmp_path, launcher, done=done)
     assert code == 0 and len(launcher.launched) == 6
@@ -292,13 +194,14 @@ def test_an_interrupt_after_the_row_is_written_adds_no_interrupted_row(
     other = threading.Thread(target=idle.wait, daemon=True)
     other.start()
 
-    def add_then_interrupt(self: RunStore, row: dict[str, Any], samples: Any = ()) -> None:
+    def add_then_interrupt(self: RunStore, row: dict[str, Any], samples: Any = (),
+                           between: Any = None) -> None:
         calls["n"] += 1
         if calls["n"] == 2:
             assert other.ident is not None
             signal.pthread_kill(other.ident, signal.SIGINT)  # Ctrl-C while the row is written
             time.sleep(0.05)  # let the interpreter run the handler here, mid-write
-        original(self, row, samples)
+        original(self, row, samples, between)
 
     monkeypatch.setattr(RunStore, "add", add_then_interrupt)
     try:

@@ -107,5 +107,5 @@ def write_hostile_reports(root: Path) -> Path:
     failing = {**base, "cudnn_benchmark": "on", "batch_size": 4096}
     for rep, status in enumerate(("oom", "error", "crash")):
         rows.append(_row(failing, env, rep, status=status, reason=f"{status}: {HOSTILE} {LONG}"))
-    synth.write_run(root / "hostile-machine" / "hostile-run", rows, [], env)
+    synth.write_run(root / "hostile-machine" / "hostile-run", rows, synth.samples_for(rows), env)
     return root

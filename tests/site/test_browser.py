@@ -143,7 +143,7 @@ def test_every_page_loads_its_charts_without_console_errors(
 ) -> None:
     sync_api = _require_browser()
     pages = _pages(fixture_site.site)
-    assert "generated/cudnn-benchmark.html" in pages
+    assert "generated/cudnn-benchmark.html" in pages and "generated/claims.html" in pages
     results = _visit(
         sync_api,
         fixture_site.site,
@@ -153,6 +153,7 @@ def test_every_page_loads_its_charts_without_console_errors(
             "index.html": "home",
             "generated/cudnn-benchmark.html": "cudnn-benchmark",
             "generated/cpu-vs-gpu.html": "cpu-vs-gpu",
+            "generated/claims.html": "claims",
         },
     )
     charts = 0
@@ -167,6 +168,7 @@ def test_every_page_loads_its_charts_without_console_errors(
         "home-dark.png",
         "cudnn-benchmark-light.png",
         "cudnn-benchmark-dark.png",
+        "claims-light.png",
     ):
         assert (tmp_path / name).stat().st_size > 10_000, name
 
@@ -181,3 +183,29 @@ def test_hostile_data_runs_no_script_in_the_browser(hostile_site: Built, tmp_pat
         assert result["errors"] == [], (key, result["errors"])
         for src, complete, width in result["images"]:
             assert complete and width > 0, (key, src)
+
+
+def test_the_claims_page_shows_every_verdict_with_its_rows(fixture_site: Built) -> None:
+    """Opened in the browser as a reader would: one section per claim, each with its verdict
+    box, and every row link on it lands on a row of a machine page."""
+    sync_api = _require_browser()
+    with serve(fixture_site.site) as base, sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(base + "generated/claims.html", wait_until="load")
+            sections = page.eval_on_selector_all("h2[id^='claim-']", "hs => hs.length")
+            boxes = page.eval_on_selector_all(
+                "h2[id^='claim-'] + .admonition .admonition-title",
+                "ts => ts.map(t => t.textContent)")
+            rows = page.eval_on_selector_all("a[href*='#cell-'], a[href*='#repro-']",
+                                             "as => as.map(a => a.getAttribute('href'))")
+            target = rows[0]
+            page.goto(base + "generated/" + target, wait_until="load")
+            landed = page.evaluate("id => !!document.getElementById(id)", target.split("#")[1])
+        finally:
+            browser.close()
+    assert sections == 10 and len(boxes) == 10
+    words = ("Supported", "Contradicted", "It depends", "Not measured here")
+    assert all(b.strip().startswith(words) for b in boxes), boxes
+    assert rows and landed

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import csv
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURE_REPORTS, Built, build_copy, project_copy
+from conftest import FIXTURE_REPORTS, ROOT, Built, build_copy, project_copy
 from htmlcheck import check_site, parse
 
 from bench.report import build, load, options
@@ -96,6 +100,12 @@ def test_numbers_come_from_the_data(fixture_site: Built, tmp_path: Path) -> None
     results = next(gpu_only.rglob("results.csv"))
     lines = results.read_text().splitlines(keepends=True)
     results.write_text("".join(lines[:60]))  # a shorter run: fewer cells, other verdicts
+    kept = {row["attempt_id"] for row in csv.DictReader(lines[:60])}
+    samples = results.with_name("samples.csv")
+    sample_lines = samples.read_text().splitlines(keepends=True)
+    samples.write_text(sample_lines[0] + "".join(  # and only the samples of the rows kept
+        line for line, row in zip(sample_lines[1:], csv.DictReader(sample_lines))
+        if row["attempt_id"] in kept))
     other = build_copy(tmp_path / "project", gpu_only)
     a = (fixture_site.generated / "cudnn-benchmark.md").read_text()
     b = (other.generated / "cudnn-benchmark.md").read_text()
@@ -392,3 +402,22 @@ def test_the_data_page_lists_every_column_from_the_schema(fixture_site: Built) -
             assert cells[4] == md(column.doc)
     html = (fixture_site.site / "generated" / "data.html").read_text()
     assert '<h2 id="columns">' in html and "<code>cudnn_benchmark_limit</code>" in html
+
+
+@pytest.mark.parametrize("what", ["missing", "file"])
+def test_a_reports_path_that_is_not_a_folder_is_one_line(tmp_path: Path, what: str) -> None:
+    """A mistyped ``--reports`` used to build a site with nothing in it, and exit 0."""
+    root = project_copy(tmp_path / "project")
+    reports = tmp_path / "reprots"
+    if what == "file":
+        reports.write_text("not a folder\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "report", "--reports", str(reports)],
+        capture_output=True, text=True, cwd=root, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {reports}: "), proc.stderr
+    assert ("not found" if what == "missing" else "is not a folder") in lines[0]
+    assert not (root / "site").exists() and not (root / "site_src" / "generated").exists()

@@ -4,6 +4,8 @@ own family in the advice."""
 
 from __future__ import annotations
 
+import csv
+import hashlib
 import html
 import os
 import re
@@ -76,3 +78,22 @@ def test_the_layout_finding_names_the_model_and_its_source(built: Built) -> None
     assert family, "a user model is a family of its own, named with its source hash"
     decisions = (built.generated / "data" / "comparisons" / "decisions.csv").read_text()
     assert f"{MODEL}@{family.group(1)}" in decisions
+
+
+def test_the_home_page_gives_the_family_its_own_verdict(built: Built) -> None:
+    """The home page's layout table has a row for the user's model, apart from the torchvision
+    families, with the decision and the verdict the report's comparison table holds."""
+    digest = hashlib.sha1((ROOT / "tests/advise/model.py").read_bytes()).hexdigest()[:10]
+    family = f"{MODEL}@{digest}"
+    text = _text(built.site / "index.html")
+    row = re.search(re.escape(family) + r" · infer · fp32 · batch 4\n([^\n]+)\n"
+                    r"[0-9.]+× \([^)\n]+\)\n(faster|slower|no clear difference)\n", text)
+    assert row, "the home page names the family with a decision and a verdict"
+    with open(built.generated / "data" / "comparisons" / "memory-format.csv", newline="",
+              encoding="utf-8") as f:
+        (pair,) = [r for r in csv.DictReader(f) if r["model"] == MODEL]
+    assert pair["variant_value"] == "channels_last" and pair["verdict"] == row.group(2)
+    with open(built.generated / "data" / "comparisons" / "decisions.csv", newline="",
+              encoding="utf-8") as f:
+        (decision,) = [r for r in csv.DictReader(f) if r["model_family"] == family]
+    assert decision["verdict"] == row.group(2) and decision["action"]

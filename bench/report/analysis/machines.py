@@ -8,7 +8,7 @@ different fingerprints are never pooled, only shown next to each other.
 from __future__ import annotations
 
 import math
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -111,7 +111,7 @@ MACHINE_COLUMNS: Final = (
     "cpu_model", "cpu_cores", "cpu_logical", "cpu_threads", "gpu_memory_bytes", "memory_bytes",
     "torch_version", "torchvision_version", "cuda_version", "cudnn_version",
     "python_version", "os", "workload_version", "n_cells", "n_rows", "n_ok", "n_failed",
-    "first_started_at", "last_ended_at", *_STEP_COLUMNS,
+    "first_started_at", "last_ended_at", "conv_api", *_STEP_COLUMNS,
 )  # fmt: skip
 
 
@@ -169,6 +169,7 @@ def machine_summary(ds: Dataset) -> pd.DataFrame:
                 "n_failed": int((group["status"] != "ok").sum()),
                 "first_started_at": started.min() if len(started) else "",
                 "last_ended_at": ended.max() if len(ended) else "",
+                "conv_api": conv_api(env),
             }
         )
     out = pd.DataFrame(rows, columns=[c for c in MACHINE_COLUMNS if c not in _STEP_COLUMNS])
@@ -178,6 +179,23 @@ def machine_summary(ds: Dataset) -> pd.DataFrame:
     out["newest_step_version"] = version.groupby(out["machine"]).transform("max")
     out["superseded"] = (version < out["newest_step_version"]).astype(bool)
     return out
+
+
+def conv_api(env: dict[str, Any]) -> tuple[tuple[str, bool | None, str], ...]:
+    """(entry point, whether it took ``algo=``, the error's first line) per convolution entry
+    point the probe asked this fingerprint's torch about; empty for runs made before it asked.
+    """
+    found = env.get("conv_api")
+    if not isinstance(found, dict):
+        return ()
+    out = []
+    for name, answer in sorted(found.items()):
+        if not isinstance(answer, dict):
+            continue
+        accepts = answer.get("accepts_algo")
+        out.append((str(name), accepts if isinstance(accepts, bool) else None,
+                    str(answer.get("error") or "")))
+    return tuple(out)
 
 
 def _count(value: object) -> int | None:

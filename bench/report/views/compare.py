@@ -131,7 +131,7 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
         workloads, total = _shown_workloads(best)
         if total > TABLE_ROWS:
             csv_path = f"{COMPARISONS}/best-throughput.csv"
-            writer.text(csv_path, best.to_csv(index=False, lineterminator="\n"))
+            writer.csv(csv_path, best)
             more = cat(
                 f"The table shows the {TABLE_ROWS:,} workloads measured on the most machines, "
                 f"of {total:,}; every machine's best throughput for every workload is in ",

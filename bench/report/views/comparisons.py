@@ -51,7 +51,7 @@ def write_comparisons(
     """Every comparison of a page as a CSV next to the data files; returns its path."""
     path = f"{COMPARISONS}/{name}.csv"
     columns = [c for c in (*_CSV_COLUMNS, *extra) if c in frame.columns]
-    writer.text(path, frame[columns].to_csv(index=False, lineterminator="\n"))
+    writer.csv(path, frame[columns])
     return path
 
 

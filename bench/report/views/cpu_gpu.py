@@ -9,6 +9,7 @@ from bench.report import charts, fmt
 from bench.report.analysis.studies import CURVE_KEY
 from bench.report.pages import table
 from bench.report.paths import CPU_GPU_PAGE, chart_file
+from bench.report.views.claims import claims_box
 from bench.report.views.comparisons import TABLE_ROWS, cell_links, more_rows, write_comparisons
 from bench.report.views.frames import present, rows_of, sort_rows
 from bench.report.views.inputs import Inputs, by_machine, machine_context
@@ -124,6 +125,7 @@ def cpu_gpu_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         "cpu-vs-gpu.md.j2",
         p=p,
         sections=sections,
+        claims=claims_box(data, "cpu-vs-gpu", p),
         recs=recommendations_for(data, "device", p),
         **common,
     )

@@ -8,6 +8,7 @@ from typing import Any
 from bench.report import charts, fmt
 from bench.report.pages import table
 from bench.report.paths import CUDNN_PAGE, chart_file
+from bench.report.views.claims import claims_box
 from bench.report.views.comparisons import (
     TABLE_ROWS,
     cell_links,
@@ -238,6 +239,7 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         "cudnn-benchmark.md.j2",
         p=p,
         sections=sections,
+        claims=claims_box(data, "cudnn-benchmark", p),
         recs=recommendations_for(data, "cudnn.benchmark", p),
         **common,
     )

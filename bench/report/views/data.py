@@ -1,6 +1,12 @@
 """The data page: copies every run's files into the site and lists them with the computed CSVs,
 and describes every column of the files from the schema's own spec, so that what a reader sees
-is what the loader checks."""
+is what the loader checks.
+
+A run's files are copied byte for byte and linked as raw data. Where one holds a cell that a
+spreadsheet would run as a formula (see ``csvsafe``), a spreadsheet-safe copy goes beside it.
+Which files those are is read off the loaded rows (their text columns; a sample's ids are its
+row's, the loader checks that), and off the raw file where the loader left lines out.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +15,54 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench import schema
-from bench.report import fmt
+from bench.report import csvsafe, fmt
 from bench.report.analysis.cells import page_slug
 from bench.report.escape import Md, cat, md
-from bench.report.pages import table
+from bench.report.load import Dataset
+from bench.report.pages import Page, table
 from bench.report.paths import COMPARISONS, DATA_PAGE, data_file
 from bench.report.views.inputs import Inputs
 from bench.report.writer import Writer
 
 #: How a column's type reads on the page.
 _TYPE_WORDS = {"str": "text", "int": "integer", "float": "number"}
+#: The columns of results.csv that hold free text (closed sets and numbers cannot run).
+_FREE_TEXT = tuple(c.name for c in schema.RESULT_SPEC if c.type == "str" and not c.choices)
+
+#: Each copied run file (relative to the reports root) → its spreadsheet-safe copy in the site,
+#: or None where the raw file is safe as it is.
+Copies = dict[Path, "str | None"]
+
+
+def safe_file(rel: Path) -> str:
+    """Where the spreadsheet-safe copy of a run's CSV goes, beside the raw copy."""
+    return data_file(rel).removesuffix(".csv") + "-safe.csv"
+
+
+def suspect_runs(dataset: Dataset, reports_root: Path) -> set[Path]:
+    """The runs (their results.csv) whose CSVs may hold a cell that runs as a formula."""
+    res = dataset.results
+    out: set[Path] = set()
+    for col in _FREE_TEXT:
+        bad = csvsafe.unsafe_values(res[col].to_numpy(dtype=object))
+        if bad:
+            out.update(Path(s) for s in res.loc[res[col].isin(bad), "source"].unique())
+    for run in dataset.runs:  # lines the loader left out were never looked at
+        prefixes = (f"{reports_root / run.results}:", f"{reports_root / run.samples}:")
+        if any(line.startswith(prefixes) for line in dataset.skipped):
+            out.add(run.results)
+    return out
+
+
+def file_links(p: Page, name: str, rel: Path, copies: Copies) -> Md:
+    """A run file's link, labelled raw data, and its spreadsheet-safe copy where it has one."""
+    if rel not in copies:
+        return Md(md(f"{name} missing"))
+    if not name.endswith(".csv"):
+        return p.link(name, data_file(rel))
+    safe = copies[rel]
+    return cat(p.link(name, data_file(rel)), " (raw data)",
+               *((" · ", p.link("spreadsheet-safe", safe)) if safe else ()))
 
 
 def code(text: str) -> Md:
@@ -43,11 +87,12 @@ def column_table(spec: Sequence[schema.Column]) -> Md:
     return table(["Column", "Type", "Allowed values", "Required", "What it holds"], rows)
 
 
-def data_page(writer: Writer, data: Inputs, reports_root: Path) -> set[Path]:
-    """Copy every run's files into the site and list them; returns the copied paths."""
+def data_page(writer: Writer, data: Inputs, reports_root: Path) -> Copies:
+    """Copy every run's files into the site and list them; returns what was copied."""
     here = DATA_PAGE
     p = data.page(here)
-    copied: set[Path] = set()
+    copied: Copies = {}
+    suspect = suspect_runs(data.dataset, reports_root)
     rows = []
     counts = (
         data.dataset.results.groupby("source").size().to_dict() if len(data.dataset.results) else {}
@@ -62,10 +107,12 @@ def data_page(writer: Writer, data: Inputs, reports_root: Path) -> set[Path]:
             source = reports_root / rel
             if source.is_file():
                 writer.copy(source, data_file(rel))
-                copied.add(rel)
-                links.append(p.link(name, data_file(rel)))
-            else:
-                links.append(Md(md(f"{name} missing")))
+                copied[rel] = None
+                if run.results in suspect and name != schema.ENV_FILE and not \
+                        csvsafe.file_is_safe(source):
+                    writer.safe_copy(source, safe_file(rel))
+                    copied[rel] = safe_file(rel)
+            links.append(file_links(p, name, rel, copied))
         page = page_slug(run.machine, run.fingerprint_id)
         machine = p.machine_link(run.machine, page) if page in data.machines else md(run.machine)
         rows.append(

@@ -9,6 +9,7 @@ import pandas as pd
 from bench.report import fmt
 from bench.report.pages import safe_title, table
 from bench.report.paths import DETERMINISM_PAGE, chart_file
+from bench.report.views.claims import claims_box
 from bench.report.views.comparisons import (
     TABLE_ROWS,
     cell_links,
@@ -125,6 +126,7 @@ def determinism_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> No
         "determinism.md.j2",
         p=p,
         sections=sections,
+        claims=claims_box(data, "determinism", p),
         recs=recommendations_for(data, "cudnn.deterministic", p),
         **common,
     )

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from bench.report import advice, fmt
+from bench.report import advice, claims, fmt
 from bench.report.analysis import Analysis, analyse
 from bench.report.escape import Md, cat, slug
 from bench.report.load import Dataset
@@ -111,6 +111,7 @@ class Inputs:
     decisions: pd.DataFrame
     status: dict[tuple[str, str], str]  # (fingerprint, cell id) → "2 ok, 1 crash"
     labels: dict[str, str]  # link_labels(machines)
+    verdicts: list[claims.Verdict]  # every claim of claims.toml, judged from ``a``
 
     @functools.cached_property
     def superseded(self) -> dict[str, tuple[str, str]]:
@@ -173,4 +174,5 @@ def compute(dataset: Dataset) -> Inputs:
             )
         },
         labels=link_labels(machines),
+        verdicts=claims.evaluate(tables),
     )

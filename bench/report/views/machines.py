@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -11,6 +10,7 @@ from bench.report import fmt
 from bench.report.escape import anchor, attr, cat, html_text, md, slug
 from bench.report.pages import fragment_placeholder, html_table, row_anchor, table
 from bench.report.paths import MACHINES_INDEX, data_file, fragment_file, machine_file
+from bench.report.views.data import Copies, file_links
 from bench.report.views.frames import CONFIG_AXES, present, rows_of
 from bench.report.views.inputs import Inputs
 from bench.report.views.labels import cold_text, equal_text
@@ -148,7 +148,7 @@ def _run_rows(n_ok: int, n_rows: int, planned: int | None) -> str:
     return f"{n_ok:,} ok; {n_rows:,} of {planned:,} planned rows{done}"
 
 
-def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple[str, str]]:
+def machine_pages(writer: Writer, data: Inputs, copied: Copies) -> list[tuple[str, str]]:
     nav = []
     runs_by_fp: dict[str, list[Any]] = {}
     for run in data.dataset.runs:
@@ -165,9 +165,10 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
         fp = m.fingerprint_id
         env = data.dataset.envs.get(fp)
         flags = env.get("flag_defaults", {}) if isinstance(env, dict) else {}
-        env_rows = [
+        env_rows = [  # the plan (what a resume must match) lists every cell id: not here
             [k, v]
-            for k, v in flatten({k: v for k, v in (env or {}).items() if k != "flag_defaults"})
+            for k, v in flatten(
+                {k: v for k, v in (env or {}).items() if k not in ("flag_defaults", "plan")})
         ]
         flag_rows = [[k, v] for k, v in flatten(flags)] if isinstance(flags, dict) else []
         cells = data.a.cells.loc[data.a.cells["fingerprint_id"] == fp]
@@ -219,14 +220,14 @@ def machine_pages(writer: Writer, data: Inputs, copied: set[Path]) -> list[tuple
         for run in sorted(runs_by_fp.get(fp, []), key=lambda r: str(r.results)):
             runs.append(
                 [
-                    str(run.run_id),
+                    str(run.run_id) + (f", shard {run.shard}" if run.shard else ""),
                     _run_rows(
                         int(ok_by_run.get(run.run_id, 0)),
                         int(rows_by_run.get(run.run_id, 0)),
                         run.planned_rows,
                     ),
-                    p.link("results.csv", data_file(run.results)),
-                    p.link("samples.csv", data_file(run.samples))
+                    file_links(p, "results.csv", run.results, copied),
+                    file_links(p, "samples.csv", run.samples, copied)
                     if run.samples in copied
                     else fmt.MISSING,
                     p.link("env.json", data_file(run.env)) if run.env in copied else fmt.MISSING,

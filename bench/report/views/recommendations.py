@@ -83,4 +83,4 @@ def write_decisions(writer: Writer, decisions: pd.DataFrame) -> None:
                     "/".join(map(str, x)) if isinstance(x, tuple) else str(x) for x in t
                 )
             )
-    writer.text(DECISIONS_CSV, frame.to_csv(index=False, lineterminator="\n"))
+    writer.csv(DECISIONS_CSV, frame)

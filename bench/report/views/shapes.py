@@ -11,6 +11,7 @@ from typing import Any
 from bench.report import fmt
 from bench.report.pages import table
 from bench.report.paths import SHAPES_PAGE, chart_file
+from bench.report.views.claims import claims_box
 from bench.report.views.comparisons import (
     TABLE_ROWS,
     cell_links,
@@ -115,6 +116,7 @@ def shapes_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         "dynamic-shapes.md.j2",
         p=p,
         sections=sections,
+        claims=claims_box(data, "dynamic-shapes", p),
         recs=recommendations_for(data, "cudnn.benchmark", p, shapes_only=True),
         **common,
     )

@@ -8,8 +8,8 @@ py-cpuinfo (the CPU's brand string, kept as ``cpu.brand`` beside the fingerprint
 nvidia-ml-py (``pynvml``: driver, clocks, power limit and throttle reasons without a
 subprocess); without them /proc and ``nvidia-smi`` are read.
 
-The fingerprint id hashes only stable facts (hardware and software versions, not clocks or
-dates), so two runs on the same machine and stack share an id and can be resumed or
+The fingerprint id (``bench.run.fingerprint``, which the runner recomputes too) hashes only
+stable facts, so two runs on the same machine and stack share an id and can be resumed or
 compared, while a driver, torch or cuDNN upgrade, or a change to what a measured step does
 (``bench.run.child.workloads.WORKLOAD_VERSION``), gets a new id and is never pooled.
 """
@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import hashlib
-import json
 import os
 import platform
 import re
@@ -28,6 +26,7 @@ import subprocess
 from typing import Any, Callable
 
 from bench.run.child.flags import available_cores, flag_defaults
+from bench.run.fingerprint import fingerprint_id
 from bench.schema import SCHEMA_VERSION
 
 
@@ -209,25 +208,41 @@ def machine_slug(env: dict[str, Any]) -> str:
     return f"cpu-{model[:40].strip('-')}-{cpu.get('affinity', '?')}c"
 
 
-_STABLE = (("python", "version"), ("os", "system"), ("os", "release"), ("torch", "version"),
-           ("torch", "torchvision"), ("torch", "cuda"), ("torch", "cudnn"), ("cpu", "model"),
-           ("cpu", "logical_cpus"), ("cpu", "affinity"), ("bench", "workload_version"))
-
-
-def fingerprint_id(env: dict[str, Any]) -> str:
-    stable = {f"{a}.{b}": env.get(a, {}).get(b) for a, b in _STABLE}
-    stable["gpus"] = [(g.get("name"), g.get("total_memory_bytes"), g.get("driver"))
-                      for g in env.get("gpus", [])]
-    blob = json.dumps(stable, sort_keys=True, default=str)
-    return hashlib.sha1(blob.encode()).hexdigest()[:12]
-
-
 def collect_memory() -> dict[str, Any]:
     """Installed system memory: part of what a machine comparison lists, not of the
     fingerprint (a RAM upgrade does not change a step's time, and a resume must not fail on it)."""
     out: dict[str, Any] = {}
     with contextlib.suppress(ValueError, OSError, AttributeError):
         out["total_bytes"] = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return out
+
+
+def collect_conv_api(torch: Any) -> dict[str, Any]:
+    """Whether this torch's convolutions take an ``algo`` argument, asked of torch itself.
+
+    Popular advice says a cuDNN algorithm can be chosen per call with ``algo=``; the site
+    answers from what the installed torch does, not from its documentation. Tiny CPU tensors:
+    nothing touches CUDA. Per entry point: ``accepts_algo`` (None when the call failed for
+    another reason) and the error's first line.
+    """
+    out: dict[str, Any] = {}
+    x = torch.zeros(1, 1, 3, 3)
+    calls = {
+        "torch.nn.functional.conv2d": lambda: torch.nn.functional.conv2d(
+            x, torch.zeros(1, 1, 1, 1), algo=0),
+        "torch.nn.Conv2d.forward": lambda: torch.nn.Conv2d(1, 1, 1)(x, algo=0),
+    }
+    for name, call in calls.items():
+        try:
+            call()
+        except TypeError as exc:
+            text = str(exc).strip().splitlines()
+            out[name] = {"accepts_algo": False,
+                         "error": f"TypeError: {text[0] if text else ''}"[:300]}
+        except Exception as exc:  # failed for another reason: whether it takes algo is unknown
+            out[name] = {"accepts_algo": None, "error": f"{type(exc).__name__}: {exc}"[:300]}
+        else:
+            out[name] = {"accepts_algo": True, "error": ""}
     return out
 
 
@@ -252,6 +267,8 @@ def collect(torch: Any) -> dict[str, Any]:
         "gpus": collect_gpus(torch),
         "bench": collect_bench(),
     }
+    with contextlib.suppress(Exception):  # a fact about this torch, outside the fingerprint
+        env["conv_api"] = collect_conv_api(torch)
     env["fingerprint_id"] = fingerprint_id(env)
     env["machine"] = machine_slug(env)
     return env

@@ -46,6 +46,23 @@ class NotApplicable(Exception):
     """A setting the cell asks for does not apply to this model's input (its row: skipped)."""
 
 
+#: What an allocator that ran out says where torch raises no OutOfMemoryError, in any device's
+#: words: CUDA's, cuDNN's and cuBLAS's, and the CPU's (``DefaultCPUAllocator: can't allocate
+#: memory``, ENOMEM's "Cannot allocate memory", C++'s ``std::bad_alloc``).
+OOM_TEXT = ("out of memory", "cudnn_status_alloc_failed", "cublas_status_alloc_failed",
+            "can't allocate memory", "cannot allocate memory", "not enough memory",
+            "bad_alloc")
+
+
+def is_oom(torch: Any, exc: BaseException) -> bool:
+    """Whether ``exc`` (or the error a ``UserModelError`` wraps) is memory running out."""
+    cause = exc.__cause__ if isinstance(exc, UserModelError) and exc.__cause__ else exc
+    types = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),
+                              getattr(torch.cuda, "OutOfMemoryError", None)) if t)
+    return isinstance(cause, (*types, MemoryError)) or any(
+        t in str(cause).lower() for t in OOM_TEXT)
+
+
 def one_line(exc: BaseException) -> str:
     """``ValueError: boom`` (the class and the first line of the message)."""
     lines = str(exc).strip().splitlines()
@@ -263,7 +280,8 @@ def check(torch: Any, chk: ModelCheck) -> ModelInfo:
                 model(*batch)
         except Exception as exc:
             raise UserModelError(f"a forward pass on a batch of shape {describe(batch)} failed: "
-                                 f"{one_line(exc)}{hint}") from exc
+                                 f"{one_line(exc)}{'' if is_oom(torch, exc) else hint}"
+                                 ) from exc
         flops, note = count_forward(torch, model, [batch])
         if chk.mode == "train":
             if not any(p.requires_grad for p in model.parameters()):
@@ -278,9 +296,10 @@ def check(torch: Any, chk: ModelCheck) -> ModelInfo:
             except Exception as exc:
                 raise UserModelError(f"a training step (loss and backward) on a batch of shape "
                                      f"{describe(batch)} failed: {one_line(exc)}") from exc
-    except UserModelError as exc:
-        return ModelInfo(chk, error=str(exc), source=identity(files), files=files)
-    except Exception as exc:  # an out-of-memory, say: still one line
-        return ModelInfo(chk, error=one_line(exc), source=identity(files), files=files)
+    except Exception as exc:  # the user's code, or something else: still one line
+        error = str(exc) if isinstance(exc, UserModelError) else one_line(exc)
+        if is_oom(torch, exc):
+            error = f"does not fit in memory on {chk.device}: {error}"
+        return ModelInfo(chk, error=error, source=identity(files), files=files)
     return ModelInfo(chk, source=identity(files), files=files, input_ndim=ndim,
                      flops_per_sample=flops, note=note)

@@ -16,7 +16,13 @@ without the risk of hitting a recycled pid. So the server, not its runner:
   still dying waits until that child's ``Exited`` has gone out;
 - signals a group only while its leader is unreaped (a zombie keeps its pid and its group):
   it notices an exit with ``waitid(WNOWAIT)``, sweeps the group (whatever the child started
-  dies with it), and only then reaps.
+  dies with it), and only then reaps;
+- cannot outlive its runner: it sees EOF on stdin when the runner goes, and on Linux the
+  kernel also sends it SIGTERM then (``PR_SET_PDEATHSIG``: the pipe can stay open when
+  another process holds a copy of it); either way it ends its child before it exits;
+- is its children's subreaper (``PR_SET_CHILD_SUBREAPER``): whatever a child started that
+  left its group (``setsid()``) comes back to the server when that child dies, instead of to
+  init, and the server kills and reaps it after every replicate.
 
 Each child runs in a session of its own (a Ctrl-C in the terminal reaches the runner, not
 the children) and asks the kernel to kill it if the server dies (``die_with_server``).
@@ -57,15 +63,81 @@ POLL_S = 0.02
 #: in the kernel may take longer; the kernel still ends it, and init reaps it).
 KILL_WAIT_S = 5.0
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _prctl(option: int, value: int) -> bool:
+    """Linux's ``prctl``; False where it is not there or refuses."""
+    if not sys.platform.startswith("linux"):
+        return False
+    with contextlib.suppress(OSError, AttributeError):
+        return bool(ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0)
+    return False
+
+
+def bind_to_runner(runner_pid: int) -> None:
+    """In the server: SIGTERM when its runner dies (the runner is its parent), and adopt
+    whatever its children's descendants leave behind. A runner already gone by the time
+    the request took effect is a SIGTERM now."""
+    _prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    if os.getppid() != runner_pid:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _children_from_proc(me: int) -> set[int]:
+    """Every process whose parent is ``me``, zombies included, from /proc/<pid>/stat."""
+    found: set[int] = set()
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    stat = f.read()
+                if int(stat[stat.rindex(b")") + 2:].split()[1]) == me:  # after "(comm) S"
+                    found.add(int(name))
+    return found
+
+
+def adopted(exclude: int | None = None) -> list[int]:
+    """This process's children other than ``exclude``: as a subreaper, the orphans of its
+    children's descendants (zombies included, to be reaped). From /proc (none without it)."""
+    me = os.getpid()
+    try:
+        tasks = os.listdir(f"/proc/{me}/task")
+        found: set[int] = set()
+        for task in tasks:  # the kernel's own list, where it keeps one
+            with open(f"/proc/{me}/task/{task}/children") as f:
+                found.update(int(pid) for pid in f.read().split())
+    except OSError:
+        found = _children_from_proc(me)
+    found.discard(exclude if exclude is not None else -1)
+    return sorted(found)
+
+
+def sweep_adopted(exclude: int | None = None, clock: Callable[[], float] = time.monotonic
+                  ) -> None:
+    """Kill and reap every adopted orphan (and its own group), until none is left; a process
+    the kernel holds is given up on after ``KILL_WAIT_S``."""
+    give_up = clock() + KILL_WAIT_S
+    while (pids := adopted(exclude)) and clock() < give_up:
+        for pid in pids:  # each is our child and unreaped: its pid and group are its own
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in pids:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+        time.sleep(POLL_S)
 
 
 def die_with_server(server_pid: int) -> None:
     """In a forked child: have the kernel SIGKILL this process when the server dies, so a
     child never outlives a server that was itself killed (Linux's ``PR_SET_PDEATHSIG``;
     elsewhere a no-op, and the worker's own alarm is the backstop)."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
     if os.getppid() != server_pid:  # the server died before the request took effect
         os._exit(1)
 
@@ -75,20 +147,29 @@ def fork_child(run: Callable[[], int], close_fds: Sequence[int] = ()) -> int:
 
     The child closes ``close_fds`` (the protocol pipe must never be written by it, and must
     see EOF when the server dies), runs ``run`` and exits with its code, its output flushed
-    first: ``os._exit`` skips the interpreter's own flush.
+    first: ``os._exit`` skips the interpreter's own flush. SIGINT and SIGTERM are blocked
+    across the fork until the child has its own (default) handlers: a child stopped as soon
+    as it is born must die of the signal, not run the server's handler and print its traceback.
     """
     server = os.getpid()
     for stream in (sys.stdout, sys.stderr):  # nothing buffered here is printed twice
         stream.flush()
-    pid = os.fork()
+    stopping = {signal.SIGINT, signal.SIGTERM}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, stopping)
+    try:
+        pid = os.fork()
+    finally:
+        if os.getpid() == server:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     if pid:
         return pid
     code = 70
     try:
+        for sig in stopping:
+            signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         os.setsid()
         die_with_server(server)
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_DFL)
         for fd in close_fds:
             os.close(fd)
         code = run()
@@ -141,11 +222,13 @@ class Replicate:
         return None if due == math.inf else max(0.0, due - self.clock())
 
     def reap(self) -> Exited:
-        """Sweep the ended child's group, then reap it (only now may its pid be reused)."""
+        """Sweep the ended child's group, then reap it (only now may its pid be reused), then
+        what it left outside its group, which has come back to the server."""
         self._signal(signal.SIGKILL)
         _, status = os.waitpid(self.pid, 0)
         if self.fd is not None:
             os.close(self.fd)
+        sweep_adopted(clock=self.clock)
         return Exited(self.pid, os.waitstatus_to_exitcode(status), self.timed_out)
 
     def shut_down(self) -> Exited | None:
@@ -173,13 +256,15 @@ def _terminated(signum: int, frame: object) -> None:
 
 
 def serve(target: Callable[[str], int], cuda_initialised: Callable[[], bool] = lambda: False,
-          clock: Callable[[], float] = time.monotonic) -> int:
+          clock: Callable[[], float] = time.monotonic, runner_pid: int | None = None) -> int:
     """The server loop on stdin and stdout: ``Run`` forks ``target(task_path)``, ``Stop`` ends
-    it, every end is reported with ``Exited``. Returns at EOF (0) or SIGTERM (143)."""
+    it, every end is reported with ``Exited``. Returns at EOF (0) or SIGTERM (143): its
+    runner's death is either (``runner_pid``: the parent it was started by)."""
     out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # a stray print (ours or a library's) must never reach the protocol pipe
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides about interrupts
     signal.signal(signal.SIGTERM, _terminated)
+    runner = os.getppid() if runner_pid is None else runner_pid
     inbox = Channel(sys.stdin.fileno())
     rep: Replicate | None = None
     queued: Run | None = None  # a task sent while a stopped child was still dying
@@ -217,6 +302,7 @@ def serve(target: Callable[[str], int], cuda_initialised: Callable[[], bool] = l
 
     reply(Ready(os.getpid()))
     try:
+        bind_to_runner(runner)
         while True:
             try:
                 msg = inbox.pending()
@@ -248,6 +334,7 @@ def serve(target: Callable[[str], int], cuda_initialised: Callable[[], bool] = l
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one shutdown at a time
         end = rep.shut_down() if rep is not None else None
+        sweep_adopted(clock=clock)
         if end is not None:
             with contextlib.suppress(OSError):  # for a runner still listening
                 reply(end)
@@ -256,6 +343,8 @@ def serve(target: Callable[[str], int], cuda_initialised: Callable[[], bool] = l
 def main() -> int:
     import importlib
     import warnings
+
+    runner = os.getppid()  # before the imports: a runner that dies meanwhile is noticed
 
     # Python 3.12 warns about fork() in a threaded process; the server's only threads are
     # idle library pools, and each child starts its own work from scratch.
@@ -267,7 +356,8 @@ def main() -> int:
 
     torch = sys.modules.get("torch")
     return serve(worker.child_main,
-                 lambda: torch is not None and bool(torch.cuda.is_initialized()))
+                 lambda: torch is not None and bool(torch.cuda.is_initialized()),
+                 runner_pid=runner)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,10 @@ from bench.run.protocol import Metrics, Probe, Record, Repro, Sample, Task, Time
 FAULT_KINDS = ("crash", "exit", "hang", "spam", "oom", "error", "fill-cache", "compile-error")
 
 
+#: What an allocator that ran out says (see ``factory.OOM_TEXT``, shared with the probe).
+OOM_TEXT = factory.OOM_TEXT
+
+
 class InjectedError(RuntimeError):
     """Raised by the ``error`` fault; a stand-in for any exception in a model step."""
 
@@ -84,12 +88,7 @@ def classify(torch: Any, exc: BaseException) -> tuple[str, str]:
     reason = f"{type(exc).__name__}: {first}"[:500]
     if isinstance(exc, factory.UserModelError):
         reason = (text[0] if text else "")[:500]
-    oom_types = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),
-                                  getattr(torch.cuda, "OutOfMemoryError", None)) if t)
-    text_oom = ("out of memory", "cudnn_status_alloc_failed", "cublas_status_alloc_failed",
-                "can't allocate memory")  # the last: torch's CPU allocator
-    oom_types = (*oom_types, MemoryError)
-    if isinstance(exc, oom_types) or any(t in reason.lower() for t in text_oom):
+    if factory.is_oom(torch, exc):
         return "oom", reason
     return "error", reason
 

@@ -1,0 +1,95 @@
+"""What a claim, a finding and a verdict are: the vocabulary of the claims rules and pages."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+SUPPORTED = "supported"
+CONTRADICTED = "contradicted"
+DEPENDS = "depends"
+NOT_MEASURED = "not measured here"
+VERDICTS: Final = (SUPPORTED, CONTRADICTED, DEPENDS, NOT_MEASURED)
+
+#: What one finding says about its claim.
+SUPPORTS = "supports"
+CONTRADICTS = "contradicts"
+CANNOT_TELL = "cannot tell"
+STANCES: Final = (SUPPORTS, CONTRADICTS, CANNOT_TELL)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One piece of popular advice, as ``claims.toml`` holds it."""
+
+    id: str
+    claim: str  # the advice, in our own words
+    question: str  # what it becomes once made measurable
+    analysis: str  # the rule that answers it (a name in rules.RULES)
+    pages: tuple[str, ...] = ()  # the finding pages that show its verdict
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What one machine or configuration says about a claim, with the rows it rests on.
+
+    ``text`` is plain text with its figures (escaped where it is shown); ``evidence`` holds
+    (machine page, row anchor) pairs, as everywhere on the site.
+    """
+
+    stance: str  # one of STANCES
+    page: str  # the machine page key
+    machine: str
+    describe: Callable[[], str] | str  # the text, or how to write it when it is shown
+    evidence: tuple[tuple[str, str], ...] = ()
+    model: str = ""  # the model it measured ("" where the finding is about the machine)
+
+    @functools.cached_property
+    def text(self) -> str:
+        """Plain text with its figures. Written on first use: a big tree files thousands of
+        findings and a page shows a dozen of each claim's."""
+        return self.describe if isinstance(self.describe, str) else self.describe()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim's computed verdict: the word, a summary true of every finding it cites, the
+    findings themselves, and (when nothing could tell) the run that would measure it."""
+
+    claim: Claim
+    verdict: str  # one of VERDICTS
+    summary: str
+    findings: tuple[Finding, ...] = ()
+    missing: str = ""
+
+    @property
+    def scope(self) -> str:
+        """What the verdict rests on, so it never reads as wider than that: ``3 findings
+        (resnet50, vit_b_16) on nvidia-h200``; empty when no finding could tell."""
+        telling = [f for f in self.findings if f.stance != CANNOT_TELL]
+        if not telling:
+            return ""
+        models = sorted({f.model for f in telling if f.model})
+        machines = sorted({f.machine for f in telling})
+        what = f"{len(telling)} finding{'s' if len(telling) != 1 else ''}"
+        if models:
+            what += f" ({', '.join(models)})"
+        return f"{what} on {', '.join(machines)}"
+
+    @property
+    def evidence(self) -> tuple[tuple[str, str], ...]:
+        """Every row behind the verdict, once, in finding order."""
+        return tuple(dict.fromkeys(e for f in self.findings for e in f.evidence))
+
+
+
+def decide(claim: Claim, findings: list[Finding], summary: str, missing: str) -> Verdict:
+    """The verdict that the findings which can tell give (see the module docstring)."""
+    stances = {f.stance for f in findings} - {CANNOT_TELL}
+    if not stances:
+        return Verdict(claim, NOT_MEASURED, summary, tuple(findings), missing)
+    word = {frozenset({SUPPORTS}): SUPPORTED, frozenset({CONTRADICTS}): CONTRADICTED}.get(
+        frozenset(stances), DEPENDS)
+    return Verdict(claim, word, summary, tuple(findings))

@@ -1,0 +1,88 @@
+"""Reading a run's env.json for the report: valid JSON, an object, and the types it relies on.
+
+Why check the types: env.json is written by the runner but read from a shared tree, where a
+hand edit or another tool's file can hold ``"gpus": 5`` or ``"cpu": "x"``. The analysis
+reads nested fields from it (the GPU's name, the CPU's cores, the torch version), and a
+wrong type there surfaced as a ``TypeError`` deep in a page; here it is one line naming the
+file, the line of the key and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from bench import schema
+from bench.report.errors import LoadError
+
+#: The keys the report reads, and the JSON type each must have when present.
+_TYPES: dict[str, tuple[type, ...]] = {
+    "fingerprint_id": (str,),
+    "machine": (str,),
+    "run_id": (str,),
+    "profile": (str,),
+    "collected_at": (str,),
+    "schema_version": (int,),
+    "planned_rows": (int,),
+    "python": (dict,),
+    "os": (dict,),
+    "torch": (dict,),
+    "cpu": (dict,),
+    "memory": (dict,),
+    "gpus": (list,),
+    "flag_defaults": (dict,),
+    "bench": (dict,),
+    "plan": (dict,),
+}
+_WORDS = {str: "a string", int: "an integer", dict: "an object", list: "a list"}
+
+
+def _line_of(text: str, key: str) -> int:
+    """The line where ``key`` is first written (1 when it cannot be found)."""
+    found = re.search(rf'^\s*"{re.escape(key)}"\s*:', text, re.MULTILINE)
+    return text.count("\n", 0, found.start()) + 1 if found else 1
+
+
+def _type_problem(env: dict[str, Any], text: str) -> tuple[int, str] | None:
+    for key, types in _TYPES.items():
+        if key not in env:
+            continue
+        value = env[key]
+        if isinstance(value, bool) or not isinstance(value, types):
+            return _line_of(text, key), (
+                f"{key} must be {_WORDS[types[0]]}, not {type(value).__name__} {value!r:.40}")
+    for i, gpu in enumerate(env.get("gpus") or []):
+        if not isinstance(gpu, dict):
+            return _line_of(text, "gpus"), f"gpus[{i}] must be an object, not {gpu!r:.40}"
+    return None
+
+
+def read_env(path: Path) -> dict[str, Any]:
+    """The parsed env.json, or ``LoadError`` naming the file, the line and the problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        env = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LoadError(path, exc.lineno, f"invalid JSON: {exc.msg}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LoadError(path, 0, f"cannot read env.json: {exc}") from None
+    if not isinstance(env, dict):
+        raise LoadError(path, 1, "env.json is not a JSON object")
+    fingerprint = env.get("fingerprint_id")
+    if not isinstance(fingerprint, str) or not fingerprint:
+        raise LoadError(path, 1, "env.json has no fingerprint_id")
+    version = env.get("schema_version", schema.SCHEMA_VERSION)
+    if isinstance(version, int) and not isinstance(version, bool) \
+            and version > schema.SCHEMA_VERSION:
+        raise LoadError(
+            path,
+            _line_of(text, "schema_version"),
+            f"env.json schema_version {version!r} is newer than this code understands "
+            f"(<= {schema.SCHEMA_VERSION}); upgrade torch-knobs to read it",
+        )
+    problem = _type_problem(env, text)
+    if problem is not None:
+        raise LoadError(path, *problem)
+    return env

@@ -1,0 +1,80 @@
+"""The Claims page, and the short box on each finding page with the claims it answers.
+
+Every verdict and figure comes from :mod:`bench.report.claims`; this module only lays them
+out, with the same row links as every other page. A claim's anchor is its id, so a discussion
+can link to one verdict.
+"""
+
+from __future__ import annotations
+
+from bench.report import claims
+from bench.report.escape import Md, cat
+from bench.report.pages import Page
+from bench.report.paths import CLAIMS_PAGE
+from bench.report.views.inputs import Inputs
+from bench.report.views.sentences import evidence_links
+from bench.report.writer import Writer
+
+#: The admonition each verdict is shown in, and the words it opens with.
+BOX = {
+    claims.SUPPORTED: ("success", "Supported"),
+    claims.CONTRADICTED: ("failure", "Contradicted"),
+    claims.DEPENDS: ("warning", "It depends"),
+    claims.NOT_MEASURED: ("note", "Not measured here"),
+}
+STANCE_WORDS = {
+    claims.SUPPORTS: "supports it",
+    claims.CONTRADICTS: "contradicts it",
+    claims.CANNOT_TELL: "cannot tell",
+}
+#: Findings listed per claim; the rest are counted (every one is behind its rows).
+FINDINGS_SHOWN = 12
+
+
+def anchor(v: claims.Verdict) -> str:
+    return f"claim-{v.claim.id}"
+
+
+def claims_page(writer: Writer, data: Inputs) -> None:
+    p = data.page(CLAIMS_PAGE)
+    entries = []
+    for v in data.verdicts:
+        kind, word = BOX[v.verdict]
+        shown = v.findings[:FINDINGS_SHOWN]
+        entries.append({
+            "anchor": anchor(v),
+            "claim": v.claim.claim,
+            "question": v.claim.question,
+            "kind": kind,
+            "word": word,
+            "scope": v.scope,
+            "summary": v.summary,
+            "missing": v.missing,
+            "findings": [
+                cat(p.machine_link(f.machine, f.page), f" ({STANCE_WORDS[f.stance]}): {f.text}",
+                    cat(" (", evidence_links(p, f.evidence), ")") if f.evidence else "")
+                for f in shown
+            ],
+            "more": len(v.findings) - len(shown),
+            "evidence": evidence_links(p, v.evidence),
+        })
+    writer.page(CLAIMS_PAGE, "claims.md.j2", p=p, entries=entries, n_claims=len(entries),
+                counts_line=counts_line(data))
+
+
+def claims_box(data: Inputs, page: str, p: Page) -> list[Md]:
+    """One line per claim a finding page answers: the claim, its verdict, a link to it."""
+    out = []
+    for v in data.verdicts:
+        if page not in v.claim.pages:
+            continue
+        _, word = BOX[v.verdict]
+        out.append(cat(f"“{v.claim.claim}” ", Md("**"), word.lower(), Md("**"), ": ",
+                       v.summary, " (", p.link("details", CLAIMS_PAGE, anchor(v)), ")"))
+    return out
+
+
+def counts_line(data: Inputs) -> str:
+    """``supported 3, contradicted 2, it depends 1, not measured here 4``."""
+    return ", ".join(f"{word.lower()} {sum(v.verdict == verdict for v in data.verdicts)}"
+                     for verdict, (_, word) in BOX.items())

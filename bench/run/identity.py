@@ -1,0 +1,100 @@
+"""What a run folder measures, kept in its env.json, and the check that a resume is that run.
+
+Why: ``--resume`` appends to a folder whose rows the report pools as one run. Resuming it
+with another profile, other stopping settings or another set of cells would pool replicates
+measured differently; resuming it on another machine or software stack would pool two
+environments; and an env.json edited by hand would describe a stack the rows were not
+measured on. So a resume compares the whole identity, and refuses with one line that names
+what differs.
+
+env.json keeps ``plan``: the profile's name and, per study, its settings (the stopping rule,
+the replication, the timeout) and its cell ids. The fingerprint is recomputed from the live
+environment and from the stored env.json's own facts, and both must give the stored id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from bench.run.fingerprint import differences, fingerprint_id
+from bench.run.matrix import Profile
+from bench.schema import SchemaError
+
+#: How many differences a refusal names before it says how many more there are.
+SHOWN = 3
+
+
+class ResumeError(SchemaError):
+    """A resume that would mix two different runs in one folder; one line says how."""
+
+
+def plan_of(profile: Profile) -> dict[str, Any]:
+    """The part of a run's identity its profile decides, as env.json keeps it."""
+    return {
+        "profile": profile.name,
+        "studies": {s.name: {"settings": asdict(s.settings),
+                             "cells": [c.cell_id for c in s.cells]} for s in profile.studies},
+    }
+
+
+def _ids(ids: list[str]) -> str:
+    return ", ".join(ids[:SHOWN]) + (f" and {len(ids) - SHOWN} more" if len(ids) > SHOWN else "")
+
+
+def plan_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What differs between two plans, in words, most telling first."""
+    out = []
+    if old.get("profile") != new.get("profile"):
+        out.append(f"it measured profile {old.get('profile')!r}, not {new.get('profile')!r}")
+    before, now = old.get("studies") or {}, new.get("studies") or {}
+    if not isinstance(before, dict):
+        return [*out, "env.json's plan has no studies"]
+    out += [f"study {name!r} is not in this profile" for name in before if name not in now]
+    out += [f"study {name!r} is new" for name in now if name not in before]
+    for name in (n for n in now if n in before):
+        was, is_ = before[name] or {}, now[name]
+        settings = was.get("settings") or {}
+        for key, value in is_["settings"].items():
+            if settings.get(key) != value:
+                out.append(f"study {name!r}: {key} was {settings.get(key)!r}, now {value!r}")
+        cells, cells_now = list(was.get("cells") or []), is_["cells"]
+        added = [c for c in cells_now if c not in set(cells)]
+        gone = [c for c in cells if c not in set(cells_now)]
+        if added or gone:
+            out.append(f"study {name!r}: other cells ({len(added)} new: {_ids(added) or '-'}; "
+                       f"{len(gone)} gone: {_ids(gone) or '-'})")
+    return out
+
+
+def check_resume(stored: Mapping[str, Any] | None, live: Mapping[str, Any],
+                 plan: Mapping[str, Any], env_path: Path) -> None:
+    """Refuse (``ResumeError``) a resume whose env.json is not this run's, in the order a
+    reader would look: the file itself, then the environment, then the plan."""
+    if stored is None:  # killed before env.json was written: no row can exist yet
+        return
+    where = env_path.parent
+    recorded = stored.get("fingerprint_id")
+    from_file = fingerprint_id(stored)
+    if from_file != recorded:
+        raise ResumeError(f"cannot resume {where}: {env_path.name}'s own facts give fingerprint "
+                          f"{from_file}, not the {recorded} it records (was it edited?); "
+                          "use a new --out")
+    from_live = fingerprint_id(live)
+    if from_live != recorded:
+        named = differences(live, stored)[:SHOWN]
+        raise ResumeError(f"cannot resume {where}: it was measured on fingerprint {recorded}, "
+                          f"this environment is {from_live}" + (
+                              f" ({'; '.join(named)})" if named else "")
+                          + "; results are never mixed: use a new --out")
+    old_plan = stored.get("plan")
+    if not isinstance(old_plan, dict):
+        raise ResumeError(f"cannot resume {where}: {env_path.name} does not record what the "
+                          "run measured; use a new --out")
+    found = plan_differences(old_plan, plan)
+    if found:
+        more = f" (and {len(found) - SHOWN} more)" if len(found) > SHOWN else ""
+        raise ResumeError(f"cannot resume {where}: {'; '.join(found[:SHOWN])}{more}; "
+                          "use a new --out")

@@ -1,0 +1,347 @@
+"""Run a profile on a Slurm cluster through submitit: one job per shard, one node per job.
+
+Each job runs the normal runner on its node (its own probe, fingerprint, fork server and one
+process per replicate) and writes its own run folder, ``<reports>/<machine>/<run>-shard<k>/``,
+on the shared file system, so no two nodes ever append to one file and ``bench report`` pools
+the shards as it pools any runs: by fingerprint. The submitting process stays thin: it plans
+and splits the profile (no torch), submits, then follows the shards by reading their folders
+and asking Slurm for their jobs' states. It can also leave (``--no-wait``): ``bench status``
+reads the same record later, and ``--resume`` resubmits only the shards that are unfinished.
+
+submitit pickles the function a job runs; :func:`run_shard` is a module-level function of this
+stdlib-only module, so the pickle names it and carries no torch into the submitting process.
+The record of a submission, submitit's files and the jobs' logs live under
+``<reports>/.slurm/<run>/``.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from bench.run import shards
+from bench.run.progress import Progress
+
+EXTRA = "torch-knobs[slurm]"
+RECORD = "submission.json"
+#: Slurm states of a job that is still queued or running.
+ACTIVE = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED",
+                    "REQUEUED", "RESIZING", "SIGNALING", "STAGE_OUT"})
+
+
+class SlurmError(RuntimeError):
+    """A submission that cannot go ahead; one line naming the problem and the way out."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """What ``bench run --executor slurm`` passes on to Slurm (through submitit's names)."""
+
+    partition: str | None = None
+    gpus_per_node: int | None = None
+    time_min: int = 60
+    account: str | None = None
+    constraint: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def parameters(self, job_name: str) -> dict[str, Any]:
+        """submitit's ``SlurmExecutor.update_parameters`` keywords. Exclusive nodes: a shard
+        times its steps, and another job on its node would be timed with it."""
+        params: dict[str, Any] = {"job_name": job_name, "nodes": 1, "ntasks_per_node": 1,
+                                  "time": self.time_min, "exclusive": True}
+        for key, value in (("partition", self.partition), ("gpus_per_node", self.gpus_per_node),
+                           ("account", self.account), ("constraint", self.constraint)):
+            if value is not None:
+                params[key] = value
+        if self.extra:
+            params["additional_parameters"] = dict(self.extra)
+        return params
+
+
+def parse_extra(items: Sequence[str]) -> dict[str, str]:
+    """``["mem=0", "qos=high"]`` → ``{"mem": "0", "qos": "high"}``."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SlurmError(f"--slurm-extra {item!r}: expected KEY=VALUE, e.g. qos=high")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def submitit_module() -> Any:
+    """submitit, or one line saying how to install it."""
+    try:
+        import submitit
+    except ImportError:
+        raise SlurmError(f"--executor slurm needs submitit: pip install '{EXTRA}'") from None
+    return submitit
+
+
+# ---------------------------------------------------------------------------------------------
+# What a job runs on its node.
+
+
+def shard_argv(profile: str, reports: Path, run_id: str, k: int, n: int,
+               only: Sequence[str] = ()) -> list[str]:
+    """The ``bench run`` arguments of shard ``k``: its folder resumed if an earlier job of it
+    left one (a requeued or resubmitted shard), a new one otherwise."""
+    found = shard_dirs(reports, run_id, k)
+    argv = ["run", "--profile", profile, "--shard", f"{k}/{n}",
+            *(a for study in only for a in ("--only", study))]
+    if found:
+        return [*argv, "--out", str(found[0]), "--resume"]
+    return [*argv, "--reports", str(reports), "--run-id", shards.run_id(run_id, k)]
+
+
+def run_shard(profile: str, reports: str, run_id: str, k: int, n: int,
+              only: Sequence[str] = ()) -> int:
+    """The function a Slurm job runs: one shard, as ``python -m bench run`` in a process of
+    its own (its own main thread and signal handlers, none of the job wrapper's).
+
+    Slurm's warning before a time limit or a preemption (USR2, which submitit asks for) and a
+    cancel's SIGTERM are passed on as SIGTERM, which the runner handles: the replicate in
+    flight is recorded as interrupted, every row stays, and ``--resume`` finishes the shard.
+    """
+    argv = shard_argv(profile, Path(reports), run_id, k, n, only)
+    proc = subprocess.Popen([sys.executable, "-m", "bench", *argv])
+
+    def forward(signum: int, frame: Any) -> None:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+
+    for sig in (signal.SIGUSR2, signal.SIGTERM):
+        signal.signal(sig, forward)
+    return proc.wait()
+
+
+# ---------------------------------------------------------------------------------------------
+# The record of a submission.
+
+
+@dataclass
+class Submission:
+    """What was submitted, kept as JSON beside submitit's files; every job of each shard."""
+
+    run_id: str
+    profile: str  # as the nodes read it: a shipped name or an absolute path
+    reports: str  # absolute: the nodes write under it
+    planned: list[int]  # jobs (rows) per shard
+    jobs: list[list[str]]  # Slurm job ids per shard, oldest first
+    options: dict[str, Any]
+    submitted_at: str = ""
+    only: list[str] = field(default_factory=list)  # the studies asked for (--only)
+
+    @property
+    def count(self) -> int:
+        return len(self.planned)
+
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f"{RECORD}.tmp"
+        tmp.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, folder / RECORD)
+
+    @classmethod
+    def load(cls, folder: Path) -> Submission:
+        path = folder / RECORD
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return cls(**data)
+        except (OSError, ValueError, TypeError) as exc:
+            raise SlurmError(f"{path}: not a submission record ({exc})") from None
+
+
+def slurm_folder(reports: Path, run_id: str) -> Path:
+    return reports / ".slurm" / run_id
+
+
+def latest_submission(reports: Path, profile: str) -> str | None:
+    """The newest submitted run of ``profile`` under ``reports``, for ``--resume``."""
+    root = reports / ".slurm"
+    found = sorted(p.name for p in root.glob(f"*-{Path(profile).stem}") if (p / RECORD).is_file())
+    return found[-1] if found else None
+
+
+def shard_dirs(reports: Path, run_id: str, k: int) -> list[Path]:
+    """Shard ``k``'s run folder(s): under whichever machine its node turned out to be."""
+    name = shards.run_id(run_id, k)
+    return sorted(p for p in reports.glob(f"*/{name}") if (p / "results.csv").is_file())
+
+
+def shard_rows(reports: Path, run_id: str, k: int) -> list[dict[str, str]]:
+    """The complete rows shard ``k`` has written so far (a torn last line is not one)."""
+    rows: list[dict[str, str]] = []
+    for folder in shard_dirs(reports, run_id, k):
+        try:
+            text = (folder / "results.csv").read_text(encoding="utf-8")
+        except OSError:
+            continue
+        lines = text.splitlines(keepends=True)
+        if lines and not lines[-1].endswith("\n"):
+            lines = lines[:-1]
+        rows += [r for r in csv.DictReader(lines) if None not in r]
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Slurm itself: the queue, asked through its own commands.
+
+
+Runner = Callable[[Sequence[str]], str]
+
+
+def _run(command: Sequence[str]) -> str:
+    try:
+        return subprocess.run(list(command), capture_output=True, text=True, timeout=30,
+                              check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+class Queue:
+    """A job's state from ``squeue`` while it is queued, from ``scontrol`` once it has ended
+    (``sacct`` needs accounting, which many clusters, and this project's test cluster, lack).
+    The command runner is injectable, so tests can drive every state."""
+
+    def __init__(self, run: Runner = _run) -> None:
+        self._run = run
+
+    def state(self, job_id: str) -> str:
+        """``RUNNING``, ``COMPLETED``, ``CANCELLED``, ``TIMEOUT``, … or ``GONE`` once Slurm no
+        longer knows the job."""
+        out = self._run(["squeue", "-h", "-j", job_id, "-o", "%T"]).strip()
+        if out:
+            return out.splitlines()[0].strip()
+        for word in self._run(["scontrol", "-o", "show", "job", job_id]).split():
+            if word.startswith("JobState="):
+                return word.split("=", 1)[1]
+        return "GONE"
+
+    def cancel(self, job_id: str) -> None:
+        self._run(["scancel", job_id])
+
+
+# ---------------------------------------------------------------------------------------------
+# Submitting, following and resuming.
+
+
+def submit(profile: str, planned: list[int], reports: Path, run_id: str, options: Options, *,
+           only: Sequence[str] = (), which: Sequence[int] | None = None,
+           record: Submission | None = None, executor: Any = None) -> Submission:
+    """Submit shards ``which`` (counted from 1; all by default) and record their job ids.
+
+    ``executor`` is a submitit executor or a stand-in with the same ``update_parameters`` and
+    ``submit``; by default a ``submitit.SlurmExecutor`` writing under the run's ``.slurm``
+    folder.
+    """
+    folder = slurm_folder(reports, run_id)
+    if executor is None:
+        executor = submitit_module().SlurmExecutor(folder=str(folder / "%j"))
+    sub = record or Submission(run_id, profile, str(reports), list(planned),
+                               [[] for _ in planned], asdict(options),
+                               dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                               list(only))
+    for k in which or range(1, len(planned) + 1):
+        executor.update_parameters(**options.parameters(f"torch-knobs-{run_id}-shard{k}"))
+        job = executor.submit(run_shard, sub.profile, sub.reports, run_id, k, sub.count,
+                              list(sub.only))
+        sub.jobs[k - 1].append(str(job.job_id))
+        sub.save(folder)
+    return sub
+
+
+@dataclass(frozen=True)
+class ShardState:
+    k: int
+    job_id: str
+    state: str
+    planned: int
+    ok: int
+    failed: int
+    folder: str
+
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE
+
+    @property
+    def complete(self) -> bool:
+        """Every planned replicate ok (or skipped), as a local ``--resume`` counts done: a
+        failed or interrupted one is run again."""
+        return self.ok >= self.planned
+
+
+def outcomes(rows: Sequence[dict[str, str]]) -> tuple[int, int]:
+    """(replicates done, replicates whose latest row failed), each replicate once: a resumed
+    shard holds an interrupted row and, later, the same replicate's ok one."""
+    last: dict[tuple[str, str, str], str] = {}
+    for r in rows:
+        key = (r.get("kind", ""), r.get("cell_id", ""), r.get("replicate", ""))
+        if last.get(key) not in ("ok", "skipped"):  # once done, a replicate stays done
+            last[key] = r.get("status", "")
+    done = sum(v in ("ok", "skipped") for v in last.values())
+    return done, len(last) - done
+
+
+def states(sub: Submission, queue: Queue) -> list[ShardState]:
+    out = []
+    reports = Path(sub.reports)
+    for k in range(1, sub.count + 1):
+        ok, failed = outcomes(shard_rows(reports, sub.run_id, k))
+        job = sub.jobs[k - 1][-1] if sub.jobs[k - 1] else ""
+        found = shard_dirs(reports, sub.run_id, k)
+        out.append(ShardState(k, job, queue.state(job) if job else "NOT SUBMITTED",
+                              sub.planned[k - 1], ok, failed,
+                              str(found[0]) if found else "(not started)"))
+    return out
+
+
+def summary(shard_states: Sequence[ShardState], stream: TextIO) -> None:
+    for s in shard_states:
+        print(f"shard {s.k}/{len(shard_states)}: Slurm job {s.job_id or '-'} {s.state}; "
+              f"{s.ok} of {s.planned} planned replicates done, {s.failed} failed; {s.folder}",
+              file=stream)
+
+
+def watch(sub: Submission, queue: Queue, stream: TextIO = sys.stderr,
+          clock: Callable[[], float] = time.monotonic, poll_s: float = 5.0,
+          sleep: Callable[[float], None] = time.sleep) -> int:
+    """Follow every shard until none is queued or running: a progress bar over all of their
+    rows, then one line per shard. 0 when every shard wrote all its rows, 1 otherwise."""
+    reports = Path(sub.reports)
+    # what is already on disk (a resumed run's earlier rows) is not this run's progress
+    seen = [len(shard_rows(reports, sub.run_id, k)) for k in range(1, sub.count + 1)]
+    done = sum(outcomes(shard_rows(reports, sub.run_id, k))[0] for k in range(1, sub.count + 1))
+    progress = Progress(max(sum(sub.planned) - done, 0), stream=stream, clock=clock)
+    try:
+        while True:
+            for k in range(1, sub.count + 1):
+                rows = shard_rows(reports, sub.run_id, k)
+                for row in rows[seen[k - 1]:]:
+                    label = f"shard {k}: {row.get('cell_name', '')} #r{row.get('replicate')}"
+                    progress.end(label, row.get("status", ""))
+                seen[k - 1] = len(rows)
+            now = states(sub, queue)
+            if not any(s.active for s in now):
+                break
+            sleep(poll_s)
+    finally:
+        progress.close()
+    summary(now, stream)
+    return 0 if all(s.complete for s in now) else 1
+
+
+def unfinished(sub: Submission, queue: Queue) -> list[int]:
+    """The shards to submit again: not queued or running, and short of their planned rows."""
+    return [s.k for s in states(sub, queue) if not s.active and not s.complete]

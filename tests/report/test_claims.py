@@ -1,0 +1,202 @@
+"""Claims: each verdict comes from the rows. The same claim, fed rows that support it and rows
+that contradict it, gets two verdicts; with no rows to answer from, it is "not measured here"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.report import analysis, claims
+from bench.report.claims import rules
+from bench.report.load import load_reports
+
+from .builders import axes, cell, env_for, result_row
+
+ENV = env_for("box", "run-1")
+BY_ID = {c.id: c for c in claims.load_claims()}
+
+
+def _verdict(write_tree: Any, claim: str, rows: list[dict[str, object]],
+             env: dict[str, Any] = ENV, more: list[Any] = ()) -> claims.Verdict:
+    root = write_tree([(env, rows, []), *more])
+    (found,) = claims.evaluate(analysis.analyse(load_reports(root)), [BY_ID[claim]])
+    return found
+
+
+def _benchmark(on_factor: float, **over: Any) -> list[dict[str, object]]:
+    off = [0.100, 0.101, 0.099]
+    return (cell(ENV, axes(**over), off, cold_pass_s=0.5)
+            + cell(ENV, axes(cudnn_benchmark="on", **over), [t * on_factor for t in off],
+                   cold_pass_s=4.0))
+
+
+def test_every_claim_has_a_rule_and_a_page_that_exists() -> None:
+    assert len(BY_ID) == 10
+    assert {c.analysis for c in BY_ID.values()} <= set(rules.RULES)
+    pages = {"cudnn-benchmark", "dynamic-shapes", "determinism", "cpu-vs-gpu"}
+    assert all(set(c.pages) <= pages and c.pages for c in BY_ID.values())
+
+
+def test_a_claims_file_with_an_unknown_rule_is_refused_in_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "claims.toml"
+    bad.write_text('[[claims]]\nid = "x"\nclaim = "c"\nquestion = "q"\nanalysis = "oracle"\n')
+    with pytest.raises(claims.ClaimsError, match="unknown analysis 'oracle'; valid choices:"):
+        claims.load_claims(bad)
+
+
+def test_with_no_rows_every_claim_is_not_measured_here(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    verdicts = claims.evaluate(analysis.analyse(load_reports(tmp_path / "empty")))
+    assert {v.verdict for v in verdicts} == {claims.NOT_MEASURED}
+    assert all(v.missing for v in verdicts), "each says what run would measure it"
+
+
+def test_benchmark_with_static_shapes(write_tree: Any) -> None:
+    helps = _verdict(write_tree, "benchmark-static", _benchmark(0.6))
+    same = _verdict(write_tree, "benchmark-static", _benchmark(1.0))
+    assert (helps.verdict, same.verdict) == (claims.SUPPORTED, claims.CONTRADICTED)
+    assert "faster in 1, no clear difference in 0" in helps.summary
+    assert "first pass costs up to 3.50 s more" in helps.findings[0].text
+    assert len(helps.evidence) == 2 and helps.scope == "1 finding (resnet50) on box"
+    # two models that disagree: it depends, and each finding names its model
+    mixed = _benchmark(0.6) + _benchmark(1.0, model="vit_b_16")
+    both = _verdict(write_tree, "benchmark-static", mixed)
+    assert both.verdict == claims.DEPENDS
+    assert {f.model for f in both.findings} == {"resnet50", "vit_b_16"}
+
+
+def _dynamic(on_factor: float) -> list[dict[str, object]]:
+    rows = _benchmark(1.0)  # the static pair: benchmark adds 3.5 s to one shape's first pass
+    off = [0.100, 0.101, 0.099]
+    rows += cell(ENV, axes(shapes="dynamic"), off, cold_pass_s=1.5, shape_count=3)
+    rows += cell(ENV, axes(shapes="dynamic", cudnn_benchmark="on"),
+                 [t * on_factor for t in off], cold_pass_s=12.0, shape_count=3)
+    return rows
+
+
+def test_benchmark_with_cycled_shapes(write_tree: Any) -> None:
+    searches = _verdict(write_tree, "benchmark-dynamic", _dynamic(1.0))
+    repays = _verdict(write_tree, "benchmark-dynamic", _dynamic(0.6))
+    assert (searches.verdict, repays.verdict) == (claims.SUPPORTED, claims.CONTRADICTED)
+    assert "each of its 3 shapes' first pass costs 3.50 s more" in searches.findings[0].text
+
+
+def _repro(bm: str, equal: bool) -> dict[str, object]:
+    return result_row(ENV, axes(cudnn_benchmark=bm), kind="repro",
+                      repro_bitwise_equal="true" if equal else "false")
+
+
+def test_benchmark_and_reproducibility(write_tree: Any) -> None:
+    makes = _verdict(write_tree, "benchmark-nondeterministic",
+                     [_repro("off", True), _repro("on", False)])
+    keeps = _verdict(write_tree, "benchmark-nondeterministic",
+                     [_repro("off", True), _repro("on", True)])
+    either = _verdict(write_tree, "benchmark-nondeterministic",
+                      [_repro("off", False), _repro("on", False)])
+    assert (makes.verdict, keeps.verdict) == (claims.SUPPORTED, claims.CONTRADICTED)
+    assert keeps.summary.endswith("equal in 1 of 1 checks")
+    # unequal with benchmark off too: benchmark's part cannot be told apart
+    assert either.verdict == claims.NOT_MEASURED
+    assert "cannot be told apart" in either.findings[0].text
+    assert {a for _, a in makes.evidence} == {f"repro-{r['cell_id']}" for r in
+                                               (_repro("on", False), _repro("off", True))}
+
+
+def test_the_algo_argument_is_what_the_installed_torch_says(write_tree: Any) -> None:
+    rows = cell(ENV, axes(), [0.1] * 3)
+
+    def with_api(accepts: bool) -> claims.Verdict:
+        env = {**ENV, "conv_api": {"torch.nn.functional.conv2d": {
+            "accepts_algo": accepts, "error": "" if accepts else "TypeError: no algo"}}}
+        return _verdict(write_tree, "conv-algo-argument", rows, env=env)
+
+    assert with_api(False).verdict == claims.CONTRADICTED
+    assert "refuses it (TypeError: no algo)" in with_api(False).findings[0].text
+    assert with_api(False).evidence[0][1] == "environment"  # env.json, on the machine page
+    assert with_api(True).verdict == claims.SUPPORTED
+    assert _verdict(write_tree, "conv-algo-argument", rows).verdict == claims.NOT_MEASURED
+
+
+def _cpu_gpu(cpu: list[float], gpu: list[float], batch: int = 128,
+             **extra: Any) -> list[dict[str, object]]:
+    return (cell(ENV, axes(device="cpu", mode="infer", batch_size=batch, cpu_threads=""), cpu,
+                 peak_rss_bytes=extra.get("rss", 2e9))
+            + cell(ENV, axes(mode="infer", batch_size=batch), gpu,
+                   peak_mem_allocated_bytes=extra.get("gpu_mem", 1e9),
+                   cold_peak_mem_allocated_bytes=extra.get("gpu_mem", 1e9)))
+
+
+def test_gpu_up_to_fifty_times(write_tree: Any) -> None:
+    about = _verdict(write_tree, "gpu-50x", _cpu_gpu([4.8, 5.0, 5.2], [0.1] * 3))
+    more = _verdict(write_tree, "gpu-50x", _cpu_gpu([20.0] * 3, [0.1] * 3))
+    less = _verdict(write_tree, "gpu-50x", _cpu_gpu([0.5] * 3, [0.1] * 3))
+    assert about.verdict == claims.SUPPORTED and "95% CI 48.0–52.0×" in about.summary
+    assert more.verdict == less.verdict == claims.CONTRADICTED
+    assert "more than 50×" in more.summary and "never 50×" in less.summary
+
+
+def test_cpu_for_small_batches(write_tree: Any) -> None:
+    cpu_wins = _cpu_gpu([0.004] * 3, [0.006] * 3, batch=1) + _cpu_gpu([1.0] * 3, [0.01] * 3)
+    gpu_wins = _cpu_gpu([0.03] * 3, [0.006] * 3, batch=1) + _cpu_gpu([1.0] * 3, [0.01] * 3)
+    thin = _cpu_gpu([0.004, None, None], [0.006] * 3, batch=1) + _cpu_gpu([1.0] * 3,
+                                                                         [0.01] * 3)
+    assert _verdict(write_tree, "cpu-for-small", cpu_wins).verdict == claims.SUPPORTED
+    assert _verdict(write_tree, "cpu-for-small", gpu_wins).verdict == claims.CONTRADICTED
+    # the smallest batch lost its replicates: batch 128 does not answer for small batches
+    assert _verdict(write_tree, "cpu-for-small", thin).verdict == claims.NOT_MEASURED
+
+
+def test_which_memory_fills_first(write_tree: Any) -> None:
+    # the fixture GPU has 139.7 GiB, the host 16 GiB (4 cores × 4 GiB)
+    gpu_full = _cpu_gpu([1.0] * 3, [0.01] * 3, rss=1e9, gpu_mem=100e9)
+    host_full = _cpu_gpu([1.0] * 3, [0.01] * 3, rss=12e9, gpu_mem=10e9)
+    assert _verdict(write_tree, "gpu-memory-limit", gpu_full).verdict == claims.SUPPORTED
+    found = _verdict(write_tree, "gpu-memory-limit", host_full)
+    assert found.verdict == claims.CONTRADICTED and "of 16.0 GiB" in found.findings[0].text
+
+
+def test_threads(write_tree: Any) -> None:
+    def rows(every: float) -> list[dict[str, object]]:
+        cpu = {"device": "cpu", "mode": "infer", "batch_size": 8}
+        return (cell(ENV, axes(cpu_threads=1, **cpu), [0.2] * 3)
+                + cell(ENV, axes(cpu_threads="", **cpu), [every] * 3))
+
+    assert _verdict(write_tree, "threads", rows(0.1)).verdict == claims.SUPPORTED
+    assert _verdict(write_tree, "threads", rows(0.2)).verdict == claims.CONTRADICTED
+
+
+def _copies(gpu_gbps: float, cpu_gbps: float = 40.0) -> list[dict[str, object]]:
+    rows = []
+    for device, rate in (("cuda", gpu_gbps), ("cpu", cpu_gbps)):
+        ceiling = {k: "" for k in axes()} | {
+            "device": device, "model": "copy", "cudnn_benchmark": "n/a",
+            "cudnn_deterministic": "n/a", "kernel_cache": "fresh"}
+        work = 2 * 2**30
+        rows += [result_row(ENV, ceiling, i, kind="ceiling", seconds=work / (rate * 1e9) * f,
+                            work_per_iter=work, work_unit="byte")
+                 for i, f in enumerate((0.99, 1.0, 1.01))]
+    return rows
+
+
+def test_memory_bandwidth(write_tree: Any) -> None:
+    assert _verdict(write_tree, "gpu-bandwidth", _copies(4000.0)).verdict == claims.SUPPORTED
+    assert _verdict(write_tree, "gpu-bandwidth", _copies(120.0)).verdict == claims.CONTRADICTED
+
+
+def test_an_upgrade_against_a_setting_change(write_tree: Any) -> None:
+    slow = env_for("slow-box", "run-2", gpu=False)
+    cpu = {"device": "cpu", "mode": "infer", "batch_size": 8, "cpu_threads": ""}
+
+    def tree(fast_s: float) -> claims.Verdict:
+        slow_rows = (cell(slow, axes(**cpu), [0.30] * 3)
+                     + cell(slow, axes(precision="amp-bf16", **cpu), [0.20] * 3))  # 1.5×
+        fast_rows = cell(ENV, axes(mode="infer", batch_size=8), [fast_s] * 3)
+        return _verdict(write_tree, "upgrade-beats-settings", fast_rows,
+                        more=[(slow, slow_rows, [])])
+
+    upgrade = tree(0.03)  # 10× the slow box
+    marginal = tree(0.25)  # 1.2×: the bf16 switch on the slow box buys more
+    assert (upgrade.verdict, marginal.verdict) == (claims.SUPPORTED, claims.CONTRADICTED)
+    assert "fp32 → amp-bf16 at batch 8 1.50×" in marginal.findings[0].text

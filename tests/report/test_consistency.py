@@ -1,0 +1,173 @@
+"""The loader checks that a run folder's files agree: each problem is ``file:line: problem`` in
+strict mode, and listed and left out with ``skip_bad``; empty files and a wrongly typed
+env.json are such problems too, never an exception from deep inside."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.report.analysis import analyse
+from bench.report.load import LoadError, load_reports
+
+from .builders import axes, env_for, result_row, synth
+
+
+def _tree(write_tree: Any, rows: list[dict[str, object]] | None = None,
+          samples: list[dict[str, object]] | None = None) -> tuple[Path, Path]:
+    env = env_for("box", "run-1")
+    rows = rows if rows is not None else [
+        result_row(env, axes(), i, attempt_id=f"a{i}") for i in range(3)]
+    root = write_tree([(env, rows, samples if samples is not None else synth.samples_for(rows))])
+    return root, root / "box" / "run-1"
+
+
+def _refused(root: Path, path: Path, line: int, words: str) -> None:
+    with pytest.raises(LoadError) as info:
+        load_reports(root)
+    assert str(info.value).startswith(f"{path}:{line}: "), info.value
+    assert words in str(info.value) and "\n" not in str(info.value)
+
+
+def _skipped(root: Path, path: Path, line: int, words: str) -> Any:
+    ds = load_reports(root, skip_bad=True)
+    assert any(m.startswith(f"{path}:{line}: ") and words in m for m in ds.skipped), ds.skipped
+    return ds
+
+
+def test_samples_without_a_row(write_tree: Any) -> None:
+    env = env_for("box", "run-1")
+    rows = [result_row(env, axes(), i, attempt_id=f"a{i}") for i in range(2)]
+    # a kill between replicate 2's samples and its row: three samples nothing commits
+    orphans = synth.samples_for([result_row(env, axes(), 2, attempt_id="a2")])
+    root, run = _tree(write_tree, rows, synth.samples_for(rows) + orphans)
+    words = "3 sample(s) of cell"
+    _refused(root, run / "samples.csv", 8, words)
+    ds = _skipped(root, run / "samples.csv", 8, "#r2 have no valid row in results.csv")
+    assert len(ds.results) == 2 and set(ds.samples["attempt_id"]) == {"a0", "a1"}
+
+
+def test_a_stale_block_before_a_resumed_replicate_is_never_pooled(write_tree: Any) -> None:
+    """The kill left replicate 1's samples (attempt a1) without a row; the resume re-ran it as
+    attempt b1. Only b1's samples belong to the row."""
+    env = env_for("box", "run-1")
+    stale = synth.samples_for([result_row(env, axes(), 1, seconds=9.0, attempt_id="a1")])
+    rows = [result_row(env, axes(), i, attempt_id=f"b{i}") for i in range(3)]
+    fresh = synth.samples_for(rows)
+    root, run = _tree(write_tree, rows, fresh[:3] + stale + fresh[3:])
+    _refused(root, run / "samples.csv", 5, "have no valid row")
+    ds = load_reports(root, skip_bad=True)
+    assert ds.samples["seconds"].max() < 9.0
+
+
+def test_legacy_samples_written_twice_keep_their_last_block(write_tree: Any) -> None:
+    """Rows and samples of schema version 1 have no attempt id: of two blocks of one replicate
+    (a kill before its row, then the resume's), the last one is the row's."""
+    env = env_for("box", "run-1")
+    rows = [result_row(env, axes(), i, schema_version=1) for i in range(2)]
+    legacy = [{k: v for k, v in s.items() if k != "attempt_id"} | {"schema_version": 1}
+              for s in synth.samples_for(rows)]
+    stale = [dict(s, seconds=9.0) for s in legacy[3:]]
+    root = write_tree([(env, rows, [])])
+    synth.write_csv(root / "box" / "run-1" / "samples.csv",
+                    [c for c in synth.schema.SAMPLE_COLUMNS if c != "attempt_id"],
+                    legacy[:3] + stale + legacy[3:])
+    ds = load_reports(root)
+    assert ds.samples["seconds"].tolist() == [0.1] * 6
+
+
+def test_ok_rows_without_samples(write_tree: Any) -> None:
+    env = env_for("box", "run-1")
+    rows = [result_row(env, axes(), i, attempt_id=f"a{i}") for i in range(3)]
+    root, run = _tree(write_tree, rows, synth.samples_for(rows[:2]))
+    _refused(root, run / "results.csv", 4, "status ok but samples.csv has no samples for it")
+    ds = _skipped(root, run / "results.csv", 4, "no samples for it")
+    assert ds.results["replicate"].tolist() == [0, 1]
+
+
+def test_samples_under_another_fingerprint(write_tree: Any) -> None:
+    env = env_for("box", "run-1")
+    rows = [result_row(env, axes(), i, attempt_id=f"a{i}") for i in range(2)]
+    samples = synth.samples_for(rows)
+    samples[4]["fingerprint_id"] = "0123456789ab"
+    root, run = _tree(write_tree, rows, samples)
+    _refused(root, run / "samples.csv", 6,
+             f"fingerprint_id '0123456789ab' differs from its row's '{env['fingerprint_id']}' "
+             f"(results.csv:3)")
+    ds = _skipped(root, run / "samples.csv", 6, "differs from its row's")
+    assert set(ds.samples["attempt_id"]) == {"a0"}
+    assert ds.results["replicate"].tolist() == [0], "and the row its samples left"
+
+
+def test_an_env_json_whose_fingerprint_or_machine_is_not_its_rows(write_tree: Any) -> None:
+    root, run = _tree(write_tree)
+    env_path = run / "env.json"
+    env = json.loads(env_path.read_text())
+    real = env["fingerprint_id"]
+    env_path.write_text(json.dumps({**env, "fingerprint_id": "feedfacecafe"}))
+    _refused(root, run / "results.csv", 2,
+             f"fingerprint_id '{real}' differs from env.json's 'feedfacecafe'")
+    ds = _skipped(root, run / "results.csv", 2, "one run folder holds one environment")
+    assert ds.results.empty
+    env_path.write_text(json.dumps({**env, "machine": "other-box"}))
+    _refused(root, run / "results.csv", 2, "machine 'box' differs from env.json's 'other-box'")
+
+
+def test_two_fingerprints_in_one_run_folder(write_tree: Any) -> None:
+    env = env_for("box", "run-1")
+    other = env_for("box", "run-1", torch_version="2.13.0")
+    rows = [result_row(env, axes(), 0, attempt_id="a0"),
+            result_row(other, axes(), 1, attempt_id="a1")]
+    root, run = _tree(write_tree, rows)
+    second = f"fingerprint_id '{other['fingerprint_id']}'"
+    _refused(root, run / "results.csv", 3, second)
+    ds = _skipped(root, run / "results.csv", 3, second)
+    assert ds.results["fingerprint_id"].tolist() == [env["fingerprint_id"]], "listed and skipped"
+    assert set(ds.samples["attempt_id"]) == {"a0"}
+    (run / "env.json").unlink()  # kept without one, the first row's fingerprint is the folder's
+    ds = _skipped(root, run / "results.csv", 3, "a second fingerprint_id")
+    assert ds.results["fingerprint_id"].tolist() == [env["fingerprint_id"]]
+
+
+def test_two_fingerprints_under_one_run_id_never_replace_each_other(write_tree: Any) -> None:
+    """Two machines whose runs got the same id (started the same second): the dedupe key has
+    the fingerprint, so both keep their rows."""
+    a, b = env_for("box-a", "run-1"), env_for("box-b", "run-1", gpu=False)
+    rows_a = [result_row(a, axes(), i, attempt_id=f"a{i}") for i in range(2)]
+    rows_b = [result_row(b, axes(), i, attempt_id=f"b{i}") for i in range(2)]
+    ds = load_reports(write_tree([(a, rows_a, []), (b, rows_b, [])]))
+    assert sorted(ds.results["machine"]) == ["box-a", "box-a", "box-b", "box-b"]
+    assert len(ds.samples) == 4 * 3
+
+
+@pytest.mark.parametrize("name", ["results.csv", "samples.csv"])
+def test_a_zero_byte_file_is_a_problem_not_an_index_error(write_tree: Any, name: str) -> None:
+    root, run = _tree(write_tree)
+    (run / name).write_bytes(b"")
+    _refused(root, run / name, 1, "empty file: no header line")
+    ds = _skipped(root, run / name, 1, "empty file")
+    assert ds.results.empty  # no run (results), or no ok row left without samples
+
+
+@pytest.mark.parametrize(("field", "value", "words"), [
+    ("gpus", 5, "gpus must be a list, not int 5"),
+    ("cpu", "x", "cpu must be an object, not str 'x'"),
+    ("torch", [], "torch must be an object, not list []"),
+    ("gpus", ["H200"], "gpus[0] must be an object, not 'H200'"),
+    ("planned_rows", "3", "planned_rows must be an integer"),
+])
+def test_a_wrongly_typed_env_json(write_tree: Any, field: str, value: object,
+                                  words: str) -> None:
+    root, run = _tree(write_tree)
+    env_path = run / "env.json"
+    env_path.write_text(json.dumps({**json.loads(env_path.read_text()), field: value},
+                                   indent=2, sort_keys=True))
+    line = next(i for i, text in enumerate(env_path.read_text().splitlines(), 1)
+                if text.strip().startswith(f'"{field}"'))
+    _refused(root, env_path, line, words)
+    ds = _skipped(root, env_path, line, "results kept without an environment")
+    assert len(ds.results) == 3 and ds.envs == {}
+    analyse(ds)  # the pages' numbers come out without the environment

@@ -1,0 +1,144 @@
+"""``--resume``: it continues exactly the run in its folder, from what is whole on disk.
+
+- A row cut by a kill is not a finished replicate, however much of it reads ``ok``; it is moved
+  aside, never deleted, and the replicate runs again.
+- Samples written just before a kill, without their row, are moved aside too: the replicate's
+  re-run writes the only block the report sees.
+- Another profile, other stopping settings, another cell set, an env.json edited by hand or
+  another environment is refused with one line naming what differs, before anything in the
+  folder is touched.
+
+Through ``fake_cli.py`` (the command with a fake launcher), in processes of their own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from bench.report.load import load_reports
+from bench.run.fingerprint import fingerprint_id
+
+from .conftest import one_error_line, read_csv, run_fake_cli
+from .fakes import LIVE_ENV
+from .procs import assert_none_survive
+
+HOOK = "TORCH_KNOBS_SIGNAL"
+
+
+def _run(profile: Path, out: Path, *more: str, env: dict[str, str] | None = None,
+         fake: tuple[str, ...] = ()) -> tuple[int, str]:
+    proc = run_fake_cli(*fake, "--", "--profile", str(profile), "--out", str(out), *more, env=env)
+    return proc.returncode, proc.stderr
+
+
+def test_a_torn_final_row_is_not_a_finished_replicate(tmp_path: Path,
+                                                       tiny_profile: Callable[..., Path]) -> None:
+    out, profile = tmp_path / "run", tiny_profile(replicates=3)
+    assert _run(profile, out)[0] == 0
+    results = out / "results.csv"
+    data = results.read_bytes()
+    last = data.rindex(b"\n", 0, len(data) - 1) + 1
+    header = data[: data.index(b"\n")].decode().split(",")
+    cut = last + len(b",".join(data[last:].split(b",")[: header.index("status") + 1]))
+    results.write_bytes(data[:cut])  # the last row, killed just after it wrote "ok"
+    assert data[last:cut].endswith(b",ok")
+    code, err = _run(profile, out, "--resume")
+    assert code == 0, err
+    assert "1 processes to run, 2 already done" in err
+    assert (out / "results.csv.torn-1").read_bytes() == data[last:cut], "set aside, not lost"
+    rows = read_csv(results)
+    assert [(r["replicate"], r["status"]) for r in rows] == [("0", "ok"), ("1", "ok"),
+                                                              ("2", "ok")]
+    assert len(load_reports(tmp_path).results) == 3
+
+
+def test_samples_a_kill_left_without_their_row_are_set_aside(
+        tmp_path: Path, tiny_profile: Callable[..., Path]) -> None:
+    """The runner is SIGKILLed between replicate 1's samples and its row (the hook fires
+    there): the re-run's samples are the only block of replicate 1 the report reads."""
+    out, profile = tmp_path / "run", tiny_profile(replicates=3)
+    code, _ = _run(profile, out, env={HOOK: "samples-written@#r1=KILL"})
+    assert code == -9
+    assert_none_survive(marker=str(out))
+    orphans = (out / "samples.csv").read_text().splitlines()[-2:]
+    assert len(read_csv(out / "results.csv")) == 1
+    code, err = _run(profile, out, "--resume")
+    assert code == 0, err
+    assert "set aside" in err
+    assert (out / "samples.csv.torn-1").read_text().splitlines() == orphans
+    ds = load_reports(tmp_path)  # strict: every sample has its row, every ok row its samples
+    mine = ds.samples.loc[ds.samples["replicate"] == 1]
+    assert len(mine) == 2 and mine["attempt_id"].nunique() == 1
+    assert len(ds.results) == 3
+
+
+def _refused(profile: Path, out: Path, words: str, **options: object) -> None:
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    proc = run_fake_cli(*options.get("fake", ()),  # type: ignore[misc]
+                        "--", "--profile", str(profile), "--out", str(out), "--resume")
+    assert proc.returncode == 2, proc.stderr
+    line = one_error_line(proc)
+    assert words in line, line
+    after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert after == before, "a refused resume touches nothing"
+
+
+@pytest.fixture
+def interrupted(tmp_path: Path, tiny_profile: Callable[..., Path]) -> tuple[Path, Path]:
+    """A run of the tiny profile stopped by a Ctrl-C in its second replicate."""
+    out, profile = tmp_path / "run", tiny_profile(replicates=3)
+    code, err = _run(profile, out, env={HOOK: "launched@#r1=INT"})
+    assert code == 130, err
+    return out, profile
+
+
+def test_resume_refuses_another_profile(interrupted: tuple[Path, Path], tmp_path: Path) -> None:
+    out, profile = interrupted
+    other = tmp_path / "other.toml"
+    other.write_text(profile.read_text())
+    _refused(other, out, "it measured profile 'tiny', not 'other'")
+
+
+def test_resume_refuses_other_stopping_settings(interrupted: tuple[Path, Path]) -> None:
+    out, profile = interrupted
+    profile.write_text(profile.read_text().replace("max_time_s = 0.2", "max_time_s = 0.5"))
+    _refused(profile, out, "study 'tiny': max_time_s was 0.2, now 0.5")
+
+
+def test_resume_refuses_another_cell_set(interrupted: tuple[Path, Path]) -> None:
+    out, profile = interrupted
+    profile.write_text(profile.read_text() + "batch_size = [1, 2]\n")
+    _refused(profile, out, "study 'tiny': other cells (1 new: ")
+
+
+def test_resume_refuses_an_env_json_edited_by_hand(interrupted: tuple[Path, Path]) -> None:
+    out, profile = interrupted
+    env_path = out / "env.json"
+    env = json.loads(env_path.read_text())
+    env["torch"]["version"] = "2.99.0"
+    env_path.write_text(json.dumps(env))
+    _refused(profile, out, f"env.json's own facts give fingerprint {fingerprint_id(env)}, "
+                           f"not the {env['fingerprint_id']} it records")
+
+
+def test_resume_refuses_another_environment(interrupted: tuple[Path, Path],
+                                            tmp_path: Path) -> None:
+    out, profile = interrupted
+    live = json.loads(json.dumps(LIVE_ENV))
+    live["torch"]["version"] = "2.15.0"
+    live["fingerprint_id"] = fingerprint_id(live)
+    (tmp_path / "live.json").write_text(json.dumps(live))
+    _refused(profile, out, 'torch.version "2.15.0" here, "2.14.1" there',
+             fake=("--env", str(tmp_path / "live.json")))
+
+
+def test_the_same_run_resumes(interrupted: tuple[Path, Path]) -> None:
+    out, profile = interrupted
+    code, err = _run(profile, out, "--resume")
+    assert code == 0, err
+    assert [r["status"] for r in read_csv(out / "results.csv")] == [
+        "ok", "interrupted", "ok", "ok"]

@@ -1,0 +1,268 @@
+"""Cluster runs: the Slurm executor's pieces with fakes, then the real thing against a real
+single-node Slurm cluster (started by ``.ci/slurm-up.sh``; skipped with the reason when none
+runs here, and a failure under CI, which starts one)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.run import runner, slurm
+from bench.run.matrix import load_profile
+
+from .conftest import ROOT, run_cli
+from .test_walls import imported_by
+
+# ---------------------------------------------------------------------------------------------
+# Pieces, with fakes.
+
+
+def test_options_map_onto_submitits_slurm_parameters() -> None:
+    opts = slurm.Options("gpu-a100", 1, 90, "proj", "a100&80gb", {"qos": "high"})
+    assert opts.parameters("name") == {
+        "job_name": "name", "nodes": 1, "ntasks_per_node": 1, "time": 90, "exclusive": True,
+        "partition": "gpu-a100", "gpus_per_node": 1, "account": "proj",
+        "constraint": "a100&80gb", "additional_parameters": {"qos": "high"}}
+    assert "partition" not in slurm.Options().parameters("n")
+    assert slurm.parse_extra(["qos=high", "mem = 0"]) == {"qos": "high", "mem": "0"}
+    with pytest.raises(slurm.SlurmError, match="expected KEY=VALUE"):
+        slurm.parse_extra(["qos"])
+
+
+def test_without_submitit_a_slurm_run_is_one_line_naming_the_extra(tmp_path: Path) -> None:
+    shim = tmp_path / "shim"
+    (shim / "submitit").mkdir(parents=True)  # an import of submitit that fails
+    (shim / "submitit" / "__init__.py").write_text("raise ImportError('not installed')\n")
+    proc = run_cli("run", "--executor", "slurm", "--profile", "smoke", "--reports",
+                   str(tmp_path / "r"), env={"PYTHONPATH": f"{shim}{os.pathsep}{ROOT}"})
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("error: --executor slurm needs submitit: "
+                                   "pip install 'torch-knobs[slurm]'")
+    assert not (tmp_path / "r").exists(), "nothing written"
+
+
+def test_the_submitting_side_never_imports_torch() -> None:
+    pytest.importorskip("submitit")
+    mods = imported_by(["bench.run.cluster", "bench.run.slurm", "submitit"],
+                       first="import bench.cli; bench.cli.build_parser()")
+    assert "torch" not in {m.split(".")[0] for m in mods}
+
+
+class FakeJob:
+    def __init__(self, job_id: str) -> None:
+        self.job_id = job_id
+
+
+class FakeExecutor:
+    def __init__(self) -> None:
+        self.params: list[dict[str, Any]] = []
+        self.calls: list[tuple[Any, ...]] = []
+
+    def update_parameters(self, **params: Any) -> None:
+        self.params.append(params)
+
+    def submit(self, fn: Any, *args: Any) -> FakeJob:
+        self.calls.append((fn, *args))
+        return FakeJob(str(100 + len(self.calls)))
+
+
+def test_submit_records_one_job_per_shard_and_names_the_shard_function(tmp_path: Path) -> None:
+    ex = FakeExecutor()
+    sub = slurm.submit("smoke", [21, 2], tmp_path, "r1-smoke", slurm.Options(), executor=ex,
+                       only=["modes"])
+    assert sub.jobs == [["101"], ["102"]]
+    assert [c[1:] for c in ex.calls] == [("smoke", str(tmp_path), "r1-smoke", k, 2, ["modes"])
+                                         for k in (1, 2)]
+    assert all(c[0] is slurm.run_shard for c in ex.calls), "a module function: pickled by name"
+    assert [p["job_name"] for p in ex.params] == ["torch-knobs-r1-smoke-shard1",
+                                                  "torch-knobs-r1-smoke-shard2"]
+    again = slurm.Submission.load(slurm.slurm_folder(tmp_path, "r1-smoke"))
+    assert again == sub
+    slurm.submit("smoke", [21, 2], tmp_path, "r1-smoke", slurm.Options(), executor=ex,
+                 record=again, which=[2])
+    assert slurm.Submission.load(slurm.slurm_folder(tmp_path, "r1-smoke")).jobs == [
+        ["101"], ["102", "103"]]
+
+
+def test_a_shard_resumes_its_own_folder_when_an_earlier_job_left_one(tmp_path: Path) -> None:
+    fresh = slurm.shard_argv("smoke", tmp_path, "r1", 2, 3, ["modes"])
+    assert fresh == ["run", "--profile", "smoke", "--shard", "2/3", "--only", "modes",
+                     "--reports", str(tmp_path), "--run-id", "r1-shard2"]
+    folder = tmp_path / "some-machine" / "r1-shard2"
+    folder.mkdir(parents=True)
+    (folder / "results.csv").write_text("status\n")
+    assert slurm.shard_argv("smoke", tmp_path, "r1", 2, 3)[-3:] == ["--out", str(folder),
+                                                                    "--resume"]
+
+
+class FakeCommands:
+    def __init__(self, answers: dict[str, str]) -> None:
+        self.answers = answers
+        self.seen: list[list[str]] = []
+
+    def __call__(self, command: Sequence[str]) -> str:
+        self.seen.append(list(command))
+        return self.answers.get(command[0], "")
+
+
+def test_the_queue_asks_squeue_then_scontrol() -> None:
+    assert slurm.Queue(FakeCommands({"squeue": "RUNNING\n"})).state("7") == "RUNNING"
+    ended = FakeCommands({"scontrol": "JobId=7 JobName=x JobState=CANCELLED Reason=None"})
+    assert slurm.Queue(ended).state("7") == "CANCELLED"
+    assert ended.seen[0][:3] == ["squeue", "-h", "-j"]
+    assert slurm.Queue(FakeCommands({})).state("7") == "GONE"
+
+
+def test_a_replicate_done_after_an_interruption_counts_once() -> None:
+    rows = [{"kind": "model", "cell_id": "a", "replicate": "0", "status": "ok"},
+            {"kind": "model", "cell_id": "b", "replicate": "0", "status": "interrupted"},
+            {"kind": "model", "cell_id": "b", "replicate": "0", "status": "ok"},
+            {"kind": "model", "cell_id": "c", "replicate": "0", "status": "oom"}]
+    assert slurm.outcomes(rows) == (2, 1)
+
+
+def _write_rows(folder: Path, statuses: Sequence[str]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "results.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, ["kind", "cell_id", "replicate", "status", "cell_name"])
+        w.writeheader()
+        for i, st in enumerate(statuses):
+            w.writerow({"kind": "model", "cell_id": f"c{i}", "replicate": 0, "status": st,
+                        "cell_name": f"cell {i}"})
+
+
+def test_watch_follows_the_shard_folders_until_no_job_is_active(tmp_path: Path) -> None:
+    import io
+
+    sub = slurm.Submission("r1", "smoke", str(tmp_path), [2, 1], [["1"], ["2"]], {})
+    states = iter([["RUNNING", "PENDING"], ["RUNNING", "RUNNING"], ["COMPLETED", "CANCELLED"]])
+
+    class Q(slurm.Queue):
+        def __init__(self) -> None:
+            self.now: list[str] = []
+
+        def state(self, job_id: str) -> str:
+            return self.now[int(job_id) - 1]
+
+    q = Q()
+    out = io.StringIO()
+
+    def sleep(_: float) -> None:  # each poll, the shards have written more
+        q.now = next(states)
+        _write_rows(tmp_path / "m" / "r1-shard1", ["ok", "ok"][: len(q.now)])
+
+    q.now = next(states)
+    code = slurm.watch(sub, q, stream=out, poll_s=0, sleep=sleep)
+    text = out.getvalue()
+    assert code == 1, "shard 2 was cancelled before it wrote its row"
+    assert "shard 1/2: Slurm job 1 COMPLETED; 2 of 2 planned replicates done" in text
+    assert "shard 2/2: Slurm job 2 CANCELLED; 0 of 1 planned" in text
+    assert slurm.unfinished(sub, q) == [2]
+
+
+# ---------------------------------------------------------------------------------------------
+# The real thing.
+
+
+def _slurm_ready() -> str | None:
+    """Why no Slurm cluster can be used here, or None when one answers with an idle node."""
+    if shutil.which("sinfo") is None:
+        return "Slurm is not installed (start one with: sudo .ci/slurm-up.sh)"
+    out = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True,
+                         check=False)
+    if out.returncode != 0 or not set(out.stdout.split()) & {"idle", "mix", "alloc"}:
+        return "no Slurm node is up (start one with: sudo .ci/slurm-up.sh)"
+    try:
+        import submitit  # noqa: F401
+    except ImportError:
+        return f"submitit is not installed (pip install '{slurm.EXTRA}')"
+    return None
+
+
+@pytest.fixture
+def cluster() -> None:
+    why = _slurm_ready()
+    if why:
+        if os.environ.get("CI"):
+            pytest.fail(f"the Slurm tests must run under CI: {why}")
+        pytest.skip(why)
+
+
+def _ok_keys(reports: Path, run_id: str) -> list[tuple[str, str, str]]:
+    keys = []
+    for path in reports.glob(f"*/{run_id}-shard*/results.csv"):
+        with open(path, newline="") as f:
+            keys += [(r["kind"], r["cell_id"], r["replicate"]) for r in csv.DictReader(f)
+                     if r["status"] in ("ok", "skipped")]
+    return keys
+
+
+SHARDS = ("--executor", "slurm", "--profile", "smoke", "--shards", "2", "--slurm-time", "15")
+
+
+@pytest.mark.e2e
+def test_a_smoke_run_over_two_slurm_shards_pools_into_one_fingerprint(
+        cluster: None, tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    proc = run_cli("run", *SHARDS, "--reports", str(reports), "--run-id", "t-smoke",
+                   timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    planned = len(runner.plan(load_profile("smoke")))
+    keys = _ok_keys(reports, "t-smoke")
+    assert len(keys) == len(set(keys)) == planned, "every replicate ok once"
+    assert "shard 2/2: Slurm job" in proc.stderr and "COMPLETED" in proc.stderr
+    folders = sorted(reports.glob("*/t-smoke-shard*"))
+    assert [f.name for f in folders] == ["t-smoke-shard1", "t-smoke-shard2"]
+    envs = [json.loads((f / "env.json").read_text()) for f in folders]
+    assert [e["shard"]["spec"] for e in envs] == ["1/2", "2/2"]
+    assert all(e["shard"]["slurm_job_id"] for e in envs)
+    pytest.importorskip("pandas")
+    from bench.report import analysis
+    from bench.report.load import load_reports
+
+    machines = analysis.analyse(load_reports(reports)).machines
+    assert len(machines) == 1 and machines["n_runs"].iloc[0] == 2  # one fingerprint, 2 shards
+    status = run_cli("status", "t-smoke", "--reports", str(reports))
+    assert "2 of 2 shards complete" in status.stdout
+
+
+@pytest.mark.e2e
+def test_a_cancelled_shard_is_resubmitted_and_the_matrix_completes_without_duplicates(
+        cluster: None, tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    proc = run_cli("run", *SHARDS, "--reports", str(reports), "--run-id", "c-smoke",
+                   "--no-wait")
+    assert proc.returncode == 0, proc.stderr
+    sub = slurm.Submission.load(slurm.slurm_folder(reports, "c-smoke"))
+    first = sub.jobs[0][-1]
+    deadline = time.monotonic() + 300
+    while len(slurm.shard_rows(reports, "c-smoke", 1)) < 3:  # mid-run: a few rows written
+        assert time.monotonic() < deadline, "shard 1 never started"
+        time.sleep(0.5)
+    subprocess.run(["scancel", first], check=True)
+    queue = slurm.Queue()
+    while queue.state(first) in slurm.ACTIVE:
+        assert time.monotonic() < deadline, "the cancelled job never left the queue"
+        time.sleep(0.5)
+    kept = slurm.shard_rows(reports, "c-smoke", 1)
+    assert kept and any(r["status"] == "interrupted" for r in kept), "its rows stay"
+    resumed = run_cli("run", *SHARDS, "--reports", str(reports), "--run-id", "c-smoke",
+                      "--resume", timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "shard(s) 1 submitted again" in resumed.stderr  # shard 2 was left alone
+    after = slurm.Submission.load(slurm.slurm_folder(reports, "c-smoke"))
+    assert len(after.jobs[0]) == 2 and after.jobs[1] == sub.jobs[1]
+    keys = _ok_keys(reports, "c-smoke")
+    planned = len(runner.plan(load_profile("smoke")))
+    assert len(keys) == len(set(keys)) == planned, "complete, and no replicate ok twice"
+    assert sorted(p.name for p in reports.glob("*/c-smoke-shard*")) == [
+        "c-smoke-shard1", "c-smoke-shard2"], "the resumed shard kept its own folder"
