@@ -87,8 +87,8 @@ def main(argv: list[str]) -> int:
         action, _, path = what.partition(":")
         at_launch[int(n)] = partial(ACTIONS[action], path)
     cli._launcher = lambda name: FakeLauncher(at_launch=at_launch)  # type: ignore[assignment]
-    runner.probe = lambda launcher, workdir, timeout_s=600.0: Probe(  # type: ignore[assignment]
-        dict(env), MODELS, False)
+    runner.probe = (  # type: ignore[assignment]
+        lambda launcher, workdir, timeout_s=600.0, models=(): Probe(dict(env), MODELS, False))
     args = opts.args[1:] if opts.args[:1] == ["--"] else opts.args
     if opts.refuse:
         refuse(opts.refuse)
