@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from typing import Callable, Final
 
 #: 2: the ``kernel_cache`` axis, the cache-size columns and ``notes`` (rows of version 1 ran
-#: against the machine's own shared on-disk caches and migrate to ``kernel_cache = "shared"``),
-#: the user-model axes ``USER_MODEL_AXES`` (empty for a torchvision model), and ``attempt_id``
-#: in both files, which ties a replicate's samples to the row that commits them (version 1
-#: kept none: its rows and samples migrate with it empty).
-SCHEMA_VERSION: Final = 2
+#: against the machine's own shared on-disk caches and migrate to ``kernel_cache = "shared"``).
+#: 3: the user-model axes ``USER_MODEL_AXES`` (empty for a torchvision model), ``attempt_id``
+#: in both files, which ties a replicate's samples to the row that commits them (earlier files
+#: kept none, or kept them under version 2: they migrate with it empty, or as they are), and
+#: the ``torch.compile`` axes and their figures (earlier rows ran eagerly: ``compile = "off"``).
+SCHEMA_VERSION: Final = 3
 
 #: Every replicate ends in exactly one of these.
 STATUSES: Final = ("ok", "oom", "timeout", "crash", "error", "skipped", "interrupted")
@@ -49,7 +50,17 @@ KERNEL_CACHES: Final = ("fresh", "warm")
 #: so the ids of the cells that existed before them (and the links posted to their rows) stay
 #: the same. Shared: the runner hashes cell ids, and test fixtures mimic it.
 LATER_AXES: Final[dict[str, object]] = {"kernel_cache": "fresh", "model_source": "",
-                                         "input_shape": "", "inputs": "", "loss": ""}
+                                         "input_shape": "", "inputs": "", "loss": "",
+                                         "compile": "off", "compile_dynamic": "auto"}
+
+#: ``torch.compile``'s modes, and ``off`` (eager, the default). ``default`` is
+#: ``torch.compile(model)``; the others are its ``mode=`` argument.
+COMPILE_MODES: Final = ("off", "default", "reduce-overhead", "max-autotune",
+                        "max-autotune-no-cudagraphs")
+#: ``torch.compile``'s ``dynamic=`` argument: ``auto`` (None: recompile once with dynamic sizes
+#: when a size changes), ``true`` (dynamic from the first compile), ``false`` (one graph per
+#: shape).
+COMPILE_DYNAMIC: Final = ("auto", "true", "false")
 
 #: What a user's model (``pkg.module:factory`` or ``path/to/file.py:factory``) adds to its name:
 #: the hash of the source files that define it, its input shape, and the callables that make its
@@ -129,6 +140,9 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
     _c("cpu_threads", "int", "axis", doc="torch threads (empty: every core available)"),
     _c("kernel_cache", group="axis", choices=(*KERNEL_CACHES, "shared"),
        doc="the on-disk kernel caches the replicate started with"),
+    _c("compile", group="axis", choices=COMPILE_MODES, doc="torch.compile mode (off: eager)"),
+    _c("compile_dynamic", group="axis", choices=COMPILE_DYNAMIC,
+       doc="torch.compile's dynamic= (auto: None)"),
     _c("shape_count", "int", "shape", doc="distinct input shapes in the schedule"),
     *(_c(f"eff_{name}", group="effective", doc=f"{what}, as read back after it was set")
       for name, what in (
@@ -163,6 +177,11 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
     _c("kernel_cache_start_bytes", "float", "process",
        doc="bytes in the replicate's kernel-cache folder when its process started"),
     _c("kernel_cache_end_bytes", "float", "process", doc="the same when it ended"),
+    _c("compile_time_s", "float", "figure",
+       doc="compilation time torch reports (graph capture and Inductor, forward and backward)"),
+    _c("compiles", "int", "figure", doc="graphs torch.compile compiled in the whole replicate"),
+    _c("recompiles", "int", "figure", doc="graphs it compiled during the steady state"),
+    _c("graph_breaks", "int", "figure", doc="graph breaks torch.compile met"),
     _c("flops_per_sample", "float", "figure", doc="FLOPs per sample of one step"),
     _c("work_per_iter", "float", "figure", doc="a ceiling's FLOPs or bytes per iteration"),
     _c("repro_max_abs_diff", "float", "figure", doc="re-run check: largest difference"),
@@ -227,16 +246,25 @@ Row = dict[str, str]
 
 
 def _v1_to_v2(row: Row) -> Row:
-    """Version 1 had no kernel-cache columns (its processes shared the machine's own cache),
-    kept no notes and no attempt ids (its samples are tied to rows by cell and replicate), and
-    measured torchvision models only."""
+    """Version 1 had no kernel-cache columns (its processes shared the machine's own cache)
+    and kept no notes."""
     return {**row, "kernel_cache": "shared", "kernel_cache_start_bytes": "",
-            "kernel_cache_end_bytes": "", "notes": "", "attempt_id": "",
-            **dict.fromkeys(USER_MODEL_AXES, "")}
+            "kernel_cache_end_bytes": "", "notes": ""}
+
+
+#: The figures version 3 added, which an earlier (eager) row has none of.
+_COMPILE_FIGURES = ("compile_time_s", "compiles", "recompiles", "graph_breaks")
+
+
+def _v2_to_v3(row: Row) -> Row:
+    """Version 2 ran every model eagerly; its files may or may not have the user-model axes
+    and attempt ids (added under version 2): they are kept where they are, empty otherwise."""
+    return {**dict.fromkeys(USER_MODEL_AXES, ""), "attempt_id": "", **row, "compile": "off",
+            "compile_dynamic": "auto", **dict.fromkeys(_COMPILE_FIGURES, "")}
 
 
 #: ``{from_version: function(row) -> row}``; applied in order until SCHEMA_VERSION is reached.
-MIGRATIONS: Final[dict[int, Callable[[Row], Row]]] = {1: _v1_to_v2}
+MIGRATIONS: Final[dict[int, Callable[[Row], Row]]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 class SchemaError(ValueError):

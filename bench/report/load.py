@@ -401,8 +401,9 @@ def _read_results(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> 
 def _read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> pd.DataFrame:
     df = _read_table(path, rel, (*_SAMPLE_INTEGERS, *_SAMPLE_NUMBERS), skip_bad, skipped)
     if "attempt_id" not in df.columns and "schema_version" in df.columns:
-        # version 1 kept no attempt ids: its samples match their row by cell and replicate
-        if (pd.to_numeric(df["schema_version"], errors="coerce") > 1).any():
+        # versions 1 and 2 may keep no attempt ids: their samples match their row by cell and
+        # replicate
+        if (pd.to_numeric(df["schema_version"], errors="coerce") > 2).any():
             raise LoadError(path, 1, "missing column(s): attempt_id")
         df["attempt_id"] = ""
     _require_columns(df, schema.SAMPLE_COLUMNS, path)

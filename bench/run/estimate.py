@@ -87,6 +87,44 @@ _COLD_FACTOR = {"cpu": 1.2, "cuda": 2.0}
 _CUDA_FIRST_S = 0.3
 
 
+#: torch.compile's first call with an empty cache, for a ResNet-18-sized graph (a training
+#: step adds the backward's compilation). CPU: a 2-core AMD VM with torch 2.14 took 12.9 s
+#: (inference) and 30.7 s (training) for a two-convolution model, and about 40 s for
+#: ResNet-18 inference. CUDA: not measured here yet; a guess from public reports of Inductor
+#: on ResNet-50 (tens of seconds, minutes with max-autotune), to be refitted from a GPU run.
+_COMPILE_S = {("cpu", "infer"): 40.0, ("cpu", "train"): 90.0, ("cuda", "infer"): 30.0,
+              ("cuda", "train"): 60.0}
+#: A model's graph against ResNet-18's (more layers, more kernels to generate).
+_COMPILE_GRAPH = {"resnet18": 1.0, "resnet34": 1.5, "resnet50": 2.0, "resnet101": 3.5,
+                  "mobilenet_v3_small": 1.5, "mobilenet_v3_large": 1.8, "mobilenet_v2": 1.6,
+                  "convnext_tiny": 1.8, "vit_b_16": 1.5, "efficientnet_b0": 2.0}
+#: Modes against ``default``: max-autotune times candidate kernels for each GEMM and
+#: convolution (on a CPU there are fewer candidates).
+_COMPILE_MODE = {"default": 1.0, "reduce-overhead": 1.1, "max-autotune": 4.0,
+                 "max-autotune-no-cudagraphs": 3.8}
+_CPU_COMPILE_MODE = {"max-autotune": 2.0, "max-autotune-no-cudagraphs": 2.0}
+#: With a warm cache (the FX graph, Inductor and Triton caches filled by an earlier process)
+#: the same 2-core VM took 1.3-1.5 s where a fresh cache took 12.9-30.7 s: about a tenth.
+_COMPILE_WARM = 0.1
+
+
+def compile_s(cell: Cell, cores: int, kernel_cache: str | None = None) -> float:
+    """What compiling adds to the cold pass: every graph the schedule's shapes compile."""
+    if cell.kind != "model" or cell.compile == "off":
+        return 0.0
+    first = (_COMPILE_S.get((cell.device, cell.mode), 60.0)
+             * _COMPILE_GRAPH.get(cell.model, 1.0)
+             * (_CPU_COMPILE_MODE if cell.device == "cpu" else {}).get(
+                 cell.compile, _COMPILE_MODE[cell.compile])
+             * (max(cores, 1) / 2) ** -_CPU_CORE_EXPONENT)
+    shapes = len(set(cell.schedule()))
+    # one graph per shape with dynamic=false; auto recompiles once, symbolically, at the
+    # first new shape; true compiles symbolically from the start (a little dearer)
+    graphs = {"false": shapes, "auto": min(shapes, 2), "true": 1.2}[cell.compile_dynamic]
+    total = first * graphs
+    return total * (_COMPILE_WARM if (kernel_cache or cell.kernel_cache) == "warm" else 1.0)
+
+
 def cold_pass_s(cell: Cell, cores: int, kernel_cache: str | None = None,
                 flops_per_sample: float | None = None) -> float:
     """The first iteration of every shape, with the search and (fresh cache) compilation."""
@@ -94,6 +132,7 @@ def cold_pass_s(cell: Cell, cores: int, kernel_cache: str | None = None,
         cell.device, 2.0)
     if cell.device == "cuda":
         cold += _CUDA_FIRST_S
+    cold += compile_s(cell, cores, kernel_cache)
     if cell.device == "cuda" and cell.cudnn_benchmark == "on" and cell.kind == "model":
         share = _SEARCH_SHARE.get(cell.model, 1.0)
         shapes = len(set(cell.schedule()))

@@ -58,6 +58,8 @@ class Cell:
     cudnn_benchmark_limit: int | None = 10
     cpu_threads: int | None = None  # None means "all cores available to the process"
     kernel_cache: str = "fresh"  # the on-disk kernel caches a replicate starts with
+    compile: str = "off"  # torch.compile's mode, or eager
+    compile_dynamic: str = "auto"  # torch.compile's dynamic= (only where compile is not off)
     #: A user model's identity and inputs (``bench.schema.USER_MODEL_AXES``), empty for a
     #: torchvision model: the hash of its sources (filled in from the probe), C,H,W of one
     #: sample (H and W are the resolution), and its ``inputs`` and ``loss`` callables.
@@ -98,6 +100,10 @@ class Cell:
             parts.append(f"threads={self.cpu_threads}")
         if self.kernel_cache != "fresh":
             parts.append(f"cache={self.kernel_cache}")
+        if self.compile != "off":
+            parts.append(f"compile={self.compile}")
+            if self.compile_dynamic != "auto":
+                parts.append(f"dynamic={self.compile_dynamic}")
         if self.loss:
             parts.append(f"loss={self.loss}")
         if self.model_source:
@@ -196,6 +202,8 @@ def _check_value(where: str, key: str, value: Any) -> Any:
     if key in _PROFILE_CHOICES:
         if isinstance(value, bool) and key.startswith("cudnn_"):
             value = "on" if value else "off"
+        elif isinstance(value, bool) and key == "compile_dynamic":
+            value = "true" if value else "false"
         if value not in _PROFILE_CHOICES[key]:
             raise ProfileError(
                 f"{where}: unknown {key} {value!r}; valid choices: {_choices(key)}")
@@ -253,7 +261,10 @@ def _normalise(cell: Cell) -> Cell:
                        cudnn_benchmark_limit=None, cpu_threads=cell.cpu_threads
                        if cell.device == "cpu" else None,
                        precision=_CEILING_PRECISION[cell.model], kernel_cache="fresh",
-                       model_source="", input_shape="", inputs="", loss="")
+                       model_source="", input_shape="", inputs="", loss="", compile="off",
+                       compile_dynamic="auto")
+    if cell.compile == "off":
+        cell = replace(cell, compile_dynamic="auto")  # dynamic= is torch.compile's argument
     cell = _normalise_inputs(cell)
     if cell.shapes == "static":
         cell = replace(cell, shape_count=1)

@@ -177,6 +177,10 @@ class Metrics:
     peak_mem_allocated_bytes: float | None = None
     peak_mem_reserved_bytes: float | None = None
     peak_rss_bytes: float | None = None
+    compile_time_s: float | None = None
+    compiles: int | None = None
+    recompiles: int | None = None
+    graph_breaks: int | None = None
     flops_per_sample: float | None = None
     work_per_iter: float | None = None
 

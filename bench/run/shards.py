@@ -57,7 +57,9 @@ def split(jobs: Sequence[Job], count: int, cores: int = 1) -> list[list[Job]]:
     shard, spent, filled = 0, 0.0, False
     for i, cid in enumerate(cells):
         if shard < count - 1 and filled:
-            share_done = spent >= total * (shard + 1) / count
+            # a cell goes to the next shard when more than half of it would lie past this
+            # shard's share (one long cell, a fresh compile, cannot swing the split)
+            share_done = spent + cost[cid] / 2 >= total * (shard + 1) / count
             # the cells left must still give every later shard one
             must = len(cells) - i <= count - shard - 1
             if share_done or must:

@@ -53,6 +53,8 @@ def axes(**overrides: Any) -> dict[str, Any]:
         "cudnn_benchmark_limit": 10,
         "cpu_threads": "",
         "kernel_cache": "fresh",
+        "compile": "off",
+        "compile_dynamic": "auto",
     }
     base.update(overrides)
     if base["device"] == "cpu":

@@ -203,7 +203,7 @@ def test_bad_input_fails_with_one_line_and_writes_nothing(
         tmp_path: Path, tiny_profile: Callable[..., Path]) -> None:
     out = tmp_path / "never"
     line = _one_error_line(run_cli("run", "--profile", "nosuch", "--out", str(out)))
-    assert "unknown profile 'nosuch'; valid choices: cpu, full, gpu, smoke" in line
+    assert "unknown profile 'nosuch'; valid choices: compile, cpu, full, gpu, smoke" in line
     bad_model = tiny_profile(extra='model = "resnet9000"\n')
     line = _one_error_line(run_cli("run", "--profile", str(bad_model), "--out", str(out)))
     assert "unknown model(s) resnet9000" in line and "resnet50" in line and "vit_b_16" in line

@@ -105,7 +105,7 @@ def test_bad_profiles_fail_with_one_clear_line(body: str, needle: str) -> None:
 
 
 def test_unknown_profile_name_lists_the_shipped_ones() -> None:
-    with pytest.raises(ProfileError, match="unknown profile 'nosuch'; valid choices: cpu, full"):
+    with pytest.raises(ProfileError, match="unknown profile 'nosuch'; valid choices: compile, cpu, full"):
         load_profile("nosuch")
 
 
@@ -213,6 +213,28 @@ def test_has_pair_needs_a_single_axis_difference() -> None:
     assert _has_pair([a, replace(a, cudnn_benchmark="on")], "cudnn_benchmark", "off", "on")
     assert not _has_pair([a, replace(a, precision="amp-bf16", memory_format="channels_last")],
                          "precision", "fp32", "amp-bf16")
+
+
+def test_compile_profile_fits_about_eight_minutes_of_an_h200() -> None:
+    """The compile profile's estimate for a 16-core CUDA host (its GPU compile costs are guesses
+    until a GPU run measures them; the profile says so)."""
+    from bench.run import runner
+
+    p = load_profile("compile")
+    jobs = runner.plan(p)
+    seconds = sum(runner.estimate_jobs(jobs, runner.Probe({"cpu": {"affinity": 16}}, [], True)))
+    assert 6 * 60 < seconds <= 8.5 * 60, seconds / 60
+    modes = {c.compile for s in p.studies for c in s.cells}
+    assert {"off", "default", "reduce-overhead", "max-autotune-no-cudagraphs"} <= modes
+    assert {c.kernel_cache for s in p.studies for c in s.cells if c.compile != "off"} == {
+        "fresh", "warm"}
+
+
+def test_cpu_profile_has_a_compile_study() -> None:
+    p = load_profile("cpu")
+    cells = [c for s in p.studies if s.name == "compile" for c in s.cells]
+    assert {(c.compile, c.kernel_cache) for c in cells} == {
+        (m, k) for m in ("off", "default") for k in ("fresh", "warm")}
 
 
 @pytest.mark.parametrize(("line", "needle"), [

@@ -71,7 +71,9 @@ def test_schema_migration_refuses_newer_versions() -> None:
     v1 = {k: v for k, v in row.items()
           if k not in ("kernel_cache", "kernel_cache_start_bytes", "kernel_cache_end_bytes")}
     v1["schema_version"] = "1"  # version 1 ran against the machine's own, shared caches
-    assert migrate(v1) == {**row, "kernel_cache": "shared"}
+    # and ran eagerly (version 3's compile axes)
+    assert migrate(v1) == {**row, "kernel_cache": "shared", "compile": "off",
+                           "compile_dynamic": "auto"}
     row["schema_version"] = "99"
     with pytest.raises(SchemaError, match="newer than this code understands"):
         migrate(row)

@@ -7,6 +7,8 @@ Pure functions of DataFrames (no I/O, no formatting), one module per concept:
 - :mod:`~bench.report.analysis.pairs`: two cells that differ in one setting, and the verdict;
 - :mod:`~bench.report.analysis.studies`: cudnn.benchmark's costs, dynamic shapes, determinism,
   CPU against GPU;
+- :mod:`~bench.report.analysis.compiled`: torch.compile against eager, its costs and
+  break-even;
 - :mod:`~bench.report.analysis.machines`: ceilings, best throughputs, one summary per
   fingerprint.
 
@@ -32,6 +34,7 @@ from bench.report.analysis.bootstrap import (
     quiet_bootstraps,
 )
 from bench.report.analysis.cells import cell_stats
+from bench.report.analysis.compiled import compile_costs
 from bench.report.analysis.machines import best_throughput, ceilings, machine_summary
 from bench.report.analysis.pairs import AXES, DELTA, VERDICTS, compare
 from bench.report.analysis.studies import (
@@ -64,6 +67,7 @@ class Analysis:
     comparisons: dict[str, pd.DataFrame]  # axis → compare(cells, axis), for every axis in AXES
     benchmark: pd.DataFrame  # benchmark_costs
     shapes: pd.DataFrame  # dynamic_shapes
+    compiled: pd.DataFrame  # compile_costs
     determinism: pd.DataFrame  # determinism
     repro: pd.DataFrame  # repro_checks
     cpu_gpu: pd.DataFrame  # cpu_vs_gpu
@@ -94,6 +98,7 @@ def _analyse(ds: Dataset) -> Analysis:
         comparisons=comparisons,
         benchmark=benchmark_costs(cells, comparisons["cudnn_benchmark"]),
         shapes=dynamic_shapes(cells, comparisons["shapes"]),
+        compiled=compile_costs(cells, comparisons["compile"]),
         determinism=determinism(ds, cells, comparisons["cudnn_deterministic"], repro),
         repro=repro,
         cpu_gpu=cpu_gpu,

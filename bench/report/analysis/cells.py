@@ -63,7 +63,11 @@ MEDIANS = (
     "work_per_iter",
     "wall_s",
     "kernel_cache_end_bytes",
+    "compile_time_s",
 )
+#: torch.compile's counts per cell: the largest over ok replicates (a count a page quotes, such
+#: as "no recompiles in the steady state", must hold for every replicate).
+COMPILE_COUNTS = ("compiles", "recompiles", "graph_breaks")
 #: Whole-replicate memory figures per cell: the peak with the cold pass, and the workspace.
 WHOLE_MEMORY = (
     "whole_peak_mem_allocated_bytes",
@@ -79,7 +83,8 @@ CELL_COLUMNS: Final = (
     *schema.AXIS_COLUMNS, "shape_count", "work_unit", "eff_cudnn_allow_tf32",
     "n_total", *(f"n_{status}" for status in schema.STATUSES), "n_failed", "status_summary",
     "reasons", "steady_median_s", "steady_q25_s", "steady_q75_s", "iqr_s", "cv", *MEDIANS,
-    "cold_pass_min_s", "cold_pass_max_s",
+    "cold_pass_min_s", "cold_pass_max_s", "compile_time_max_s",
+    *(f"{c}_max" for c in COMPILE_COUNTS),
     "whole_peak_mem_allocated_bytes", "workspace_mem_allocated_bytes",
     "whole_peak_mem_reserved_bytes", "workspace_mem_reserved_bytes",
     "replicate_medians", "replicate_throughputs", "replicate_work_rates", "best_window_s",
@@ -127,8 +132,9 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     other ``MEDIANS`` are medians over replicates too. status_summary reads ``"2 ok, 1
     crash"``; reasons is the tuple of distinct failure reasons. cold_pass_min_s and
     cold_pass_max_s are the range over replicates (a cold cost that is "up to X" must hold for
-    every replicate). whole_peak_mem_* is the peak of the whole replicate, cold pass included,
-    and workspace_mem_* the cold-pass peak minus the steady peak: what the first pass,
+    every replicate); compile_time_max_s and the ``COMPILE_COUNTS`` (as <count>_max) are the
+    largest over replicates. whole_peak_mem_* is the peak of the whole replicate, cold pass
+    included, and workspace_mem_* the cold-pass peak minus the steady peak: what the first pass,
     cudnn.benchmark's search among it, held beyond the steady state (both the largest over
     replicates). samples_per_s follows ``throughput_basis`` (see ``THROUGHPUT_BASES``).
     replicate_medians, replicate_throughputs and replicate_work_rates are tuples for the
@@ -192,6 +198,9 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     cold = okf["cold_pass_s"].groupby(gok)
     out["cold_pass_min_s"] = per_group(cold.min())
     out["cold_pass_max_s"] = per_group(cold.max())
+    out["compile_time_max_s"] = per_group(okf["compile_time_s"].groupby(gok).max())
+    for col in COMPILE_COUNTS:
+        out[f"{col}_max"] = per_group(okf[col].groupby(gok).max())
     for kind in ("allocated", "reserved"):
         cold_peak = okf[f"cold_peak_mem_{kind}_bytes"].to_numpy(dtype=float)
         steady_peak = okf[f"peak_mem_{kind}_bytes"].to_numpy(dtype=float)

@@ -42,16 +42,19 @@ AXES: dict[str, tuple[str, tuple[str, ...]]] = {
     "device": ("cpu", ("cuda", "mps")),
     "shapes": ("static", ("dynamic", "ragged")),
     "cpu_threads": ("all", ("1",)),  # every core the process may use, against one thread
+    "compile": ("off", tuple(m for m in schema.COMPILE_MODES if m != "off")),  # eager first
 }
 #: Axis columns left out of the pairing key, per axis (beyond the axis itself). A benchmark-off
 #: cell has no meaningful benchmark_limit; a CPU cell has no cuDNN switches, a GPU cell no threads.
 _KEY_EXCLUDE: dict[str, tuple[str, ...]] = {
     "cudnn_benchmark": ("cudnn_benchmark_limit",),
+    "compile": ("compile_dynamic",),  # an eager cell has no dynamic= (it reads "auto")
     "device": ("cpu_threads", "cudnn_benchmark", "cudnn_deterministic", "cudnn_benchmark_limit"),
 }
 #: Context columns taken from the variant cell instead of the baseline.
 _FROM_VARIANT: dict[str, tuple[str, ...]] = {
     "cudnn_benchmark": ("cudnn_benchmark_limit",),
+    "compile": ("compile_dynamic",),
     "device": ("cudnn_benchmark", "cudnn_deterministic", "cudnn_benchmark_limit"),
 }
 

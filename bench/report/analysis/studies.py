@@ -68,7 +68,7 @@ def benchmark_costs(data: Source, pairs: pd.DataFrame | None = None) -> pd.DataF
     """
     cells = cells_of(data)
     pairs = compare(cells, "cudnn_benchmark") if pairs is None else pairs
-    return _with_warm(one_off_costs(cells, pairs))[list(BENCHMARK_COLUMNS)]
+    return with_warm(one_off_costs(cells, pairs), "cudnn_benchmark")[list(BENCHMARK_COLUMNS)]
 
 
 def one_off_costs(data: Source, pairs: pd.DataFrame) -> pd.DataFrame:
@@ -98,14 +98,15 @@ def one_off_costs(data: Source, pairs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _with_warm(costs: pd.DataFrame) -> pd.DataFrame:
-    """Beside each empty- or shared-cache pair, the same configuration's warm-cache figures."""
+def with_warm(costs: pd.DataFrame, axis: str) -> pd.DataFrame:
+    """Beside each empty- or shared-cache pair of ``axis``, the same configuration's
+    warm-cache figures (``WARM_COLUMNS``)."""
     for col in WARM_COLUMNS:
         costs[col] = np.nan
     if costs.empty or "kernel_cache" not in costs.columns:
         return costs
-    key = ["fingerprint_id", *(c for c in schema.AXIS_COLUMNS
-                               if c not in ("cudnn_benchmark", "kernel_cache"))]
+    key = ["fingerprint_id", "variant_value",
+           *(c for c in schema.AXIS_COLUMNS if c not in (axis, "kernel_cache"))]
     warm = costs.loc[costs["kernel_cache"] == "warm"].drop_duplicates(key, keep="last")
     if warm.empty:
         return costs

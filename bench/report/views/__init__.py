@@ -11,11 +11,11 @@ Nothing here decides what is true: verdicts, CIs, break-even and crossovers come
 plainly when a section has no data.
 
 One module per page (``cudnn``, ``shapes``, ``determinism``, ``precision``, ``cpu_gpu``,
-``machines``, ``data``, ``compare``, ``claims``, ``home``, ``constants``). What several pages
-share has a module of its own: ``inputs`` (what every page is rendered from), ``frames``
-(reading tables row by row), ``labels`` (configurations in words), ``comparisons`` (capped
-tables, CSVs and speedup charts), ``sentences`` (advice in words) and ``recommendations`` (the
-advice lists).
+``compiled``, ``machines``, ``data``, ``compare``, ``claims``, ``home``, ``constants``). What
+several pages share has a module of its own: ``inputs`` (what every page is rendered from),
+``frames`` (reading tables row by row), ``labels`` (configurations in words), ``costs``
+(one-off costs in words), ``comparisons`` (capped tables, CSVs and speedup charts),
+``sentences`` (advice in words) and ``recommendations`` (the advice lists).
 This module is the entry: :func:`render_all`.
 """
 
@@ -27,6 +27,7 @@ from bench.report import analysis, fmt
 from bench.report.load import Dataset
 from bench.report.views.claims import claims_page
 from bench.report.views.compare import compare_page
+from bench.report.views.compiled import compile_page
 from bench.report.views.constants import constants_page
 from bench.report.views.cpu_gpu import cpu_gpu_page
 from bench.report.views.cudnn import cudnn_page
@@ -59,6 +60,7 @@ def render_all(
     determinism_page(writer, data, common)
     precision_page(writer, data, common)
     cpu_gpu_page(writer, data, common)
+    compile_page(writer, data, common)
     compare_page(writer, data, common, prices)
     claims_page(writer, data)
     copied = data_page(writer, data, reports_root)

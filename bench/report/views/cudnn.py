@@ -17,6 +17,13 @@ from bench.report.views.comparisons import (
     trim,
     write_comparisons,
 )
+from bench.report.views.costs import (
+    break_even_range,
+    break_even_text,
+    no_pay_back,
+    pays_back,
+    warm_text,
+)
 from bench.report.views.frames import present, rows_of, sort_rows
 from bench.report.views.inputs import Inputs, by_machine, machine_context
 from bench.report.views.labels import (
@@ -95,11 +102,11 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                     cold_text(r.var_cold_pass_s, r.var_cold_pass_min_s, r.var_cold_pass_max_s),
                     fmt.signed_seconds(r.extra_cold_pass_max_s),
                     fmt.signed_seconds(r.saving_per_iter_s),
-                    _break_even_text(r),
-                    _break_even_range(r.break_even_iters_low, r.break_even_iters_high, r.verdict)
-                    if _pays_back(r)
+                    break_even_text(r),
+                    break_even_range(r.break_even_iters_low, r.break_even_iters_high, r.verdict)
+                    if pays_back(r)
                     else fmt.MISSING,
-                    _warm_text(r),
+                    warm_text(r),
                     links,
                 ]
             )
@@ -136,8 +143,8 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
             be_rows = [
                 charts.BreakEvenRow(
                     label(r, cols, short=True),
-                    float(r.break_even_iters) if _pays_back(r) else None,
-                    _no_pay_back(r),
+                    float(r.break_even_iters) if pays_back(r) else None,
+                    no_pay_back(r),
                 )
                 for r in be
             ]
@@ -236,58 +243,3 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         recs=recommendations_for(data, "cudnn.benchmark", p),
         **common,
     )
-
-
-def _warm_text(r: Any) -> str:
-    """The same configuration with a warm kernel cache: its extra cold cost and break-even."""
-    if r.kernel_cache == "warm" or not present(r.warm_extra_cold_pass_max_s):
-        return fmt.MISSING
-    text = f"{fmt.signed_seconds(r.warm_extra_cold_pass_max_s)} cold"
-    if _pays_back(r) and present(r.warm_break_even_iters_high):
-        text += f", break-even {fmt.iterations(r.warm_break_even_iters_high)}"
-    return text
-
-
-def _pays_back(r: Any) -> bool:
-    """Only a clearly faster configuration has a break-even worth quoting."""
-    return r.verdict == "faster" and fmt.present(r.break_even_iters)
-
-
-def _no_pay_back(r: Any) -> str:
-    if r.verdict == "slower":
-        return "never pays back (slower)"
-    if r.verdict == "no clear difference":
-        return "no clear saving to repay it"
-    return "never pays back (no saving)"
-
-
-def _break_even_text(r: Any) -> str:
-    if r.verdict == "insufficient" or not (
-        fmt.present(r.break_even_iters) or _is_inf(r.break_even_iters)
-    ):
-        return fmt.MISSING
-    if not _pays_back(r):
-        return _no_pay_back(r)
-    if float(r.break_even_iters) <= 0:
-        return "immediately (no extra cold cost)"
-    return fmt.iterations(r.break_even_iters)
-
-
-def _break_even_range(low: Any, high: Any, verdict: str) -> str:
-    if verdict == "insufficient":
-        return fmt.MISSING
-
-    def one(v: Any) -> str:
-        if _is_inf(v):
-            return "never"
-        return fmt.iterations(v) if fmt.present(v) else fmt.MISSING
-
-    a, b = one(low), one(high)
-    return a if a == b else f"{a} to {b}"
-
-
-def _is_inf(value: Any) -> bool:
-    try:
-        return math.isinf(float(value))
-    except (TypeError, ValueError):
-        return False

@@ -24,6 +24,8 @@ _AXIS_WORDS = {
     "cudnn_benchmark_limit": "benchmark_limit {}",
     "cpu_threads": "{} threads",
     "kernel_cache": "{} kernel cache",
+    "compile": "compile {}",
+    "compile_dynamic": "dynamic={}",
     "model_source": "source {}",
     "input_shape": "input {}",
     "inputs": "inputs from {}",
@@ -39,6 +41,8 @@ _SHORT_WORDS = {
     "cudnn_benchmark_limit": "limit={}",
     "cpu_threads": "{}t",
     "kernel_cache": "{} cache",
+    "compile": "compile={}",
+    "compile_dynamic": "dyn={}",
     "model_source": "src={}",
     "input_shape": "in={}",
     "inputs": "inputs={}",
@@ -107,11 +111,12 @@ def verdict_counts(verdicts: Iterable[str]) -> dict[str, int]:
 
 
 #: What a machine-level summary names, so that it never reads as a verdict for every model
-#: on that machine: the models, modes, precisions, layouts, shapes, batches and kernel caches
-#: its comparisons cover.
+#: on that machine: the models, modes, precisions, layouts, shapes, batches, kernel caches and
+#: (where any cell compiled) torch.compile modes its comparisons cover.
 SCOPE_AXES = ("model", "mode", "precision", "memory_format", "shapes", "batch_size",
-              "kernel_cache")
-_SCOPE_WORDS = {"shapes": "{} shapes", "batch_size": "batch {}", "kernel_cache": "{} kernel cache"}
+              "kernel_cache", "compile")
+_SCOPE_WORDS = {"shapes": "{} shapes", "batch_size": "batch {}", "kernel_cache": "{} kernel cache",
+                "compile": "compile {}"}
 
 
 def scope(frame: pd.DataFrame) -> str:
@@ -123,7 +128,7 @@ def scope(frame: pd.DataFrame) -> str:
             continue
         values = frame[col].dropna().astype(str)
         values = values.loc[(values != "") & (values != "n/a")].unique().tolist()
-        if not values:
+        if not values or (col == "compile" and values == ["off"]):  # eager: said nowhere else
             continue
         values = sorted(values, key=float) if col == "batch_size" else sorted(values)
         parts.append(_SCOPE_WORDS.get(col, "{}").format(", ".join(values)))

@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.run import caches
-from bench.run.child import factory, flags, measure, workloads
+from bench.run.child import compiling, factory, flags, measure, workloads
 from bench.run.matrix import Cell
 from bench.run.protocol import Metrics, Probe, Record, Repro, Sample, Task, Timeline
 
-FAULT_KINDS = ("crash", "exit", "hang", "spam", "oom", "error", "fill-cache")
+FAULT_KINDS = ("crash", "exit", "hang", "spam", "oom", "error", "fill-cache", "compile-error")
 
 
 #: What an allocator that ran out says (see ``factory.OOM_TEXT``, shared with the probe).
@@ -81,8 +81,11 @@ def inject_process_fault(kind: str | None) -> None:
 def classify(torch: Any, exc: BaseException) -> tuple[str, str]:
     """Map an exception to (status, reason). The reason keeps the class and first line (a
     user model's error is its own sentence, which names the class it wraps)."""
-    text = str(exc).strip().splitlines()
-    reason = f"{type(exc).__name__}: {text[0] if text else ''}"[:500]
+    text = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    first = text[0] if text else ""
+    if first.endswith(":") and len(text) > 1:  # "backend='inductor' raised:" names no cause
+        first = f"{first} {text[1]}"
+    reason = f"{type(exc).__name__}: {first}"[:500]
     if isinstance(exc, factory.UserModelError):
         reason = (text[0] if text else "")[:500]
     if factory.is_oom(torch, exc):
@@ -98,6 +101,8 @@ def _skip_reason(torch: Any, cell: Cell) -> str | None:
         return "no-mps"
     if cell.kind == "ceiling" and cell.model == "matmul-tf32" and cell.device != "cuda":
         return "tf32-is-cuda-only"
+    if cell.kind == "model":
+        return compiling.skip_reason(torch, cell)
     return None
 
 
@@ -137,8 +142,10 @@ def measure_cell(torch: Any, task: Task, record: Record) -> None:
         m.work_per_iter = work
         record.work_unit = unit
     else:
-        wl = workloads.build(torch, cell)
+        wl = workloads.build(torch, cell, fail_compile=fault == "compile-error")
         step, schedule = wl.step, wl.schedule
+    compiled = cell.kind == "model" and cell.compile != "off"
+    at_start = compiling.snapshot(torch) if compiled else None
     if fault in ("oom", "error"):
 
         def step(i: int) -> Any:  # the first model step raises, as a real one would
@@ -156,9 +163,17 @@ def measure_cell(torch: Any, task: Task, record: Record) -> None:
     m.cold_peak_mem_allocated_bytes, m.cold_peak_mem_reserved_bytes = _memory(torch, cell)
     seen: list[tuple[int, int]] = list(dict.fromkeys(schedule))
     record.samples += [Sample("cold", i, b, r, t) for i, ((b, r), t) in enumerate(zip(seen, cold))]
+    after_cold = compiling.snapshot(torch) if compiled else None
+    if compiled:
+        compiling.settle(torch)
     if cell.device == "cuda":
         torch.cuda.reset_peak_memory_stats()
     times, iters = measure.steady_state(step, start, st, timer, period=len(schedule))
+    if at_start is not None and after_cold is not None:
+        got = compiling.figures(at_start, after_cold, compiling.snapshot(torch))
+        m.compile_time_s, m.compiles = got.compile_time_s, got.compiles
+        m.recompiles, m.graph_breaks = got.recompiles, got.graph_breaks
+        record.notes += got.notes
     s = measure.summarize(times)
     m.steady_median_s, m.steady_p10_s, m.steady_p90_s = s.median, s.p10, s.p90
     m.steady_mean_s, m.steady_ci_rel, m.steady_iters = s.mean, s.ci_rel, s.iters

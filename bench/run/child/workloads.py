@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.run import modelspec
-from bench.run.child import factory
+from bench.run.child import compiling, factory
 from bench.run.child.flags import autocast_dtype
 from bench.run.matrix import Cell
 
@@ -118,8 +118,14 @@ def _user_parts(torch: Any, cell: Cell, schedule: list[Shape]
     return model, batches, lambda raw, batch, shape: loss(raw, batch)
 
 
-def build(torch: Any, cell: Cell, model: Any | None = None) -> Workload:
-    """Model, inputs and the step for a ``kind=model`` cell."""
+def build(torch: Any, cell: Cell, model: Any | None = None, fail_compile: bool = False
+          ) -> Workload:
+    """Model, inputs and the step for a ``kind=model`` cell.
+
+    Where the cell compiles, the step calls ``torch.compile(model)`` and the workload's
+    ``model`` stays the module itself (its parameters, its FLOP count); compilation happens at
+    the first call of each shape, in the cold pass. ``fail_compile``: see ``compiling.wrap``.
+    """
     schedule = cell.schedule()
     if modelspec.is_user_model(cell.model):
         model, inputs, loss_of = _user_parts(torch, cell, schedule)
@@ -136,16 +142,21 @@ def build(torch: Any, cell: Cell, model: Any | None = None) -> Workload:
     last: dict[str, Any] = {}
     if cell.mode == "infer":
         model.eval()
+    else:
+        model.train()
+    call = compiling.wrap(torch, model, cell, fail=fail_compile)
+    begin = compiling.step_begin(torch, cell)
+    if cell.mode == "infer":
 
         def step(i: int) -> Any:
             batch = inputs[schedule[i % len(schedule)]]
+            begin()
             with torch.no_grad(), autocast():
-                out = factory.logits(model(*batch))
+                out = factory.logits(call(*batch))
             last["output"] = out
             return out
 
     else:
-        model.train()
         opt = torch.optim.SGD(model.parameters(), lr=TRAIN_LR, momentum=0.9)
         scaler = None
         if cell.precision == "amp-fp16":
@@ -154,9 +165,10 @@ def build(torch: Any, cell: Cell, model: Any | None = None) -> Workload:
         def step(i: int) -> Any:
             shape = schedule[i % len(schedule)]
             batch = inputs[shape]
+            begin()
             opt.zero_grad()  # PyTorch's default (set_to_none=True); grads refill in backward
             with autocast():
-                raw = model(*batch)
+                raw = call(*batch)
                 loss = loss_of(raw, batch, shape)
             if scaler is not None:
                 scaler.scale(loss).backward()

@@ -1,0 +1,68 @@
+"""One-off costs in words: break-even, "never pays back", the warm-cache figures beside them.
+
+Shared by every page that weighs a setting's up-front cost (cudnn.benchmark's search,
+torch.compile's compilation) against what it saves per step, so both read alike.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from bench.report import fmt
+from bench.report.views.frames import present
+
+
+def warm_text(r: Any) -> str:
+    """The same configuration with a warm kernel cache: its extra cold cost and break-even."""
+    if r.kernel_cache == "warm" or not present(r.warm_extra_cold_pass_max_s):
+        return fmt.MISSING
+    text = f"{fmt.signed_seconds(r.warm_extra_cold_pass_max_s)} cold"
+    if pays_back(r) and present(r.warm_break_even_iters_high):
+        text += f", break-even {fmt.iterations(r.warm_break_even_iters_high)}"
+    return text
+
+
+def pays_back(r: Any) -> bool:
+    """Only a clearly faster configuration has a break-even worth quoting."""
+    return r.verdict == "faster" and fmt.present(r.break_even_iters)
+
+
+def no_pay_back(r: Any) -> str:
+    if r.verdict == "slower":
+        return "never pays back (slower)"
+    if r.verdict == "no clear difference":
+        return "no clear saving to repay it"
+    return "never pays back (no saving)"
+
+
+def break_even_text(r: Any) -> str:
+    if r.verdict == "insufficient" or not (
+        fmt.present(r.break_even_iters) or is_inf(r.break_even_iters)
+    ):
+        return fmt.MISSING
+    if not pays_back(r):
+        return no_pay_back(r)
+    if float(r.break_even_iters) <= 0:
+        return "immediately (no extra cold cost)"
+    return fmt.iterations(r.break_even_iters)
+
+
+def break_even_range(low: Any, high: Any, verdict: str) -> str:
+    if verdict == "insufficient":
+        return fmt.MISSING
+
+    def one(v: Any) -> str:
+        if is_inf(v):
+            return "never"
+        return fmt.iterations(v) if fmt.present(v) else fmt.MISSING
+
+    a, b = one(low), one(high)
+    return a if a == b else f"{a} to {b}"
+
+
+def is_inf(value: Any) -> bool:
+    try:
+        return math.isinf(float(value))
+    except (TypeError, ValueError):
+        return False
