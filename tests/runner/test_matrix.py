@@ -105,7 +105,8 @@ def test_bad_profiles_fail_with_one_clear_line(body: str, needle: str) -> None:
 
 
 def test_unknown_profile_name_lists_the_shipped_ones() -> None:
-    with pytest.raises(ProfileError, match="unknown profile 'nosuch'; valid choices: compile, cpu, full"):
+    with pytest.raises(ProfileError,
+                       match="unknown profile 'nosuch'; valid choices: compile, cpu, full"):
         load_profile("nosuch")
 
 
