@@ -216,3 +216,19 @@ def _benchmark_table(p: Page, data: Inputs, group: pd.DataFrame) -> Md | None:
     ] for r in rows_of(group.head(TABLE_ROWS))]
     return table(["Configuration (compiled)", "Speedup with benchmark on", "95% CI", "Verdict",
                   "Extra cold pass, slowest replicate", "Rows"], rows)
+
+
+def summary_line(data: Inputs) -> str:
+    """The home page's line: how many eager-against-compiled pairs the current fingerprints
+    hold, on how many machines, and their verdicts (superseded fingerprints left out)."""
+    costs = data.a.compiled
+    costs = costs.loc[~costs["page"].isin(list(data.superseded))] if len(costs) else costs
+    if costs.empty:
+        return "not measured yet (the cpu profile's compile study and the compile profile)"
+    counts = costs["verdict"].value_counts()
+    verdicts = ", ".join(f"{v} {int(counts[v])}" for v in ("faster", "slower",
+                         "no clear difference", "insufficient") if v in counts)
+    machines = costs["page"].nunique()
+    return (f"{len(costs)} comparison(s) of a compile mode against eager on {machines} "
+            f"machine fingerprint(s): {verdicts}")
+

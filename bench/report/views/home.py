@@ -18,6 +18,7 @@ from bench.report.paths import (
 )
 from bench.report.views import sentences
 from bench.report.views.claims import counts_line
+from bench.report.views.compiled import summary_line
 from bench.report.views.inputs import Inputs, by_machine
 from bench.report.views.labels import comparison_columns, exceptions, scope, span, verdict_counts
 from bench.report.views.recommendations import more_decisions, undecided
@@ -237,5 +238,6 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         n_rows=int((~data.dataset.results["fingerprint_id"].isin(old_ids)).sum()),
         superseded=data.superseded_links(p),
         claims_line=counts_line(data),
+        compile_line=summary_line(data),
         **common,
     )
