@@ -145,3 +145,20 @@ def test_an_injected_compile_failure_is_an_error_row_and_the_next_cell_runs(
     assert "injected compile failure" in failed["reason"], failed["reason"]
     assert "\n" not in failed["reason"] and failed["cold_pass_s"] == ""
     assert eager["status"] == "ok" and eager["compile"] == "off"
+
+
+@pytest.mark.e2e
+@needs_cxx
+def test_a_compile_past_the_timeout_is_a_timeout_row_and_the_next_cell_runs(
+        tmp_path: Path) -> None:
+    """Compiling the small model takes seconds on a CPU; a 3 s timeout stops it mid-compile."""
+    profile = tmp_path / "c.toml"
+    profile.write_text(_PROFILE.format(compile='["default", "off"]').replace(
+        "timeout_s = 240", "timeout_s = 3"))
+    out = tmp_path / "run"
+    proc = run_cli("run", "--profile", str(profile), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    slow, eager = read_csv(out / "results.csv")
+    assert (slow["compile"], slow["status"]) == ("default", "timeout"), slow["reason"]
+    assert slow["cold_pass_s"] == "" and slow["compile_time_s"] == ""
+    assert eager["status"] == "ok" and eager["compile"] == "off"
