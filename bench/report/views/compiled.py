@@ -123,15 +123,14 @@ def _advice(p: Page, group: pd.DataFrame) -> list[Md]:
 
 
 def _links(p: Page, rows: pd.DataFrame) -> Md:
-    pairs: list[tuple[str, str]] = []
+    """``(rows: eager · default · …)``: the cells of the first few pairs, each once."""
+    found: dict[str, str] = {}  # anchor → its link text
     page = ""
     for r in rows_of(rows.head(4)):
         page = str(r.page)
-        for text, anchor in (("eager", r.baseline_anchor), (str(r.variant_value),
-                                                           r.variant_anchor)):
-            if (text, anchor) not in pairs and anchor not in [a for _, a in pairs]:
-                pairs.append((text, anchor))
-    return cat("(rows: ", cell_links(p, page, pairs), ")")
+        found.setdefault(r.baseline_anchor, "eager")
+        found.setdefault(r.variant_anchor, str(r.variant_value))
+    return cat("(rows: ", cell_links(p, page, [(t, a) for a, t in found.items()]), ")")
 
 
 def _counts(r: Any) -> str:

@@ -17,6 +17,7 @@ where the installed torch lacks one, the figure is left empty and the row's note
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,8 +43,6 @@ def skip_reason(torch: Any, cell: Cell) -> str | None:
     if not hasattr(torch, "compile"):
         return "no-torch-compile: this torch has no torch.compile"
     if cell.device == "cpu":
-        import os
-
         cxx = os.environ.get("CXX")
         if not any(shutil.which(c) for c in ((cxx,) if cxx else ()) + _CXX):
             return ("no-cxx-compiler: torch.compile on the CPU needs a C++ compiler "
