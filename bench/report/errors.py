@@ -28,6 +28,10 @@ class LoadError(Exception):
         self.problem = one_line(problem)
         super().__init__(f"{self.path}:{line}: {self.problem}")
 
+    def __reduce__(self) -> tuple[type[LoadError], tuple[str, int, str]]:
+        """Pickled with its three parts (a report worker sends it back to the build)."""
+        return (LoadError, (self.path, self.line, self.problem))
+
 
 class Problems:
     """The first problem found for each row of a frame, in check order."""

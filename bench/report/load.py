@@ -38,6 +38,7 @@ What comes out (``Dataset``):
 from __future__ import annotations
 
 import csv
+import functools
 import io
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from bench import schema
+from bench.report import parallel
 from bench.report.consistency import Folder, agree_with_env, match_samples
 from bench.report.envfile import read_env
 from bench.report.errors import LoadError, Problems, drop_bad, report, short
@@ -107,42 +109,21 @@ def load_reports(root: Path, *, skip_bad: bool = False) -> Dataset:
     envs: dict[str, dict[str, Any]] = {}
     runs: list[RunFiles] = []
     offset = 0  # rows loaded so far: a sample's ``row`` is its row's position among them
-    for results_path in sorted(root.rglob(schema.RESULTS_FILE)):
-        run_dir = results_path.parent
-        rel_dir = run_dir.relative_to(root)
-        where = Folder(results_path, run_dir / schema.SAMPLES_FILE, run_dir / schema.ENV_FILE)
-        if _empty(results_path, skip_bad, skipped, "its run is left out"):
+    paths = sorted(root.rglob(schema.RESULTS_FILE))
+    # Read in a second process too, the largest runs first; used in path order.
+    largest = sorted(paths, key=lambda p: (-_size(p), p))
+    read = functools.partial(_read_run, root, skip_bad=skip_bad)
+    found = dict(zip(largest, parallel.fork_map(read, largest)))
+    for run in (found[p] for p in paths):
+        skipped += run.skipped
+        if run.files is None:
             continue
-        env = _env(where.env, skip_bad, skipped)
-        bad_results: list[str] = []
-        bad_samples: list[str] = []
-        res = _read_results(results_path, rel_dir / schema.RESULTS_FILE, skip_bad, bad_results)
-        res = agree_with_env(res, env, where, skip_bad, bad_results)
-        samp = _empty_samples()
-        if where.samples.exists() and not _empty(where.samples, skip_bad, bad_samples,
-                                                 "its ok rows have no samples"):
-            samp = _read_samples(where.samples, rel_dir / schema.SAMPLES_FILE, skip_bad,
-                                 bad_samples)
-        res, samp = match_samples(res, samp, where, skip_bad, bad_results, bad_samples)
-        skipped += _by_line(bad_results, results_path) + _by_line(bad_samples, where.samples)
-        results.append(res)
-        samples.append(samp.assign(row=samp["row"] + offset))
-        offset += len(res)
-        fingerprint = str(env["fingerprint_id"]) if env else _first(res, "fingerprint_id")
-        if env is not None:
-            envs[fingerprint] = env
-        runs.append(
-            RunFiles(
-                machine=str(env.get("machine", "")) if env else _first(res, "machine"),
-                run_id=str(env.get("run_id", "")) if env else _first(res, "run_id"),
-                fingerprint_id=fingerprint,
-                results=rel_dir / schema.RESULTS_FILE,
-                samples=rel_dir / schema.SAMPLES_FILE,
-                env=rel_dir / schema.ENV_FILE,
-                planned_rows=_planned(env),
-                shard=_shard(env),
-            )
-        )
+        results.append(run.results)
+        samples.append(run.samples.assign(row=run.samples["row"] + offset))
+        offset += len(run.results)
+        if run.env is not None:
+            envs[run.files.fingerprint_id] = run.env
+        runs.append(run.files)
     all_results = _concat(results, _empty_results())
     kept = ~all_results.duplicated(_DEDUPE_KEY, keep="last").to_numpy()
     all_samples = _concat(samples, _empty_samples().assign(row=pd.Series(dtype="int64")))
@@ -152,6 +133,59 @@ def load_reports(root: Path, *, skip_bad: bool = False) -> Dataset:
     all_results = all_results.reset_index(drop=True)
     all_samples = all_samples.drop(columns="row").reset_index(drop=True)
     return Dataset(all_results, all_samples, envs, runs, skipped)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One run folder, read and checked on its own: ``files`` is None when it is left out."""
+
+    files: RunFiles | None
+    results: pd.DataFrame
+    samples: pd.DataFrame
+    env: dict[str, Any] | None
+    skipped: list[str]
+
+
+def _read_run(root: Path, results_path: Path, *, skip_bad: bool) -> _Run:
+    """Read one run folder: its rows, their samples and env.json, and check that they agree."""
+    run_dir = results_path.parent
+    rel_dir = run_dir.relative_to(root)
+    where = Folder(results_path, run_dir / schema.SAMPLES_FILE, run_dir / schema.ENV_FILE)
+    skipped: list[str] = []
+    if _empty(results_path, skip_bad, skipped, "its run is left out"):
+        return _Run(None, _empty_results(), _empty_samples(), None, skipped)
+    env = _env(where.env, skip_bad, skipped)
+    bad_results: list[str] = []
+    bad_samples: list[str] = []
+    res = _read_results(results_path, rel_dir / schema.RESULTS_FILE, skip_bad, bad_results)
+    res = agree_with_env(res, env, where, skip_bad, bad_results)
+    samp = _empty_samples()
+    if where.samples.exists() and not _empty(where.samples, skip_bad, bad_samples,
+                                             "its ok rows have no samples"):
+        samp = _read_samples(where.samples, rel_dir / schema.SAMPLES_FILE, skip_bad,
+                             bad_samples)
+    res, samp = match_samples(res, samp, where, skip_bad, bad_results, bad_samples)
+    skipped += _by_line(bad_results, results_path) + _by_line(bad_samples, where.samples)
+    fingerprint = str(env["fingerprint_id"]) if env else _first(res, "fingerprint_id")
+    files = RunFiles(
+        machine=str(env.get("machine", "")) if env else _first(res, "machine"),
+        run_id=str(env.get("run_id", "")) if env else _first(res, "run_id"),
+        fingerprint_id=fingerprint,
+        results=rel_dir / schema.RESULTS_FILE,
+        samples=rel_dir / schema.SAMPLES_FILE,
+        env=rel_dir / schema.ENV_FILE,
+        planned_rows=_planned(env),
+        shard=_shard(env),
+    )
+    return _Run(files, res, samp, env, skipped)
+
+
+def _size(results_path: Path) -> int:
+    """Bytes to read for a run folder: how its reading is weighed against the others'."""
+    return sum(
+        p.stat().st_size if p.exists() else 0
+        for p in (results_path, results_path.with_name(schema.SAMPLES_FILE))
+    )
 
 
 def _shard(env: dict[str, Any] | None) -> str:
@@ -521,3 +555,4 @@ def _empty_samples() -> pd.DataFrame:
     df["source"] = pd.Series(dtype=str)
     df["line"] = pd.Series(dtype="int64")
     return df
+

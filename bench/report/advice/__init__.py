@@ -17,9 +17,10 @@ face is :func:`recommend`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Union
 
+from bench.report import parallel
 from bench.report.advice.record import (
     ACTIONS,
     DEPENDS,
@@ -63,12 +64,14 @@ def recommend(
 ) -> list[Recommendation]:
     """All recommendations, sorted by setting then regime (then job length)."""
     analysis = analyse(data) if isinstance(data, Dataset) else data
-    recs: list[Recommendation] = []
-    recs += benchmark_rules(analysis.benchmark, job_lengths)
-    recs += determinism_rules(analysis.determinism)
-    for axis in ("precision", "memory_format"):
-        recs += switch_rules(analysis.comparisons[axis], axis)
-    recs += device_rules(analysis.crossovers, analysis.cpu_gpu)
+    families: list[Callable[[], list[Recommendation]]] = [  # independent: shared out
+        lambda: benchmark_rules(analysis.benchmark, job_lengths),
+        lambda: determinism_rules(analysis.determinism),
+        lambda: switch_rules(analysis.comparisons["precision"], "precision"),
+        lambda: switch_rules(analysis.comparisons["memory_format"], "memory_format"),
+        lambda: device_rules(analysis.crossovers, analysis.cpu_gpu),
+    ]
+    recs = [r for found in parallel.fork_map(lambda rules: rules(), families) for r in found]
     cells = analysis.cells
     drifting = set(zip(cells.loc[cells["n_drift"] > 0, "page"],
                        cells.loc[cells["n_drift"] > 0, "anchor"]))

@@ -20,12 +20,11 @@ the constants the Methodology page quotes (change them only together with that p
 from __future__ import annotations
 
 import functools
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pandas as pd
 
+from bench.report import parallel
 from bench.report.analysis.bootstrap import (
     CONFIDENCE,
     MIN_OK_REPLICATES,
@@ -86,11 +85,9 @@ def analyse(ds: Dataset) -> Analysis:
 
 def _analyse(ds: Dataset) -> Analysis:
     cells = cell_stats(ds)
-    # The comparisons are independent and spend most of their time in numpy and scipy code
-    # that releases the GIL, so threads overlap them (2.2 -> 1.5 s on 2 cores for 100k rows).
-    # Each bootstrap has its own seeded generator: the result does not depend on the order.
-    with ThreadPoolExecutor(max_workers=min(len(AXES), os.cpu_count() or 1)) as pool:
-        comparisons = dict(zip(AXES, pool.map(functools.partial(compare, cells), AXES)))
+    # The comparisons are independent, so a forked worker takes part of them. Each bootstrap
+    # has its own seeded generator: the result does not depend on where it ran.
+    comparisons = dict(zip(AXES, parallel.fork_map(functools.partial(compare, cells), list(AXES))))
     repro = repro_checks(ds)
     cpu_gpu = cpu_vs_gpu(cells, comparisons["device"])
     return Analysis(

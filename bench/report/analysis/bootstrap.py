@@ -107,8 +107,8 @@ def median_ci(samples: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarra
 def quiet_bootstraps() -> Iterator[None]:
     """Silence the warnings of degenerate bootstraps: identical replicates are normal here.
 
-    Warning filters are process-wide and ``catch_warnings`` is not thread-safe, so this is
-    entered once, on the thread that starts :func:`analyse`'s worker threads, never by them.
+    Warning filters are process-wide, so this is entered once, around :func:`analyse` (a
+    forked worker inherits the filters).
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sps.DegenerateDataWarning)
