@@ -7,7 +7,8 @@ The steps, each in its own module:
 3. :mod:`bench.report.site` renders them, page by page through :mod:`bench.report.views`
    (with the Markdown kit :mod:`bench.report.pages` and :mod:`bench.report.charts`), into
    ``<docs_dir>/generated/``, which is wiped and rebuilt every time;
-4. MkDocs builds the site with ``--strict``, so a broken link or anchor fails the build.
+4. MkDocs builds the site with ``--strict``, so a broken link or anchor fails the build, while
+   :mod:`bench.report.drawing` draws the charts (MkDocs copies them last).
 
 MkDocs runs from a derived copy of ``mkdocs.yml`` (written to a temporary folder) that points
 at the absolute ``docs_dir``, the snippets base path and the machine pages of this build, so
@@ -28,7 +29,8 @@ from typing import Any
 
 import yaml
 
-from bench.report import load, site
+from bench.report import drawing, load, site
+from bench.report.mkdocs_hooks import CHARTS_READY_FD
 from bench.report.paths import GENERATED, MACHINES_INDEX
 
 
@@ -67,10 +69,17 @@ def build(
         for line in dataset.skipped:
             print(f"skipped: {line}", file=sys.stderr)
     rendered = site.render_site(dataset, reports, docs_dir / GENERATED, prices=prices)
-    if run_mkdocs:
-        run_mkdocs_build(
-            config, docs_dir, site_dir, rendered.machine_nav, rendered.build_epoch, quiet=quiet
-        )
+    with drawing.drawing(rendered.charts) as charts:  # drawn while MkDocs reads the pages
+        if run_mkdocs:
+            run_mkdocs_build(
+                config,
+                docs_dir,
+                site_dir,
+                rendered.machine_nav,
+                rendered.build_epoch,
+                quiet=quiet,
+                charts=charts,
+            )
 
 
 def derived_config(
@@ -123,8 +132,13 @@ def run_mkdocs_build(
     build_epoch: int = 0,
     *,
     quiet: bool = False,
+    charts: drawing.Drawing | None = None,
 ) -> None:
-    """``python -m mkdocs build --strict`` on the derived configuration."""
+    """``python -m mkdocs build --strict`` on the derived configuration.
+
+    With ``charts``, MkDocs reads, converts and writes the pages while they are drawn, and
+    copies them into the site last (``mkdocs_hooks.on_env`` and ``on_post_build``).
+    """
     data = derived_config(config, docs_dir, machine_nav)
     env = dict(os.environ)
     # Dates in the output (sitemap) come from the data, so the same input gives the same site.
@@ -152,16 +166,49 @@ def run_mkdocs_build(
             str(site_dir.resolve()),
         ]
         # Never pass --quiet: it hides warnings, and --strict only fails on warnings it sees.
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, env=env, cwd=tmp, check=False
-        )
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-30:])
-        raise BuildError(f"mkdocs build --strict failed (exit {proc.returncode}):\n{tail}")
+        returncode, stdout, stderr = _run_mkdocs(cmd, env, Path(tmp), charts)
+    if returncode != 0:
+        tail = "\n".join((stdout + stderr).strip().splitlines()[-30:])
+        raise BuildError(f"mkdocs build --strict failed (exit {returncode}):\n{tail}")
     if not quiet:
-        for line in proc.stderr.splitlines():
+        for line in stderr.splitlines():
             if not line.startswith("INFO"):  # warnings cannot occur here: --strict fails on them
                 print(line, file=sys.stderr)
+
+
+def _run_mkdocs(
+    cmd: list[str], env: dict[str, str], cwd: Path, charts: drawing.Drawing | None
+) -> tuple[int, str, str]:
+    """Run MkDocs; with ``charts``, tell it through a pipe once they are drawn ("ok"), or that
+    they failed (the pipe closes empty, MkDocs stops, and the chart's error is raised here)."""
+    if charts is None:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, check=False)
+        return proc.returncode, proc.stdout, proc.stderr
+    ready_r, ready_w = os.pipe()
+    try:
+        child = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**env, CHARTS_READY_FD: str(ready_r)},
+            cwd=cwd,
+            pass_fds=(ready_r,),
+        )
+    finally:
+        os.close(ready_r)
+    with child:
+        try:
+            try:
+                charts.wait()
+                os.write(ready_w, b"ok")
+            finally:
+                os.close(ready_w)
+            stdout, stderr = child.communicate()
+        except BaseException:
+            child.kill()
+            raise
+    return child.returncode, stdout, stderr
 
 
 def main(args: argparse.Namespace) -> int:

@@ -1,4 +1,5 @@
-"""MkDocs hook: splice pre-rendered HTML fragments into pages, after Markdown.
+"""MkDocs hook: splice pre-rendered HTML fragments into pages, after Markdown; and copy the
+charts last, once the report has drawn them (``on_env``, ``on_post_build``).
 
 A machine page lists every cell and every failed replicate: tens of thousands of table rows
 for a large results tree. Run through Python-Markdown, that volume alone would take longer than
@@ -9,16 +10,23 @@ placeholder in the finished page and registers the fragment's element ids with M
 ``--strict`` anchor validation still covers every ``#cell-…`` link.
 
 Configured in ``mkdocs.yml`` under ``hooks:``. Importing it never imports torch, nor pandas,
-matplotlib or Jinja: only :mod:`bench.report.paths`, where the fragments are written.
+matplotlib or Jinja: only :mod:`bench.report.paths`, where the fragments and charts are
+written.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
-from bench.report.paths import fragment_file
+from bench.report.paths import CHARTS, fragment_file
+
+#: The environment variable naming the pipe on which ``python -m bench report`` says that the
+#: charts are drawn (see ``on_env``).
+CHARTS_READY_FD = "TORCH_KNOBS_CHARTS_READY_FD"
 
 PLACEHOLDER = re.compile(r"<!-- torch-knobs:fragment ([a-z0-9._-]+) -->")
 _ID = re.compile(r'\bid="([^"]+)"')
@@ -47,6 +55,45 @@ def fragment_ids(html: str, docs_dir: Path) -> set[str]:
 def splice(html: str, docs_dir: Path) -> str:
     """``html`` with every placeholder replaced by its fragment."""
     return PLACEHOLDER.sub(lambda m: read_fragment(m.group(1), docs_dir), html)
+
+
+#: Charts MkDocs leaves to this hook to copy once they are drawn: (source, destination).
+_held: list[tuple[str, str]] = []
+
+
+def on_env(env: Any, config: Any, files: Any) -> Any:
+    """Keep the report's charts out of MkDocs's file copy when they are still being drawn.
+
+    ``python -m bench report`` draws the charts while MkDocs reads the pages; until then each
+    chart is an empty file, there for MkDocs to list and validate links against. They are
+    copied at the end (``on_post_build``) instead, once drawn. Without the variable (MkDocs
+    run by hand) the charts are already drawn and are copied as any file.
+    """
+    if os.environ.get(CHARTS_READY_FD):
+        for file in [f for f in files if f.src_uri.startswith(f"{CHARTS}/")]:
+            _held.append((file.abs_src_path, file.abs_dest_path))
+            files.remove(file)
+    return env
+
+
+def on_post_build(config: Any) -> None:
+    """Wait for the charts, then copy them into the site (see ``on_env``).
+
+    The report writes ``ok`` on the pipe once every chart is drawn. A pipe that closes without
+    it means a chart failed: the build stops here, and the report names the failure.
+    """
+    fd = os.environ.pop(CHARTS_READY_FD, "")
+    if fd:
+        with os.fdopen(int(fd), "rb") as pipe:
+            said = pipe.read()
+        if said != b"ok":
+            from mkdocs.exceptions import PluginError
+
+            raise PluginError("the report's charts were not drawn (see the report's error)")
+    for source, dest in _held:
+        Path(dest).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, dest)
+    _held.clear()
 
 
 def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:

@@ -1,5 +1,9 @@
 """Writes the generated part of the site: pages, fragments, CSVs, copied files and charts.
 
+Charts are not drawn here: :meth:`Writer.chart` leaves an empty file where the chart goes and
+records a :class:`Chart` job, and :mod:`bench.report.drawing` draws them all afterwards, while
+MkDocs reads the pages (matplotlib is the slowest part of a build).
+
 Every CSV it writes is safe to open in a spreadsheet (``csvsafe``); a run's own files are
 copied as they are, labelled raw data where they are linked, with a safe copy beside any
 that needs one.
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,36 +28,40 @@ from bench.report import csvsafe
 from bench.report.paths import GENERATED
 
 
-class Writer:
-    """Writes pages and charts under the generated folder, refusing paths that escape it.
+@dataclass(frozen=True)
+class Chart:
+    """A chart to draw: ``draw(*args, path, **kwargs)``. Plain data, so it pickles."""
 
-    Charts are the slowest part of a build (matplotlib), so with a ``pool`` they are drawn in
-    worker processes while pages render here; :meth:`finish` waits for them and re-raises the
-    first failure.
+    draw: Callable[..., Path]
+    path: Path
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def __call__(self) -> Path:
+        return self.draw(*self.args, self.path, **self.kwargs)
+
+
+class Writer:
+    """Writes pages under the generated folder, refusing paths that escape it.
+
+    ``written`` lists every file in the order written, ``charts`` the charts still to draw.
     """
 
-    def __init__(
-        self, docs_dir: Path, env: jinja2.Environment, pool: Executor | None = None
-    ) -> None:
+    def __init__(self, docs_dir: Path, env: jinja2.Environment) -> None:
         self.docs_dir = docs_dir
         self.env = env
-        self.pool = pool
-        self.pending: list[Future[Path]] = []
         self.written: list[Path] = []
+        self.charts: list[Chart] = []
 
     def chart(self, draw: Callable[..., Path], rel: str, *args: Any, **kwargs: Any) -> None:
-        """Draw a chart: ``draw(*args, path, **kwargs)``, now or in the pool."""
-        out = self.path(rel)
-        if self.pool is None:
-            draw(*args, out, **kwargs)
-        else:
-            self.pending.append(self.pool.submit(draw, *args, out, **kwargs))
-        self.written.append(out)
+        """A chart ``draw(*args, path, **kwargs)``, drawn later (see the module docstring).
 
-    def finish(self) -> None:
-        for future in self.pending:
-            future.result()
-        self.pending.clear()
+        The empty file stands in for it until then, so the site's file list is complete.
+        """
+        out = self.path(rel)
+        out.touch()
+        self.charts.append(Chart(draw, out, args, kwargs))
+        self.written.append(out)
 
     def path(self, rel: str) -> Path:
         if not rel.startswith(f"{GENERATED}/") or ".." in rel.split("/"):

@@ -421,3 +421,60 @@ def test_a_reports_path_that_is_not_a_folder_is_one_line(tmp_path: Path, what: s
     assert len(lines) == 1 and lines[0].startswith(f"error: {reports}: "), proc.stderr
     assert ("not found" if what == "missing" else "is not a folder") in lines[0]
     assert not (root / "site").exists() and not (root / "site_src" / "generated").exists()
+
+
+def test_every_chart_in_the_site_is_drawn_and_copied_whole(fixture_site: Built) -> None:
+    """Charts are drawn while MkDocs builds the pages and copied into the site last."""
+    drawn = sorted((fixture_site.generated / "charts").glob("*.svg"))
+    assert drawn
+    for chart in drawn:
+        copied = fixture_site.site / "generated" / "charts" / chart.name
+        assert chart.stat().st_size > 0, chart.name
+        assert copied.read_bytes() == chart.read_bytes(), chart.name
+
+
+def _broken_chart(*args: object, **kwargs: object) -> Path:
+    raise RuntimeError("chart exploded")
+
+
+def test_a_chart_that_fails_stops_the_build_with_its_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench.report import charts
+
+    monkeypatch.setattr(charts, "speedup_chart", _broken_chart)
+    with pytest.raises(RuntimeError, match="chart exploded"):
+        build_copy(tmp_path, FIXTURE_REPORTS)
+    left = [p for p in Path("/proc").glob("[0-9]*/cmdline") if str(tmp_path) in _read(p)]
+    assert left == []  # MkDocs was stopped, not left running
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_the_hook_copies_held_charts_only_after_the_report_says_ok(tmp_path: Path) -> None:
+    from mkdocs.exceptions import PluginError
+
+    from bench.report import mkdocs_hooks
+
+    source, dest = tmp_path / "chart.svg", tmp_path / "site" / "chart.svg"
+    source.write_text("<svg/>")
+    for said, copied in ((b"", False), (b"ok", True)):
+        read, write = os.pipe()
+        os.write(write, said)
+        os.close(write)
+        mkdocs_hooks._held[:] = [(str(source), str(dest))]
+        env = {mkdocs_hooks.CHARTS_READY_FD: str(read)}
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(os, "environ", {**os.environ, **env})
+            if copied:
+                mkdocs_hooks.on_post_build({})
+            else:
+                with pytest.raises(PluginError, match="charts were not drawn"):
+                    mkdocs_hooks.on_post_build({})
+        assert dest.exists() is copied
+    mkdocs_hooks._held.clear()

@@ -21,9 +21,11 @@ This module is the entry: :func:`render_all`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from bench.report import analysis, fmt
+from bench.report import analysis, fmt, parallel
 from bench.report.load import Dataset
 from bench.report.views.claims import claims_page
 from bench.report.views.compare import compare_page
@@ -31,7 +33,7 @@ from bench.report.views.compiled import compile_page
 from bench.report.views.constants import constants_page
 from bench.report.views.cpu_gpu import cpu_gpu_page
 from bench.report.views.cudnn import cudnn_page
-from bench.report.views.data import data_page
+from bench.report.views.data import Copies, copy_runs, data_page
 from bench.report.views.determinism import determinism_page
 from bench.report.views.home import home_page
 from bench.report.views.inputs import Inputs, compute
@@ -39,7 +41,7 @@ from bench.report.views.machines import machine_pages
 from bench.report.views.precision import precision_page
 from bench.report.views.recommendations import write_decisions
 from bench.report.views.shapes import shapes_page
-from bench.report.writer import Writer
+from bench.report.writer import Chart, Writer
 
 __all__ = ["Inputs", "compute", "render_all"]
 
@@ -47,23 +49,47 @@ __all__ = ["Inputs", "compute", "render_all"]
 def render_all(
     dataset: Dataset, reports_root: Path, writer: Writer, *, prices: Path | None
 ) -> list[tuple[str, str]]:
-    """Render every page; returns the machine pages' navigation entries (title, path)."""
+    """Render every page; returns the machine pages' navigation entries (title, path).
+
+    The pages are independent of each other, so :func:`bench.report.parallel.fork_map` shares
+    them with a second process, each job writing through a :class:`Writer` of its own whose
+    files and charts join ``writer``'s. Only the data page waits for the rest: it lists every
+    computed CSV. The slowest jobs come first, so the last one handed out is a quick one.
+    """
     data = compute(dataset)
     common = {
         "delta_pct": fmt.pct(analysis.DELTA),
         "confidence_pct": fmt.pct(analysis.CONFIDENCE),
     }
-    write_decisions(writer, data.decisions)
-    constants_page(writer, common)
-    cudnn_page(writer, data, common)
-    shapes_page(writer, data, common)
-    determinism_page(writer, data, common)
-    precision_page(writer, data, common)
-    cpu_gpu_page(writer, data, common)
-    compile_page(writer, data, common)
-    compare_page(writer, data, common, prices)
-    claims_page(writer, data)
-    copied = data_page(writer, data, reports_root)
-    nav = machine_pages(writer, data, copied)
-    home_page(writer, data, common)
-    return nav
+
+    def machines(w: Writer) -> tuple[Copies, list[tuple[str, str]]]:
+        copied = copy_runs(w, data, reports_root)
+        return copied, machine_pages(w, data, copied)
+
+    jobs: list[Callable[[Writer], Any]] = [
+        lambda w: cudnn_page(w, data, common),
+        lambda w: precision_page(w, data, common),
+        machines,
+        lambda w: shapes_page(w, data, common),
+        lambda w: determinism_page(w, data, common),
+        lambda w: write_decisions(w, data.decisions),
+        lambda w: cpu_gpu_page(w, data, common),
+        lambda w: home_page(w, data, common),
+        lambda w: compare_page(w, data, common, prices),
+        lambda w: compile_page(w, data, common),
+        lambda w: claims_page(w, data),
+        lambda w: constants_page(w, common),
+    ]
+
+    def run(job: Callable[[Writer], Any]) -> tuple[list[Path], list[Chart], Any]:
+        own = Writer(writer.docs_dir, writer.env)
+        value = job(own)
+        return own.written, own.charts, value
+
+    outcomes = parallel.fork_map(run, jobs)
+    for written, charts, _ in outcomes:
+        writer.written += written
+        writer.charts += charts
+    copied, nav = outcomes[jobs.index(machines)][2]
+    data_page(writer, data, copied, writer.written)
+    return list(nav)

@@ -87,18 +87,11 @@ def column_table(spec: Sequence[schema.Column]) -> Md:
     return table(["Column", "Type", "Allowed values", "Required", "What it holds"], rows)
 
 
-def data_page(writer: Writer, data: Inputs, reports_root: Path) -> Copies:
-    """Copy every run's files into the site and list them; returns what was copied."""
-    here = DATA_PAGE
-    p = data.page(here)
+def copy_runs(writer: Writer, data: Inputs, reports_root: Path) -> Copies:
+    """Copy every run's files into the site (a safe copy beside a suspect CSV)."""
     copied: Copies = {}
     suspect = suspect_runs(data.dataset, reports_root)
-    rows = []
-    counts = (
-        data.dataset.results.groupby("source").size().to_dict() if len(data.dataset.results) else {}
-    )
     for run in sorted(data.dataset.runs, key=lambda r: str(r.results)):
-        links = []
         for rel, name in (
             (run.results, schema.RESULTS_FILE),
             (run.samples, schema.SAMPLES_FILE),
@@ -112,7 +105,29 @@ def data_page(writer: Writer, data: Inputs, reports_root: Path) -> Copies:
                         csvsafe.file_is_safe(source):
                     writer.safe_copy(source, safe_file(rel))
                     copied[rel] = safe_file(rel)
-            links.append(file_links(p, name, rel, copied))
+    return copied
+
+
+def data_page(
+    writer: Writer, data: Inputs, copied: Copies, written: Sequence[Path]
+) -> None:
+    """List every run's files (as ``copy_runs`` copied them) and the computed CSVs in
+    ``written``, and describe every column."""
+    here = DATA_PAGE
+    p = data.page(here)
+    rows = []
+    counts = (
+        data.dataset.results.groupby("source").size().to_dict() if len(data.dataset.results) else {}
+    )
+    for run in sorted(data.dataset.runs, key=lambda r: str(r.results)):
+        links = [
+            file_links(p, name, rel, copied)
+            for rel, name in (
+                (run.results, schema.RESULTS_FILE),
+                (run.samples, schema.SAMPLES_FILE),
+                (run.env, schema.ENV_FILE),
+            )
+        ]
         page = page_slug(run.machine, run.fingerprint_id)
         machine = p.machine_link(run.machine, page) if page in data.machines else md(run.machine)
         rows.append(
@@ -140,8 +155,7 @@ def data_page(writer: Writer, data: Inputs, reports_root: Path) -> Copies:
         samples_columns=column_table(schema.SAMPLE_SPEC),
         computed=[
             p.link(path.name, f"{COMPARISONS}/{path.name}")
-            for path in sorted(writer.written)
+            for path in sorted(written)
             if path.parent.as_posix().endswith(COMPARISONS) and path.suffix == ".csv"
         ],
     )
-    return copied
