@@ -35,7 +35,7 @@ from bench.report.analysis.bootstrap import (
 from bench.report.analysis.cells import cell_stats
 from bench.report.analysis.compiled import compile_costs
 from bench.report.analysis.machines import best_throughput, ceilings, machine_summary
-from bench.report.analysis.pairs import AXES, DELTA, VERDICTS, compare
+from bench.report.analysis.pairs import AXES, DELTA, VERDICTS, candidate_pairs, compare
 from bench.report.analysis.studies import (
     benchmark_costs,
     cpu_vs_gpu,
@@ -87,7 +87,9 @@ def _analyse(ds: Dataset) -> Analysis:
     cells = cell_stats(ds)
     # The comparisons are independent, so a forked worker takes part of them. Each bootstrap
     # has its own seeded generator: the result does not depend on where it ran.
-    comparisons = dict(zip(AXES, parallel.fork_map(functools.partial(compare, cells), list(AXES))))
+    axes = sorted(AXES, key=lambda axis: -candidate_pairs(cells, axis))  # the slowest first
+    found = dict(zip(axes, parallel.fork_map(functools.partial(compare, cells), axes)))
+    comparisons = {axis: found[axis] for axis in AXES}
     repro = repro_checks(ds)
     cpu_gpu = cpu_vs_gpu(cells, comparisons["device"])
     return Analysis(

@@ -114,6 +114,28 @@ def _verdicts(lo: np.ndarray, hi: np.ndarray, n_base: np.ndarray, n_var: np.ndar
     )
 
 
+def candidate_pairs(cells: pd.DataFrame, axis: str) -> int:
+    """About how many pairs ``compare(cells, axis)`` will bootstrap: one per variant cell at
+    most (for ``device``, per CUDA cell that the pairing keeps). Sets the order of the work."""
+    baseline = AXES[axis][0]
+    model = cells.loc[cells["kind"] == "model"]
+    if not (model[axis] == baseline).any():
+        return 0
+    return len(_variants(model, axis))
+
+
+def _variants(model: pd.DataFrame, axis: str) -> pd.DataFrame:
+    """The cells on the variant side of ``axis``; for ``device``, only CUDA cells with cudnn
+    benchmark and deterministic off."""
+    var = model.loc[model[axis].isin(AXES[axis][1])]
+    if axis == "device":
+        cuda = var["device"] == "cuda"
+        var = var.loc[
+            ~cuda | ((var["cudnn_benchmark"] == "off") & (var["cudnn_deterministic"] == "off"))
+        ]
+    return var
+
+
 def compare(data: Source, axis: str) -> pd.DataFrame:
     """Pairs of cells on the same fingerprint that differ only in ``axis`` (see ``AXES``).
 
@@ -125,19 +147,14 @@ def compare(data: Source, axis: str) -> pd.DataFrame:
     if axis not in AXES:
         raise ValueError(f"unknown axis {axis!r}; expected one of: {', '.join(AXES)}")
     cells = cells_of(data)
-    baseline, variants = AXES[axis]
+    baseline = AXES[axis][0]
     model = cells.loc[cells["kind"] == "model"]
     if axis == "cpu_threads":
         model = model.assign(cpu_threads=threads_text(model["cpu_threads"]))
     exclude = {axis, *_KEY_EXCLUDE.get(axis, ())}
     key_cols = ["fingerprint_id", *(c for c in schema.AXIS_COLUMNS if c not in exclude)]
     base = model.loc[model[axis] == baseline]
-    var = model.loc[model[axis].isin(variants)]
-    if axis == "device":
-        cuda = var["device"] == "cuda"
-        var = var.loc[
-            ~cuda | ((var["cudnn_benchmark"] == "off") & (var["cudnn_deterministic"] == "off"))
-        ]
+    var = _variants(model, axis)
     if base.empty or var.empty:
         return _empty_compare(axis)
     base = base.assign(_key=row_hash(base[key_cols]))

@@ -67,14 +67,14 @@ def render_all(
         return copied, machine_pages(w, data, copied)
 
     jobs: list[Callable[[Writer], Any]] = [
+        machines,
         lambda w: cudnn_page(w, data, common),
         lambda w: precision_page(w, data, common),
-        machines,
         lambda w: shapes_page(w, data, common),
-        lambda w: determinism_page(w, data, common),
         lambda w: write_decisions(w, data.decisions),
-        lambda w: cpu_gpu_page(w, data, common),
         lambda w: home_page(w, data, common),
+        lambda w: determinism_page(w, data, common),
+        lambda w: cpu_gpu_page(w, data, common),
         lambda w: compare_page(w, data, common, prices),
         lambda w: compile_page(w, data, common),
         lambda w: claims_page(w, data),
