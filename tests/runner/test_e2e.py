@@ -47,11 +47,11 @@ def test_smoke_profile_end_to_end(tmp_path: Path) -> None:
             r, "cold_first_iter_s")
         assert int(r["steady_iters"]) >= 3
         assert _num(r, "flops_per_sample") > 0 and _num(r, "peak_rss_bytes") > 0
-        # throughput agrees with batch and step time (within the spread of the iterations)
-        lo = float(r["batch_size"]) / _num(r, "steady_p90_s") * 0.7
-        hi = float(r["batch_size"]) / _num(r, "steady_p10_s") * 1.4
+        # throughput is the batch over the mean step (a whole-cycle rate). Not a band around
+        # p10/p90: one slow iteration on a busy machine pulls the mean past p90.
         if r["shapes"] == "static":
-            assert lo <= _num(r, "samples_per_s") <= hi
+            expected = float(r["batch_size"]) / _num(r, "steady_mean_s")
+            assert _num(r, "samples_per_s") == pytest.approx(expected, rel=1e-3)
         assert r["eff_num_threads"] == str(len(os.sched_getaffinity(0)))
         assert r["eff_conv_math"] == "fp32" and r["eff_cudnn_benchmark"] == ""
     dyn = next(r for r in ok if r["shapes"] == "dynamic")
