@@ -110,11 +110,14 @@ def load_reports(root: Path, *, skip_bad: bool = False) -> Dataset:
     runs: list[RunFiles] = []
     offset = 0  # rows loaded so far: a sample's ``row`` is its row's position among them
     paths = sorted(root.rglob(schema.RESULTS_FILE))
-    # Read in a second process too, the largest runs first; used in path order.
+    # Read in a second process too, the largest runs first; used (and the first bad one
+    # raised) in path order.
     largest = sorted(paths, key=lambda p: (-_size(p), p))
     read = functools.partial(_read_run, root, skip_bad=skip_bad)
     found = dict(zip(largest, parallel.fork_map(read, largest)))
     for run in (found[p] for p in paths):
+        if isinstance(run, LoadError):
+            raise run
         skipped += run.skipped
         if run.files is None:
             continue
@@ -146,8 +149,16 @@ class _Run:
     skipped: list[str]
 
 
-def _read_run(root: Path, results_path: Path, *, skip_bad: bool) -> _Run:
-    """Read one run folder: its rows, their samples and env.json, and check that they agree."""
+def _read_run(root: Path, results_path: Path, *, skip_bad: bool) -> _Run | LoadError:
+    """Read one run folder: its rows, their samples and env.json, and check that they agree;
+    the error, returned rather than raised, if the folder cannot be used."""
+    try:
+        return _read_folder(root, results_path, skip_bad=skip_bad)
+    except LoadError as exc:
+        return exc
+
+
+def _read_folder(root: Path, results_path: Path, *, skip_bad: bool) -> _Run:
     run_dir = results_path.parent
     rel_dir = run_dir.relative_to(root)
     where = Folder(results_path, run_dir / schema.SAMPLES_FILE, run_dir / schema.ENV_FILE)

@@ -296,3 +296,20 @@ def test_newer_schema_rows_are_skipped_with_skip_bad(good):
         f"{path.with_name('samples.csv')}:8: 3 sample(s) of cell "
         f"'{ds.samples['cell_id'].iloc[0]}' #r2 have no valid row in results.csv"
     ]
+
+
+@pytest.mark.parametrize("fork", ["1", "0"])
+def test_of_two_bad_runs_the_first_in_path_order_is_named(write_tree, monkeypatch, fork):
+    """The runs are read largest first, and in two processes; the error is still the one a
+    reading in path order meets first."""
+    monkeypatch.setenv("TORCH_KNOBS_REPORT_WORKERS", fork)
+    small, large = env_for("a-box", "run-1"), env_for("b-box", "run-1")
+    many = [cell(large, axes(batch_size=b), [0.1, 0.11, 0.1]) for b in range(1, 40)]
+    root = write_tree([(small, cell(small, axes(), [0.1] * 3), []),
+                       (large, [r for rows in many for r in rows], [])])
+    first = root / "a-box" / "run-1" / "results.csv"
+    second = root / "b-box" / "run-1" / "results.csv"
+    assert first.stat().st_size < second.stat().st_size
+    _set_field(first, 3, "status", "bogus")
+    _set_field(second, 2, "status", "bogus")
+    _refused(root, first, 3, "unknown status")
