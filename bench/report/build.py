@@ -19,6 +19,7 @@ the build works from any directory and the navigation lists every machine. The r
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -201,7 +202,8 @@ def _run_mkdocs(
         try:
             try:
                 charts.wait()
-                os.write(ready_w, b"ok")
+                with contextlib.suppress(BrokenPipeError):  # MkDocs stopped before it asked:
+                    os.write(ready_w, b"ok")  # its exit status and output say why
             finally:
                 os.close(ready_w)
             stdout, stderr = child.communicate()

@@ -478,3 +478,12 @@ def test_the_hook_copies_held_charts_only_after_the_report_says_ok(tmp_path: Pat
                     mkdocs_hooks.on_post_build({})
         assert dest.exists() is copied
     mkdocs_hooks._held.clear()
+
+
+def test_mkdocs_failing_before_the_charts_are_drawn_is_a_build_error(tmp_path: Path) -> None:
+    root = project_copy(tmp_path)
+    config = root / "mkdocs.yml"
+    config.write_text(config.read_text().replace("name: material", "name: no-such-theme"))
+    with pytest.raises(build.BuildError, match="mkdocs build --strict failed"):
+        build.build(FIXTURE_REPORTS, root / "site", docs_dir=root / "site_src", config=config,
+                    quiet=True)
