@@ -37,7 +37,7 @@ from bench.report.views.data import Copies, copy_runs, data_page
 from bench.report.views.determinism import determinism_page
 from bench.report.views.home import home_page
 from bench.report.views.inputs import Inputs, compute
-from bench.report.views.machines import machine_pages
+from bench.report.views.machines import cells_fragments, machine_pages
 from bench.report.views.precision import precision_page
 from bench.report.views.recommendations import write_decisions
 from bench.report.views.shapes import shapes_page
@@ -67,6 +67,7 @@ def render_all(
         return copied, machine_pages(w, data, copied)
 
     jobs: list[Callable[[Writer], Any]] = [
+        *cells_fragments(data),
         machines,
         lambda w: cudnn_page(w, data, common),
         lambda w: precision_page(w, data, common),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -148,7 +149,29 @@ def _run_rows(n_ok: int, n_rows: int, planned: int | None) -> str:
     return f"{n_ok:,} ok; {n_rows:,} of {planned:,} planned rows{done}"
 
 
+def machine_cells(data: Inputs, fingerprint: str) -> pd.DataFrame:
+    """One fingerprint's cells, in the order its page lists them."""
+    cells = data.a.cells.loc[data.a.cells["fingerprint_id"] == fingerprint]
+    return cells.sort_values(_CELL_ORDER, kind="stable", na_position="first")
+
+
+def cells_fragments(data: Inputs) -> list[Callable[[Writer], None]]:
+    """One job per machine page, the largest first: its table of every cell, the slowest part of
+    the page, so that the machines can be shared out (see ``views.render_all``)."""
+
+    def job(page: str) -> Callable[[Writer], None]:
+        def write(writer: Writer) -> None:
+            cells = machine_cells(data, data.machines[page].fingerprint_id)
+            writer.text(fragment_file(f"{slug(page)}-cells"), cells_fragment(cells))
+
+        return write
+
+    largest = data.a.machines.sort_values("n_cells", ascending=False, kind="stable")
+    return [job(str(page)) for page in largest["page"]]
+
+
 def machine_pages(writer: Writer, data: Inputs, copied: Copies) -> list[tuple[str, str]]:
+    """Every machine page (their cells tables come from ``cells_fragments``) and the index."""
     nav = []
     runs_by_fp: dict[str, list[Any]] = {}
     for run in data.dataset.runs:
@@ -171,12 +194,10 @@ def machine_pages(writer: Writer, data: Inputs, copied: Copies) -> list[tuple[st
                 {k: v for k, v in (env or {}).items() if k not in ("flag_defaults", "plan")})
         ]
         flag_rows = [[k, v] for k, v in flatten(flags)] if isinstance(flags, dict) else []
-        cells = data.a.cells.loc[data.a.cells["fingerprint_id"] == fp]
-        cells = cells.sort_values(_CELL_ORDER, kind="stable", na_position="first")
+        cells = machine_cells(data, fp)
         mine = results.loc[(results["fingerprint_id"] == fp) & (results["status"] != "ok")]
         mine = mine.sort_values(["kind", "cell_name", "replicate", "run_id"], kind="stable")
         name = slug(m.page)
-        writer.text(fragment_file(f"{name}-cells"), cells_fragment(cells))
         if len(mine):
             writer.text(fragment_file(f"{name}-failures"), failures_fragment(mine))
         repro_rows = []
