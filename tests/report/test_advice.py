@@ -411,3 +411,23 @@ def test_a_machine_summary_names_what_it_covers_and_where_it_mattered(write_tree
                             "static shapes · batch 64 · fresh kernel cache")
     assert exceptions(costs, ["model"]).startswith("faster in convnext_tiny (1.25×)")
     assert "resnet50" not in exceptions(costs, ["model"])
+
+
+def test_a_switch_with_no_clear_difference_says_whether_the_interval_is_tight(tmp_path):
+    """The precision and layout sentences qualify "no clear difference" as the cudnn ones do."""
+    from bench.report.pages import Page
+    from bench.report.views import sentences
+
+    recs = [r for r in advice.recommend(_benchmark_dataset(tmp_path, 1.0))
+            if r.setting == "cudnn.benchmark"]
+    as_switch = [dataclasses.replace(r, setting="precision", action=advice.LEAVE_DEFAULT,
+                                     baseline_value="fp32", variant_value="amp-bf16")
+                 for r in recs]
+
+    def said(ci_low, ci_high):
+        regime = sentences.regimes([dataclasses.replace(r, ci_low=ci_low, ci_high=ci_high)
+                                    for r in as_switch])[0]
+        return str(sentences.sentence(regime, Page("index.md")))
+
+    assert "keep fp32" in said(0.99, 1.01) and "within 1 ± 3%" in said(0.99, 1.01)
+    assert "reaches beyond 1 ± 3%" in said(0.71, 1.14)

@@ -25,11 +25,17 @@ def _verdict(write_tree: Any, claim: str, rows: list[dict[str, object]],
     return found
 
 
-def _benchmark(on_factor: float, **over: Any) -> list[dict[str, object]]:
+def _benchmark(on_factor: float, spread: tuple[float, float, float] = (1.0, 1.0, 1.0),
+               env: dict[str, Any] = ENV, **over: Any) -> list[dict[str, object]]:
     off = [0.100, 0.101, 0.099]
-    return (cell(ENV, axes(**over), off, cold_pass_s=0.5)
-            + cell(ENV, axes(cudnn_benchmark="on", **over), [t * on_factor for t in off],
-                   cold_pass_s=4.0))
+    return (cell(env, axes(**over), off, cold_pass_s=0.5)
+            + cell(env, axes(cudnn_benchmark="on", **over),
+                   [t * on_factor * k for t, k in zip(off, spread)], cold_pass_s=4.0))
+
+
+#: Replicates of the "on" side that scatter by ±25%: "no clear difference" with an interval
+#: far wider than 1 ± δ, which shows neither a change nor its absence.
+WIDE = (0.75, 1.0, 1.3)
 
 
 def test_every_claim_has_a_rule_and_a_page_that_exists() -> None:
@@ -67,12 +73,25 @@ def test_benchmark_with_static_shapes(write_tree: Any) -> None:
     assert {f.model for f in both.findings} == {"resnet50", "vit_b_16"}
 
 
-def _dynamic(on_factor: float) -> list[dict[str, object]]:
-    rows = _benchmark(1.0)  # the static pair: benchmark adds 3.5 s to one shape's first pass
-    off = [0.100, 0.101, 0.099]
-    rows += cell(ENV, axes(shapes="dynamic"), off, cold_pass_s=1.5, shape_count=3)
-    rows += cell(ENV, axes(shapes="dynamic", cudnn_benchmark="on"),
-                 [t * on_factor for t in off], cold_pass_s=12.0, shape_count=3)
+def test_a_wide_interval_is_no_evidence_against_benchmark(write_tree: Any) -> None:
+    wide = _verdict(write_tree, "benchmark-static", _benchmark(1.0, WIDE))
+    assert wide.verdict == claims.NOT_MEASURED and wide.scope == ""
+    assert "too wide to tell" in wide.findings[0].text
+    assert "no clear difference in 1 (1 of them too wide to tell)" in wide.summary
+    # beside a tight one it does not turn a contradiction into "it depends"
+    both = _verdict(write_tree, "benchmark-static",
+                    _benchmark(1.0) + _benchmark(1.0, WIDE, model="vit_b_16"))
+    assert both.verdict == claims.CONTRADICTED and both.scope == "1 finding (resnet50) on box"
+
+
+def _dynamic(on_factor: float, spread: tuple[float, ...] = (1.0, 1.0, 1.0),
+             env: dict[str, Any] = ENV) -> list[dict[str, object]]:
+    rows = _benchmark(1.0, env=env)  # the static pair: benchmark adds 3.5 s to one shape's
+    off = [0.100, 0.101, 0.099]  # first pass
+    rows += cell(env, axes(shapes="dynamic"), off, cold_pass_s=1.5, shape_count=3)
+    rows += cell(env, axes(shapes="dynamic", cudnn_benchmark="on"),
+                 [t * on_factor * k for t, k in zip(off, spread)], cold_pass_s=12.0,
+                 shape_count=3)
     return rows
 
 
@@ -81,6 +100,9 @@ def test_benchmark_with_cycled_shapes(write_tree: Any) -> None:
     repays = _verdict(write_tree, "benchmark-dynamic", _dynamic(0.6))
     assert (searches.verdict, repays.verdict) == (claims.SUPPORTED, claims.CONTRADICTED)
     assert "each of its 3 shapes' first pass costs 3.50 s more" in searches.findings[0].text
+    # dearer first passes, but an interval over the cycle too wide to say it does not repay
+    wide = _verdict(write_tree, "benchmark-dynamic", _dynamic(1.0, WIDE))
+    assert wide.verdict == claims.NOT_MEASURED and "too wide to tell" in wide.findings[0].text
 
 
 def _repro(bm: str, equal: bool) -> dict[str, object]:
@@ -144,6 +166,11 @@ def test_cpu_for_small_batches(write_tree: Any) -> None:
                                                                          [0.01] * 3)
     assert _verdict(write_tree, "cpu-for-small", cpu_wins).verdict == claims.SUPPORTED
     assert _verdict(write_tree, "cpu-for-small", gpu_wins).verdict == claims.CONTRADICTED
+    even = _cpu_gpu([0.006] * 3, [0.006] * 3, batch=1)
+    wide = _cpu_gpu([0.006] * 3, [0.0045, 0.006, 0.0078], batch=1)
+    assert _verdict(write_tree, "cpu-for-small", even).verdict == claims.CONTRADICTED
+    found = _verdict(write_tree, "cpu-for-small", wide)
+    assert found.verdict == claims.NOT_MEASURED and "too wide" in found.findings[0].text
     # the smallest batch lost its replicates: batch 128 does not answer for small batches
     assert _verdict(write_tree, "cpu-for-small", thin).verdict == claims.NOT_MEASURED
 
@@ -158,13 +185,19 @@ def test_which_memory_fills_first(write_tree: Any) -> None:
 
 
 def test_threads(write_tree: Any) -> None:
-    def rows(every: float) -> list[dict[str, object]]:
-        cpu = {"device": "cpu", "mode": "infer", "batch_size": 8}
+    cpu = {"device": "cpu", "mode": "infer", "batch_size": 8}
+
+    def rows(every: float, spread: tuple[float, ...] = (1.0, 1.0, 1.0),
+             **over: Any) -> list[dict[str, object]]:
         return (cell(ENV, axes(cpu_threads=1, **cpu), [0.2] * 3)
-                + cell(ENV, axes(cpu_threads="", **cpu), [every] * 3))
+                + cell(ENV, axes(cpu_threads="", **cpu, **over), [every * k for k in spread]))
 
     assert _verdict(write_tree, "threads", rows(0.1)).verdict == claims.SUPPORTED
     assert _verdict(write_tree, "threads", rows(0.2)).verdict == claims.CONTRADICTED
+    assert _verdict(write_tree, "threads", rows(0.2, WIDE)).verdict == claims.NOT_MEASURED
+    # a compiled all-cores cell is not one-thread eager's partner
+    compiled = rows(0.1, compile="default")
+    assert _verdict(write_tree, "threads", compiled).verdict == claims.NOT_MEASURED
 
 
 def _copies(gpu_gbps: float, cpu_gbps: float = 40.0) -> list[dict[str, object]]:
@@ -189,14 +222,58 @@ def test_an_upgrade_against_a_setting_change(write_tree: Any) -> None:
     slow = env_for("slow-box", "run-2", gpu=False)
     cpu = {"device": "cpu", "mode": "infer", "batch_size": 8, "cpu_threads": ""}
 
-    def tree(fast_s: float) -> claims.Verdict:
+    def tree(fast_s: float | list[float], setting_batch: int = 8) -> claims.Verdict:
+        at = {**cpu, "batch_size": setting_batch}
         slow_rows = (cell(slow, axes(**cpu), [0.30] * 3)
-                     + cell(slow, axes(precision="amp-bf16", **cpu), [0.20] * 3))  # 1.5×
-        fast_rows = cell(ENV, axes(mode="infer", batch_size=8), [fast_s] * 3)
+                     + (cell(slow, axes(**at), [0.30] * 3) if setting_batch != 8 else [])
+                     + cell(slow, axes(precision="amp-bf16", **at), [0.20] * 3))  # 1.5×
+        times = fast_s if isinstance(fast_s, list) else [fast_s] * 3
+        fast_rows = cell(ENV, axes(mode="infer", batch_size=8), times)
         return _verdict(write_tree, "upgrade-beats-settings", fast_rows,
                         more=[(slow, slow_rows, [])])
 
     upgrade = tree(0.03)  # 10× the slow box
     marginal = tree(0.25)  # 1.2×: the bf16 switch on the slow box buys more
     assert (upgrade.verdict, marginal.verdict) == (claims.SUPPORTED, claims.CONTRADICTED)
-    assert "fp32 → amp-bf16 at batch 8 1.50×" in marginal.findings[0].text
+    assert "fp32 → amp-bf16 1.50× (95% CI 1.50–1.50×), as much or more" in (
+        marginal.findings[0].text)
+    # 1.5× point against 1.5×: no more; intervals that overlap the setting's: cannot tell
+    assert tree(0.20).verdict == claims.CONTRADICTED
+    close = tree([0.17, 0.20, 0.23])
+    assert close.verdict == claims.NOT_MEASURED and "too close" in close.findings[0].text
+    # a setting change measured at another batch answers nothing for batch 8
+    elsewhere = tree(0.03, setting_batch=1)
+    assert elsewhere.verdict == claims.NOT_MEASURED
+    assert "none was measured there" in elsewhere.findings[0].text
+
+
+def test_each_finding_page_shows_its_claims_box_once(write_tree: Any, tmp_path: Path) -> None:
+    """Two machines with cycled shapes give the dynamic-shapes page two sections; the box of
+    the claims it answers stands once above them, not in each."""
+    from bench.report.site import render_site
+
+    other = env_for("box-two", "run-2")
+    root = write_tree([(ENV, _dynamic(1.0), []), (other, _dynamic(0.6, env=other), [])])
+    generated = tmp_path / "docs" / "generated"
+    render_site(load_reports(root), root, generated)
+    for page in ("dynamic-shapes", "cudnn-benchmark", "determinism", "cpu-vs-gpu"):
+        text = (generated / f"{page}.md").read_text(encoding="utf-8")
+        assert text.count('"Common advice, checked"') == 1, page
+    dynamic = (generated / "dynamic-shapes.md").read_text(encoding="utf-8")
+    assert dynamic.count("## ") >= 2, "one section per machine"
+
+
+def test_findings_beyond_the_first_dozen_keep_their_rows(write_tree: Any, tmp_path: Path) -> None:
+    from bench.report.site import render_site
+    from bench.report.views.claims import FINDINGS_SHOWN
+
+    rows = [r for i in range(FINDINGS_SHOWN + 1) for r in _benchmark(1.0, model=f"net{i:02d}")]
+    root = write_tree([(ENV, rows, [])])
+    generated = tmp_path / "docs" / "generated"
+    render_site(load_reports(root), root, generated)
+    page = (generated / "claims.md").read_text(encoding="utf-8")
+    section = page.split("{ #claim-benchmark-static }")[1].split("\n## ")[0]
+    assert '??? note "1 more finding"' in section
+    hidden = section.split("??? note")[1]
+    assert "net12" in hidden and all(f"#cell-{r['cell_id']}" in hidden
+                                     for r in rows if r["model"] == "net12")

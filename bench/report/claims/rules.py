@@ -18,6 +18,7 @@ import pandas as pd
 
 from bench.report import fmt
 from bench.report.analysis.bootstrap import ratio_ci
+from bench.report.analysis.pairs import DELTA, within_band
 from bench.report.analysis.pairs import verdict as pair_verdict
 from bench.report.claims.model import (
     CANNOT_TELL,
@@ -28,6 +29,7 @@ from bench.report.claims.model import (
     Verdict,
     decide,
 )
+from bench.schema import USER_MODEL_AXES
 
 Rule = Callable[[Claim, Any], Verdict]
 
@@ -119,6 +121,30 @@ def tally(findings: list[Finding], what: str, yes: str, no: str,
     return "; ".join(parts)
 
 
+#: What a finding says of a "no clear difference" whose interval reaches beyond 1 ± δ.
+TOO_WIDE = f"an interval too wide to tell (it reaches beyond 1 ± {fmt.pct(DELTA)})"
+
+
+def too_wide(verdict: str, ci_low: Any, ci_high: Any) -> bool:
+    """Whether a "no clear difference" only fails to show a change (its interval reaches beyond
+    1 ± δ) rather than showing there is none: no evidence either way."""
+    return verdict == "no clear difference" and not within_band(_num(ci_low), _num(ci_high))
+
+
+def stance(verdict: str, ci_low: Any, ci_high: Any, yes: str = "faster") -> str:
+    """What one comparison says of a claim that predicts ``yes``: it supports it with that
+    verdict, tells nothing when it is a too-wide "no clear difference", and contradicts it
+    otherwise (the other direction, or a tight interval inside 1 ± δ)."""
+    if verdict == yes:
+        return SUPPORTS
+    return CANNOT_TELL if too_wide(verdict, ci_low, ci_high) else CONTRADICTS
+
+
+def _said(verdict: str, ci_low: Any, ci_high: Any) -> str:
+    """The verdict word, qualified when its interval is too wide to tell."""
+    return f"{verdict}, {TOO_WIDE}" if too_wide(verdict, ci_low, ci_high) else verdict
+
+
 def _num(value: Any) -> float:
     try:
         x = float(value)
@@ -149,7 +175,7 @@ def benchmark_static(claim: Claim, a: Any) -> Verdict:
         if r.verdict == "insufficient":
             continue
         findings.append(Finding(
-            SUPPORTS if r.verdict == "faster" else CONTRADICTS, str(r.page), str(r.machine),
+            stance(r.verdict, r.ci_low, r.ci_high), str(r.page), str(r.machine),
             functools.partial(_static_text, r, name), pair_evidence(r), str(r.model)))
     summary = "; ".join(
         f"on {group['machine'].iloc[0]}: {verdict_counts(group)} of "
@@ -161,14 +187,17 @@ def benchmark_static(claim: Claim, a: Any) -> Verdict:
 def _static_text(r: Any, name: Callable[[Any], str]) -> str:
     cold = (f"; its first pass costs up to {fmt.seconds(r.extra_cold_pass_max_s)} more "
             "(slowest replicate)" if fmt.present(r.extra_cold_pass_max_s) else "")
-    return f"{name(r)}: {interval(r)}, {r.verdict}{cold}"
+    return f"{name(r)}: {interval(r)}, {_said(r.verdict, r.ci_low, r.ci_high)}{cold}"
 
 
 def verdict_counts(pairs: pd.DataFrame) -> str:
-    """``faster in 2, no clear difference in 12, slower in 0``."""
+    """``faster in 2, no clear difference in 12 (3 of them too wide to tell), slower in 0``."""
     counts = pairs["verdict"].value_counts()
-    return ", ".join(f"{v} in {int(counts.get(v, 0))}"
-                     for v in ("faster", "no clear difference", "slower"))
+    wide = sum(too_wide(v, lo, hi) for v, lo, hi in zip(
+        pairs["verdict"], pairs["ci_low"], pairs["ci_high"]))
+    return ", ".join(f"{v} in {int(counts.get(v, 0))}" + (
+        f" ({wide} of them too wide to tell)" if wide and v == "no clear difference" else "")
+        for v in ("faster", "no clear difference", "slower"))
 
 
 def benchmark_dynamic(claim: Claim, a: Any) -> Verdict:
@@ -192,13 +221,15 @@ def benchmark_dynamic(claim: Claim, a: Any) -> Verdict:
         extra = _num(r.extra_cold_pass_s)
         searches = fmt.present(extra) and extra > max(0.0 if math.isnan(base) else base, 0.0)
         shapes = max(int(count) if fmt.present(count) else 1, 1)
-        stance = CONTRADICTS if r.verdict == "faster" else SUPPORTS if searches else CANNOT_TELL
-        findings.append(Finding(stance, str(r.page), str(r.machine),
+        said = (CONTRADICTS if r.verdict == "faster" else
+                CANNOT_TELL if too_wide(r.verdict, r.ci_low, r.ci_high) else
+                SUPPORTS if searches else CANNOT_TELL)
+        findings.append(Finding(said, str(r.page), str(r.machine),
                                 functools.partial(_dynamic_text, r, name, shapes, extra / shapes),
                                 pair_evidence(r), str(r.model)))
     summary = tally(findings, "configurations with cycled shapes",
                     "dearer new shapes and no faster with benchmark on",
-                    "faster with benchmark on", "no dearer new shapes")
+                    "faster with benchmark on", "no dearer new shapes or too wide an interval")
     return decide(claim, findings, summary or "no sufficient comparison of cycled shapes",
                   GPU_RUN + ", whose shapes study cycles input resolutions")
 
@@ -206,7 +237,7 @@ def benchmark_dynamic(claim: Claim, a: Any) -> Verdict:
 def _dynamic_text(r: Any, name: Callable[[Any], str], shapes: int, per_shape: float) -> str:
     text = (f"{name(r)}: with benchmark on, each of its {shapes} shapes' first pass costs "
             f"{fmt.seconds(per_shape)} more on average; over the cycle {interval(r)}, "
-            f"{r.verdict}")
+            f"{_said(r.verdict, r.ci_low, r.ci_high)}")
     return text + (" (it repays its searches in a long enough job)"
                    if r.verdict == "faster" else "")
 
@@ -327,14 +358,16 @@ def cpu_for_small_batches(claim: Claim, a: Any) -> Verdict:
                                         f"{where}: too few ok replicates to judge",
                                         pair_evidence(r), str(r.model)))
                 continue
-            stance = SUPPORTS if r.verdict == "slower" else CONTRADICTS
             who = {"slower": "the CPU is faster", "faster": "the GPU is faster"}.get(
                 r.verdict, "neither is clearly faster")
-            findings.append(Finding(stance, str(r.page), str(r.machine),
+            if too_wide(r.verdict, r.ci_low, r.ci_high):
+                who = f"{who}, {TOO_WIDE}"
+            findings.append(Finding(stance(r.verdict, r.ci_low, r.ci_high, yes="slower"),
+                                    str(r.page), str(r.machine),
                                     f"{where}: {who} (GPU {interval(r)})", pair_evidence(r),
                                     str(r.model)))
     summary = tally(findings, "curves at their smallest batch", "the CPU clearly faster",
-                    "the GPU faster or neither")
+                    "the GPU faster or neither", "too few ok replicates or too wide an interval")
     return decide(claim, findings, summary or "no CPU-against-GPU comparison", GPU_RUN)
 
 
@@ -390,8 +423,9 @@ def cpu_threads(claim: Claim, a: Any) -> Verdict:
         cpu = cells.loc[(cells["kind"] == "model") & (cells["device"] == "cpu")]
         one = cpu.loc[cpu["cpu_threads"].astype("Float64") == 1]
         every = cpu.loc[cpu["cpu_threads"].isna()]
-        key = ["fingerprint_id", "model", "mode", "batch_size", "resolution", "precision",
-               "memory_format", "shapes", "kernel_cache"]
+        key = [c for c in ("fingerprint_id", "model", *USER_MODEL_AXES, "mode", "batch_size",
+                           "resolution", "precision", "memory_format", "shapes", "kernel_cache",
+                           "compile", "compile_dynamic") if c in cpu.columns]
         pairs = one.merge(every, on=key, suffixes=("", "_all"))
         if len(pairs):
             est, lo, hi = ratio_ci(pairs["replicate_medians"].tolist(),
@@ -402,13 +436,13 @@ def cpu_threads(claim: Claim, a: Any) -> Verdict:
                 if word == "insufficient":
                     continue
                 findings.append(Finding(
-                    SUPPORTS if word == "faster" else CONTRADICTS, str(r.page), str(r.machine),
+                    stance(word, l_, h), str(r.page), str(r.machine),
                     f"{name(r)}: every core against one thread {fmt.ratio(s)} (95% CI "
-                    f"{fmt.ci(l_, h)}), {word}",
+                    f"{fmt.ci(l_, h)}), {_said(word, l_, h)}",
                     ((str(r.page), str(r.anchor)), (str(r.page), str(r.anchor_all))),
                     str(r.model)))
     summary = tally(findings, "configurations", "every core clearly faster than one thread",
-                    "not clearly faster")
+                    "not clearly faster", "too wide an interval to tell")
     return decide(claim, findings, summary or "no one-thread against all-cores comparison",
                   "a run of the cpu profile (python -m bench run --profile cpu), whose threads "
                   "study runs one thread against every core")
@@ -450,9 +484,11 @@ def memory_bandwidth(claim: Claim, a: Any, factor: float = 10.0) -> Verdict:
 
 def upgrade_vs_settings(claim: Claim, a: Any) -> Verdict:
     """For each workload measured on two or more machines: the fastest machine's best
-    throughput over the slowest's (the upgrade; point estimates, each over its own
+    throughput over the slowest's (the upgrade, with a bootstrap interval over both cells'
     replicates), against the best setting change measured on the slowest one (that
-    fingerprint) for that model and mode."""
+    fingerprint) for that model, mode and batch size. The upgrade buys more only when its
+    whole interval clears the setting's by δ; it buys no more when its whole interval stays
+    under the setting's low end plus δ; otherwise the intervals cannot tell them apart."""
     best = current(a.best, a)
     findings: list[Finding] = []
     if len(best):
@@ -464,30 +500,37 @@ def upgrade_vs_settings(claim: Claim, a: Any) -> Verdict:
         merged = best.merge(slowest[[*key, "machine"]], on=key, suffixes=("", "_slow"))
         others = merged.loc[merged["machine"] != merged["machine_slow"]]
         fastest = others.drop_duplicates(key, keep="last")[
-            [*key, "machine", "page", "anchor", "samples_per_s"]]
+            [*key, "machine", "page", "anchor", "fingerprint_id", "cell_id", "samples_per_s"]]
         pairs = slowest.merge(fastest, on=key, suffixes=("", "_fast"))
+        medians = a.cells.set_index(["fingerprint_id", "cell_id"])["replicate_medians"]
+
+        def reps(fp: str, cell: str) -> list[float]:
+            return list(medians.get((fp, cell), ()))
+
+        ups, ups_lo, ups_hi = ratio_ci(  # slow step ÷ fast step = fast throughput ÷ slow's
+            [reps(r.fingerprint_id, r.cell_id) for r in rows(pairs)],
+            [reps(r.fingerprint_id_fast, r.cell_id_fast) for r in rows(pairs)])
         gains = _setting_gains(a)
-        for slow in rows(pairs):
-            fast = {"machine": slow.machine_fast, "page": slow.page_fast,
-                    "anchor": slow.anchor_fast}
-            upgrade = _num(slow.samples_per_s_fast) / _num(slow.samples_per_s)
-            found = gains.get((str(slow.page), str(slow.model), str(slow.mode)))
+        for slow, upgrade, u_lo, u_hi in zip(rows(pairs), ups, ups_lo, ups_hi):
+            found = gains.get((str(slow.page), str(slow.model), str(slow.mode),
+                               int(_num(slow.batch_size))))
+            evidence: tuple[Any, ...] = ()
             if found is None:
-                stance, how = CANNOT_TELL, "none was measured there for this model and mode"
-                setting, evidence = math.nan, ()
+                said, how = CANNOT_TELL, "none was measured there for this model, mode and batch"
             else:
-                setting, how, evidence = found
-                stance = SUPPORTS if upgrade > setting else CONTRADICTS
+                s_lo, s_hi, how, evidence = found
+                said, how = _upgrade_stance(u_lo, u_hi, s_lo, s_hi, how)
             text = (f"{slow.model} · {slow.mode} · batch {int(_num(slow.batch_size))}: "
-                    f"{fast['machine']} is {fmt.ratio(upgrade)} the throughput of "
-                    f"{slow.machine}; the best setting change on {slow.machine}: "
-                    f"{how}" + (f" {fmt.ratio(setting)}" if fmt.present(setting) else ""))
+                    f"{slow.machine_fast} is {fmt.ratio(upgrade)} the throughput of "
+                    f"{slow.machine} (95% CI {fmt.ci(u_lo, u_hi)}); the best setting change on "
+                    f"{slow.machine}: {how}")
             findings.append(Finding(
-                stance, str(slow.page), str(slow.machine), text,
-                ((str(slow.page), str(slow.anchor)), (str(fast["page"]), str(fast["anchor"])),
+                said, str(slow.page), str(slow.machine), text,
+                ((str(slow.page), str(slow.anchor)), (str(slow.page_fast), str(slow.anchor_fast)),
                  *evidence), str(slow.model)))
     summary = tally(findings, "workloads measured on two machines", "the upgrade buys more",
-                    "a setting change buys as much", "no setting change measured on the slower")
+                    "a setting change buys as much",
+                    "no setting change measured on the slower, or intervals too close to tell")
     return decide(claim, findings, summary or "no workload measured on two machines with "
                   "enough ok replicates on both",
                   "the same workload on two machines: the cpu and gpu profiles share ResNet-50 "
@@ -495,24 +538,40 @@ def upgrade_vs_settings(claim: Claim, a: Any) -> Verdict:
                   "run on another measure it")
 
 
-def _setting_gains(a: Any) -> dict[tuple[str, str, str], tuple[float, str, tuple[Any, ...]]]:
-    """(page, model, mode) → the best setting change measured there (with enough ok replicates
-    on both sides): its speedup, what it was, and its rows. A best below 1 means no setting
-    change measured there was faster."""
+def _upgrade_stance(u_lo: float, u_hi: float, s_lo: float, s_hi: float,
+                    how: str) -> tuple[str, str]:
+    """The finding's stance and the setting's description with its interval and the outcome."""
+    shown = f"{how} (95% CI {fmt.ci(s_lo, s_hi)})"
+    if not all(fmt.present(x) for x in (u_lo, u_hi, s_lo, s_hi)):
+        return CANNOT_TELL, f"{shown}; too few ok replicates for both intervals"
+    if u_lo > s_hi * (1 + DELTA):
+        return SUPPORTS, f"{shown}, clearly less"
+    if u_hi < s_lo * (1 + DELTA):
+        return CONTRADICTS, f"{shown}, as much or more"
+    return CANNOT_TELL, f"{shown}; the intervals are too close to tell"
+
+
+def _setting_gains(a: Any) -> dict[tuple[str, str, str, int],
+                                   tuple[float, float, str, tuple[Any, ...]]]:
+    """(page, model, mode, batch) → the best setting change measured there (with enough ok
+    replicates on both sides): its interval, what it was with its speedup, and its rows. A best
+    below 1 means no setting change measured there was faster."""
     cols = ["page", "model", "mode", "batch_size", "baseline_value", "variant_value", "speedup",
-            "baseline_anchor", "variant_anchor"]
+            "ci_low", "ci_high", "baseline_anchor", "variant_anchor"]
     frames = [current(f, a).loc[lambda f: f["verdict"] != "insufficient", cols]
               for axis, f in a.comparisons.items() if axis not in ("device", "shapes") and len(f)]
     known = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
     if known.empty:
         return {}
     known["speedup"] = known["speedup"].astype(float)
+    known["batch"] = pd.to_numeric(known["batch_size"], errors="coerce")
+    known = known.loc[known["batch"].notna()]
     top = known.sort_values("speedup", ascending=False, kind="stable").drop_duplicates(
-        ["page", "model", "mode"])
+        ["page", "model", "mode", "batch"])
     return {
-        (str(r.page), str(r.model), str(r.mode)): (
-            _num(r.speedup),
-            f"{r.baseline_value} → {r.variant_value} at batch {int(_num(r.batch_size))}",
+        (str(r.page), str(r.model), str(r.mode), int(r.batch)): (
+            _num(r.ci_low), _num(r.ci_high),
+            f"{r.baseline_value} → {r.variant_value} {fmt.ratio(r.speedup)}",
             pair_evidence(r),
         )
         for r in rows(top)

@@ -27,7 +27,7 @@ STANCE_WORDS = {
     claims.CONTRADICTS: "contradicts it",
     claims.CANNOT_TELL: "cannot tell",
 }
-#: Findings listed per claim; the rest are counted (every one is behind its rows).
+#: Findings listed open per claim; the rest follow in a collapsed block, each with its rows.
 FINDINGS_SHOWN = 12
 
 
@@ -40,7 +40,11 @@ def claims_page(writer: Writer, data: Inputs) -> None:
     entries = []
     for v in data.verdicts:
         kind, word = BOX[v.verdict]
-        shown = v.findings[:FINDINGS_SHOWN]
+        listed = [
+            cat(p.machine_link(f.machine, f.page), f" ({STANCE_WORDS[f.stance]}): {f.text}",
+                cat(" (", evidence_links(p, f.evidence), ")") if f.evidence else "")
+            for f in v.findings
+        ]
         entries.append({
             "anchor": anchor(v),
             "claim": v.claim.claim,
@@ -50,13 +54,8 @@ def claims_page(writer: Writer, data: Inputs) -> None:
             "scope": v.scope,
             "summary": v.summary,
             "missing": v.missing,
-            "findings": [
-                cat(p.machine_link(f.machine, f.page), f" ({STANCE_WORDS[f.stance]}): {f.text}",
-                    cat(" (", evidence_links(p, f.evidence), ")") if f.evidence else "")
-                for f in shown
-            ],
-            "more": len(v.findings) - len(shown),
-            "evidence": evidence_links(p, v.evidence),
+            "findings": listed[:FINDINGS_SHOWN],
+            "more": listed[FINDINGS_SHOWN:],
         })
     writer.page(CLAIMS_PAGE, "claims.md.j2", p=p, entries=entries, n_claims=len(entries),
                 counts_line=counts_line(data))

@@ -338,7 +338,8 @@ def _switch(r: Recommendation) -> Md:
     if r.action == advice.KEEP_OFF:
         return cat(Md("**keep "), base, Md("**: "), f"{var} is slower, {speedup_text(r)}.")
     if r.action == advice.LEAVE_DEFAULT:
-        return cat(Md("**no clear difference**, keep "), base, f": {var} gives {speedup_text(r)}.")
+        return cat(Md("**no clear difference**, keep "), base,
+                   f": {var} gives {speedup_text(r)}, {_band(r)}.")
     return _common(r)
 
 
