@@ -421,3 +421,22 @@ def test_compile_costs_pair_eager_with_each_mode_fresh_and_warm(write_tree):
     slow = costs.loc[costs["variant_value"] == "max-autotune"].iloc[0]
     assert slow["compile_dynamic"] == "true"  # dynamic= is the compiled side's
     assert slow["verdict"] == "slower" and slow["break_even_iters"] == math.inf
+
+
+def test_the_best_window_is_a_median_and_never_reads_slower_than_the_sustained_rate(write_tree):
+    """One slow iteration inside every 10-iteration window, and an even number of replicates
+    (the median of two is their mean): the best window stays at or above the sustained rate."""
+    ax = axes(model="matmul-fp32", mode="", batch_size="", resolution="", precision="",
+              memory_format="", shapes="", cudnn_benchmark="n/a", cudnn_deterministic="n/a",
+              cudnn_benchmark_limit="")
+    rows = [result_row(ENV, ax, i, kind="ceiling", seconds=s, work_per_iter=1e12,
+                       work_unit="flop") for i, s in enumerate((1.0, 0.5))]
+    samples = []
+    for row, times in zip(rows, ([1.0] * 6 + [2.0] + [1.0] * 5, [0.5] * 12)):
+        ids = {k: row.get(k, "") for k in ("schema_version", "run_id", "fingerprint_id",
+                                           "cell_id", "replicate", "attempt_id")}
+        samples += [{**ids, "phase": "steady", "iter": i, "batch_size": 1, "resolution": 1,
+                     "seconds": t} for i, t in enumerate(times)]
+    ceil = ceilings(cell_stats(load_reports(write_tree([(ENV, rows, samples)])))).iloc[0]
+    assert ceil["achieved"] == pytest.approx(1.5)  # the median of 1 and 2 TFLOP/s
+    assert ceil["burst"] == pytest.approx(1.5)

@@ -139,12 +139,13 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     replicates). samples_per_s follows ``throughput_basis`` (see ``THROUGHPUT_BASES``).
     replicate_medians, replicate_throughputs and replicate_work_rates are tuples for the
     bootstraps (the throughputs are whole-cycle rates, the shapes comparison's metric).
-    best_window_s (ceilings) is the median over replicates of the fastest ``BURST_WINDOW``
-    consecutive iterations' mean. achieved_per_s is in achieved_unit (``flop/s`` or
-    ``byte/s``), also as achieved_tflops or achieved_gbps; peak_op names the ceiling a model
-    cell is held against and pct_of_peak is the percentage of that measured ceiling (NaN when
-    none). insufficient: n_ok < MIN_OK_REPLICATES. n_drift counts the ok replicates whose
-    steady state drifted (see ``replicate_drift``) and drift_max is the largest such ratio.
+    best_window_s (ceilings) is the fastest ``BURST_WINDOW`` consecutive iterations' median,
+    over replicates as the time of their median rate. achieved_per_s is in achieved_unit
+    (``flop/s`` or ``byte/s``), also as achieved_tflops or achieved_gbps; peak_op names the
+    ceiling a model cell is held against and pct_of_peak is the percentage of that measured
+    ceiling (NaN when none). insufficient: n_ok < MIN_OK_REPLICATES. n_drift counts the ok
+    replicates whose steady state drifted (see ``replicate_drift``) and drift_max is the
+    largest such ratio.
     """
     res = ds.results
     timed = res.loc[res["kind"].isin(["model", "ceiling"])]
@@ -226,8 +227,11 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     windows = best_window(ds.samples, okf.loc[okf["kind"] == "ceiling"])
     if len(windows):
         key = pd.MultiIndex.from_arrays([okf["run_id"], okf["cell_id"], okf["replicate"]])
-        best = pd.Series(windows.reindex(key).to_numpy(dtype=float)).groupby(gok).median()
-        out["best_window_s"] = per_group(best)
+        # the median of the replicates' rates, as a time, as the sustained rate is taken (the
+        # two differ when an even number of replicates is averaged)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rates = 1.0 / windows.reindex(key).to_numpy(dtype=float)
+            out["best_window_s"] = 1.0 / per_group(pd.Series(rates).groupby(gok).median())
     else:
         out["best_window_s"] = np.nan
     out["n_drift"] = np.bincount(gok[drifted], minlength=n_groups)
@@ -273,8 +277,10 @@ def _throughput(out: pd.DataFrame) -> None:
 
 
 def best_window(samples: pd.DataFrame, rows: pd.DataFrame) -> pd.Series:
-    """Per (run_id, cell_id, replicate) of ``rows``: the lowest mean over ``BURST_WINDOW``
-    consecutive steady iterations (all of them when there are fewer).
+    """Per (run_id, cell_id, replicate) of ``rows``: the lowest median over ``BURST_WINDOW``
+    consecutive steady iterations (all of them when there are fewer). A median, like the
+    sustained figure it stands beside, so one slow iteration in a window does not make the
+    best window read slower than the sustained rate.
 
     A machine's sustained rate (the median over a run of at least ``min_time_s``) is below
     what its first iterations reach while clocks and power settle: on an H200, the first ten
@@ -292,8 +298,8 @@ def best_window(samples: pd.DataFrame, rows: pd.DataFrame) -> pd.Series:
         if k in wanted:
             xs = group["seconds"].to_numpy(dtype=float)
             w = min(BURST_WINDOW, len(xs))
-            sums = np.convolve(xs, np.ones(w), mode="valid")
-            out[k] = float(sums.min() / w)
+            windows = np.lib.stride_tricks.sliding_window_view(xs, w)
+            out[k] = float(np.median(windows, axis=1).min())
     return pd.Series(out, dtype=float)
 
 
