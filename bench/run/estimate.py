@@ -159,6 +159,9 @@ def replicate_s(cell: Cell, st: Settings, cores: int, skipped: bool = False,
     t = iteration_s(cell, cores, flops_per_sample)
     period = len(cell.schedule())
     warm = max(st.warmup_iters, period) * t
+    # the stopping rule: past min_time_s once the interval is tight, by max_time_s (plus the
+    # cycle under way) otherwise, but never below min_iters nor beyond max_iters iterations
     steady = min(max(st.min_time_s, st.min_iters * t), st.max_time_s + t * period)
+    steady = min(max(steady, st.min_iters * t), max(st.max_iters, st.min_iters) * t)
     return _OVERHEAD_S.get(cell.device, 1.0) + cold_pass_s(
         cell, cores, flops_per_sample=flops_per_sample) + warm + steady

@@ -206,7 +206,26 @@ def test_gpu_profile_fits_about_eight_minutes_of_an_h200() -> None:
 
     jobs = runner.plan(load_profile("gpu"))
     seconds = sum(runner.estimate_jobs(jobs, runner.Probe({"cpu": {"affinity": 16}}, [], True)))
-    assert 6 * 60 < seconds <= 8.6 * 60, seconds / 60
+    assert 6 * 60 < seconds <= 8.5 * 60, seconds / 60
+
+
+def test_the_estimate_never_stops_a_replicate_before_min_iters_or_after_max_iters() -> None:
+    """The stopping rule ends a slow cell at max_time_s only once min_iters are done, so its
+    estimate cannot stop sooner; nor can it run past max_iters."""
+    from bench.run import estimate
+    from bench.run.matrix import Settings
+
+    cpu = Cell(model="resnet50", device="cpu", batch_size=128)
+    t = estimate.iteration_s(cpu, 16)
+    assert t > 1.0  # slower than max_time_s below: only min_iters can end it
+    slow = Settings(min_iters=5, min_time_s=0.1, max_time_s=0.5, warmup_iters=0)
+    fixed = estimate.replicate_s(cpu, replace(slow, min_iters=1), 16)
+    assert estimate.replicate_s(cpu, slow, 16) - fixed == pytest.approx(4 * t)
+    quick = Cell(model="resnet18", device="cuda", batch_size=1)
+    capped = Settings(min_iters=1, min_time_s=10.0, max_time_s=10.0, max_iters=20)
+    t = estimate.iteration_s(quick, 16)
+    assert estimate.replicate_s(quick, capped, 16) - estimate.replicate_s(
+        quick, replace(capped, max_iters=1, min_time_s=0.0), 16) == pytest.approx(19 * t)
 
 
 def test_has_pair_needs_a_single_axis_difference() -> None:
