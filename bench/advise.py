@@ -33,6 +33,7 @@ from bench.run import estimate, knobs, matrix, modelspec, runner, session, userm
 from bench.run.knobs import Knob
 from bench.run.launch import Launcher
 from bench.run.protocol import ModelCheck, Probe
+from bench.run.store import RunStore
 
 #: What the verdicts need beyond the standard library: the report extra's statistics part.
 REPORT_NEEDS = ("numpy", "pandas", "scipy")
@@ -71,13 +72,14 @@ class Request:
     steps: int
     budget_s: float
 
-    def check(self) -> ModelCheck | None:
-        """What the probe must check before anything is planned (None: a torchvision model)."""
+    def checks(self) -> list[ModelCheck]:
+        """What the probe must check before anything is planned: the user's model at every
+        input shape its schedule feeds (``--shapes dynamic`` cycles three), as ``bench run``
+        checks a profile's; none for a torchvision model."""
         if not modelspec.is_user_model(self.model):
-            return None
-        shape = "" if self.inputs else self.input_shape
-        return ModelCheck(self.model, shape, self.inputs, self.loss, self.mode,
-                          self.device or "cpu")
+            return []
+        base = _profile(self, self.device or "cpu", [], 1, MIN_TIMEOUT_S)
+        return usermodels.checks(base.studies[0].cells)
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,8 @@ class Plan:
     replicates: int
     estimate_s: float
     per_replicate_s: dict[str, float] = field(default_factory=dict)  # "baseline" and knobs
+    #: Set when the budget holds fewer replicates than a verdict needs: what it would take.
+    short: str = ""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -104,9 +108,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="inference or a training step (default: train)")
     parser.add_argument("--batch-size", type=int, default=16,
                         help="samples per step (default: 16)")
-    parser.add_argument("--input-shape", default=modelspec.shape_text(
-        modelspec.DEFAULT_INPUT_SHAPE), metavar="C,H,W",
-        help="one sample's shape (default: 3,224,224)")
+    parser.add_argument("--input-shape", default=None, metavar="C,H,W",
+        help=f"one sample's shape (default: "
+             f"{modelspec.shape_text(modelspec.DEFAULT_INPUT_SHAPE)})")
     parser.add_argument("--inputs", default="", metavar="SPEC",
                         help="a callable (batch_size, device) -> tensor or tuple of tensors, "
                              "for inputs that are not one C,H,W image (replaces --input-shape)")
@@ -142,9 +146,16 @@ def request_of(args: argparse.Namespace) -> Request:
         for name in ("inputs", "loss"):
             if getattr(args, name):
                 modelspec.check_axis(name, getattr(args, name))
-        shape = modelspec.check_axis("input_shape", args.input_shape)
+        shape = modelspec.check_axis("input_shape", args.input_shape or modelspec.shape_text(
+            modelspec.DEFAULT_INPUT_SHAPE))
     except modelspec.SpecError as exc:
         raise AdviseError(str(exc).replace("input_shape ", "--input-shape ", 1)) from None
+    if args.inputs and args.input_shape is not None:
+        raise AdviseError("--inputs replaces --input-shape (its callable makes the whole "
+                          "batch); give one of them")
+    if args.inputs and args.shapes == "dynamic":
+        raise AdviseError("--shapes dynamic cycles image resolutions, so it needs "
+                          "--input-shape, not --inputs; valid choices with --inputs: static")
     c, h, w = modelspec.parse_input_shape(shape)
     if not modelspec.is_user_model(args.model) and (c != 3 or h != w or args.inputs or
                                                     args.loss):
@@ -220,8 +231,16 @@ def plan(req: Request, probe: Probe, budget_left_s: float) -> Plan:
                        timeout)
     not_measured = {name: why for name, why in reasons.items() if why}
     not_measured.update(dict.fromkeys(fitted.left_out, "not in budget"))
+    short = ""
+    if fitted.replicates < knobs.REPLICATES:
+        need = knobs.REPLICATES * knobs.cheapest_s(
+            cost["baseline"], [(k.name, cost[k.name]) for k in candidates])
+        short = (f"--budget {req.budget_s:g} s holds {fitted.replicates} replicate(s) per cell, "
+                 f"and a verdict needs {knobs.REPLICATES}: every knob will read "
+                 f"'insufficient'; allow at least "
+                 f"{math.ceil(req.budget_s - budget_left_s + need)} s for one knob's verdict")
     return Plan(device, profile, measured, not_measured, fitted.replicates, fitted.estimate_s,
-                {n: s for n, s in cost.items() if n == "baseline" or n in fitted.knobs})
+                {n: s for n, s in cost.items() if n == "baseline" or n in fitted.knobs}, short)
 
 
 def missing_report_extra() -> list[str]:
@@ -257,16 +276,21 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
     with launcher_of(args.launcher) as launcher:
         try:
             with tempfile.TemporaryDirectory(prefix="torch-knobs-probe-") as tmp:
-                check = req.check()
-                probe = runner.probe(launcher, Path(tmp), models=[check] if check else [])
+                probe = runner.probe(launcher, Path(tmp), models=req.checks())
             advice_plan = plan(req, probe, req.budget_s - (clock() - start) - REPORT_RESERVE_S)
             bound, jobs = session.planned(advice_plan.profile, probe)
         except (RuntimeError, AdviseError, matrix.ProfileError) as exc:
             return _fail(str(exc))
         cells = bound.studies[0].cells
+        if advice_plan.short:
+            print(f"note: {advice_plan.short}", file=sys.stderr)
         if args.dry_run:
             print_plan(req, advice_plan, cells, probe, args.json)
             return 0
+        if args.out and RunStore(Path(args.out)).exists():
+            return _fail(f"{args.out} already holds results; advise always starts a new run: "
+                         f"choose another --out, or leave --out out for a new folder under "
+                         f"{args.reports}")
         try:
             opened = session.open_run(bound, probe, jobs, reports=Path(args.reports),
                                       out=args.out)
@@ -286,6 +310,10 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
         print(json.dumps(entries, indent=2))
     else:
         print_verdicts(req, advice_plan, entries, opened.out, elapsed)
+    if not any(e["n_base"] for e in entries if e["status"] in ("measured", "insufficient")):
+        print(f"error: no replicate of the baseline ran ok, so no knob could be judged; the "
+              f"rows in {opened.out} say why", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -354,6 +382,7 @@ def print_verdicts(req: Request, p: Plan, entries: Sequence[dict[str, Any]], out
                    elapsed_s: float, stream: TextIO = sys.stdout) -> None:
     """The verdicts for a reader: one line per knob, measured or not, and where the rows are."""
     from bench.report import fmt
+    from bench.report.caveats import CAVEATS
 
     print(f"{req.model} on {p.device}, {req.mode}, batch {req.batch_size}, {req.shapes} shapes: "
           f"{p.replicates} replicates per cell, {elapsed_s:.0f} s", file=stream)
@@ -382,5 +411,8 @@ def print_verdicts(req: Request, p: Plan, entries: Sequence[dict[str, Any]], out
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(head))]
     for r in rows:
         print("  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip(), file=stream)
+    for e in entries:  # what the JSON carries beside the figures, so the table hides nothing
+        for code in e.get("caveats") or ():
+            print(f"note on {e['knob']}: {CAVEATS.get(code, code)}", file=stream)
     print(f"results: {out} (python -m bench report puts them on the site beside the others)",
           file=stream)

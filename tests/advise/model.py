@@ -33,6 +33,11 @@ def not_a_module() -> int:
     return 42
 
 
+def exits() -> nn.Module:
+    """A factory that ends the process, as a script's ``main`` might."""
+    raise SystemExit(3)
+
+
 def mlp() -> nn.Module:
     """A model whose input is not an image: vectors of 20 features."""
     return nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 1))

@@ -122,6 +122,24 @@ def test_the_verdicts_are_what_bench_report_computes_from_the_same_rows(
     assert (threads["verdict"], threads["speedup"]) == (row.verdict, row.speedup)
     (rec,) = switch_rules(a.comparisons["cpu_threads"], "cpu_threads")
     assert (threads["recommendation"], threads["rule"]) == (rec.action, rec.rule)
+    # the cold cost, the break-even and the memory change: the report's cost table and cells
+    from bench.report.analysis.studies import one_off_costs
+
+    rss = a.cells.set_index("cell_id")["peak_rss_bytes"]
+    for knob, ours in by_knob.items():
+        axis = next(k.axis for k in knobs.KNOBS if k.name == knob)
+        pair = a.comparisons[axis]
+        pair = pair.loc[pair["variant_cell_id"] == ours["variant_cell_id"]]
+        (cost,) = one_off_costs(a.cells, pair).itertuples(index=False)
+        assert ours["cold_cost_s"] == pytest.approx(cost.extra_cold_pass_max_s), knob
+        if math.isinf(cost.break_even_iters_high):
+            assert ours["never_pays_back"] and ours["break_even_steps"] is None, knob
+        elif math.isnan(cost.break_even_iters_high):
+            assert ours["break_even_steps"] is None, knob
+        else:
+            assert ours["break_even_steps"] == pytest.approx(cost.break_even_iters_high), knob
+        assert ours["memory_change_bytes"] == pytest.approx(
+            rss[ours["variant_cell_id"]] - rss[ours["baseline_cell_id"]]), knob
 
 
 def _readme_example() -> tuple[str, list[str]]:
@@ -147,7 +165,11 @@ def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
     assert "over the --budget" not in proc.stderr  # 60 s, and it states well under a minute
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("tiny.py:build on cpu, infer, batch 4, static shapes: ")
-    assert {line.split()[0] for line in lines[2:-1]} == {k.name for k in knobs.KNOBS}
+    table = [line for line in lines[2:-1] if not line.startswith("note on ")]
+    assert {line.split()[0] for line in table} == {k.name for k in knobs.KNOBS}
+    notes = lines[2 + len(table):-1]  # after the table: what the JSON's caveats say
+    assert all(n.startswith("note on ") for n in notes)
+    assert any(n.startswith("note on amp-bf16: it changes the arithmetic") for n in notes)
     (run,) = (tmp_path / "reports").glob("*/*-advise")
     assert lines[-1].startswith(f"results: reports/{run.parent.name}/{run.name} ")
 
@@ -169,6 +191,7 @@ def test_the_human_verdicts_and_the_dry_run(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("attr", "message"), [
     ("raises", "raises() raised ValueError: this factory is broken on purpose"),
     ("not_a_module", "not_a_module() returned int, not a torch.nn.Module"),
+    ("exits", "exits() raised SystemExit: 3"),
     ("fixed_size", "a forward pass on a batch of shape (2, 3, 32, 32) failed"),
     ("too_big", "does not fit in memory on cpu: too_big() raised RuntimeError"),
 ])
@@ -213,12 +236,77 @@ def test_without_the_report_extra_it_refuses_before_measuring(tmp_path: Path) ->
     (["--budget", "2"], "allow at least"),
     (["--input-shape", "3,32"], "--input-shape '3,32' is not C,H,W"),
     (["--batch-size", "0"], "--batch-size must be a positive integer"),
+    (["--device", "tpu"], "argument --device: invalid choice: 'tpu' (choose from 'cpu', 'cuda')"),
+    (["--batch-size", "abc"], "argument --batch-size: invalid int value: 'abc'"),
 ])
 def test_bad_options_are_one_line(args: list[str], message: str) -> None:
     proc = run_cli(*EXAMPLE, *args)
     assert proc.returncode == 2
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith("error: ") and message in line
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--inputs", "tests/advise/model.py:vectors", "--input-shape", "3,32,32"],
+     "--inputs replaces --input-shape"),
+    (["--inputs", "tests/advise/model.py:vectors", "--shapes", "dynamic"],
+     "--shapes dynamic cycles image resolutions, so it needs --input-shape, not --inputs; "
+     "valid choices with --inputs: static"),
+])
+def test_options_that_contradict_each_other_are_one_line(tmp_path: Path, args: list[str],
+                                                         message: str) -> None:
+    out = tmp_path / "never"
+    proc = run_cli("advise", "tests/advise/model.py:mlp", "--device", "cpu", *args,
+                   "--out", str(out))
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("error: ") and message in line
+    assert not out.exists()
+
+
+def test_every_cycled_shape_is_checked_before_anything_runs(tmp_path: Path) -> None:
+    """A model that takes one input size: 64x64 passes, but --shapes dynamic also feeds it
+    smaller resolutions, and that is one line before any row is written."""
+    out = tmp_path / "never"
+    proc = run_cli("advise", "tests/advise/model.py:fixed_size", "--device", "cpu", "--mode",
+                   "infer", "--batch-size", "4", "--input-shape", "3,64,64", "--shapes",
+                   "dynamic", "--budget", "60", "--out", str(out))
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert "fixed_size: a forward pass on a batch of shape (2, 3, 48, 48) failed" in line
+    assert not out.exists()
+
+
+def test_a_folder_that_holds_results_is_refused_without_naming_a_resume(
+        advised: tuple[list[dict[str, Any]], Path]) -> None:
+    _, out = advised
+    before = (out / "results.csv").read_bytes()
+    proc = run_cli(*EXAMPLE, "--out", str(out))
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert "already holds results; advise always starts a new run" in line
+    assert "--resume" not in line
+    assert (out / "results.csv").read_bytes() == before
+
+
+def test_a_budget_too_small_for_a_verdict_says_what_it_would_take() -> None:
+    from bench.advise import Request, plan
+    from bench.run.protocol import Probe
+
+    probe = Probe({"cpu": {"affinity": 2}}, ["resnet18"], False)
+
+    def planned(budget: float) -> Any:
+        return plan(Request("resnet18", "cpu", "infer", 8, "3,224,224", "", "", "static",
+                            10_000, budget), probe, budget)
+
+    roomy = planned(600.0)
+    assert roomy.replicates == knobs.REPLICATES and roomy.short == ""
+    cheapest = min(s for n, s in roomy.per_replicate_s.items() if n != "baseline")
+    need = knobs.REPLICATES * (roomy.per_replicate_s["baseline"] + cheapest)
+    tight = planned(need - 0.5)
+    assert tight.replicates < knobs.REPLICATES
+    assert f"allow at least {math.ceil(need)} s" in tight.short
+    assert "every knob will read 'insufficient'" in tight.short
 
 
 def test_a_break_even_of_never_is_valid_json() -> None:

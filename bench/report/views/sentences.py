@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from bench.report import advice, analysis, fmt
 from bench.report.advice import Recommendation
 from bench.report.analysis.pairs import within_band
+from bench.report.caveats import CAVEATS
 from bench.report.escape import Md, cat
 from bench.report.pages import Page
 
@@ -138,19 +139,6 @@ ACTION_WORDS = {
     advice.ENABLE_IF_NEEDED: "only if you need reproducibility",
 }
 
-_CAVEATS = {
-    "changes-numerics": "it changes the arithmetic, so check that accuracy holds",
-    "tf32-default": "the fp32 baseline already ran its convolutions in TF32 (PyTorch's default)",
-    "variant-failed": "in some configurations the setting failed outright (see the machine page)",
-    "extra-memory": "it raises the peak memory of a whole run by more than "
-    + fmt.pct(advice.MEMORY_CAVEAT_SHARE),
-    "smaller-batches-insufficient": "smaller batches had too few ok replicates to judge, so "
-    "the GPU may already win below that batch",
-    "steady-drift": "some of the measurements it rests on drifted while they were timed (see "
-    "the machine page)",
-}
-
-
 def caveat_text(r: Recommendation, code: str) -> str:
     """A caveat in words; the memory one with its figures, so "more memory" has a size."""
     if code == "extra-memory" and fmt.present(r.extra_peak_mem_bytes):
@@ -162,7 +150,7 @@ def caveat_text(r: Recommendation, code: str) -> str:
             text += (f"; its first pass held {fmt.bytes_(r.workspace_bytes)} above the steady "
                      "state")
         return text
-    return _CAVEATS[code]
+    return CAVEATS[code]
 
 
 def sentence(regime: Regime, p: Page, *, with_setting: bool = True) -> Md:
@@ -179,7 +167,7 @@ def sentence(regime: Regime, p: Page, *, with_setting: bool = True) -> Md:
         body = _device(r)
     # the device sentence already leads with the thin smaller batches when there are any
     said = {"smaller-batches-insufficient"} if r.setting == "device" else set()
-    caveats = [caveat_text(r, c) for c in r.caveats if c in _CAVEATS and c not in said]
+    caveats = [caveat_text(r, c) for c in r.caveats if c in CAVEATS and c not in said]
     tail = (" Note: " + "; ".join(caveats) + ".") if caveats else ""
     lead = cat(Md("**"), r.setting, Md("**, ")) if with_setting else Md("")
     return cat(lead, where, ": ", body, tail, " (", evidence_links(p, r.evidence), ")")

@@ -154,7 +154,7 @@ def build_model(torch: Any, model: str, factory: Callable[..., Any], device: str
     try:
         with torch.device(device):
             built = factory()
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise UserModelError(f"{name}() raised {one_line(exc)}") from exc
     if not isinstance(built, torch.nn.Module):
         raise UserModelError(f"{name}() returned {type(built).__name__}, not a torch.nn.Module")
@@ -172,7 +172,7 @@ def make_batch(torch: Any, input_shape: str, inputs: Callable[..., Any] | None, 
         return (torch.randn(batch_size, c, h, w, device=device),)
     try:
         made = inputs(batch_size, device)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise UserModelError(f"{inputs_name}({batch_size}, {device!r}) raised "
                              f"{one_line(exc)}") from exc
     batch = tuple(made) if isinstance(made, (tuple, list)) else (made,)
@@ -250,7 +250,7 @@ def count_forward(torch: Any, model: Any, batches: Iterable[Batch]) -> tuple[flo
                 model(*batch)
             total += counter.get_total_flops()
             samples += int(batch[0].shape[0]) if batch[0].dim() else 1
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         return None, f"flop count failed: {one_line(exc)}"
     if total <= 0 or not samples:
         return None, "flop count failed: FlopCounterMode counted no FLOPs (it counts matrix " \
@@ -278,7 +278,7 @@ def check(torch: Any, chk: ModelCheck) -> ModelInfo:
         try:
             with torch.no_grad():
                 model(*batch)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             raise UserModelError(f"a forward pass on a batch of shape {describe(batch)} failed: "
                                  f"{one_line(exc)}{'' if is_oom(torch, exc) else hint}"
                                  ) from exc
@@ -293,10 +293,10 @@ def check(torch: Any, chk: ModelCheck) -> ModelInfo:
                 loss(model(*batch), batch).backward()
             except UserModelError:
                 raise
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 raise UserModelError(f"a training step (loss and backward) on a batch of shape "
                                      f"{describe(batch)} failed: {one_line(exc)}") from exc
-    except Exception as exc:  # the user's code, or something else: still one line
+    except (Exception, SystemExit) as exc:  # the user's code, or something else: still one line
         error = str(exc) if isinstance(exc, UserModelError) else one_line(exc)
         if is_oom(torch, exc):
             error = f"does not fit in memory on {chk.device}: {error}"
