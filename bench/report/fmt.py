@@ -67,6 +67,8 @@ def _ratio_digits(x: float) -> int:
     figures above 10, so a 238× GPU speedup is not printed as 237.73×. Chosen on the value as
     rounded (see ``num``): 9.999 has two decimals only if it stays below 10 when printed."""
     ax = abs(x)
+    if 0 < ax < 0.0995:  # two significant figures, so 0.0053× does not print as 0.01×
+        return 1 - math.floor(math.log10(ax))
     # only a value within one unit of the last decimal below a limit can round up to it
     for digits, limit, near in ((2, 10, 9.99), (1, 100, 99.9)):
         if ax < near or (ax < limit and round(ax, digits) < limit):
@@ -83,12 +85,13 @@ def ratio(value: Any) -> str:
 
 
 def ci(low: Any, high: Any) -> str:
-    """A ratio's confidence interval: ``1.18–1.29×``."""
+    """A ratio's confidence interval: ``1.18–1.29×``, ``0.51–243×``. Each end takes its own
+    decimals, as ``ratio`` would print it: decimals chosen for the larger end would round a
+    small lower end away (0.51 as "1"), and the interval could then exclude its own estimate."""
     if not (present(low) and present(high)):
         return MISSING
     lo, hi = float(low), float(high)
-    d = _ratio_digits(max(abs(lo), abs(hi)))
-    return f"{lo:.{d}f}–{hi:.{d}f}×"
+    return f"{lo:.{_ratio_digits(lo)}f}–{hi:.{_ratio_digits(hi)}f}×"
 
 
 def pct(value: Any, *, signed: bool = False) -> str:
