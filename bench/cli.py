@@ -18,6 +18,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from bench import advise
 from bench.run import hooks, matrix, runner, session, shards
@@ -171,8 +172,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with the project's one-line errors: the problem and the valid choices as
+    argparse words them, and where the options are listed, instead of a usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m bench",
         description="Measure PyTorch backend settings (cudnn.benchmark, determinism, TF32, "
                     "AMP, channels_last) and CPU vs GPU, and publish the results.")
