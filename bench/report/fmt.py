@@ -85,13 +85,18 @@ def ratio(value: Any) -> str:
 
 
 def ci(low: Any, high: Any) -> str:
-    """A ratio's confidence interval: ``1.18–1.29×``, ``0.51–243×``. Each end takes its own
-    decimals, as ``ratio`` would print it: decimals chosen for the larger end would round a
-    small lower end away (0.51 as "1"), and the interval could then exclude its own estimate."""
+    """A ratio's confidence interval: ``1.18–1.29×``, ``8.6–12.3×``, ``0.51–243×``.
+
+    Both ends take the larger end's decimals, unless that leaves the smaller end fewer than two
+    significant figures: then it takes its own, as ``ratio`` prints it. Otherwise 0.508 next to
+    243 would print as "1", and the interval could exclude its own estimate.
+    """
     if not (present(low) and present(high)):
         return MISSING
     lo, hi = float(low), float(high)
-    return f"{lo:.{_ratio_digits(lo)}f}–{hi:.{_ratio_digits(hi)}f}×"
+    d = _ratio_digits(max(abs(lo), abs(hi)))
+    d_lo = d if abs(lo) >= 10 ** (1 - d) else _ratio_digits(lo)
+    return f"{lo:.{d_lo}f}–{hi:.{d}f}×"
 
 
 def pct(value: Any, *, signed: bool = False) -> str:

@@ -63,7 +63,7 @@ def test_benchmark_with_static_shapes(write_tree: Any) -> None:
     helps = _verdict(write_tree, "benchmark-static", _benchmark(0.6))
     same = _verdict(write_tree, "benchmark-static", _benchmark(1.0))
     assert (helps.verdict, same.verdict) == (claims.SUPPORTED, claims.CONTRADICTED)
-    assert "faster in 1, no clear difference in 0" in helps.summary
+    assert "faster in 1 (resnet50 · train 1.67×), no clear difference in 0" in helps.summary
     assert "first pass costs up to 3.50 s more" in helps.findings[0].text
     assert len(helps.evidence) == 2 and helps.scope == "1 finding (resnet50) on box"
     # two models that disagree: it depends, and each finding names its model
@@ -71,11 +71,18 @@ def test_benchmark_with_static_shapes(write_tree: Any) -> None:
     both = _verdict(write_tree, "benchmark-static", mixed)
     assert both.verdict == claims.DEPENDS
     assert {f.model for f in both.findings} == {"resnet50", "vit_b_16"}
+    # "it depends" names where: the regimes that moved, the largest change first
+    slower = _benchmark(1.3, model="vit_b_16")
+    three = _verdict(write_tree, "benchmark-static",
+                     _benchmark(0.6) + _benchmark(0.8, model="resnet18") + slower)
+    assert "faster in 2 (resnet50 · train 1.67×, resnet18 · train 1.25×)" in three.summary
+    assert "slower in 1 (vit_b_16 · train 0.77×)" in three.summary
 
 
 def test_a_wide_interval_is_no_evidence_against_benchmark(write_tree: Any) -> None:
     wide = _verdict(write_tree, "benchmark-static", _benchmark(1.0, WIDE))
     assert wide.verdict == claims.NOT_MEASURED and wide.scope == ""
+    assert wide.missing.startswith("the 1 finding below could not tell")
     assert "too wide to tell" in wide.findings[0].text
     assert "no clear difference in 1 (1 of them too wide to tell)" in wide.summary
     # beside a tight one it does not turn a contradiction into "it depends"
@@ -155,6 +162,7 @@ def test_gpu_up_to_fifty_times(write_tree: Any) -> None:
     more = _verdict(write_tree, "gpu-50x", _cpu_gpu([20.0] * 3, [0.1] * 3))
     less = _verdict(write_tree, "gpu-50x", _cpu_gpu([0.5] * 3, [0.1] * 3))
     assert about.verdict == claims.SUPPORTED and "95% CI 48.0–52.0×" in about.summary
+    assert "(resnet50 · infer · batch 128, 95% CI" in about.summary  # one batch, still named
     assert more.verdict == less.verdict == claims.CONTRADICTED
     assert "more than 50×" in more.summary and "never 50×" in less.summary
 

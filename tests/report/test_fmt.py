@@ -32,8 +32,8 @@ def test_a_ratio_takes_the_decimals_of_its_rounded_value(value, text) -> None:
     assert fmt.ratio(value) == text
 
 
-def test_each_end_of_an_interval_takes_the_decimals_of_its_rounded_value() -> None:
-    assert fmt.ci(9.2, 9.999) == "9.20–10.0×"
+def test_an_interval_takes_its_larger_ends_decimals_unless_the_smaller_would_lose_them() -> None:
+    assert fmt.ci(9.2, 9.999) == "9.2–10.0×"
     assert fmt.ci(0.508, 243.2) == "0.51–243×"  # not "1–243×", which excludes 0.87×
     assert fmt.ci(0.0053, 190.9) == "0.0053–191×"
     assert fmt.ratio(0.0053) == "0.0053×" and fmt.ratio(0.05) == "0.050×"

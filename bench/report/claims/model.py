@@ -89,6 +89,10 @@ def decide(claim: Claim, findings: list[Finding], summary: str, missing: str) ->
     """The verdict that the findings which can tell give (see the module docstring)."""
     stances = {f.stance for f in findings} - {CANNOT_TELL}
     if not stances:
+        if findings:  # measured, but nothing that could tell: say so before what would
+            missing = (f"the {len(findings)} finding{'s' if len(findings) != 1 else ''} below "
+                       f"could not tell (too few ok replicates or too wide an interval); more "
+                       f"replicates of those rows, or {missing}")
         return Verdict(claim, NOT_MEASURED, summary, tuple(findings), missing)
     word = {frozenset({SUPPORTS}): SUPPORTED, frozenset({CONTRADICTS}): CONTRADICTED}.get(
         frozenset(stances), DEPENDS)

@@ -53,11 +53,12 @@ def current(frame: pd.DataFrame, a: Any) -> pd.DataFrame:
     return frame.loc[~frame["page"].isin(old)] if old else frame
 
 
-def labeller(frame: pd.DataFrame, omit: tuple[str, ...] = ()) -> Callable[[Any], str]:
+def labeller(frame: pd.DataFrame, omit: tuple[str, ...] = (),
+             keep: tuple[str, ...] = ()) -> Callable[[Any], str]:
     """A function naming one row of ``frame`` by the label columns that vary in it (the model
-    and mode always; ``omit`` never): ``resnet50 · train · fp32-strict``."""
+    and mode always, ``keep`` too; ``omit`` never): ``resnet50 · train · fp32-strict``."""
     shown = [c for c in _LABEL if c in frame.columns and c not in omit and (
-        c in ("model", "mode") or frame[c].astype(str).nunique() > 1)]
+        c in ("model", "mode", *keep) or frame[c].astype(str).nunique() > 1)]
 
     def name(row: Any) -> str:
         parts = []
@@ -178,7 +179,7 @@ def benchmark_static(claim: Claim, a: Any) -> Verdict:
             stance(r.verdict, r.ci_low, r.ci_high), str(r.page), str(r.machine),
             functools.partial(_static_text, r, name), pair_evidence(r), str(r.model)))
     summary = "; ".join(
-        f"on {group['machine'].iloc[0]}: {verdict_counts(group)} of "
+        f"on {group['machine'].iloc[0]}: {verdict_counts(group, name)} of "
         f"{plural(len(group), 'configurations with one input shape')}"
         for _, group in pairs.loc[pairs["verdict"] != "insufficient"].groupby("page"))
     return decide(claim, findings, summary or "no sufficient comparison", GPU_RUN)
@@ -190,14 +191,30 @@ def _static_text(r: Any, name: Callable[[Any], str]) -> str:
     return f"{name(r)}: {interval(r)}, {_said(r.verdict, r.ci_low, r.ci_high)}{cold}"
 
 
-def verdict_counts(pairs: pd.DataFrame) -> str:
-    """``faster in 2, no clear difference in 12 (3 of them too wide to tell), slower in 0``."""
+#: Regimes a summary names per direction before it says "…".
+NAMED = 3
+
+
+def verdict_counts(pairs: pd.DataFrame, name: Callable[[Any], str] | None = None) -> str:
+    """``faster in 2 (resnet50 · fp32-strict 1.10×, …), no clear difference in 12 (3 of them
+    too wide to tell), slower in 0``: with ``name``, the regimes that moved are named, the
+    largest changes first, so "it depends" says where."""
     counts = pairs["verdict"].value_counts()
     wide = sum(too_wide(v, lo, hi) for v, lo, hi in zip(
         pairs["verdict"], pairs["ci_low"], pairs["ci_high"]))
-    return ", ".join(f"{v} in {int(counts.get(v, 0))}" + (
-        f" ({wide} of them too wide to tell)" if wide and v == "no clear difference" else "")
-        for v in ("faster", "no clear difference", "slower"))
+    parts = []
+    for v in ("faster", "no clear difference", "slower"):
+        n = int(counts.get(v, 0))
+        text = f"{v} in {n}"
+        if v == "no clear difference" and wide:
+            text += f" ({wide} of them too wide to tell)"
+        elif name is not None and n:
+            moved = pairs.loc[pairs["verdict"] == v].astype({"speedup": float}).sort_values(
+                "speedup", ascending=v == "slower", kind="stable")
+            named = [f"{name(r)} {fmt.ratio(r.speedup)}" for r in rows(moved.head(NAMED))]
+            text += f" ({', '.join(named)}{', …' if n > NAMED else ''})"
+        parts.append(text)
+    return ", ".join(parts)
 
 
 def benchmark_dynamic(claim: Claim, a: Any) -> Verdict:
@@ -322,7 +339,7 @@ def gpu_speedup_magnitude(claim: Claim, a: Any, target: float = 50.0) -> Verdict
     for page, group in (cvg.groupby("page", sort=True) if len(cvg) else ()):
         ordered = list(rows(group.sort_values("speedup", kind="stable")))
         low, top = ordered[0], ordered[-1]
-        name = labeller(group)
+        name = labeller(group, keep=("batch_size",))  # the batch, even where only one had enough
         hi, lo = _num(top.ci_high), _num(top.ci_low)
         if lo > target:
             stance, how = CONTRADICTS, f"more than {target:g}× at its largest"

@@ -73,6 +73,17 @@ def claims_box(data: Inputs, page: str, p: Page) -> list[Md]:
     return out
 
 
+def verdict_line(data: Inputs, claim_id: str, p: Page) -> Md:
+    """One claim's computed summary with a link to it, for a page that states the claim's
+    subject in its own words (empty when the claim is not in the claims file)."""
+    for v in data.verdicts:
+        if v.claim.id == claim_id:
+            _, word = BOX[v.verdict]
+            return cat(Md("**"), word.lower(), Md("**"), ": ", v.summary, " (",
+                       p.link("details", CLAIMS_PAGE, anchor(v)), ")")
+    return Md("")
+
+
 def counts_line(data: Inputs) -> str:
     """``supported 3, contradicted 2, it depends 1, not measured here 4``."""
     return ", ".join(f"{word.lower()} {sum(v.verdict == verdict for v in data.verdicts)}"

@@ -8,7 +8,7 @@ from typing import Any
 from bench.report import charts, fmt
 from bench.report.pages import table
 from bench.report.paths import CUDNN_PAGE, chart_file
-from bench.report.views.claims import claims_box
+from bench.report.views.claims import claims_box, verdict_line
 from bench.report.views.comparisons import (
     TABLE_ROWS,
     cell_links,
@@ -240,6 +240,7 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         p=p,
         sections=sections,
         claims=claims_box(data, "cudnn-benchmark", p),
+        algo=verdict_line(data, "conv-algo-argument", p),
         recs=recommendations_for(data, "cudnn.benchmark", p),
         **common,
     )
