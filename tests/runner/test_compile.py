@@ -3,18 +3,21 @@ compiles through the runner (a tiny user model, compiled by Inductor with the C+
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from bench import schema
-from bench.run.child import compiling
+from bench.run.child import compiling, factory
 from bench.run.matrix import Cell, ProfileError, parse_profile
 
-from .conftest import read_csv, run_cli
+from .conftest import ROOT, read_csv, run_cli
 
 
 def _cells(**study: object) -> list[Cell]:
@@ -54,9 +57,10 @@ def test_a_version_2_row_migrates_to_an_eager_one() -> None:
 
 def test_figures_are_differences_of_torch_counters() -> None:
     start = compiling.Snapshot(1.0, 2, 0)
-    cold = compiling.Snapshot(9.5, 4, 1)
-    end = compiling.Snapshot(10.0, 5, 1)
+    cold = compiling.Snapshot(9.5, 4, 2)
+    end = compiling.Snapshot(10.0, 5, 3)
     got = compiling.figures(start, cold, end)
+    # compile time and compiles over the whole replicate; recompiles and breaks after the cold
     assert (got.compile_time_s, got.compiles, got.recompiles, got.graph_breaks) == (
         9.0, 3, 1, 1)
     assert got.notes == ()
@@ -65,16 +69,135 @@ def test_figures_are_differences_of_torch_counters() -> None:
     assert len(unknown.notes) == 2  # the row says what this torch did not report
 
 
-def test_a_cpu_without_a_cxx_compiler_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+def _script(folder: Path, name: str, body: str) -> Path:
+    """An executable shell script ``folder/name``: a stand-in compiler."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+def _real_cxx() -> str | None:
+    return next(filter(None, map(shutil.which, ("g++", "c++", "clang++"))), None)
+
+
+#: Skipped without a C++ compiler, except under CI (``CI`` set), which installs one: there a
+#: missing compiler fails the test instead of hiding it.
+needs_cxx = pytest.mark.skipif(
+    not os.environ.get("CI") and _real_cxx() is None,
+    reason="torch.compile on the CPU needs a C++ compiler (install g++)")
+
+
+def _inductor_search(*cxx: str | None) -> contextlib.AbstractContextManager[object]:
+    """The compilers the installed Inductor searches (what torch read from ``CXX``) set to
+    ``cxx`` for a while (by its own ``patch``: monkeypatch's undo loses the setting)."""
+    config = pytest.importorskip("torch._inductor.config")
+    return config.patch({"cpp.cxx": cxx})  # type: ignore[no-any-return]
+
+
+def test_a_cpu_whose_cxx_compiler_is_missing_or_broken_is_skipped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     torch = SimpleNamespace(compile=lambda m, **kw: m)
     cell = Cell(device="cpu", compile="default")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     monkeypatch.delenv("CXX", raising=False)
-    monkeypatch.setattr(shutil, "which", lambda name: None)
-    reason = compiling.skip_reason(torch, cell)
+    with _inductor_search(None, "g++"):
+        assert compiling.skip_reason(torch, Cell(device="cpu")) is None  # eager needs none
+        missing = compiling.skip_reason(torch, cell)
+        _script(tmp_path / "bin", "g++", "echo 'g++: broken' >&2; exit 1")  # on PATH, but fails
+        broken = compiling.skip_reason(torch, cell)
+    assert broken == ("no-cxx-compiler: torch.compile on the CPU needs a working C++ "
+                      "compiler; `g++ --version`: exit status 1: g++: broken")
+    assert missing == ("no-cxx-compiler: torch.compile on the CPU needs a working C++ "
+                       "compiler; `g++ --version`: not found")
+
+
+def test_a_cxx_compiler_that_answers_but_cannot_build_is_no_compiler(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _script(tmp_path / "bin", "g++",
+                   '[ "$1" = --version ] && exit 0; echo "ld: cannot find crt1.o" >&2; exit 1')
+    monkeypatch.delenv("CXX", raising=False)
+    with _inductor_search(None, str(fake)):
+        reason = compiling.skip_reason(SimpleNamespace(compile=None), Cell(compile="default"))
     assert reason is not None and reason.startswith("no-cxx-compiler:")
-    assert compiling.skip_reason(torch, Cell(device="cpu")) is None  # eager needs none
-    monkeypatch.setattr(shutil, "which", lambda name: f"/usr/bin/{name}")
-    assert compiling.skip_reason(torch, cell) is None
+    assert reason.endswith(f"{fake} cannot build a small shared library "
+                           "(exit status 1: ld: cannot find crt1.o)")
+
+
+@needs_cxx
+def test_the_compiler_checked_is_inductors_own(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inductor uses ``CXX`` (as ``config.cpp.cxx``), not whatever g++ is on PATH."""
+    real = _real_cxx()
+    assert real is not None
+    wrapper = _script(tmp_path / "cxx", "my-cxx", f'exec {real} "$@"')
+    _script(tmp_path / "bin", "g++", "exit 1")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    monkeypatch.delenv("CXX", raising=False)
+    torch = SimpleNamespace(compile=None)
+    with _inductor_search(None, str(wrapper)):
+        assert compiling.skip_reason(torch, Cell(compile="default")) is None
+    with _inductor_search(None, "g++"):  # CXX unset: Inductor's g++, the broken one
+        assert compiling.skip_reason(torch, Cell(compile="default")) is not None
+    # and what it searches is what the installed torch's Inductor reads from CXX
+    code = "from bench.run.child import compiling; print(compiling.inductor_cxx())"
+    env = {**os.environ, "CXX": str(wrapper), "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True, timeout=120).stdout
+    assert out.strip() == repr((None, str(wrapper)))
+
+
+class InvalidCxxCompiler(RuntimeError):
+    """Named as Inductor's, which ``guard`` knows by its name (its module moved over time)."""
+
+
+def test_a_compile_that_finds_no_cxx_compiler_after_all_is_skipped() -> None:
+    def step(i: int) -> None:
+        try:
+            raise InvalidCxxCompiler("No working C++ compiler found in cpp.cxx: (None, 'g++')")
+        except InvalidCxxCompiler as exc:
+            raise RuntimeError("InductorError: InvalidCxxCompiler: ...") from exc
+
+    with pytest.raises(factory.NotApplicable) as got:
+        compiling.guard(Cell(compile="default"), step)(0)
+    assert str(got.value) == ("no-cxx-compiler: Inductor found no working C++ compiler "
+                              "(InvalidCxxCompiler: No working C++ compiler found in cpp.cxx: "
+                              "(None, 'g++'))")
+
+    def other(i: int) -> None:
+        raise ValueError("an unsupported op")
+
+    with pytest.raises(ValueError):  # any other failure stays an error
+        compiling.guard(Cell(compile="default"), other)(0)
+    assert compiling.guard(Cell(), other) is other  # eager steps are left alone
+
+
+def test_graph_breaks_count_the_steady_state_only() -> None:
+    """A model that breaks its graph: the cold pass's compile meets the break, a steady state
+    of the same shape meets none, and a new shape's recompile meets it again."""
+    torch = pytest.importorskip("torch")
+
+    def f(x: object) -> object:
+        y = x + 1  # type: ignore[operator]
+        torch._dynamo.graph_break()
+        return y * 2
+
+    fn = torch.compile(f, backend="eager", dynamic=False)  # Dynamo's counters, no Inductor
+    try:
+        start = compiling.snapshot(torch)
+        fn(torch.ones(2))  # the cold pass
+        cold = compiling.snapshot(torch)
+        fn(torch.ones(2))
+        steady = compiling.figures(start, cold, compiling.snapshot(torch))
+        assert cold.graph_breaks is not None and start.graph_breaks is not None
+        assert cold.graph_breaks > start.graph_breaks
+        assert (steady.recompiles, steady.graph_breaks) == (0, 0)
+        fn(torch.ones(3))  # a new shape in the steady state
+        grown = compiling.figures(start, cold, compiling.snapshot(torch))
+        assert grown.recompiles and grown.graph_breaks
+    finally:
+        torch._dynamo.reset()
 
 
 _PROFILE = """
@@ -95,13 +218,6 @@ timeout_s = 240
 mode = "infer"
 compile = {compile}
 """
-
-#: Skipped without a C++ compiler, except under CI (``CI`` set), which installs one: there a
-#: missing compiler fails the test instead of hiding it.
-needs_cxx = pytest.mark.skipif(
-    not os.environ.get("CI") and not any(shutil.which(c) for c in ("g++", "c++", "clang++")),
-    reason="torch.compile on the CPU needs a C++ compiler (install g++)")
-
 
 @pytest.mark.e2e
 @needs_cxx
@@ -162,3 +278,45 @@ def test_a_compile_past_the_timeout_is_a_timeout_row_and_the_next_cell_runs(
     assert (slow["compile"], slow["status"]) == ("default", "timeout"), slow["reason"]
     assert slow["cold_pass_s"] == "" and slow["compile_time_s"] == ""
     assert eager["status"] == "ok" and eager["compile"] == "off"
+
+
+@pytest.mark.e2e
+def test_a_failing_gxx_on_path_skips_the_compiled_cell_and_the_next_cell_runs(
+        tmp_path: Path) -> None:
+    """The audit's case: a g++ on PATH that always fails made an ``error`` row."""
+    _script(tmp_path / "bin", "g++", "exit 1")
+    profile = tmp_path / "c.toml"
+    profile.write_text(_PROFILE.format(compile='["default", "off"]'))
+    out = tmp_path / "run"
+    proc = run_cli("run", "--profile", str(profile), "--out", str(out),
+                   env={"PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "CXX": "g++"})
+    assert proc.returncode == 0, proc.stderr
+    compiled, eager = read_csv(out / "results.csv")
+    assert compiled["status"] == "skipped", compiled["reason"]
+    assert compiled["reason"] == ("no-cxx-compiler: torch.compile on the CPU needs a working "
+                                  "C++ compiler; `g++ --version`: exit status 1")
+    assert eager["status"] == "ok" and eager["compile"] == "off"
+
+
+@pytest.mark.e2e
+@needs_cxx
+def test_inductor_finding_no_compiler_after_the_check_is_a_skipped_row(tmp_path: Path) -> None:
+    """A compiler that answers the check's ``--version`` and then no more: Inductor's own
+    search raises InvalidCxxCompiler at the first call, and the row is still ``skipped``."""
+    answered = tmp_path / "answered"
+    _script(tmp_path / "bin", "g++",
+            f'if [ "$1" = --version ]; then [ -e {answered} ] && exit 1; : > {answered}; fi\n'
+            f'exec {_real_cxx()} "$@"')
+    profile = tmp_path / "c.toml"
+    profile.write_text(_PROFILE.format(compile='["default"]'))
+    out = tmp_path / "run"
+    proc = run_cli("run", "--profile", str(profile), "--out", str(out),
+                   env={"PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "CXX": "g++"})
+    assert proc.returncode == 0, proc.stderr
+    (row,) = read_csv(out / "results.csv")
+    assert answered.exists()  # the check's --version was answered, Inductor's was not
+    assert row["status"] == "skipped", row["reason"]
+    assert row["reason"].startswith("no-cxx-compiler: Inductor found no working C++ compiler "
+                                    "(InvalidCxxCompiler: No working C++ compiler found"), \
+        row["reason"]
+    assert "\n" not in row["reason"] and row["cold_pass_s"] == ""

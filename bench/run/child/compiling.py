@@ -11,22 +11,36 @@ What torch reports is kept apart from what we time. ``compile_time_s`` is torch'
 (``torch._dynamo.utils.calculate_time_spent``: graph capture and Inductor for the forward, and
 the backward's compilation, which AOT autograd does at the first backward); ``compiles`` is
 the frames Dynamo compiled, ``recompiles`` those compiled during the steady state (a healthy
-static cell has none), and ``graph_breaks`` the breaks Dynamo met. These are private APIs:
-where the installed torch lacks one, the figure is left empty and the row's notes say so.
+static cell has none), and ``graph_breaks`` the breaks Dynamo met during the steady state too
+(Dynamo counts a break when it traces a frame, so only a steady-state recompile adds one; the
+breaks of the cold pass's compile are not in it). These are private APIs: where the installed
+torch lacks one, the figure is left empty and the row's notes say so.
+
+On the CPU, Inductor builds its kernels with a C++ compiler; a cell whose compiler is missing
+or broken is ``skipped`` before its model is built (``cxx_problem``), and one whose compile
+still finds none is ``skipped`` too (``guard``), not an error.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
+import shlex
+import subprocess
+import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from bench.run.child import factory
 from bench.run.matrix import Cell
 
-#: C++ compilers Inductor's CPU backend can use (its default is ``g++``; ``CXX`` overrides).
-_CXX = ("g++", "c++", "clang++")
+#: What the C++ check builds: a shared library with a standard header, as Inductor's CPU
+#: kernels are, so a compiler that runs but lacks its headers or its linker fails here too.
+_CXX_PROBE = '#include <cstdint>\nextern "C" int64_t knobs_probe(int64_t x) { return x + 1; }\n'
+#: Longer than any working compiler takes for that file (about 0.03 s with g++ on 2 cores).
+_CXX_TIMEOUT_S = 60.0
 _DYNAMIC = {"auto": None, "true": True, "false": False}
 #: Modes whose compiled graph replays through CUDA graphs.
 _CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
@@ -43,16 +57,108 @@ def skip_reason(torch: Any, cell: Cell) -> str | None:
     if not hasattr(torch, "compile"):
         return "no-torch-compile: this torch has no torch.compile"
     if cell.device == "cpu":
-        cxx = os.environ.get("CXX")
-        if not any(shutil.which(c) for c in ((cxx,) if cxx else ()) + _CXX):
-            return ("no-cxx-compiler: torch.compile on the CPU needs a C++ compiler "
-                    f"({', '.join(_CXX)} not found)")
+        problem = cxx_problem(inductor_cxx())
+        if problem:
+            return ("no-cxx-compiler: torch.compile on the CPU needs a working C++ compiler; "
+                    + problem)
     if cell.device == "cuda":
         try:
             import triton  # noqa: F401
         except ImportError:
             return "no-triton: torch.compile on CUDA needs Triton, which is not installed"
     return None
+
+
+def inductor_cxx() -> tuple[str | None, ...]:
+    """The compilers Inductor's CPU backend searches, in its order: ``config.cpp.cxx``, which
+    torch fills at import from ``CXX`` or the platform's default, so the check sees what
+    Inductor will use (its None, a gcc downloaded through conda on request, is not tried)."""
+    try:
+        from torch._inductor import config
+
+        cxx = config.cpp.cxx
+    except Exception:  # no Inductor config: its long-standing default
+        cxx = (None, os.environ.get("CXX", "clang++" if sys.platform == "darwin" else "g++"))
+    return tuple(cxx) if isinstance(cxx, (list, tuple)) else (cxx,)
+
+
+def _fails(cmd: list[str]) -> str:
+    """Why ``cmd`` did not exit 0, in a few words (empty when it did)."""
+    try:
+        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              errors="replace", timeout=_CXX_TIMEOUT_S, check=False)
+    except FileNotFoundError:
+        return "not found"
+    except subprocess.TimeoutExpired:
+        return f"no answer in {_CXX_TIMEOUT_S:.0f} s"
+    except OSError as exc:
+        return f"{type(exc).__name__}: {exc.strerror or exc}"
+    if done.returncode == 0:
+        return ""
+    said = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+    return f"exit status {done.returncode}" + (f": {said[0][:200]}" if said else "")
+
+
+def cxx_problem(search: tuple[str | None, ...]) -> str:
+    """Why Inductor would find no working C++ compiler in ``search``, or empty when it would.
+
+    Inductor takes the first entry that answers ``--version`` (its ``cpp_compiler_search``)
+    and builds every CPU kernel with it, so that one must also build a small shared library:
+    a ``g++`` that is on PATH but broken is no compiler. About 0.05 s, before the model is
+    built, so a replicate is not spent discovering it.
+    """
+    tried = []
+    for cxx in search:
+        if not cxx:
+            continue
+        try:
+            cmd = shlex.split(cxx)  # as Inductor splits it ("ccache g++")
+        except ValueError as exc:
+            tried.append(f"`{cxx}`: {exc}")
+            continue
+        why = _fails([*cmd, "--version"])
+        if why:
+            tried.append(f"`{cxx} --version`: {why}")
+            continue
+        with tempfile.TemporaryDirectory(prefix="knobs-cxx-") as tmp:
+            src, lib = Path(tmp) / "probe.cpp", Path(tmp) / "probe.so"
+            src.write_text(_CXX_PROBE, encoding="utf-8")
+            why = _fails([*cmd, "-shared", "-fPIC", str(src), "-o", str(lib)])
+        return f"{cxx} cannot build a small shared library ({why})" if why else ""
+    return "; ".join(tried) or "Inductor's cpp.cxx names no compiler"
+
+
+def _no_cxx(exc: BaseException) -> str:
+    """The first line of Inductor's InvalidCxxCompiler in ``exc``'s chain, or empty."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if type(cur).__name__ == "InvalidCxxCompiler":
+            lines = [line.strip() for line in str(cur).splitlines() if line.strip()]
+            return f"InvalidCxxCompiler: {lines[0] if lines else ''}"[:300]
+        cur = cur.__cause__ or cur.__context__
+    return ""
+
+
+def guard(cell: Cell, step: Callable[[int], Any]) -> Callable[[int], Any]:
+    """A compiled cell's step, whose compile finding no C++ compiler after all is ``skipped``
+    (``factory.NotApplicable``), as ``skip_reason`` would have made it: a safety net for an
+    Inductor that searches differently from that check. Eager steps are left as they are."""
+    if cell.compile == "off":
+        return step
+
+    def guarded(i: int) -> Any:
+        try:
+            return step(i)
+        except Exception as exc:
+            why = _no_cxx(exc)
+            if not why:
+                raise
+            raise factory.NotApplicable(
+                f"no-cxx-compiler: Inductor found no working C++ compiler ({why})") from exc
+
+    return guarded
 
 
 def _failing_backend(gm: Any, example_inputs: Any) -> Any:
@@ -147,7 +253,10 @@ class Figures:
 
 
 def figures(start: Snapshot, after_cold: Snapshot, end: Snapshot) -> Figures:
-    """The compile columns from three snapshots: process start, after the cold pass, the end."""
+    """The compile columns from three snapshots: process start, after the cold pass, the end.
+
+    Compile time and compiles are the whole replicate's; recompiles and graph breaks are the
+    steady state's (after the cold pass), the figures that say whether compiling is done."""
     notes = []
     if end.time_s is None:
         notes.append("compile time: this torch does not report it")
@@ -161,6 +270,6 @@ def figures(start: Snapshot, after_cold: Snapshot, end: Snapshot) -> Figures:
         compile_time_s=diff(start.time_s, end.time_s),
         compiles=diff(start.frames, end.frames),
         recompiles=diff(after_cold.frames, end.frames),
-        graph_breaks=diff(start.graph_breaks, end.graph_breaks),
+        graph_breaks=diff(after_cold.graph_breaks, end.graph_breaks),
         notes=tuple(notes),
     )

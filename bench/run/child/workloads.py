@@ -124,7 +124,8 @@ def build(torch: Any, cell: Cell, model: Any | None = None, fail_compile: bool =
 
     Where the cell compiles, the step calls ``torch.compile(model)`` and the workload's
     ``model`` stays the module itself (its parameters, its FLOP count); compilation happens at
-    the first call of each shape, in the cold pass. ``fail_compile``: see ``compiling.wrap``.
+    the first call of each shape, in the cold pass. ``fail_compile``: see ``compiling.wrap``;
+    a compile that finds no C++ compiler skips the cell (``compiling.guard``).
     """
     schedule = cell.schedule()
     if modelspec.is_user_model(cell.model):
@@ -188,7 +189,7 @@ def build(torch: Any, cell: Cell, model: Any | None = None, fail_compile: bool =
                     tensors[f"grad.{name}"] = p.grad.detach()
         return tensors
 
-    return Workload(step, schedule, model, outputs, inputs)
+    return Workload(compiling.guard(cell, step), schedule, model, outputs, inputs)
 
 
 #: A training step is counted as 3x the forward FLOPs (backward ~ 2x forward), the usual
