@@ -35,6 +35,7 @@ WARM_COLUMNS: Final = {
     "warm_extra_cold_pass_s": "extra_cold_pass_s",
     "warm_extra_cold_pass_max_s": "extra_cold_pass_max_s",
     "warm_break_even_iters": "break_even_iters",
+    "warm_break_even_iters_low": "break_even_iters_low",
     "warm_break_even_iters_high": "break_even_iters_high",
 }
 

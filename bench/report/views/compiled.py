@@ -24,7 +24,13 @@ from bench.report.views.comparisons import (
     speedup_chart,
     write_comparisons,
 )
-from bench.report.views.costs import break_even_range, break_even_text, pays_back, warm_text
+from bench.report.views.costs import (
+    break_even_range,
+    break_even_text,
+    pays_back,
+    warm_break_even,
+    warm_text,
+)
 from bench.report.views.frames import CONFIG_AXES, present, rows_of, sort_rows
 from bench.report.views.inputs import Inputs, by_machine, machine_context
 from bench.report.views.labels import cold_text, comparison_columns, label, varying
@@ -40,8 +46,8 @@ _CSV_EXTRA = (
     "kernel_cache", "base_cold_pass_s", "var_cold_pass_s", "var_cold_pass_max_s",
     "extra_cold_pass_s", "extra_cold_pass_max_s", "saving_per_iter_s", "break_even_iters",
     "break_even_iters_low", "break_even_iters_high", "warm_extra_cold_pass_max_s",
-    "warm_break_even_iters_high", "var_compile_time_s", "var_compile_time_max_s",
-    "var_compiles_max", "var_recompiles_max", "var_graph_breaks_max",
+    "warm_break_even_iters_low", "warm_break_even_iters_high", "var_compile_time_s",
+    "var_compile_time_max_s", "var_compiles_max", "var_recompiles_max", "var_graph_breaks_max",
     "extra_whole_peak_mem_allocated_bytes", "extra_peak_rss_bytes",
 )  # fmt: skip
 
@@ -117,7 +123,7 @@ def _advice(p: Page, group: pd.DataFrame) -> list[Md]:
         if present(r.warm_break_even_iters_high) and present(r.warm_extra_cold_pass_max_s):
             text += (f"; a rerun with a warm cache pays "
                      f"{fmt.signed_seconds(r.warm_extra_cold_pass_max_s)} and pays back after "
-                     f"{fmt.iterations(r.warm_break_even_iters_high)} steps")
+                     f"{warm_break_even(r)} steps")
         out.append(cat(text, " ", _links(p, faster.head(1)), "."))
     return out
 

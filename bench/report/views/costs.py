@@ -19,8 +19,15 @@ def warm_text(r: Any) -> str:
         return fmt.MISSING
     text = f"{fmt.signed_seconds(r.warm_extra_cold_pass_max_s)} cold"
     if pays_back(r) and present(r.warm_break_even_iters_high):
-        text += f", break-even {fmt.iterations(r.warm_break_even_iters_high)}"
+        text += f", break-even {warm_break_even(r)}"
     return text
+
+
+def warm_break_even(r: Any) -> str:
+    """The warm cache's break-even as the fresh one is quoted: the range from the interval and
+    the replicates (``32 to 48``), so the two read alike."""
+    return break_even_range(r.warm_break_even_iters_low,
+                            r.warm_break_even_iters_high, r.verdict)
 
 
 def pays_back(r: Any) -> bool:
