@@ -250,6 +250,9 @@ def _settings(where: str, raw: Mapping[str, Any], base: Settings) -> Settings:
         raise ProfileError(f"{where}: need replicates >= 1 and 1 <= min_iters <= max_iters")
     if out.timeout_s <= 0:
         raise ProfileError(f"{where}: timeout_s must be > 0")
+    if out.min_time_s > out.max_time_s:  # the stopping rule would end before it could begin
+        raise ProfileError(f"{where}: min_time_s {out.min_time_s:g} is above max_time_s "
+                           f"{out.max_time_s:g}; valid: min_time_s <= max_time_s")
     return out
 
 

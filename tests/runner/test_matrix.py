@@ -268,6 +268,8 @@ def test_cpu_profile_has_a_compile_study() -> None:
     ("timeout_s = 0", "setting timeout_s must be a finite number from 0.1 to 604800, got 0"),
     ("cpu_threads = 0", "cpu_threads must be an integer from 1 to 4096, got 0"),
     ("shape_count = [4, 1000]", "shape_count must be an integer from 1 to 64, got 1000"),
+    ("min_time_s = 5.0\nmax_time_s = 0.5",
+     "min_time_s 5 is above max_time_s 0.5; valid: min_time_s <= max_time_s"),
 ])
 def test_numbers_out_of_range_are_refused_at_dry_run_with_the_valid_range(
         tmp_path: Path, line: str, needle: str) -> None:
