@@ -36,7 +36,23 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "bench": (dict,),
     "plan": (dict,),
 }
+#: The nested keys the report reads (the machine summary), and their JSON types; null is
+#: allowed, as for a fact the probe could not find.
+_NESTED: dict[str, dict[str, tuple[type, ...]]] = {
+    "cpu": {"model": (str,), "physical_cores": (int,), "logical_cpus": (int,),
+            "torch_threads": (int,), "affinity": (int,)},
+    "torch": {"version": (str,), "torchvision": (str,), "cuda": (str,), "cudnn": (int, str)},
+    "python": {"version": (str,)},
+    "os": {"platform": (str,), "system": (str,), "release": (str,)},
+    "memory": {"total_bytes": (int,)},
+}  # bench.workload_version is read leniently: text that is no number counts as version 1
+_GPU: dict[str, tuple[type, ...]] = {"name": (str,), "total_memory_bytes": (int,),
+                                     "driver": (str,)}
 _WORDS = {str: "a string", int: "an integer", dict: "an object", list: "a list"}
+
+
+def _wrong(value: Any, types: tuple[type, ...]) -> bool:
+    return value is not None and (isinstance(value, bool) or not isinstance(value, types))
 
 
 def _line_of(text: str, key: str) -> int:
@@ -53,9 +69,19 @@ def _type_problem(env: dict[str, Any], text: str) -> tuple[int, str] | None:
         if isinstance(value, bool) or not isinstance(value, types):
             return _line_of(text, key), (
                 f"{key} must be {_WORDS[types[0]]}, not {type(value).__name__} {value!r:.40}")
+    for part, keys in _NESTED.items():
+        for key, types in keys.items():
+            value = (env.get(part) or {}).get(key)
+            if _wrong(value, types):
+                return _line_of(text, key), (f"{part}.{key} must be {_WORDS[types[0]]}, not "
+                                             f"{type(value).__name__} {value!r:.40}")
     for i, gpu in enumerate(env.get("gpus") or []):
         if not isinstance(gpu, dict):
             return _line_of(text, "gpus"), f"gpus[{i}] must be an object, not {gpu!r:.40}"
+        for key, types in _GPU.items():
+            if _wrong(gpu.get(key), types):
+                return _line_of(text, key), (f"gpus[{i}].{key} must be {_WORDS[types[0]]}, not "
+                                             f"{type(gpu[key]).__name__} {gpu[key]!r:.40}")
     return None
 
 

@@ -171,3 +171,23 @@ def test_a_wrongly_typed_env_json(write_tree: Any, field: str, value: object,
     ds = _skipped(root, env_path, line, "results kept without an environment")
     assert len(ds.results) == 3 and ds.envs == {}
     analyse(ds)  # the pages' numbers come out without the environment
+
+
+@pytest.mark.parametrize(("part", "key", "value", "words"), [
+    ("cpu", "logical_cpus", "x", "cpu.logical_cpus must be an integer, not str 'x'"),
+    ("torch", "version", 5, "torch.version must be a string, not int 5"),
+    ("gpus", "name", 5, "gpus[0].name must be a string, not int 5"),
+    ("gpus", "total_memory_bytes", True, "gpus[0].total_memory_bytes must be an integer"),
+])
+def test_a_wrongly_typed_fact_inside_env_json(write_tree: Any, part: str, key: str,
+                                              value: object, words: str) -> None:
+    """The nested facts the machine pages read: a hand edit is refused at its own line, not
+    shown as written."""
+    root, run = _tree(write_tree)
+    env_path = run / "env.json"
+    env = json.loads(env_path.read_text())
+    (env[part][0] if part == "gpus" else env[part])[key] = value
+    env_path.write_text(json.dumps(env, indent=2, sort_keys=True))
+    line = next(i for i, text in enumerate(env_path.read_text().splitlines(), 1)
+                if text.strip().startswith(f'"{key}"'))
+    _refused(root, env_path, line, words)
