@@ -66,6 +66,9 @@ def build(
         raise BuildError(f"{reports}: {what}; --reports names the folder of runs "
                          f"(<machine>/<run>/results.csv)")
     dataset = load.load_reports(reports, skip_bad=skip_bad)
+    if dataset.results.empty and not quiet:  # a folder, but perhaps not the one meant
+        print(f"note: no result rows under {reports} (no <machine>/<run>/results.csv with "
+              f"rows); the site will say nothing was measured", file=sys.stderr)
     if dataset.skipped and not quiet:
         for line in dataset.skipped:
             print(f"skipped: {line}", file=sys.stderr)

@@ -487,3 +487,20 @@ def test_mkdocs_failing_before_the_charts_are_drawn_is_a_build_error(tmp_path: P
     with pytest.raises(build.BuildError, match="mkdocs build --strict failed"):
         build.build(FIXTURE_REPORTS, root / "site", docs_dir=root / "site_src", config=config,
                     quiet=True)
+
+
+def test_an_empty_reports_folder_builds_but_says_so(tmp_path: Path) -> None:
+    """An existing folder with no runs in it is a valid, empty site; a note says it is empty,
+    so a wrong but existing --reports is not silent."""
+    root = project_copy(tmp_path / "project")
+    reports = tmp_path / "empty"
+    reports.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "report", "--reports", str(reports), "--no-mkdocs"],
+        capture_output=True, text=True, cwd=root, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip() == (f"note: no result rows under {reports} (no "
+                                   f"<machine>/<run>/results.csv with rows); the site will "
+                                   f"say nothing was measured")
