@@ -280,18 +280,23 @@ def test_a_compile_past_the_timeout_is_a_timeout_row_and_the_next_cell_runs(
     assert eager["status"] == "ok" and eager["compile"] == "off"
 
 
+def _run_with_bin(tmp_path: Path, compile_values: str) -> list[dict[str, str]]:
+    """A run of ``_PROFILE`` with ``tmp_path/bin`` first on PATH (its fake ``g++``); its rows."""
+    profile = tmp_path / "c.toml"
+    profile.write_text(_PROFILE.format(compile=compile_values))
+    out = tmp_path / "run"
+    proc = run_cli("run", "--profile", str(profile), "--out", str(out),
+                   env={"PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "CXX": "g++"})
+    assert proc.returncode == 0, proc.stderr
+    return read_csv(out / "results.csv")
+
+
 @pytest.mark.e2e
 def test_a_failing_gxx_on_path_skips_the_compiled_cell_and_the_next_cell_runs(
         tmp_path: Path) -> None:
     """The audit's case: a g++ on PATH that always fails made an ``error`` row."""
     _script(tmp_path / "bin", "g++", "exit 1")
-    profile = tmp_path / "c.toml"
-    profile.write_text(_PROFILE.format(compile='["default", "off"]'))
-    out = tmp_path / "run"
-    proc = run_cli("run", "--profile", str(profile), "--out", str(out),
-                   env={"PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "CXX": "g++"})
-    assert proc.returncode == 0, proc.stderr
-    compiled, eager = read_csv(out / "results.csv")
+    compiled, eager = _run_with_bin(tmp_path, '["default", "off"]')
     assert compiled["status"] == "skipped", compiled["reason"]
     assert compiled["reason"] == ("no-cxx-compiler: torch.compile on the CPU needs a working "
                                   "C++ compiler; `g++ --version`: exit status 1")
@@ -307,13 +312,7 @@ def test_inductor_finding_no_compiler_after_the_check_is_a_skipped_row(tmp_path:
     _script(tmp_path / "bin", "g++",
             f'if [ "$1" = --version ]; then [ -e {answered} ] && exit 1; : > {answered}; fi\n'
             f'exec {_real_cxx()} "$@"')
-    profile = tmp_path / "c.toml"
-    profile.write_text(_PROFILE.format(compile='["default"]'))
-    out = tmp_path / "run"
-    proc = run_cli("run", "--profile", str(profile), "--out", str(out),
-                   env={"PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "CXX": "g++"})
-    assert proc.returncode == 0, proc.stderr
-    (row,) = read_csv(out / "results.csv")
+    (row,) = _run_with_bin(tmp_path, '["default"]')
     assert answered.exists()  # the check's --version was answered, Inductor's was not
     assert row["status"] == "skipped", row["reason"]
     assert row["reason"].startswith("no-cxx-compiler: Inductor found no working C++ compiler "
