@@ -37,9 +37,28 @@ def make_fresh(folder: Path) -> None:
 
 
 def make_copy(source: Path, folder: Path) -> None:
-    """A cache folder that starts as a copy of ``source`` (a warm cache), its own from then on."""
+    """A cache folder that starts as a copy of ``source`` (a warm cache), its own from then on.
+
+    Copied entry by entry rather than with ``shutil.copytree``, which gathers its failures into
+    one ``shutil.Error`` without an errno: a full disk here must reach the runner as the
+    ``OSError`` it is, so that it stops the run instead of passing for the cell's crash.
+    """
     remove(folder)
-    shutil.copytree(source, folder, symlinks=True)
+    folder.mkdir(parents=True)
+    for root, dirs, files in os.walk(source, onerror=_raise):
+        here = folder / os.path.relpath(root, source)
+        for name in [*dirs, *files]:
+            src, dst = os.path.join(root, name), here / name
+            if os.path.islink(src):  # kept as a link (os.walk does not follow one)
+                os.symlink(os.readlink(src), dst)
+            elif os.path.isdir(src):
+                dst.mkdir()
+            else:
+                shutil.copy2(src, dst)
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
 
 
 def remove(folder: Path) -> None:

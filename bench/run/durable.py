@@ -13,14 +13,32 @@ NFS mount or be killed at any instant, and every row already written must stay r
   multi-line error message is not cut), and ``set_aside`` moves whatever follows into a file
   of its own next to the original before the original is truncated: nothing already written
   is destroyed, and what is left is whole records only.
+
+The runner's scratch space (under TMPDIR: the task files, the kernel-cache folders, the
+children's results and logs) fails the same way, and is no more the cell's fault:
+``is_disk_fault`` tells such an error, and ``ScratchError`` stops the run like the store's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
+
+#: Errors after which every later write to the same file system fails too: a full disk or
+#: quota, an I/O error, a file system that turned read-only.
+DISK_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
+#: A child's exit code when it cannot write its own files (sysexits' EX_IOERR), and the mark
+#: of the line it then tries to leave in its log.
+SCRATCH_EXIT = 74
+SCRATCH_MARK = "scratch write failed:"
+
+
+def is_disk_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` says the file system failed, not what was being written."""
+    return isinstance(exc, OSError) and exc.errno in DISK_FAULTS
 
 
 class StoreError(Exception):
@@ -30,11 +48,24 @@ class StoreError(Exception):
     for one: a run stops on it. The message is one line naming the file and the reason.
     """
 
+    #: What the file is part of, when it is not the run store itself.
+    where = ""
+
     def __init__(self, path: Path, exc: OSError) -> None:
         self.path = path
         self.errno = exc.errno
         reason = exc.strerror or str(exc) or type(exc).__name__
-        super().__init__(f"cannot write {path}: {reason}")
+        super().__init__(f"cannot write {path}{self.where}: {reason}")
+
+
+class ScratchError(StoreError):
+    """The runner's scratch space failed (a full disk, an I/O error, a read-only TMPDIR).
+
+    A stop, like the store's: every later replicate would fail the same way, and its failure
+    says nothing about the cell, so no row may claim that the cell crashed.
+    """
+
+    where = " (the runner's scratch space, under TMPDIR)"
 
 
 def write_all(fd: int, data: bytes) -> None:

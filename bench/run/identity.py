@@ -10,11 +10,15 @@ what differs.
 env.json keeps ``plan``: the profile's name and, per study, its settings (the stopping rule,
 the replication, the timeout) and its cell ids. The fingerprint is recomputed from the live
 environment and from the stored env.json's own facts, and both must give the stored id.
+env.json must name this machine (the machine is not part of the fingerprint), and the rows
+already written are checked too, since they are what the report pools: each must carry this
+run's profile, fingerprint and machine. env.json is written before results.csv, so rows
+without an env.json mean it was deleted: that is refused too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -70,12 +74,18 @@ def plan_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str
 
 
 def check_resume(stored: Mapping[str, Any] | None, live: Mapping[str, Any],
-                 plan: Mapping[str, Any], env_path: Path) -> None:
-    """Refuse (``ResumeError``) a resume whose env.json is not this run's, in the order a
-    reader would look: the file itself, then the environment, then the plan."""
-    if stored is None:  # killed before env.json was written: no row can exist yet
-        return
+                 plan: Mapping[str, Any], env_path: Path,
+                 rows: Sequence[Mapping[str, str]] = ()) -> None:
+    """Refuse (``ResumeError``) a resume whose env.json or ``rows`` (the complete rows of its
+    results.csv) are not this run's, in the order a reader would look: the file itself, then
+    the environment, then the plan, then the rows."""
     where = env_path.parent
+    if stored is None:  # env.json is written before results.csv: only a deletion leaves rows
+        if rows:        # without it, and then nothing says what they measured
+            raise ResumeError(f"cannot resume {where}: its results.csv holds {len(rows)} rows "
+                              f"but there is no {env_path.name} (was it deleted?); "
+                              "use a new --out")
+        return
     recorded = stored.get("fingerprint_id")
     from_file = fingerprint_id(stored)
     if from_file != recorded:
@@ -89,6 +99,10 @@ def check_resume(stored: Mapping[str, Any] | None, live: Mapping[str, Any],
                           f"this environment is {from_live}" + (
                               f" ({'; '.join(named)})" if named else "")
                           + "; results are never mixed: use a new --out")
+    if stored.get("machine") != live.get("machine"):
+        raise ResumeError(f"cannot resume {where}: {env_path.name} names machine "
+                          f"{stored.get('machine')!r}, this machine is {live.get('machine')!r} "
+                          "(was it edited?); use a new --out")
     old_plan = stored.get("plan")
     if not isinstance(old_plan, dict):
         raise ResumeError(f"cannot resume {where}: {env_path.name} does not record what the "
@@ -98,3 +112,20 @@ def check_resume(stored: Mapping[str, Any] | None, live: Mapping[str, Any],
         more = f" (and {len(found) - SHOWN} more)" if len(found) > SHOWN else ""
         raise ResumeError(f"cannot resume {where}: {'; '.join(found[:SHOWN])}{more}; "
                           "use a new --out")
+    check_rows(rows, {"profile": plan.get("profile"), "fingerprint_id": recorded,
+                      "machine": live.get("machine")}, where)
+
+
+#: The columns of a row that say which run it belongs to.
+ROW_IDENTITY = ("profile", "fingerprint_id", "machine")
+
+
+def check_rows(rows: Sequence[Mapping[str, str]], live: Mapping[str, Any], where: Path) -> None:
+    """Refuse a resume whose rows were measured as another run: the rows are the truth, and
+    env.json can be edited (the machine is not part of the fingerprint)."""
+    for column in ROW_IDENTITY:
+        other = [r.get(column) for r in rows if r.get(column) != live[column]]
+        if other:
+            raise ResumeError(f"cannot resume {where}: {len(other)} of its {len(rows)} rows "
+                              f"were measured with {column} {other[0]!r}, not "
+                              f"{live[column]!r}; results are never mixed: use a new --out")

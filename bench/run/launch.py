@@ -10,20 +10,24 @@ out and kills it; the runner never signals a pid:
   overhead well under a second. The server forks, times out, ends and reaps its children;
   ``stop()`` is a message to it. Closing the launcher closes the server's stdin, and the
   server ends its running child before it exits (and a child dies with its server anyway).
-* ``SpawnLauncher`` starts ``python -m bench.run.child.worker TASK`` for every replicate.
-  Simple and portable, but every child re-imports torch (3 to 4 s on a small machine). It
-  owns its ``Popen`` children: it times them out and kills their groups itself.
+* ``SpawnLauncher`` runs ``python -m bench.run.child.worker TASK`` for every replicate, a
+  fresh interpreter that re-imports torch (3 to 4 s on a small machine). Its children are
+  owned the same way: by the same server loop, run without torch, which forks and ``exec``s
+  each one. So both launchers give the same guarantees.
 
 Every child runs in its own session, so a Ctrl-C in the terminal reaches the runner and not
-the children, and ending a child ends whatever it started. Exit codes follow ``subprocess``:
-negative means killed by that signal. A launcher has one owner, who opens it with ``with``.
+the children, and ending a child ends its group. On Linux the server is also its children's
+subreaper, so what a child started that left the group (``setsid()``) is killed after it,
+and the server and its child die with the runner even when it is SIGKILLed
+(``PR_SET_PDEATHSIG``); elsewhere the server notices its runner's end only as EOF on its
+stdin, and what left the group is not found. Exit codes follow ``subprocess``: negative
+means killed by that signal. A launcher has one owner, who opens it with ``with``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -42,8 +46,12 @@ ANSWER_S = 60.0
 #: Beyond a child's timeout and grace, how long the launcher waits for the server to report
 #: its end before it takes the server for broken.
 REPORT_MARGIN_S = 30.0
-#: How long a closed server may take to end its child and exit before it is killed.
-CLOSE_WAIT_S = protocol.TERM_GRACE_S + 3.0
+#: How long a closed server may take to end its child and exit before it is killed: the
+#: child's grace, and this margin.
+CLOSE_MARGIN_S = 3.0
+CLOSE_WAIT_S = protocol.TERM_GRACE_S + CLOSE_MARGIN_S
+#: How long the spawn launcher's server (no torch to import) may take to start.
+SPAWN_START_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -101,72 +109,6 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-# -- spawn: the launcher owns its children -----------------------------------------------
-
-def _end_group(proc: subprocess.Popen[bytes], grace_s: float) -> int:
-    """SIGTERM to the child's group, SIGKILL after the grace; the exit code.
-
-    The group is signalled only while ``proc`` is unreaped (it may be a zombie, which keeps
-    its pid and its group), and only ``proc`` reaps it, so no signal reaches a recycled pid.
-    """
-    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
-        if proc.poll() is not None:
-            break
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=wait_s)
-    return proc.returncode if proc.returncode is not None else -signal.SIGKILL
-
-
-class _PopenChild:
-    def __init__(self, proc: subprocess.Popen[bytes], timeout_s: float, grace_s: float,
-                 clock: Callable[[], float]) -> None:
-        self._proc = proc
-        self.pid = proc.pid
-        self._grace_s = grace_s
-        self._clock = clock
-        self._deadline = clock() + timeout_s
-        self._exit: Exit | None = None
-
-    def wait(self, poll_s: float) -> Exit | None:
-        if self._exit is None:
-            try:
-                code = self._proc.wait(timeout=max(0.0, min(poll_s,
-                                                             self._deadline - self._clock())))
-                self._exit = Exit(code)
-            except subprocess.TimeoutExpired:
-                if self._clock() >= self._deadline:
-                    self._exit = Exit(_end_group(self._proc, self._grace_s), timed_out=True)
-        return self._exit
-
-    def stop(self) -> None:
-        if self._exit is None:
-            self._exit = Exit(_end_group(self._proc, self._grace_s))
-
-
-class SpawnLauncher(_Owned):
-    """A fresh interpreter per replicate: slow start, nothing shared. ``command`` is what
-    runs a task (its path is appended); ``grace_s`` is what a child has between SIGTERM and
-    SIGKILL."""
-
-    def __init__(self, command: Sequence[str] | None = None,
-                 grace_s: float = protocol.TERM_GRACE_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.command = list(command or [sys.executable, "-m", "bench.run.child.worker"])
-        self.grace_s = grace_s
-        self.clock = clock
-
-    def launch(self, task_path: Path, timeout_s: float) -> Child:
-        proc = subprocess.Popen([*self.command, str(task_path)], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True, env=_child_env())
-        return _PopenChild(proc, timeout_s, self.grace_s, self.clock)
-
-    def close(self) -> None:
-        return None
-
-
 # -- fork server: the server owns its children -------------------------------------------
 
 class _Server:
@@ -176,7 +118,9 @@ class _Server:
     so no stale pipe is touched: every later call says the server is gone.
     """
 
-    def __init__(self, command: Sequence[str], start_timeout: float) -> None:
+    def __init__(self, command: Sequence[str], start_timeout: float,
+                 close_wait_s: float = CLOSE_WAIT_S) -> None:
+        self.close_wait_s = close_wait_s
         # The server inherits our stderr (its own errors are worth seeing); its children
         # redirect theirs to per-replicate logs.
         try:
@@ -248,7 +192,7 @@ class _Server:
         with contextlib.suppress(OSError):
             self.proc.stdin.close()
         try:
-            self.proc.wait(timeout=CLOSE_WAIT_S)
+            self.proc.wait(timeout=self.close_wait_s)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
@@ -257,12 +201,12 @@ class _Server:
 
 class _ServerChild:
     def __init__(self, server: _Server, pid: int, timeout_s: float, stop_wait_s: float,
-                 clock: Callable[[], float]) -> None:
+                 clock: Callable[[], float], grace_s: float = protocol.TERM_GRACE_S) -> None:
         self._server = server
         self.pid = pid
         self._stop_wait_s = stop_wait_s
         self._clock = clock
-        self._backstop = clock() + timeout_s + protocol.TERM_GRACE_S + REPORT_MARGIN_S
+        self._backstop = clock() + timeout_s + grace_s + REPORT_MARGIN_S
         self._exit: Exit | None = None
 
     def wait(self, poll_s: float) -> Exit | None:
@@ -302,6 +246,7 @@ class ForkServerLauncher(_Owned):
         self.start_timeout = start_timeout
         self.stop_wait_s = stop_wait_s
         self.clock = clock
+        self.grace_s = protocol.TERM_GRACE_S  # what the server gives a child after SIGTERM
         self._server: _Server | None = None
 
     def _ready_server(self) -> _Server:
@@ -309,7 +254,8 @@ class ForkServerLauncher(_Owned):
         if server is None or server.closed or server.proc.poll() is not None:
             if server is not None:
                 server.close()
-            server = self._server = _Server(self.command, self.start_timeout)
+            server = self._server = _Server(self.command, self.start_timeout,
+                                            self.grace_s + CLOSE_MARGIN_S)
         return server
 
     def launch(self, task_path: Path, timeout_s: float) -> Child:
@@ -321,7 +267,7 @@ class ForkServerLauncher(_Owned):
                 msg = server.read(max(0.0, deadline - time.monotonic()))
                 if isinstance(msg, protocol.Started):
                     return _ServerChild(server, msg.pid, timeout_s, self.stop_wait_s,
-                                        self.clock)
+                                        self.clock, self.grace_s)
                 if not isinstance(msg, protocol.Exited):  # a late exit is filed, nothing else:
                     server.close()  # an answer a later launch could mistake for its own
                     raise LaunchError("fork server did not answer" if msg is None else
@@ -336,3 +282,29 @@ class ForkServerLauncher(_Owned):
         if self._server is not None:
             self._server.close()
             self._server = None
+
+
+# -- spawn: a fresh interpreter per child, owned the same way ----------------------------
+
+class SpawnLauncher(ForkServerLauncher):
+    """A fresh interpreter per replicate: slow start, nothing shared. ``command`` is what
+    runs a task (its path is appended); ``grace_s`` is what a child has between SIGTERM and
+    SIGKILL.
+
+    Why through a server: a child's owner must outlive it, to kill what it left outside its
+    group after a timeout and to end it when the runner is killed. So the children are not
+    the runner's ``Popen``s but those of a small server of their own (the fork server's loop
+    in ``--exec`` mode, standard library only, nothing preloaded), which forks and ``exec``s
+    ``command TASK`` for every task: each child is a new interpreter, with every guarantee
+    of the fork server's children.
+    """
+
+    def __init__(self, command: Sequence[str] | None = None,
+                 grace_s: float = protocol.TERM_GRACE_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        run = list(command or [sys.executable, "-m", "bench.run.child.worker"])
+        super().__init__([sys.executable, "-m", "bench.run.child.server", "--exec",
+                          "--grace", repr(float(grace_s)), "--", *run],
+                         start_timeout=SPAWN_START_S, stop_wait_s=grace_s + CLOSE_MARGIN_S,
+                         clock=clock)
+        self.grace_s = grace_s

@@ -9,14 +9,18 @@ cell, then replicate 1, ...), so the arms of every comparison alternate A B A B 
 (thermals, clocks, a neighbour's job) spreads over both arms instead of biasing one.
 
 Faults: each child has a wall-clock timeout, after which its owner (the fork server, or the
-spawn launcher) kills its whole process group (status timeout); a child that dies without a
-record is a crash, with its signal or exit code; Ctrl-C or SIGTERM has the running child
-stopped, records it as interrupted, keeps every row already written and exits non-zero
-(``bench.run.interrupts``: only the first signal interrupts). The runner itself never
-signals a process: it only asks the launcher. A write to the run store that fails (a full
-disk, an I/O error, a read-only folder) stops the matrix at once: every later replicate
-would fail the same way, and its row could not be written either. ``--resume`` skips
-replicates already ok under the same fingerprint.
+spawn launcher's torch-free one) kills its whole process group, and on Linux what left it
+(status timeout); a child that dies without a record is a crash, with its signal or exit
+code; Ctrl-C or SIGTERM has the running child stopped, records it as interrupted, keeps
+every row already written and exits non-zero (``bench.run.interrupts``: only the first
+signal interrupts). The runner itself never signals a process: it only asks the launcher.
+A write to the run store that fails (a full disk, an I/O error, a read-only folder) stops
+the matrix at once: every later replicate would fail the same way, and its row could not be
+written either. So does such a fault in the runner's scratch space under TMPDIR (the task
+files, the kernel-cache folders, and the children's own files: a child that cannot write
+them exits ``SCRATCH_EXIT``), which is no more the cell's fault than a full store is: it
+is never recorded as the cell's crash. ``--resume`` skips replicates already ok under the
+same fingerprint.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from bench.run import caches, estimate, hooks, usermodels
+from bench.run import caches, durable, estimate, hooks, usermodels
+from bench.run.durable import ScratchError
 from bench.run.interrupts import EXIT_CODES, INTERRUPTS
 from bench.run.launch import Launcher, LaunchError
 from bench.run.matrix import Cell, Profile, Settings, Study
@@ -152,7 +157,7 @@ def _log_tail(path: Path, limit: int = 200) -> str:
         with open(path, "rb") as f:
             f.seek(0, 2)
             f.seek(max(0, f.tell() - 4096))
-            lines = [ln.strip() for ln in f.read().decode(errors="replace").splitlines()]
+            lines = [ln.strip() for ln in f.read(4096).decode(errors="replace").splitlines()]
         lines = [ln for ln in lines if ln]
         if lines:
             return lines[-1][:limit]
@@ -183,7 +188,10 @@ class Runner:
         self.poll_s = poll_s
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if workdir is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix="torch-knobs-")
+            try:
+                self._tmp = tempfile.TemporaryDirectory(prefix="torch-knobs-")
+            except OSError as exc:
+                raise ScratchError(Path(tempfile.gettempdir()), exc) from None
             workdir = Path(self._tmp.name)
         self.workdir: Path = workdir
         self.overheads: list[dict[str, float]] = []  # per replicate, for the speed script
@@ -195,7 +203,8 @@ class Runner:
 
     def close(self) -> None:
         if self._tmp is not None:
-            self._tmp.cleanup()
+            with contextlib.suppress(OSError):  # a failing disk keeps its scratch: harmless
+                self._tmp.cleanup()
 
     # -- one child -------------------------------------------------------------------------
     def _run_child(self, task: Task, timeout_s: float, target: str = "") -> Outcome:
@@ -223,10 +232,20 @@ class Runner:
         if result.exists():
             record = Record.from_json(result.read_text(encoding="utf-8"))
             return Outcome(record.status, record.reason, record)
+        if end.code == durable.SCRATCH_EXIT:
+            raise self._child_scratch_error(task)
         tail = _log_tail(Path(task.log_path))
         how = _signal_name(end.code) if end.code < 0 else f"exit code {end.code}"
         return Outcome("crash", f"{how} without a result" + (
             f"; last output: {tail}" if tail else ""))
+
+    def _child_scratch_error(self, task: Task) -> ScratchError:
+        """Why a child could not write its files: the line it left in its log if it could,
+        else its exit code (a full disk may refuse that line too)."""
+        tail = _log_tail(Path(task.log_path), limit=400)
+        why = tail.partition(durable.SCRATCH_MARK)[2].strip()
+        return ScratchError(Path(task.result_path).parent, OSError(
+            why or f"a child could not write its files there (exit code {durable.SCRATCH_EXIT})"))
 
     def _keep_log(self, task: Task, job: Job) -> None:
         """Failed replicates keep the tail of their output next to the results (part of the
@@ -417,10 +436,16 @@ class Runner:
         return 0
 
     def _run_or_crash(self, job: Job) -> str:
-        """``run_job``; a runner bug is the replicate's crash row, not the end of the run."""
+        """``run_job``; a runner bug is the replicate's crash row, not the end of the run. A
+        disk fault is not a bug of the cell's: outside the run store (which raises
+        ``StoreError`` itself) it can only be the scratch space's, and it stops the run."""
         try:
             return self.run_job(job)
         except Exception as exc:
+            if not self.written and durable.is_disk_fault(exc):
+                assert isinstance(exc, OSError)
+                name = exc.filename if isinstance(exc.filename, str) else str(self.workdir)
+                raise ScratchError(Path(name), exc) from None
             if self.written or isinstance(exc, StoreError):
                 raise
             self._failure_row(job, "crash", f"runner error: {type(exc).__name__}: {exc}"[:500])
@@ -434,7 +459,10 @@ def probe(launcher: Launcher, workdir: Path, timeout_s: float = 600.0,
     task = replace(new_task("probe", Cell(), Settings(), 0, workdir), models=list(models))
     runner = Runner(launcher, RunStore(workdir), RunContext("", "", Probe({}, [], False)),
                     workdir=workdir)
-    out = runner._run_child(task, timeout_s)
+    try:
+        out = runner._run_child(task, timeout_s)
+    except (StoreError, OSError) as exc:  # its own files under TMPDIR: one line, not a trace
+        raise RuntimeError(f"could not inspect the environment: {exc}") from None
     if out.status != "ok" or out.record is None or out.record.probe is None:
         raise RuntimeError(f"could not inspect the environment (is torch installed?): "
                            f"{out.status}: {out.reason}")

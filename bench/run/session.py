@@ -48,7 +48,8 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
              shard: dict[str, str] | None = None) -> Session:
     """The run folder for ``jobs``: ``out``, or the newest run of this profile (``resume``), or a
     new ``REPORTS/<machine>/<run-id>`` (``run_id``, or a new one); its env.json written once
-    (with ``shard``, which part of a cluster run it is), its CSVs opened."""
+    (with ``shard``, which part of a cluster run it is), then its CSVs opened. A start that
+    fails (a full disk) removes what it created, so the same command can simply be rerun."""
     env = dict(probe.env)
     if out:
         folder = Path(out)
@@ -77,10 +78,10 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
         if probe.user_models:
             env["user_models"] = usermodels.identities(probe)
         if resume:  # before anything in the folder is touched
-            identity.check_resume(old, probe.env, env["plan"], store.env_path)
+            identity.check_resume(old, probe.env, env["plan"], store.env_path,
+                                  rows=store.existing_rows())
             usermodels.check_resume(old, env, str(folder))
-        rows = store.open()
-        store.write_env(env)
+        rows = store.start(env, new_run=not resume)  # a start that fails leaves nothing
     except (SchemaError, ProfileError, StoreError) as exc:
         raise SessionError(str(exc)) from None
     for moved in store.aside:
@@ -111,8 +112,11 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
     print(f"run {env['run_id']} on {env['machine']} (fingerprint {env['fingerprint_id']}): "
           f"{len(todo)} processes to run, {len(session.jobs) - len(todo)} already done, "
           f"~{eta / 60:.1f} min estimated; writing to {session.out}", file=stream)
-    run = runner.Runner(launcher, session.store, ctx,
-                        progress=Progress(len(todo)) if progress else None, hook=hook)
+    try:
+        run = runner.Runner(launcher, session.store, ctx,
+                            progress=Progress(len(todo)) if progress else None, hook=hook)
+    except StoreError as exc:  # no scratch folder: the run stops as it would on its first job
+        return Ended(runner.EXIT_STORE, {}, exc)
     try:
         code = run.run(session.jobs, session.done)
     finally:

@@ -22,6 +22,7 @@ already written is destroyed.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -186,9 +187,40 @@ class RunStore:
         self._results, self._samples = results, samples
         return rows
 
-    def write_env(self, env: Mapping[str, Any]) -> None:
-        """env.json is written once, when the run starts; never rewritten."""
-        if self.env_path.exists():
+    def start(self, env: Mapping[str, Any], new_run: bool = False) -> list[Row]:
+        """Begin writing: env.json first, then both CSVs (``open``); the rows already complete.
+
+        Why this order, and why a failed start takes back what it created: a folder whose
+        results.csv exists is a run that only ``--resume`` may continue, and the report reads
+        every results.csv with its env.json. A start that fails (a full disk) must leave
+        neither a results.csv that blocks the same command, nor one without env.json that the
+        report refuses: the files and folders it created are removed again (the ``.torn-N``
+        files a resume set aside are kept: they hold what was written). ``new_run`` (no
+        results.csv, so no row) replaces an env.json that a start killed early left behind.
+        """
+        created = [p for p in (self.env_path, self.results_path, self.samples_path)
+                   if not p.exists()]
+        folders = [p for p in (self.run_dir, *self.run_dir.parents) if not p.exists()]
+        try:
+            try:
+                self.run_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(self.run_dir, exc) from None
+            self.write_env(env, replace=new_run)
+            return self.open()
+        except BaseException:
+            for path in created:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            for folder in folders:  # innermost first; one that is not empty stays
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+            raise
+
+    def write_env(self, env: Mapping[str, Any], replace: bool = False) -> None:
+        """env.json is written once, atomically, when the run starts; never rewritten (but see
+        ``replace`` in ``start``)."""
+        if self.env_path.exists() and not replace:
             return
         text = json.dumps(env, indent=2, sort_keys=True) + "\n"
         durable.write_file(self.env_path, text.encode("utf-8"))

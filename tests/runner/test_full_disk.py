@@ -22,7 +22,7 @@ from bench.run.matrix import load_profile
 from bench.run.store import RunStore
 
 from .conftest import Disk, one_error_line, read_csv, run_fake_cli
-from .fakes import ENV, FakeLauncher
+from .fakes import ENV, LIVE_ENV, FakeLauncher
 
 
 def _consistent(run_dir: Path, rows: int, samples_per_row: int = 2) -> None:
@@ -143,3 +143,86 @@ def test_a_folder_refused_as_read_only_mid_run_stops_it_with_one_line(
     again = run_fake_cli("--", *run, "--resume")
     assert again.returncode == 0, again.stderr
     _consistent(out, rows=3)
+
+
+def test_a_start_on_a_full_disk_leaves_nothing_that_blocks_a_rerun(
+        disk: Disk, tiny_profile: Callable[..., Path]) -> None:
+    """The disk is full before the run begins: the start fails with one line and takes back
+    what it created (it used to leave a results.csv with no rows and no env.json, so the same
+    command was then told to pass --resume, and the report refused the folder)."""
+    out = disk.path / "reports" / "run"
+    run = ("--profile", str(tiny_profile()), "--out", str(out))
+    disk.fill()
+    proc = run_fake_cli("--", *run)
+    assert proc.returncode == 2, proc.stderr
+    assert "No space left on device" in one_error_line(proc)
+    assert not (disk.path / "reports").exists(), "a folder that held nothing holds nothing"
+    disk.free()
+    again = run_fake_cli("--", *run)
+    assert again.returncode == 0, again.stderr
+    _consistent(out, rows=2)
+
+
+@pytest.mark.parametrize("failing", [1, 2, 3], ids=["env.json", "results.csv", "samples.csv"])
+def test_a_start_whose_write_fails_takes_back_what_it_created(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: int) -> None:
+    """The n-th write of the start (env.json, then each CSV's header) fails part-way: nothing
+    of the run is left, and the same start then succeeds and makes a folder the strict report
+    reads."""
+    from bench.run import session
+    from bench.run.matrix import select
+
+    calls = {"n": 0}
+    real = os.write
+
+    def flaky(fd: int, data: bytes) -> int:
+        calls["n"] += 1
+        if calls["n"] == failing:
+            real(fd, bytes(data)[:5])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, data)
+
+    profile = select(load_profile("smoke"), ["modes"])
+    probe = runner.Probe(dict(ENV), ["mobilenet_v3_small"], False)
+    jobs = runner.plan(profile)
+    out = tmp_path / "reports" / "test-box" / "run"
+
+    def start() -> session.Session:
+        return session.open_run(profile, probe, jobs, reports=tmp_path, out=str(out))
+
+    monkeypatch.setattr(durable.os, "write", flaky)
+    with pytest.raises(session.SessionError, match="No space left on device"):
+        start()
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == [], "nothing of the failed start is left"
+    opened = start()
+    ended = session.execute(opened, FakeLauncher(), probe, progress=False)
+    assert ended.code == 0
+    _consistent(out, rows=len(jobs))
+
+
+def test_a_resume_whose_start_fails_keeps_every_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Taking back what a failed start created never touches what was there: a resume whose
+    first write (setting a torn row aside) fails leaves the folder byte for byte as it was."""
+    from bench.run import session
+    from bench.run.matrix import select
+
+    profile = select(load_profile("smoke"), ["modes"])
+    probe = runner.Probe(dict(LIVE_ENV), ["mobilenet_v3_small"], False)
+    jobs = runner.plan(profile)
+    out = tmp_path / "run"
+    opened = session.open_run(profile, probe, jobs, reports=tmp_path, out=str(out))
+    assert session.execute(opened, FakeLauncher(), probe, progress=False).code == 0
+    with open(out / "results.csv", "ab") as f:
+        f.write(b"3,run,torn")  # a row cut by a kill
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def full(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(durable.os, "write", full)
+    with pytest.raises(session.SessionError, match="No space left on device"):
+        session.open_run(profile, probe, jobs, reports=tmp_path, out=str(out), resume=True)
+    monkeypatch.undo()
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before

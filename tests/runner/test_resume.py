@@ -13,6 +13,7 @@ Through ``fake_cli.py`` (the command with a fake launcher), in processes of thei
 
 from __future__ import annotations
 
+import csv
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -142,3 +143,52 @@ def test_the_same_run_resumes(interrupted: tuple[Path, Path]) -> None:
     assert code == 0, err
     assert [r["status"] for r in read_csv(out / "results.csv")] == [
         "ok", "interrupted", "ok", "ok"]
+
+
+def test_resume_refuses_rows_whose_env_json_was_deleted(interrupted: tuple[Path, Path]) -> None:
+    """env.json is written before results.csv: rows without it mean it was deleted, and then
+    nothing says what they measured (it used to be written afresh, and the resume went on)."""
+    out, profile = interrupted
+    (out / "env.json").unlink()
+    _refused(profile, out, "its results.csv holds 2 rows but there is no env.json")
+
+
+def test_a_folder_without_rows_or_env_json_resumes(tmp_path: Path,
+                                                   tiny_profile: Callable[..., Path]) -> None:
+    """A header and nothing else (a run killed as it began): nothing to contradict."""
+    out, profile = tmp_path / "run", tiny_profile(replicates=2)
+    assert _run(profile, out)[0] == 0
+    for name in ("results.csv", "samples.csv"):
+        data = (out / name).read_bytes()
+        (out / name).write_bytes(data[: data.index(b"\n") + 1])
+    (out / "env.json").unlink()
+    code, err = _run(profile, out, "--resume")
+    assert code == 0, err
+    assert len(read_csv(out / "results.csv")) == 2 and (out / "env.json").exists()
+
+
+def test_resume_refuses_an_env_json_whose_machine_was_edited(
+        interrupted: tuple[Path, Path]) -> None:
+    """The machine is not part of the fingerprint, so the fingerprint checks miss this edit."""
+    out, profile = interrupted
+    env_path = out / "env.json"
+    env = json.loads(env_path.read_text())
+    env["machine"] = "another-box"
+    env_path.write_text(json.dumps(env))
+    _refused(profile, out, "env.json names machine 'another-box', this machine is 'test-box'")
+
+
+@pytest.mark.parametrize("column", ["profile", "fingerprint_id", "machine"])
+def test_resume_refuses_rows_of_another_run(interrupted: tuple[Path, Path],
+                                            column: str) -> None:
+    """The rows are what the report pools: one measured as another run (another profile,
+    fingerprint or machine) is refused even when env.json agrees with this one."""
+    out, profile = interrupted
+    results = out / "results.csv"
+    rows = read_csv(results)
+    rows[0][column] = "elsewhere"
+    with open(results, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    _refused(profile, out, f"1 of its 2 rows were measured with {column} 'elsewhere', not ")

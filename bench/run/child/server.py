@@ -26,7 +26,10 @@ without the risk of hitting a recycled pid. So the server, not its runner:
 
 Each child runs in a session of its own (a Ctrl-C in the terminal reaches the runner, not
 the children) and asks the kernel to kill it if the server dies (``die_with_server``).
-Run as ``python -m bench.run.child.server``; messages are ``bench.run.protocol``'s.
+Run as ``python -m bench.run.child.server``; messages are ``bench.run.protocol``'s. With
+``--exec`` (the spawn launcher) nothing is preloaded and each forked child ``exec``s a fresh
+interpreter for its task, keeping its session and its death with the server: the same
+ownership, for a launcher whose children share nothing.
 """
 
 from __future__ import annotations
@@ -185,9 +188,11 @@ def fork_child(run: Callable[[], int], close_fds: Sequence[int] = ()) -> int:
 class Replicate:
     """A forked child as its server sees it: running, being ended, or ended and unreaped."""
 
-    def __init__(self, pid: int, timeout_s: float, clock: Callable[[], float]) -> None:
+    def __init__(self, pid: int, timeout_s: float, clock: Callable[[], float],
+                 grace_s: float = TERM_GRACE_S) -> None:
         self.pid = pid
         self.clock = clock
+        self.grace_s = grace_s
         self.deadline = clock() + timeout_s
         self.timed_out = False
         self.kill_at: float | None = None  # set when SIGTERM went out
@@ -204,7 +209,7 @@ class Replicate:
         if self.kill_at is None:
             self.timed_out = timed_out
             self._signal(signal.SIGTERM)
-            self.kill_at = self.clock() + TERM_GRACE_S
+            self.kill_at = self.clock() + self.grace_s
 
     def tick(self) -> None:
         """Act on the clock: the timeout, then the end of the grace."""
@@ -234,7 +239,7 @@ class Replicate:
     def shut_down(self) -> Exited | None:
         """End and reap the child before the server exits; give up on one the kernel holds."""
         self.end()
-        give_up = self.clock() + TERM_GRACE_S + KILL_WAIT_S
+        give_up = self.clock() + self.grace_s + KILL_WAIT_S
         while not self.ended():
             if self.clock() >= give_up:
                 return None
@@ -256,10 +261,12 @@ def _terminated(signum: int, frame: object) -> None:
 
 
 def serve(target: Callable[[str], int], cuda_initialised: Callable[[], bool] = lambda: False,
-          clock: Callable[[], float] = time.monotonic, runner_pid: int | None = None) -> int:
+          clock: Callable[[], float] = time.monotonic, runner_pid: int | None = None,
+          grace_s: float = TERM_GRACE_S) -> int:
     """The server loop on stdin and stdout: ``Run`` forks ``target(task_path)``, ``Stop`` ends
     it, every end is reported with ``Exited``. Returns at EOF (0) or SIGTERM (143): its
-    runner's death is either (``runner_pid``: the parent it was started by)."""
+    runner's death is either (``runner_pid``: the parent it was started by). ``grace_s`` is
+    what a child has between SIGTERM and SIGKILL."""
     out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # a stray print (ours or a library's) must never reach the protocol pipe
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides about interrupts
@@ -279,7 +286,7 @@ def serve(target: Callable[[str], int], cuda_initialised: Callable[[], bool] = l
         except OSError as exc:  # out of memory or processes: this task fails, not the server
             reply(Refused(f"fork failed: {exc}"))
             return
-        rep = Replicate(pid, run.timeout_s, clock)  # known before it is announced
+        rep = Replicate(pid, run.timeout_s, clock, grace_s)  # known before it is announced
         reply(Started(pid))
 
     def handle(msg: Message) -> int | None:
@@ -340,11 +347,35 @@ def serve(target: Callable[[str], int], cuda_initialised: Callable[[], bool] = l
                 reply(end)
 
 
-def main() -> int:
+def exec_target(command: Sequence[str]) -> Callable[[str], int]:
+    """For ``--exec``: a forked child that becomes ``command TASK``, a fresh interpreter.
+
+    It has its session, its death with the server (the kernel keeps that across ``exec``)
+    and its closed protocol pipe from ``fork_child`` already; its stdin (the runner's pipe to
+    the server) and stdout (the server's stderr) go to /dev/null, as a spawned child's did.
+    """
+    def run(task: str) -> int:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 1)
+        os.execvp(command[0], [*command, task])  # returns only by raising (fork_child: 70)
+
+    return run
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m bench.run.child.server``: torch preloaded, a fork per task; or, with
+    ``--exec [--grace S] -- COMMAND...`` (the spawn launcher), nothing preloaded and every
+    task ``exec``'d as ``COMMAND TASK``: a fresh interpreter, with the same ownership."""
     import importlib
     import warnings
 
     runner = os.getppid()  # before the imports: a runner that dies meanwhile is noticed
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--exec"]:
+        grace_s = float(args[2]) if args[1:2] == ["--grace"] else TERM_GRACE_S
+        command = args[args.index("--") + 1:]
+        return serve(exec_target(command), runner_pid=runner, grace_s=grace_s)
 
     # Python 3.12 warns about fork() in a threaded process; the server's only threads are
     # idle library pools, and each child starts its own work from scratch.

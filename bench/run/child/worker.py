@@ -10,7 +10,8 @@ Contract with the parent (the same for the fork server and a plain subprocess): 
 ``Task`` file (``bench.run.protocol``), send stdout and stderr to the task's log file, write
 the ``Record`` atomically to the task's result path, exit 0. A child that dies leaves no
 record; the parent classifies it from the exit status. Statuses decided here: ok, oom, error,
-skipped.
+skipped. A child that cannot write its own files (a full disk) exits ``SCRATCH_EXIT``, which
+stops the run.
 
 Test hook: ``Task.fault`` (copied by the runner from ``TORCH_KNOBS_FAULT``) injects a fault
 so the real launch, timeout and status paths are exercised. Format: comma-separated
@@ -30,11 +31,11 @@ import resource
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from bench.run import caches
+from bench.run import caches, durable
 from bench.run.child import compiling, factory, flags, measure, workloads
 from bench.run.matrix import Cell
 from bench.run.protocol import Metrics, Probe, Record, Repro, Sample, Task, Timeline
@@ -278,13 +279,19 @@ def run_task(task: Task) -> Record:
 
 
 def write_atomic(path: str | Path, text: str) -> None:
-    """The whole file or none of it: the runner never reads half a record."""
+    """The whole file or none of it: the runner never reads half a record (and a full disk
+    keeps no half of one taking its space)."""
     tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def redirect_output(log_path: str) -> None:
@@ -303,7 +310,24 @@ def redirect_output(log_path: str) -> None:
 
 
 def child_main(task_path: str) -> int:
-    """Entry point of the fork server's children and of ``python -m bench.run.child.worker``."""
+    """Entry point of the fork server's children and of ``python -m bench.run.child.worker``.
+
+    Its own files (the task, the log, the kernel-cache folders, the record) are the runner's
+    scratch space: a disk fault there (``durable.is_disk_fault``) exits ``SCRATCH_EXIT``, after
+    a line in the log if it can still be written, and the runner stops the run on it instead
+    of taking it for the cell's crash. What the replicate itself raises is a status already.
+    """
+    try:
+        return _child(task_path)
+    except OSError as exc:
+        if not durable.is_disk_fault(exc):
+            raise
+        with contextlib.suppress(Exception):
+            print(f"{durable.SCRATCH_MARK} {exc}", file=sys.stderr, flush=True)
+        return durable.SCRATCH_EXIT
+
+
+def _child(task_path: str) -> int:
     task = Task.from_json(Path(task_path).read_text(encoding="utf-8"))
     redirect_output(task.log_path)
     # A safety net if the parent is gone (SIGKILLed runner): the child ends itself a minute
@@ -321,5 +345,16 @@ def child_main(task_path: str) -> int:
     return 0
 
 
+def main(argv: Sequence[str]) -> NoReturn:
+    """``python -m bench.run.child.worker TASK``: ``child_main``'s exit code, as the fork
+    server's children give it (``os._exit`` after a flush that may fail): a log on a full disk
+    must not turn ``SCRATCH_EXIT`` into the interpreter's 120 for an unflushable stdout."""
+    code = child_main(argv[0])
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(child_main(sys.argv[1]))
+    main(sys.argv[1:])
