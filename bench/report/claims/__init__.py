@@ -1,10 +1,10 @@
 """Popular advice about these settings, held against the measurements: one verdict per claim.
 
 The claims are data (``claims.toml``: the advice in our own words, the measurable question it
-becomes, and the rule that answers it); the verdicts are computed by the rules in
-:mod:`bench.report.claims.rules` from the same analysis the rest of the site uses, with its
-intervals, δ band and replicate minimums. Nothing here is written by hand: fed other rows, the
-same claim gets another verdict.
+becomes, and the rule that answers it); the verdicts are computed by the rules that
+:mod:`bench.report.claims.rules` names (written by subject, in ``cudnn`` and ``hardware``) from
+the same analysis the rest of the site uses, with its intervals, δ band and replicate minimums.
+Nothing here is written by hand: fed other rows, the same claim gets another verdict.
 
 A rule looks at each machine (or configuration) it can answer from and files a
 :class:`Finding` that supports the claim, contradicts it, or cannot tell. The verdict follows

@@ -1,0 +1,134 @@
+"""What every claims rule shares: which rows it answers from, what a configuration is called,
+and how a comparison's verdict becomes a finding's stance and words.
+
+A "no clear difference" whose interval reaches beyond 1 ± δ only fails to show a change, so it
+tells nothing either way (``too_wide``); the figures a finding quotes are its rows' own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pandas as pd
+
+from bench.report import fmt
+from bench.report.analysis.pairs import DELTA, within_band
+from bench.report.claims.model import CANNOT_TELL, CONTRADICTS, SUPPORTS, Finding
+
+#: What a configuration is called in a finding, in this order (values that do not vary among a
+#: rule's rows are left out).
+_LABEL = ("model", "mode", "batch_size", "precision", "memory_format", "shapes", "kernel_cache")
+_WORDS = {"batch_size": "batch {}", "kernel_cache": "{} kernel cache", "shapes": "{} shapes"}
+
+GPU_RUN = "a run of the gpu profile on a CUDA machine (python -m bench run --profile gpu)"
+
+
+def current(frame: pd.DataFrame, a: Any) -> pd.DataFrame:
+    """``frame`` without the fingerprints a newer step definition superseded."""
+    if frame.empty:
+        return frame
+    old = set(a.machines.loc[a.machines["superseded"].astype(bool), "page"])
+    return frame.loc[~frame["page"].isin(old)] if old else frame
+
+
+def labeller(frame: pd.DataFrame, omit: tuple[str, ...] = (),
+             keep: tuple[str, ...] = ()) -> Callable[[Any], str]:
+    """A function naming one row of ``frame`` by the label columns that vary in it (the model
+    and mode always, ``keep`` too; ``omit`` never): ``resnet50 · train · fp32-strict``."""
+    shown = [c for c in _LABEL if c in frame.columns and c not in omit and (
+        c in ("model", "mode", *keep) or frame[c].astype(str).nunique() > 1)]
+
+    def name(row: Any) -> str:
+        parts = []
+        for c in shown:
+            value = getattr(row, c)
+            if value is None or value is pd.NA or str(value) in ("", "nan"):
+                continue
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            parts.append(_WORDS.get(c, "{}").format(value))
+        return " · ".join(parts)
+
+    return name
+
+
+def rows(frame: pd.DataFrame) -> Iterable[Any]:
+    """``frame``'s rows as tuples with plain values (nullable columns as objects)."""
+    return frame.astype(object).itertuples(index=False)
+
+
+def pair_evidence(r: Any) -> tuple[tuple[str, str], ...]:
+    return ((str(r.page), str(r.baseline_anchor)), (str(r.page), str(r.variant_anchor)))
+
+
+def interval(r: Any) -> str:
+    """``1.21× (95% CI 1.18–1.25×)``, or the speedup alone without an interval."""
+    ci = fmt.ci(r.ci_low, r.ci_high)
+    return fmt.ratio(r.speedup) + (f" (95% CI {ci})" if ci != fmt.MISSING else "")
+
+
+def per_machine(findings: list[Finding]) -> dict[tuple[str, str], list[Finding]]:
+    out: dict[tuple[str, str], list[Finding]] = {}
+    for f in findings:
+        out.setdefault((f.machine, f.page), []).append(f)
+    return out
+
+
+def plural(n: int, what: str) -> str:
+    """``1 configuration``, ``3 configurations`` (``what`` is the plural; the first word is
+    made singular for one)."""
+    if n != 1:
+        return f"{n} {what}"
+    first, _, rest = what.partition(" ")
+    return f"1 {first[:-1] if first.endswith('s') else first}" + (f" {rest}" if rest else "")
+
+
+def tally(findings: list[Finding], what: str, yes: str, no: str,
+          unknown: str = "too few ok replicates to tell") -> str:
+    """Per machine, ``on m: of 4 configurations, faster in 1, not in 2, too few … in 1``."""
+    parts = []
+    grouped = per_machine(findings)
+    names = [machine for machine, _ in grouped]
+    for (machine, page), fs in grouped.items():
+        if names.count(machine) > 1:  # one machine under two fingerprints: say which
+            machine = page
+        counts = {s: sum(f.stance == s for f in fs) for s in (SUPPORTS, CONTRADICTS, CANNOT_TELL)}
+        said = [f"{yes} in {counts[SUPPORTS]}", f"{no} in {counts[CONTRADICTS]}"]
+        if counts[CANNOT_TELL]:
+            said.append(f"{unknown} in {counts[CANNOT_TELL]}")
+        parts.append(f"on {machine}, of {plural(len(fs), what)}: {', '.join(said)}")
+    return "; ".join(parts)
+
+
+#: What a finding says of a "no clear difference" whose interval reaches beyond 1 ± δ.
+TOO_WIDE = f"an interval too wide to tell (it reaches beyond 1 ± {fmt.pct(DELTA)})"
+
+
+def too_wide(verdict: str, ci_low: Any, ci_high: Any) -> bool:
+    """Whether a "no clear difference" only fails to show a change (its interval reaches beyond
+    1 ± δ) rather than showing there is none: no evidence either way."""
+    return verdict == "no clear difference" and not within_band(num(ci_low), num(ci_high))
+
+
+def stance(verdict: str, ci_low: Any, ci_high: Any, yes: str = "faster") -> str:
+    """What one comparison says of a claim that predicts ``yes``: it supports it with that
+    verdict, tells nothing when it is a too-wide "no clear difference", and contradicts it
+    otherwise (the other direction, or a tight interval inside 1 ± δ)."""
+    if verdict == yes:
+        return SUPPORTS
+    return CANNOT_TELL if too_wide(verdict, ci_low, ci_high) else CONTRADICTS
+
+
+def said(verdict: str, ci_low: Any, ci_high: Any) -> str:
+    """The verdict word, qualified when its interval is too wide to tell."""
+    return f"{verdict}, {TOO_WIDE}" if too_wide(verdict, ci_low, ci_high) else verdict
+
+
+def num(value: Any) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return x

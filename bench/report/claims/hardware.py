@@ -1,0 +1,309 @@
+"""The claims about hardware: how much faster a GPU is, small batches on a CPU, which memory
+fills first, CPU threads, memory bandwidth, and whether an upgrade beats a setting change."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+
+from bench.report import fmt
+from bench.report.analysis.bootstrap import ratio_ci
+from bench.report.analysis.pairs import DELTA
+from bench.report.analysis.pairs import verdict as pair_verdict
+from bench.report.claims.findings import (
+    GPU_RUN,
+    TOO_WIDE,
+    current,
+    interval,
+    labeller,
+    num,
+    pair_evidence,
+    rows,
+    said,
+    stance,
+    tally,
+    too_wide,
+)
+from bench.report.claims.model import (
+    CANNOT_TELL,
+    CONTRADICTS,
+    SUPPORTS,
+    Claim,
+    Finding,
+    Verdict,
+    decide,
+)
+from bench.schema import USER_MODEL_AXES
+
+
+def _cpu_gpu(a: Any) -> pd.DataFrame:
+    cvg = current(a.cpu_gpu, a)
+    return cvg.loc[cvg["verdict"] != "insufficient"] if len(cvg) else cvg
+
+
+def gpu_speedup_magnitude(claim: Claim, a: Any, target: float = 50.0) -> Verdict:
+    """Per machine: the largest measured GPU-over-CPU speedup; supported where its interval
+    contains ``target``, contradicted where it lies above (the claim understates) or where
+    every speedup's interval lies below (it overstates)."""
+    cvg = _cpu_gpu(a)
+    findings: list[Finding] = []
+    for page, group in (cvg.groupby("page", sort=True) if len(cvg) else ()):
+        ordered = list(rows(group.sort_values("speedup", kind="stable")))
+        low, top = ordered[0], ordered[-1]
+        name = labeller(group, keep=("batch_size",))  # the batch, even where only one had enough
+        hi, lo = num(top.ci_high), num(top.ci_low)
+        if lo > target:
+            stance, how = CONTRADICTS, f"more than {target:g}× at its largest"
+        elif hi < target:
+            stance, how = CONTRADICTS, f"never {target:g}×"
+        else:
+            stance, how = SUPPORTS, f"about {target:g}× at its largest"
+        models = ", ".join(sorted(set(group["model"].astype(str))))
+        text = (f"GPU over CPU, where both sides have enough ok replicates: "
+                f"{fmt.ratio(low.speedup)} ({name(low)}) to {fmt.ratio(top.speedup)} "
+                f"({name(top)}, 95% CI {fmt.ci(top.ci_low, top.ci_high)}) for {models}: {how}")
+        evidence = tuple(e for r in ordered for e in pair_evidence(r))
+        findings.append(Finding(stance, str(page), str(top.machine), text, evidence, models))
+    summary = "; ".join(f"on {f.machine}: {f.text}" for f in findings)
+    return decide(claim, findings, summary or "no sufficient CPU-against-GPU comparison",
+                  GPU_RUN + ", whose cpu_vs_gpu study runs both on one machine")
+
+
+def cpu_for_small_batches(claim: Claim, a: Any) -> Verdict:
+    """Per curve (machine, model, mode, …): the smallest batch measured. The CPU is the better
+    choice there only when the GPU is clearly slower; too few replicates there tell nothing."""
+    cvg = current(a.cpu_gpu, a)
+    findings: list[Finding] = []
+    if len(cvg):
+        curve = [c for c in ("fingerprint_id", "model", "mode", "resolution", "precision",
+                             "memory_format", "shapes") if c in cvg.columns]
+        smallest = cvg.sort_values("batch_size", kind="stable").drop_duplicates(curve)
+        name = labeller(smallest, omit=("batch_size",))
+        for r in rows(smallest):
+            where = f"{name(r)} at batch {int(num(r.batch_size))}, the smallest measured"
+            if r.verdict == "insufficient":  # a thin small batch answers nothing
+                findings.append(Finding(CANNOT_TELL, str(r.page), str(r.machine),
+                                        f"{where}: too few ok replicates to judge",
+                                        pair_evidence(r), str(r.model)))
+                continue
+            who = {"slower": "the CPU is faster", "faster": "the GPU is faster"}.get(
+                r.verdict, "neither is clearly faster")
+            if too_wide(r.verdict, r.ci_low, r.ci_high):
+                who = f"{who}, {TOO_WIDE}"
+            findings.append(Finding(stance(r.verdict, r.ci_low, r.ci_high, yes="slower"),
+                                    str(r.page), str(r.machine),
+                                    f"{where}: {who} (GPU {interval(r)})", pair_evidence(r),
+                                    str(r.model)))
+    summary = tally(findings, "curves at their smallest batch", "the CPU clearly faster",
+                    "the GPU faster or neither", "too few ok replicates or too wide an interval")
+    return decide(claim, findings, summary or "no CPU-against-GPU comparison", GPU_RUN)
+
+
+def memory_limit(claim: Claim, a: Any) -> Verdict:
+    """For each CPU/GPU pair of one workload: the whole run's peak as a share of each device's
+    own memory (the GPU's total, the host's installed memory). Supported where the GPU's share
+    is the larger (its memory fills first as the batch grows)."""
+    cvg = current(a.cpu_gpu, a)
+    findings: list[Finding] = []
+    if len(cvg):
+        cells = a.cells.set_index(["fingerprint_id", "cell_id"])
+        caps = a.machines.set_index("fingerprint_id")
+        fp = cvg["fingerprint_id"]
+        on = pd.DataFrame({
+            "cpu_peak": cells["peak_rss_bytes"].reindex(
+                pd.MultiIndex.from_arrays([fp, cvg["baseline_cell_id"]])).to_numpy(float),
+            "gpu_peak": cells["whole_peak_mem_allocated_bytes"].reindex(
+                pd.MultiIndex.from_arrays([fp, cvg["variant_cell_id"]])).to_numpy(float),
+            "gpu_total": pd.to_numeric(caps["gpu_memory_bytes"], errors="coerce").reindex(
+                fp).to_numpy(float),
+            "host_total": pd.to_numeric(caps["memory_bytes"], errors="coerce").reindex(
+                fp).to_numpy(float),
+        }, index=cvg.index)
+        known = on.notna().all(axis=1) & (on["gpu_total"] > 0) & (on["host_total"] > 0)
+        cvg, on = cvg.loc[known], on.loc[known]
+        name = labeller(cvg, omit=("batch_size",))
+        for r, m in zip(rows(cvg), on.itertuples(index=False)):
+            findings.append(Finding(
+                SUPPORTS if m.gpu_peak / m.gpu_total > m.cpu_peak / m.host_total else
+                CONTRADICTS, str(r.page), str(r.machine),
+                functools.partial(_memory_text, r, m, name), pair_evidence(r), str(r.model)))
+    summary = tally(findings, "workloads measured on both", "the GPU's memory the fuller",
+                    "the host's the fuller")
+    if findings:
+        summary += "; a CPU's memory is finite too (the host's installed memory above)"
+    return decide(claim, findings, summary or "no workload measured on both with its memory",
+                  GPU_RUN)
+
+
+def _memory_text(r: Any, m: Any, name: Callable[[Any], str]) -> str:
+    return (f"{name(r)} at batch {int(num(r.batch_size))}: the GPU run peaked at "
+            f"{fmt.bytes_(m.gpu_peak)} of {fmt.bytes_(m.gpu_total)} "
+            f"({fmt.pct(m.gpu_peak / m.gpu_total)}), the CPU run at {fmt.bytes_(m.cpu_peak)} of "
+            f"{fmt.bytes_(m.host_total)} ({fmt.pct(m.cpu_peak / m.host_total)})")
+
+
+def cpu_threads(claim: Claim, a: Any) -> Verdict:
+    """One thread against every core the process may use, same cell otherwise; the same
+    interval and verdict rules as every comparison."""
+    cells = current(a.cells, a)
+    findings: list[Finding] = []
+    if len(cells):
+        cpu = cells.loc[(cells["kind"] == "model") & (cells["device"] == "cpu")]
+        one = cpu.loc[cpu["cpu_threads"].astype("Float64") == 1]
+        every = cpu.loc[cpu["cpu_threads"].isna()]
+        key = [c for c in ("fingerprint_id", "model", *USER_MODEL_AXES, "mode", "batch_size",
+                           "resolution", "precision", "memory_format", "shapes", "kernel_cache",
+                           "compile", "compile_dynamic") if c in cpu.columns]
+        pairs = one.merge(every, on=key, suffixes=("", "_all"))
+        if len(pairs):
+            est, lo, hi = ratio_ci(pairs["replicate_medians"].tolist(),
+                                   pairs["replicate_medians_all"].tolist())
+            name = labeller(pairs)
+            for r, s, l_, h in zip(rows(pairs), est, lo, hi):
+                word = pair_verdict(l_, h, int(r.n_ok), int(r.n_ok_all))
+                if word == "insufficient":
+                    continue
+                findings.append(Finding(
+                    stance(word, l_, h), str(r.page), str(r.machine),
+                    f"{name(r)}: every core against one thread {fmt.ratio(s)} (95% CI "
+                    f"{fmt.ci(l_, h)}), {said(word, l_, h)}",
+                    ((str(r.page), str(r.anchor)), (str(r.page), str(r.anchor_all))),
+                    str(r.model)))
+    summary = tally(findings, "configurations", "every core clearly faster than one thread",
+                    "not clearly faster", "too wide an interval to tell")
+    return decide(claim, findings, summary or "no one-thread against all-cores comparison",
+                  "a run of the cpu profile (python -m bench run --profile cpu), whose threads "
+                  "study runs one thread against every core")
+
+
+def memory_bandwidth(claim: Claim, a: Any, factor: float = 10.0) -> Verdict:
+    """Per machine: the device copy's sustained rate over the host's, with the bounds their
+    intervals allow; supported when even the lowest ratio reaches ``factor``."""
+    ceil = current(a.ceilings, a)
+    findings: list[Finding] = []
+    if len(ceil):
+        copy = ceil.loc[(ceil["op"] == "copy") & ceil["achieved"].notna()]
+        for page, group in copy.groupby("page", sort=True):
+            by = {str(r.device): r for r in rows(group)}
+            gpu, cpu = by.get("cuda"), by.get("cpu")
+            if gpu is None or cpu is None:
+                continue
+            ratio = num(gpu.achieved) / num(cpu.achieved)
+            lowest = num(gpu.ci_low) / num(cpu.ci_high)
+            highest = num(gpu.ci_high) / num(cpu.ci_low)
+            if fmt.present(lowest) and lowest >= factor:
+                stance = SUPPORTS
+            elif fmt.present(highest) and highest < factor:
+                stance = CONTRADICTS
+            else:
+                stance = CANNOT_TELL  # too few replicates for an interval, or it straddles
+            why = ("" if stance != CANNOT_TELL else
+                   "; too few ok replicates for an interval" if not fmt.present(lowest) else
+                   f"; the intervals allow {fmt.ratio(lowest)} to {fmt.ratio(highest)}")
+            findings.append(Finding(
+                stance, str(page), str(gpu.machine),
+                f"device copy {fmt.num(gpu.achieved)} GB/s against the host's "
+                f"{fmt.num(cpu.achieved)} GB/s (sustained): {fmt.ratio(ratio)}{why}",
+                ((str(page), str(gpu.anchor)), (str(page), str(cpu.anchor)))))
+    summary = "; ".join(f"on {f.machine}: {f.text}" for f in findings)
+    return decide(claim, findings, summary or "no machine measured both copies",
+                  GPU_RUN + ", whose copy studies measure the device and the host")
+
+
+def upgrade_vs_settings(claim: Claim, a: Any) -> Verdict:
+    """For each workload measured on two or more machines: the fastest machine's best
+    throughput over the slowest's (the upgrade, with a bootstrap interval over both cells'
+    replicates), against the best setting change measured on the slowest one (that
+    fingerprint) for that model, mode and batch size. The upgrade buys more only when its
+    whole interval clears the setting's by δ; it buys no more when its whole interval stays
+    under the setting's low end plus δ; otherwise the intervals cannot tell them apart."""
+    best = current(a.best, a)
+    findings: list[Finding] = []
+    if len(best):
+        best = best.loc[~best["insufficient"].astype(bool)]  # the site's replicate minimum
+        key = ["model", "mode", "batch_size", "resolution", "precision", "shapes"]
+        # machines, not fingerprints: two torch versions on one box are no upgrade
+        best = best.sort_values([*key, "samples_per_s"], kind="stable").reset_index(drop=True)
+        slowest = best.drop_duplicates(key, keep="first")
+        merged = best.merge(slowest[[*key, "machine"]], on=key, suffixes=("", "_slow"))
+        others = merged.loc[merged["machine"] != merged["machine_slow"]]
+        fastest = others.drop_duplicates(key, keep="last")[
+            [*key, "machine", "page", "anchor", "fingerprint_id", "cell_id", "samples_per_s"]]
+        pairs = slowest.merge(fastest, on=key, suffixes=("", "_fast"))
+        medians = a.cells.set_index(["fingerprint_id", "cell_id"])["replicate_medians"]
+
+        def reps(fp: str, cell: str) -> list[float]:
+            return list(medians.get((fp, cell), ()))
+
+        ups, ups_lo, ups_hi = ratio_ci(  # slow step ÷ fast step = fast throughput ÷ slow's
+            [reps(r.fingerprint_id, r.cell_id) for r in rows(pairs)],
+            [reps(r.fingerprint_id_fast, r.cell_id_fast) for r in rows(pairs)])
+        gains = _setting_gains(a)
+        for slow, upgrade, u_lo, u_hi in zip(rows(pairs), ups, ups_lo, ups_hi):
+            found = gains.get((str(slow.page), str(slow.model), str(slow.mode),
+                               int(num(slow.batch_size))))
+            evidence: tuple[Any, ...] = ()
+            if found is None:
+                said, how = CANNOT_TELL, "none was measured there for this model, mode and batch"
+            else:
+                s_lo, s_hi, how, evidence = found
+                said, how = _upgrade_stance(u_lo, u_hi, s_lo, s_hi, how)
+            text = (f"{slow.model} · {slow.mode} · batch {int(num(slow.batch_size))}: "
+                    f"{slow.machine_fast} is {fmt.ratio(upgrade)} the throughput of "
+                    f"{slow.machine} (95% CI {fmt.ci(u_lo, u_hi)}); the best setting change on "
+                    f"{slow.machine}: {how}")
+            findings.append(Finding(
+                said, str(slow.page), str(slow.machine), text,
+                ((str(slow.page), str(slow.anchor)), (str(slow.page_fast), str(slow.anchor_fast)),
+                 *evidence), str(slow.model)))
+    summary = tally(findings, "workloads measured on two machines", "the upgrade buys more",
+                    "a setting change buys as much",
+                    "no setting change measured on the slower, or intervals too close to tell")
+    return decide(claim, findings, summary or "no workload measured on two machines with "
+                  "enough ok replicates on both",
+                  "the same workload on two machines: the cpu and gpu profiles share ResNet-50 "
+                  "inference at batch 1, so a cpu-profile run on one machine and a gpu-profile "
+                  "run on another measure it")
+
+
+def _upgrade_stance(u_lo: float, u_hi: float, s_lo: float, s_hi: float,
+                    how: str) -> tuple[str, str]:
+    """The finding's stance and the setting's description with its interval and the outcome."""
+    shown = f"{how} (95% CI {fmt.ci(s_lo, s_hi)})"
+    if not all(fmt.present(x) for x in (u_lo, u_hi, s_lo, s_hi)):
+        return CANNOT_TELL, f"{shown}; too few ok replicates for both intervals"
+    if u_lo > s_hi * (1 + DELTA):
+        return SUPPORTS, f"{shown}, clearly less"
+    if u_hi < s_lo * (1 + DELTA):
+        return CONTRADICTS, f"{shown}, as much or more"
+    return CANNOT_TELL, f"{shown}; the intervals are too close to tell"
+
+
+def _setting_gains(a: Any) -> dict[tuple[str, str, str, int],
+                                   tuple[float, float, str, tuple[Any, ...]]]:
+    """(page, model, mode, batch) → the best setting change measured there (with enough ok
+    replicates on both sides): its interval, what it was with its speedup, and its rows. A best
+    below 1 means no setting change measured there was faster."""
+    cols = ["page", "model", "mode", "batch_size", "baseline_value", "variant_value", "speedup",
+            "ci_low", "ci_high", "baseline_anchor", "variant_anchor"]
+    frames = [current(f, a).loc[lambda f: f["verdict"] != "insufficient", cols]
+              for axis, f in a.comparisons.items() if axis not in ("device", "shapes") and len(f)]
+    known = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
+    if known.empty:
+        return {}
+    known["speedup"] = known["speedup"].astype(float)
+    known["batch"] = pd.to_numeric(known["batch_size"], errors="coerce")
+    known = known.loc[known["batch"].notna()]
+    top = known.sort_values("speedup", ascending=False, kind="stable").drop_duplicates(
+        ["page", "model", "mode", "batch"])
+    return {
+        (str(r.page), str(r.model), str(r.mode), int(r.batch)): (
+            num(r.ci_low), num(r.ci_high),
+            f"{r.baseline_value} → {r.variant_value} {fmt.ratio(r.speedup)}",
+            pair_evidence(r),
+        )
+        for r in rows(top)
+    }
