@@ -227,6 +227,17 @@ def test_cpu_dry_run_lists_cells_within_ten_minutes() -> None:
     assert 0 < minutes <= 10
 
 
+def test_a_gpu_dry_run_without_cuda_says_which_host_its_cuda_estimate_assumes() -> None:
+    proc = run_cli("run", "--profile", "gpu", "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    if "[skipped: no-cuda]" not in proc.stdout:
+        pytest.skip("CUDA is here: the plan is this machine's own")
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    last = proc.stdout.strip().splitlines()[-1]
+    n = len(cores) if cores else os.cpu_count()
+    assert last.startswith(f"on a CUDA machine with this one's {n} CPU core"), last
+
+
 def test_spawn_launcher_gives_the_same_rows(tmp_path: Path,
                                             tiny_profile: Callable[..., Path]) -> None:
     out = tmp_path / "run"
