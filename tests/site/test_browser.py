@@ -200,12 +200,19 @@ def test_the_claims_page_shows_every_verdict_with_its_rows(fixture_site: Built) 
                 "ts => ts.map(t => t.textContent)")
             rows = page.eval_on_selector_all("a[href*='#cell-'], a[href*='#repro-']",
                                              "as => as.map(a => a.getAttribute('href'))")
-            target = rows[0]
-            page.goto(base + "generated/" + target, wait_until="load")
-            landed = page.evaluate("id => !!document.getElementById(id)", target.split("#")[1])
+            anchors: dict[str, set[str]] = {}  # every row link, the collapsed ones too
+            for href in rows:
+                target, _, anchor = href.partition("#")
+                anchors.setdefault(target, set()).add(anchor)
+            missing = []
+            for target, ids in sorted(anchors.items()):
+                page.goto(base + "generated/" + target, wait_until="load")
+                gone = page.evaluate("ids => ids.filter(id => !document.getElementById(id))",
+                                     sorted(ids))
+                missing += [f"{target}#{a}" for a in gone]
         finally:
             browser.close()
     assert sections == 10 and len(boxes) == 10
     words = ("Supported", "Contradicted", "It depends", "Not measured here")
     assert all(b.strip().startswith(words) for b in boxes), boxes
-    assert rows and landed
+    assert rows and missing == [], missing
