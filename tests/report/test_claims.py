@@ -285,3 +285,32 @@ def test_findings_beyond_the_first_dozen_keep_their_rows(write_tree: Any, tmp_pa
     hidden = section.split("??? note")[1]
     assert "net12" in hidden and all(f"#cell-{r['cell_id']}" in hidden
                                      for r in rows if r["model"] == "net12")
+
+
+def test_every_finding_is_in_its_claims_csv_with_its_rows(write_tree: Any, tmp_path: Path,
+                                                         monkeypatch: Any) -> None:
+    """A big tree files thousands of findings: past the open and the collapsed ones, the page
+    points to the claim's CSV, which holds every finding with its rows."""
+    import csv
+
+    from bench.report.site import render_site
+    from bench.report.views import claims as claims_view
+
+    monkeypatch.setattr(claims_view, "FINDINGS_COLLAPSED", 1)
+    n = claims_view.FINDINGS_SHOWN + 3
+    rows = [r for i in range(n) for r in _benchmark(1.0, model=f"net{i:02d}")]
+    root = write_tree([(ENV, rows, [])])
+    generated = tmp_path / "docs" / "generated"
+    render_site(load_reports(root), root, generated)
+    page = (generated / "claims.md").read_text(encoding="utf-8")
+    section = page.split("{ #claim-benchmark-static }")[1].split("\n## ")[0]
+    assert '??? note "1 more finding (of 3)"' in section
+    assert "… and 2 more: every finding of this claim, with its rows, is in" in section
+    assert "claim-benchmark-static.csv" in section
+    with open(generated / "data" / "comparisons" / "claim-benchmark-static.csv",
+              encoding="utf-8", newline="") as f:
+        found = list(csv.DictReader(f))
+    assert len(found) == n and {r["model"] for r in found} == {f"net{i:02d}" for i in range(n)}
+    last = next(r for r in found if r["model"] == f"net{n - 1:02d}")
+    cells = {r["cell_id"] for r in rows if r["model"] == f"net{n - 1:02d}"}
+    assert {a.split("#cell-")[1] for a in last["rows"].split()} == cells

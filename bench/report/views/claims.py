@@ -7,10 +7,12 @@ can link to one verdict.
 
 from __future__ import annotations
 
+import pandas as pd
+
 from bench.report import claims
 from bench.report.escape import Md, cat
 from bench.report.pages import Page
-from bench.report.paths import CLAIMS_PAGE
+from bench.report.paths import CLAIMS_PAGE, COMPARISONS
 from bench.report.views.inputs import Inputs
 from bench.report.views.sentences import evidence_links
 from bench.report.writer import Writer
@@ -27,8 +29,10 @@ STANCE_WORDS = {
     claims.CONTRADICTS: "contradicts it",
     claims.CANNOT_TELL: "cannot tell",
 }
-#: Findings listed open per claim; the rest follow in a collapsed block, each with its rows.
+#: Findings listed open per claim, then in a collapsed block; every finding, with its rows, is
+#: in the claim's CSV (a large tree files thousands, too many for one page).
 FINDINGS_SHOWN = 12
+FINDINGS_COLLAPSED = 100
 
 
 def anchor(v: claims.Verdict) -> str:
@@ -43,8 +47,9 @@ def claims_page(writer: Writer, data: Inputs) -> None:
         listed = [
             cat(p.machine_link(f.machine, f.page), f" ({STANCE_WORDS[f.stance]}): {f.text}",
                 cat(" (", evidence_links(p, f.evidence), ")") if f.evidence else "")
-            for f in v.findings
+            for f in v.findings[:FINDINGS_SHOWN + FINDINGS_COLLAPSED]
         ]
+        csv_path = findings_csv(writer, v) if v.findings else ""
         entries.append({
             "anchor": anchor(v),
             "claim": v.claim.claim,
@@ -56,9 +61,24 @@ def claims_page(writer: Writer, data: Inputs) -> None:
             "missing": v.missing,
             "findings": listed[:FINDINGS_SHOWN],
             "more": listed[FINDINGS_SHOWN:],
+            "unlisted": len(v.findings) - len(listed),
+            "csv": p.link(csv_path.rsplit("/", 1)[-1], csv_path) if csv_path else "",
         })
     writer.page(CLAIMS_PAGE, "claims.md.j2", p=p, entries=entries, n_claims=len(entries),
                 counts_line=counts_line(data))
+
+
+def findings_csv(writer: Writer, v: claims.Verdict) -> str:
+    """Every finding of one claim as a CSV (stance, machine, model, text, and its rows as
+    ``machine-page#row-anchor``); returns its path."""
+    path = f"{COMPARISONS}/claim-{v.claim.id}.csv"
+    writer.csv(path, pd.DataFrame(
+        [{"claim": v.claim.id, "stance": f.stance, "machine": f.machine, "page": f.page,
+          "model": f.model, "finding": f.text,
+          "rows": " ".join(f"{page}#{anchor}" for page, anchor in f.evidence)}
+         for f in v.findings],
+        columns=["claim", "stance", "machine", "page", "model", "finding", "rows"]))
+    return path
 
 
 def claims_box(data: Inputs, page: str, p: Page) -> list[Md]:
