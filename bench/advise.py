@@ -22,7 +22,6 @@ import importlib
 import json
 import math
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -275,8 +274,8 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
         return _fail(str(exc))
     with launcher_of(args.launcher) as launcher:
         try:
-            with tempfile.TemporaryDirectory(prefix="torch-knobs-probe-") as tmp:
-                probe = runner.probe(launcher, Path(tmp), models=req.checks())
+            with runner.probe_folder() as tmp:
+                probe = runner.probe(launcher, tmp, models=req.checks())
             advice_plan = plan(req, probe, req.budget_s - (clock() - start) - REPORT_RESERVE_S)
             bound, jobs = session.planned(advice_plan.profile, probe)
         except (RuntimeError, AdviseError, matrix.ProfileError) as exc:

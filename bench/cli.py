@@ -15,7 +15,6 @@ import os
 import shlex
 import signal
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
@@ -100,11 +99,11 @@ def _finish(ending: _Ending, code: int) -> None:
 
 def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile | None,
          hook: hooks.Hook, ending: _Ending) -> int:
-    with tempfile.TemporaryDirectory(prefix="torch-knobs-probe-") as tmp:
-        try:
-            probe = runner.probe(launcher, Path(tmp), models=session.user_checks(profile))
-        except RuntimeError as exc:
-            return _fail(str(exc))
+    try:
+        with runner.probe_folder() as tmp:
+            probe = runner.probe(launcher, tmp, models=session.user_checks(profile))
+    except RuntimeError as exc:
+        return _fail(str(exc))
     try:
         if profile is None:
             name = "gpu" if probe.cuda else "cpu"
@@ -142,10 +141,10 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
 
 
 def cmd_env(args: argparse.Namespace) -> int:
-    with _launcher(args.launcher) as launcher, \
-            tempfile.TemporaryDirectory(prefix="torch-knobs-probe-") as tmp:
+    with _launcher(args.launcher) as launcher:
         try:
-            probe = runner.probe(launcher, Path(tmp))
+            with runner.probe_folder() as tmp:
+                probe = runner.probe(launcher, tmp)
         except RuntimeError as exc:
             return _fail(str(exc))
     print(json.dumps(probe.env, indent=2, sort_keys=True))

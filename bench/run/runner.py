@@ -31,7 +31,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -450,6 +450,23 @@ class Runner:
                 raise
             self._failure_row(job, "crash", f"runner error: {type(exc).__name__}: {exc}"[:500])
             return "crash"
+
+
+@contextlib.contextmanager
+def probe_folder() -> Iterator[Path]:
+    """A scratch folder for the probe under TMPDIR, removed after. A TMPDIR that cannot hold
+    one (full, read-only) is one line (``RuntimeError``, as the probe's own failures are), and
+    a removal that fails there is left to the system's cleaning."""
+    try:
+        tmp = tempfile.TemporaryDirectory(prefix="torch-knobs-probe-")
+    except OSError as exc:
+        raise RuntimeError(f"cannot make a scratch folder under {tempfile.gettempdir()} (the "
+                           f"runner's scratch space, TMPDIR): {exc.strerror or exc}") from None
+    try:
+        yield Path(tmp.name)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.cleanup()
 
 
 def probe(launcher: Launcher, workdir: Path, timeout_s: float = 600.0,

@@ -198,3 +198,18 @@ def test_disk_faults_are_told_from_other_errors() -> None:
     assert durable.is_disk_fault(OSError(errno.ENOSPC, "full"))
     assert not durable.is_disk_fault(OSError(errno.ENOENT, "no such file"))
     assert not durable.is_disk_fault(ValueError("not an OSError"))
+
+
+def test_a_tmpdir_that_cannot_hold_the_probes_folder_is_one_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before any run folder exists: the probe's own scratch folder (``bench run``, ``env``,
+    ``advise``) is refused in one line naming TMPDIR, not a traceback."""
+    def full(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(runner.tempfile, "TemporaryDirectory", full)
+    with pytest.raises(RuntimeError) as caught, runner.probe_folder():
+        pass  # pragma: no cover - never entered
+    (line,) = str(caught.value).splitlines()
+    assert "cannot make a scratch folder under" in line and "TMPDIR" in line
+    assert line.endswith("No space left on device")
