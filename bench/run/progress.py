@@ -15,6 +15,11 @@ def _fmt(seconds: float) -> str:
     return f"{seconds // 60}m{seconds % 60:02d}s"
 
 
+#: What ``Runner`` reports for a replicate whose row the store could not take: the run stops
+#: there, and no row says it failed.
+NOT_WRITTEN = "not written"
+
+
 class Progress:
     """Counts ok and failed replicates and shows the current cell and an ETA."""
 
@@ -43,7 +48,7 @@ class Progress:
         self.done += 1
         if status in ("ok", "skipped"):
             self.ok += status == "ok"
-        else:
+        elif status != NOT_WRITTEN:
             self.failed += 1
         if self._bar is not None:
             self._bar.set_postfix_str(f"ok={self.ok} failed={self.failed}")

@@ -42,7 +42,7 @@ from bench.run.durable import ScratchError
 from bench.run.interrupts import EXIT_CODES, INTERRUPTS
 from bench.run.launch import Launcher, LaunchError
 from bench.run.matrix import Cell, Profile, Settings, Study
-from bench.run.progress import Progress
+from bench.run.progress import NOT_WRITTEN, Progress
 from bench.run.protocol import ModelCheck, Probe, Record, Task, new_task
 from bench.run.store import RunStore, StoreError, new_attempt_id
 from bench.schema import SCHEMA_VERSION
@@ -426,7 +426,7 @@ class Runner:
                     except StoreError as exc:
                         self.store_error = exc
                         if self.progress:
-                            self.progress.end(label, "not written")
+                            self.progress.end(label, NOT_WRITTEN)
                         return EXIT_STORE
                     if self.progress:
                         self.progress.end(label, status)
