@@ -24,6 +24,13 @@ from typing import Callable, Final
 #: kept none, or kept them under version 2: they migrate with it empty, or as they are), and
 #: the ``torch.compile`` axes and their figures (earlier rows ran eagerly: ``compile = "off"``).
 SCHEMA_VERSION: Final = 3
+#: The definition of the timed step, bumped whenever what a step does changes, so numbers
+#: measured by different definitions get different fingerprints and are never pooled (the
+#: child records it in env.json; the report tells a reader which rows predate the current
+#: one). 2: training uses lr = 0 (lr 0.01 on a fixed synthetic batch drove the loss to 0 and
+#: the gradients subnormal, and some CPUs then ran steps many times slower). 3: per-replicate
+#: kernel caches.
+WORKLOAD_VERSION: Final = 3
 
 #: Every replicate ends in exactly one of these.
 STATUSES: Final = ("ok", "oom", "timeout", "crash", "error", "skipped", "interrupted")

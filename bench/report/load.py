@@ -93,6 +93,9 @@ class Dataset:
     envs: dict[str, dict[str, Any]]
     runs: list[RunFiles]
     skipped: list[str] = field(default_factory=list)
+    #: results.csv (as ``source``) → its rows a later attempt of the same replicate replaced
+    #: (a resume ran it again); they stay in the file, and the last attempt is the one counted.
+    replaced: dict[str, int] = field(default_factory=dict)
 
 
 def load_reports(root: Path, *, skip_bad: bool = False) -> Dataset:
@@ -130,12 +133,15 @@ def load_reports(root: Path, *, skip_bad: bool = False) -> Dataset:
     all_results = _concat(results, _empty_results())
     kept = ~all_results.duplicated(_DEDUPE_KEY, keep="last").to_numpy()
     all_samples = _concat(samples, _empty_samples().assign(row=pd.Series(dtype="int64")))
+    replaced: dict[str, int] = {}
     if not kept.all():  # a resume's re-run replaced a row: its samples go with it
+        replaced = {str(k): int(v) for k, v in
+                    all_results.loc[~kept, "source"].value_counts().items()}
         all_samples = all_samples.loc[kept[all_samples["row"].to_numpy()]]
         all_results = all_results.loc[kept]
     all_results = all_results.reset_index(drop=True)
     all_samples = all_samples.drop(columns="row").reset_index(drop=True)
-    return Dataset(all_results, all_samples, envs, runs, skipped)
+    return Dataset(all_results, all_samples, envs, runs, skipped, replaced)
 
 
 @dataclass(frozen=True)

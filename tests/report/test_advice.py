@@ -255,8 +255,12 @@ def test_a_crossover_with_thin_smaller_batches_says_so(write_tree):
 
     text = str(sentences.sentence(sentences.Regime((rec,)), Page("index.md")))
     assert "not enough data below batch 128" in text and "from batch 128**" not in text, text
+    # and 128 is the largest batch measured: no "and up" above it either
+    assert "largest-batch-only" in rec.caveats
+    assert "batch 128, the largest measured; there is not enough data" in text, text
+    assert "and up" not in text
     assert sentences.decision(sentences.Regime((rec,))) == (
-        "GPU at batch 128; not enough data below it")
+        "GPU at batch 128, the largest measured; not enough data below it")
 
 
 def test_precision_memory_format_and_device(write_tree):

@@ -186,12 +186,18 @@ def test_dedupe_last_row_wins(write_tree):
     resumed = result_row(env, axes(), 2, seconds=0.3)
     rows = [ok[0], ok[1], interrupted, *cell(env, axes(model="vit_b_16"), [0.2] * 3), resumed]
     root = write_tree([(env, rows, [])])
-    res = load_reports(root).results
+    ds = load_reports(root)
+    res = ds.results
     assert len(res) == 6
     mine = res.loc[(res["model"] == "resnet50") & (res["replicate"] == 2)]
     assert mine["status"].tolist() == ["ok"]
     assert mine["steady_median_s"].tolist() == [0.3]
     assert mine["line"].tolist() == [8]
+    # the replaced attempt is counted where the pages say how many rows a file holds
+    assert ds.replaced == {"box/run-1/results.csv": 1}
+    from bench.report.analysis.machines import machine_summary
+
+    assert machine_summary(ds)["n_replaced"].tolist() == [1]
 
 
 def test_samples_of_a_rerun_replicate_keep_the_last_block(write_tree):

@@ -27,8 +27,10 @@ in TF32), ``variant-failed`` (the variant failed outright in some pair, e.g. an 
 setting on), ``extra-memory`` (the setting raised the peak memory of a whole replicate, cold
 pass included, by more than 10 %; the record carries the bytes and the share),
 ``smaller-batches-insufficient`` (device: a batch below ``from_batch`` had too few ok
-replicates to judge, so the GPU may already win there), ``steady-drift`` (a cell it cites has
-replicates whose steady state drifted; see ``analysis.cells.replicate_drift``).
+replicates to judge, so the GPU may already win there), ``largest-batch-only`` (device:
+``from_batch`` is the largest batch measured, so nothing is known above it),
+``steady-drift`` (a cell it cites has replicates whose steady state drifted; see
+``analysis.cells.replicate_drift``).
 
 cudnn.benchmark's cold cost and break-even come from the pairs whose cold passes met an empty
 kernel cache (or, in rows from before per-replicate caches, the machine's shared one), with the
@@ -255,7 +257,8 @@ def switch_rules(pairs: pd.DataFrame, axis: str) -> list[Recommendation]:
         rule, action = _SWITCH_RULES.get(row["verdict"], ("mixed", DEPENDS))
         caveats = []
         if axis == "precision":
-            caveats.append("changes-numerics")
+            if action in (ENABLE, DEPENDS):  # advice to switch (in some models): check accuracy
+                caveats.append("changes-numerics")
             if fields["device"] == "cuda" and baseline == "fp32":
                 caveats.append("tf32-default")
         if row["failed"] > 0:
@@ -296,6 +299,10 @@ def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommenda
         k if isinstance(k, tuple) else (k,): float(b)
         for k, b in thin.groupby(regime, sort=True, dropna=False)["batch_size"].min().items()
     }
+    largest = {  # per regime, the largest batch measured: "and up" cannot go past it
+        k if isinstance(k, tuple) else (k,): float(b)
+        for k, b in cpu_gpu.groupby(regime, sort=True, dropna=False)["batch_size"].max().items()
+    }
     sufficient = cpu_gpu.loc[cpu_gpu["verdict"] != "insufficient"]
     at_batch = sufficient.groupby([*regime, "batch_size"], sort=True, dropna=False).agg(
         speedup=("speedup", "median"), ci_low=("ci_low", "min"), ci_high=("ci_high", "max")
@@ -317,6 +324,8 @@ def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommenda
             at = at_batch.loc[(*key, from_batch)]
             if smallest_thin.get(key, math.inf) < from_batch:
                 caveats.append("smaller-batches-insufficient")
+            if largest.get(key) == from_batch:
+                caveats.append("largest-batch-only")
             numbers.update(
                 verdict="faster",
                 speedup=number(at["speedup"]),

@@ -283,8 +283,8 @@ def best_window(samples: pd.DataFrame, rows: pd.DataFrame) -> pd.Series:
     best window read slower than the sustained rate.
 
     A machine's sustained rate (the median over a run of at least ``min_time_s``) is below
-    what its first iterations reach while clocks and power settle: on an H200, the first ten
-    bf16 and TF32 matmuls ran 10-13% faster than the sustained median. Pages report both,
+    what its first iterations reach while clocks and power settle: on an H200, the best
+    windows of the bf16 and TF32 matmuls reached 13-16% above the sustained rate. Pages report both,
     labelled, and hold model cells against the sustained one (they are sustained too).
     """
     key = ["run_id", "cell_id", "replicate"]

@@ -111,6 +111,7 @@ MACHINE_COLUMNS: Final = (
     "cpu_model", "cpu_cores", "cpu_logical", "cpu_threads", "gpu_memory_bytes", "memory_bytes",
     "torch_version", "torchvision_version", "cuda_version", "cudnn_version",
     "python_version", "os", "workload_version", "n_cells", "n_rows", "n_ok", "n_failed",
+    "n_replaced",
     "first_started_at", "last_ended_at", "conv_api", *_STEP_COLUMNS,
 )  # fmt: skip
 
@@ -167,6 +168,8 @@ def machine_summary(ds: Dataset) -> pd.DataFrame:
                 "n_rows": len(group),
                 "n_ok": int((group["status"] == "ok").sum()),
                 "n_failed": int((group["status"] != "ok").sum()),
+                "n_replaced": sum(ds.replaced.get(str(src), 0)
+                                  for src in group["source"].unique()),
                 "first_started_at": started.min() if len(started) else "",
                 "last_ended_at": ended.max() if len(ended) else "",
                 "conv_api": conv_api(env),

@@ -67,13 +67,15 @@ class Verdict:
     @property
     def scope(self) -> str:
         """What the verdict rests on, so it never reads as wider than that: ``3 findings
-        (resnet50, vit_b_16) on nvidia-h200``; empty when no finding could tell."""
+        (resnet50, vit_b_16) on nvidia-h200``, or ``7 of 9 findings …`` when some could not
+        tell; empty when none could."""
         telling = [f for f in self.findings if f.stance != CANNOT_TELL]
         if not telling:
             return ""
         models = sorted({f.model for f in telling if f.model})
         machines = sorted({f.machine for f in telling})
-        what = f"{len(telling)} finding{'s' if len(telling) != 1 else ''}"
+        of = f" of {len(self.findings)}" if len(self.findings) != len(telling) else ""
+        what = f"{len(telling)}{of} finding{'s' if len(self.findings) != 1 else ''}"
         if models:
             what += f" ({', '.join(models)})"
         return f"{what} on {', '.join(machines)}"

@@ -35,6 +35,15 @@ FINDINGS_SHOWN = 12
 FINDINGS_COLLAPSED = 100
 
 
+def title(v: claims.Verdict) -> str:
+    """The verdict's words; "not measured here" over findings says they were measured but
+    could not tell, so it does not read as if nothing ran."""
+    word = BOX[v.verdict][1]
+    if v.verdict == claims.NOT_MEASURED and v.findings:
+        return f"{word}: measured, but too few ok replicates or too wide an interval to tell"
+    return word
+
+
 def anchor(v: claims.Verdict) -> str:
     return f"claim-{v.claim.id}"
 
@@ -43,7 +52,7 @@ def claims_page(writer: Writer, data: Inputs) -> None:
     p = data.page(CLAIMS_PAGE)
     entries = []
     for v in data.verdicts:
-        kind, word = BOX[v.verdict]
+        kind, word = BOX[v.verdict][0], title(v)
         listed = [
             cat(p.machine_link(f.machine, f.page), f" ({STANCE_WORDS[f.stance]}): {f.text}",
                 cat(" (", evidence_links(p, f.evidence), ")") if f.evidence else "")
@@ -87,8 +96,7 @@ def claims_box(data: Inputs, page: str, p: Page) -> list[Md]:
     for v in data.verdicts:
         if page not in v.claim.pages:
             continue
-        _, word = BOX[v.verdict]
-        out.append(cat(f"“{v.claim.claim}” ", Md("**"), word.lower(), Md("**"), ": ",
+        out.append(cat(f"“{v.claim.claim}” ", Md("**"), title(v).lower(), Md("**"), ": ",
                        v.summary, " (", p.link("details", CLAIMS_PAGE, anchor(v)), ")"))
     return out
 
@@ -98,8 +106,7 @@ def verdict_line(data: Inputs, claim_id: str, p: Page) -> Md:
     subject in its own words (empty when the claim is not in the claims file)."""
     for v in data.verdicts:
         if v.claim.id == claim_id:
-            _, word = BOX[v.verdict]
-            return cat(Md("**"), word.lower(), Md("**"), ": ", v.summary, " (",
+            return cat(Md("**"), title(v).lower(), Md("**"), ": ", v.summary, " (",
                        p.link("details", CLAIMS_PAGE, anchor(v)), ")")
     return Md("")
 

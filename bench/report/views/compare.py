@@ -218,6 +218,7 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
         unmatched=unmatched,
         n_machines=len(ms),
         superseded=data.superseded_links(p),
+        outdated=data.outdated_links(p),
         min_ok=analysis.MIN_OK_REPLICATES,
         **common,
     )

@@ -113,9 +113,12 @@ def _advice(p: Page, group: pd.DataFrame) -> list[Md]:
             continue
         r = next(rows_of(faster.head(1)))
         dyn = f" (dynamic={r.compile_dynamic})" if r.compile_dynamic != "auto" else ""
+        n_modes = judged["variant_value"].nunique()
+        which = ("the only mode measured" if n_modes == 1 else
+                 f"the fastest of the modes measured ({modes}) that are clearly faster than "
+                 f"eager")
         text = (f"{name}: use {r.variant_value}{dyn}, {fmt.ratio(r.speedup)} the eager speed "
-                f"(95% CI {fmt.ci(r.ci_low, r.ci_high)}), the fastest of the modes clearly "
-                f"faster than eager of those measured ({modes}). ")
+                f"(95% CI {fmt.ci(r.ci_low, r.ci_high)}), {which}. ")
         be = break_even_range(r.break_even_iters_low, r.break_even_iters_high, r.verdict)
         text += (f"From a {r.kernel_cache} kernel cache it costs "
                  f"{fmt.signed_seconds(r.extra_cold_pass_max_s)} before the first step (slowest "

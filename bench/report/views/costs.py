@@ -40,7 +40,7 @@ def no_pay_back(r: Any) -> str:
         return "never pays back (slower)"
     if r.verdict == "no clear difference":
         return "no clear saving to repay it"
-    return "never pays back (no saving)"
+    return "never pays back (no saving measured)"
 
 
 def break_even_text(r: Any) -> str:

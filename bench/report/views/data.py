@@ -108,6 +108,12 @@ def copy_runs(writer: Writer, data: Inputs, reports_root: Path) -> Copies:
     return copied
 
 
+def rows_text(rows: int, replaced: int) -> str:
+    """``161``, or ``161 (+1 replaced)`` where a resume ran a replicate again: the file holds
+    both attempts, the pages count the last."""
+    return f"{rows:,}" + (f" (+{replaced:,} replaced)" if replaced else "")
+
+
 def data_page(
     writer: Writer, data: Inputs, copied: Copies, written: Sequence[Path]
 ) -> None:
@@ -135,7 +141,8 @@ def data_page(
                 machine,
                 str(run.run_id),
                 str(run.fingerprint_id)[:12],
-                str(counts.get(Path(run.results).as_posix(), 0)),
+                rows_text(counts.get(Path(run.results).as_posix(), 0),
+                          data.dataset.replaced.get(Path(run.results).as_posix(), 0)),
                 *links,
             ]
         )

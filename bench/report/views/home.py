@@ -138,11 +138,11 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
             text = (
                 (
                     f"the GPU is clearly faster than the CPU from batch "
-                    f"{span(crossing['crossover_batch'].astype(float), fmt.integer)} on "
-                    f"{len(crossing)} of {len(group)} curves"
+                    f"{span(crossing['crossover_batch'].astype(float), fmt.integer)} up to the "
+                    f"largest batch measured, on {len(crossing)} of {len(group)} curves"
                     + (
                         f" (batch {', '.join(map(str, sorted(set(thin))))}: not enough data,"
-                        " so it may win below that)"
+                        " so the GPU may already win there)"
                         if thin
                         else ""
                     )
@@ -237,6 +237,7 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         n_machines=len(data.machines) - len(data.superseded),
         n_rows=int((~data.dataset.results["fingerprint_id"].isin(old_ids)).sum()),
         superseded=data.superseded_links(p),
+        outdated=data.outdated_links(p),
         claims_line=counts_line(data),
         compile_line=summary_line(data),
         **common,

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from bench import schema
 from bench.report import advice, claims, fmt
 from bench.report.analysis import Analysis, analyse
 from bench.report.escape import Md, cat, slug
@@ -33,6 +34,8 @@ class Machine:
     hardware: str  # GPU name, or CPU model (untrusted)
     #: (its step version, the machine's newest) when a newer step definition superseded it
     superseded: tuple[str, str] | None = None
+    #: (its step version, the runner's) when it was measured only under an older definition
+    outdated: tuple[str, str] | None = None
 
 
 def link_labels(machines: Mapping[str, Machine]) -> dict[str, str]:
@@ -60,6 +63,9 @@ def machines_of(summary: pd.DataFrame) -> dict[str, Machine]:
             hardware=str(hardware),
             superseded=(fmt.integer(row.step_version), fmt.integer(row.newest_step_version))
             if row.superseded
+            else None,
+            outdated=(fmt.integer(row.step_version), str(schema.WORKLOAD_VERSION))
+            if not row.superseded and row.step_version < schema.WORKLOAD_VERSION
             else None,
         )
     return out
@@ -130,6 +136,15 @@ class Inputs:
         if frame.empty or not self.superseded:
             return frame
         return frame.loc[~frame["page"].isin(list(self.superseded))]
+
+    def outdated_links(self, p: Page) -> list[Md]:
+        """Links to the fingerprints measured only under an older step definition (the pages
+        answer from them, with a note saying so)."""
+        return [
+            cat(p.machine_link(m.title, page), f" (step {m.outdated[0]}; the runner's is "
+                                                f"{m.outdated[1]})")
+            for page, m in sorted(self.machines.items()) if m.outdated
+        ]
 
     def superseded_links(self, p: Page) -> list[Md]:
         """Links to the superseded fingerprints, each with its step and the newer one, for the

@@ -119,9 +119,11 @@ def decision(regime: Regime) -> str:
         }.get(r.action, ACTION_WORDS.get(r.action, r.action))
     if r.setting == "device":
         if r.from_batch is not None:
+            at = (f"GPU at batch {r.from_batch}, the largest measured"
+                  if "largest-batch-only" in r.caveats else f"GPU from batch {r.from_batch}")
             if "smaller-batches-insufficient" in r.caveats:
-                return f"GPU at batch {r.from_batch}; not enough data below it"
-            return f"GPU from batch {r.from_batch}"
+                return f"{at}; not enough data below it"
+            return at
         return {advice.KEEP_OFF: "GPU never clearly faster"}.get(
             r.action, ACTION_WORDS.get(r.action, r.action)
         )
@@ -332,15 +334,25 @@ def _switch(r: Recommendation) -> Md:
 
 
 def _device(r: Recommendation) -> Md:
+    top = "largest-batch-only" in r.caveats  # nothing measured above it: no "and up"
     if r.from_batch is not None and "smaller-batches-insufficient" in r.caveats:
         return cat(
             Md("**the GPU is clearly faster at batch "),
             str(r.from_batch),
-            Md(" and up; there is not enough data below batch "),
+            Md(", the largest measured" if top else " and up"),
+            Md("; there is not enough data below batch "),
             str(r.from_batch),
             Md("**: "),
             f"at batch {r.from_batch} it is {fmt.ratio(r.speedup)} faster than this machine's "
             f"CPU{detail(r)}.",
+        )
+    if r.from_batch is not None and top:
+        return cat(
+            Md("**use the GPU at batch "),
+            str(r.from_batch),
+            Md("**: "),
+            f"it is clearly faster than this machine's CPU there, the largest batch measured "
+            f"({fmt.ratio(r.speedup)} faster{detail(r)}).",
         )
     if r.from_batch is not None:
         return cat(

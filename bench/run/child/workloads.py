@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bench import schema
 from bench.run import modelspec
 from bench.run.child import compiling, factory
 from bench.run.child.flags import autocast_dtype
@@ -24,9 +25,8 @@ Shape = tuple[int, int]  # (batch, resolution): one entry of a cell's schedule
 #: (raw model output, the batch it was given, its shape) -> the training loss
 StepLoss = Callable[[Any, factory.Batch, Shape], Any]
 
-#: Bumped whenever what a step does changes, so numbers measured by different step
-#: definitions get different fingerprints and are never pooled. 2: training uses lr = 0.
-WORKLOAD_VERSION = 3
+#: What a step does, versioned (``bench.schema.WORKLOAD_VERSION``, where the report reads it too).
+WORKLOAD_VERSION = schema.WORKLOAD_VERSION
 
 #: The training step's learning rate. Zero on purpose: the optimizer still does all of its
 #: work (momentum buffers, the parameter update kernel), but the weights stay where they
