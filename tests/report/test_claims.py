@@ -201,7 +201,10 @@ def test_threads(write_tree: Any) -> None:
         return (cell(ENV, axes(cpu_threads=1, **cpu), [0.2] * 3)
                 + cell(ENV, axes(cpu_threads="", **cpu, **over), [every * k for k in spread]))
 
-    assert _verdict(write_tree, "threads", rows(0.1)).verdict == claims.SUPPORTED
+    faster = _verdict(write_tree, "threads", rows(0.1))
+    assert faster.verdict == claims.SUPPORTED
+    assert faster.findings[0].text.startswith(  # its batch and how many threads "every" is
+        "resnet50 · infer · batch 8: every core (4 threads) against one thread 2.00×")
     assert _verdict(write_tree, "threads", rows(0.2)).verdict == claims.CONTRADICTED
     assert _verdict(write_tree, "threads", rows(0.2, WIDE)).verdict == claims.NOT_MEASURED
     # a compiled all-cores cell is not one-thread eager's partner

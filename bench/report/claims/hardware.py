@@ -161,14 +161,17 @@ def cpu_threads(claim: Claim, a: Any) -> Verdict:
         if len(pairs):
             est, lo, hi = ratio_ci(pairs["replicate_medians"].tolist(),
                                    pairs["replicate_medians_all"].tolist())
-            name = labeller(pairs)
+            name = labeller(pairs, keep=("batch_size",))
+            threads = a.machines.set_index("fingerprint_id")["cpu_threads"]  # torch's, all cores
             for r, s, l_, h in zip(rows(pairs), est, lo, hi):
                 word = pair_verdict(l_, h, int(r.n_ok), int(r.n_ok_all))
                 if word == "insufficient":
                     continue
+                n = threads.get(r.fingerprint_id)
+                every = f"every core ({int(n)} threads)" if fmt.present(n) else "every core"
                 findings.append(Finding(
                     stance(word, l_, h), str(r.page), str(r.machine),
-                    f"{name(r)}: every core against one thread {fmt.ratio(s)} (95% CI "
+                    f"{name(r)}: {every} against one thread {fmt.ratio(s)} (95% CI "
                     f"{fmt.ci(l_, h)}), {said(word, l_, h)}",
                     ((str(r.page), str(r.anchor)), (str(r.page), str(r.anchor_all))),
                     str(r.model)))
