@@ -71,18 +71,19 @@ def workload(r: Recommendation, *, with_precision: bool = True) -> str:
 
 
 def detail(r: Recommendation) -> str:
-    """``(95% CI 1.18–1.29×; median of 4 configurations)``, or empty."""
-    parts = []
+    """``(95% CI 1.18–1.29×)`` for one configuration; ``(median of 4 configurations, whose 95%
+    CIs span 1.18–1.29×)`` for several: the figure is their median, the range the envelope of
+    their intervals (each configuration's own is in its table row), not one interval."""
     ci = fmt.ci(r.ci_low, r.ci_high)
-    if ci != fmt.MISSING:
-        parts.append(f"95% CI {ci}")
     if r.n_sufficient > 1:
-        parts.append(f"median of {r.n_sufficient} configurations")
-    return f" ({'; '.join(parts)})" if parts else ""
+        span = f", whose 95% CIs span {ci}" if ci != fmt.MISSING else ""
+        return f" (median of {r.n_sufficient} configurations{span})"
+    return f" (95% CI {ci})" if ci != fmt.MISSING else ""
 
 
 def speedup_text(r: Recommendation) -> str:
-    """``1.24× (95% CI 1.18–1.29×; median of 4 configurations)``."""
+    """``1.24× (95% CI 1.18–1.29×)``, or with several configurations their median (see
+    ``detail``)."""
     if r.speedup is None:
         return "no sufficient measurement"
     return fmt.ratio(r.speedup) + detail(r)
