@@ -1,9 +1,10 @@
 """Command line: ``python -m bench run | env | check | status | report | advise``.
 
 Bad input ends in one ``error:`` line naming the problem and the valid choices, exit code 2,
-and nothing written. A run stopped by a signal exits 130 (SIGINT) or 143 (SIGTERM), one
-stopped because its folder could not be written (a full disk, a read-only folder) exits 74
-with one ``error:`` line; both keep every row already written and print how to resume.
+and nothing written. A run stopped by a signal exits 128 + its number (130 SIGINT, 143
+SIGTERM, 140 SIGUSR2, Slurm's time-limit warning), one stopped because its folder could not be
+written (a full disk, a read-only folder) exits 74 with one ``error:`` line; both keep every
+row already written and print how to resume.
 torch is only ever imported in child processes; ``report`` never imports it at all.
 """
 
@@ -38,19 +39,19 @@ def _fail(msg: str) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.executor == "slurm":  # first: without submitit, nothing else is worth saying
+        from bench.run import cluster  # submitit is only needed, and imported, here
+
+        return cluster.cmd_slurm(args)
     try:
         profile = matrix.select(matrix.load_profile(args.profile), args.only) if args.profile \
             else None
         hook = hooks.from_spec(os.environ.get(hooks.SIGNAL_ENV, ""))
     except (matrix.ProfileError, ValueError) as exc:
         return _fail(str(exc))
-    if args.executor == "slurm":
-        from bench.run import cluster  # submitit is only needed, and imported, here
-
-        return cluster.cmd_slurm(args, profile)
     ending = _Ending()
     code = 0
-    # One handler for the whole command: the first SIGINT/SIGTERM stops the run, and any
+    # One handler for the whole command: the first SIGINT/SIGTERM/SIGUSR2 stops the run, and any
     # signal after it, or during the close-down, is noted and the close-down finishes.
     with INTERRUPTS.installed() as signals:
         try:
@@ -130,9 +131,10 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
     except session.SessionError as exc:
         return _fail(str(exc))
     ending.out = opened.out
-    ending.resume = " ".join(shlex.quote(a) for a in [
+    ending.resume = " ".join(shlex.quote(a) for a in [  # a shard resumes only its own cells
         "python", "-m", "bench", "run", "--profile", args.profile or profile.name,
         *(a for study in args.only or [] for a in ("--only", study)),
+        *(("--shard", args.shard) if args.shard else ()),
         "--out", str(opened.out), "--resume"])
     ended = session.execute(opened, launcher, probe, fault=os.environ.get(FAULT_ENV, ""),
                             hook=hook)

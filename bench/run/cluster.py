@@ -24,7 +24,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     group.add_argument("--shards", type=int, default=1, metavar="N",
                        help="split the plan into N shards, one Slurm job (one node) each")
     group.add_argument("--slurm-partition", metavar="NAME")
-    group.add_argument("--slurm-gpus-per-node", type=int, metavar="N")
+    group.add_argument("--slurm-gpus-per-node", type=int, metavar="N", help="0 or more")
     group.add_argument("--slurm-time", type=int, default=60, metavar="MINUTES",
                        help="each shard job's time limit (default 60)")
     group.add_argument("--slurm-account", metavar="NAME")
@@ -46,21 +46,26 @@ def _profile_for_nodes(name: str) -> str:
     return name if name in matrix.shipped_profiles() else str(Path(name).resolve())
 
 
-def cmd_slurm(args: argparse.Namespace, profile: matrix.Profile | None) -> int:
-    if profile is None:
+def cmd_slurm(args: argparse.Namespace) -> int:
+    """``bench run --executor slurm``: plan, split, submit, follow. The missing extra is
+    said first: no other fix matters before it."""
+    try:
+        slurm.submitit_module()  # a missing extra is one line, before anything is written
+    except slurm.SlurmError as exc:
+        return _fail(str(exc))
+    if not args.profile:
         return _fail("--executor slurm needs --profile: the nodes' hardware is not known here")
     if args.shard:
         return _fail("--shard is what each Slurm job runs; do not combine it with "
                      "--executor slurm")
     try:
+        profile = matrix.select(matrix.load_profile(args.profile), args.only)
         options = slurm.Options(args.slurm_partition, args.slurm_gpus_per_node,
                                 args.slurm_time, args.slurm_account, args.slurm_constraint,
                                 slurm.parse_extra(args.slurm_extra))
-        if args.slurm_time < 1:
-            raise slurm.SlurmError("--slurm-time must be at least 1 minute")
-        slurm.submitit_module()  # a missing extra is one line, before anything is written
+        options.check()
         planned = [len(p) for p in shards.split(runner.plan(profile), args.shards)]
-    except (slurm.SlurmError, shards.ShardError) as exc:
+    except (matrix.ProfileError, slurm.SlurmError, shards.ShardError) as exc:
         return _fail(str(exc))
     if args.dry_run:
         for k, n in enumerate(planned, start=1):
@@ -82,16 +87,22 @@ def cmd_slurm(args: argparse.Namespace, profile: matrix.Profile | None) -> int:
                          f"processes; this profile and --shards give {planned}")
         todo = slurm.unfinished(sub, queue)
         if todo:
-            slurm.submit(sub.profile, sub.planned, reports, run_id, options, record=sub,
-                         which=todo)
+            try:
+                slurm.submit(sub.profile, sub.planned, reports, run_id, options, record=sub,
+                             which=todo)
+            except slurm.SlurmError as exc:
+                return _fail(str(exc))
         print(f"resumed run {run_id}: shard(s) {', '.join(map(str, todo)) or 'none'} "
               "submitted again", file=sys.stderr)
     else:
         run_id = args.run_id or runner.new_run_id(profile.name)
-        if slurm.slurm_folder(reports, run_id).exists():
+        if (slurm.slurm_folder(reports, run_id) / slurm.RECORD).exists():
             return _fail(f"run {run_id} was already submitted; pass --resume to finish it")
-        sub = slurm.submit(_profile_for_nodes(args.profile), planned, reports, run_id,
-                           options, only=args.only or ())
+        try:
+            sub = slurm.submit(_profile_for_nodes(args.profile), planned, reports, run_id,
+                               options, only=args.only or ())
+        except slurm.SlurmError as exc:
+            return _fail(str(exc))
         print(f"submitted run {run_id}: {sub.count} shard job(s) "
               f"{' '.join(j[-1] for j in sub.jobs)}", file=sys.stderr)
     if args.no_wait:
@@ -99,7 +110,7 @@ def cmd_slurm(args: argparse.Namespace, profile: matrix.Profile | None) -> int:
               file=sys.stderr)
         return 0
     code = slurm.watch(sub, queue)
-    if code:
+    if code and code != slurm.EXIT_LEFT:
         print(f"resume with: python -m bench run --executor slurm --profile {args.profile} "
               f"--shards {sub.count} --run-id {run_id} --reports {args.reports} --resume",
               file=sys.stderr)

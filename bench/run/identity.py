@@ -13,7 +13,9 @@ environment and from the stored env.json's own facts, and both must give the sto
 env.json must name this machine (the machine is not part of the fingerprint), and the rows
 already written are checked too, since they are what the report pools: each must carry this
 run's profile, fingerprint and machine. env.json is written before results.csv, so rows
-without an env.json mean it was deleted: that is refused too.
+without an env.json mean it was deleted: that is refused too. A shard of a cluster run
+(env.json's ``shard``) resumes only as that shard: its plan is the whole profile's, so a resume
+without its ``--shard K/N``, or with another, would run other shards' cells into its folder.
 """
 
 from __future__ import annotations
@@ -114,6 +116,31 @@ def check_resume(stored: Mapping[str, Any] | None, live: Mapping[str, Any],
                           "use a new --out")
     check_rows(rows, {"profile": plan.get("profile"), "fingerprint_id": recorded,
                       "machine": live.get("machine")}, where)
+
+
+def check_shard(stored: Mapping[str, Any] | None, spec: str | None, env_path: Path) -> None:
+    """Refuse a resume whose ``--shard`` (``spec``; None: none) is not the one env.json
+    records: the plan, and so ``check_resume``, is the same for every shard of a run."""
+    if stored is None:
+        return
+    record = stored.get("shard")
+    held = record.get("spec") if isinstance(record, dict) else None
+    if _shard(held) == _shard(spec):
+        return
+    where = env_path.parent
+    if held is None:
+        raise ResumeError(f"cannot resume {where}: it holds a whole run, not a shard; resume "
+                          f"it without --shard {spec}")
+    if spec is None:
+        raise ResumeError(f"cannot resume {where}: it holds shard {held} of a cluster run; "
+                          f"pass --shard {held}, or the resume would run other shards' cells")
+    raise ResumeError(f"cannot resume {where}: it holds shard {held} of a cluster run, not "
+                      f"{spec}; pass --shard {held}")
+
+
+def _shard(spec: object) -> str | None:
+    """``" 1/2"`` → ``"1/2"``: a spec as written, without its spaces."""
+    return "".join(str(spec).split()) if spec else None
 
 
 #: The columns of a row that say which run it belongs to.

@@ -1,13 +1,18 @@
-"""SIGINT and SIGTERM: the first one stops the run; the ones after it are only noted.
+"""SIGINT, SIGTERM and SIGUSR2: the first one stops the run; the ones after it are only noted.
+
+Why SIGUSR2: it is Slurm's warning before a job's time limit or a preemption (submitit asks
+for it, ``--signal=USR2@90``), and Slurm sends it to every process of the job's step, this
+runner included. Without a handler it would kill the runner outright, and the replicate in
+flight would get no row; handled, it ends that replicate as ``interrupted``, like SIGTERM.
 
 Why only the first: stopping takes seconds (the running child is ended and reaped, its row
 written, the fork server closed). A second Ctrl-C, or a supervisor's SIGTERM after the
 user's Ctrl-C, that raised in the middle of that would leave a child to its own alarm, lose
 its row and end in a traceback instead of the "resume with" line. So once a signal has
 arrived, later ones are counted and the shutdown runs to its end; the exit code is the first
-signal's (130 for SIGINT, 143 for SIGTERM). ``closing()`` goes one step further for the
-very end of a run: a first signal is noted too, not raised, so a shutdown that has begun is
-never cut short.
+signal's: 130 for SIGINT, 143 for SIGTERM, 140 for SIGUSR2 (128 + its number; 159 on macOS).
+``closing()`` goes one step further for the very end of a run: a first signal is noted too,
+not raised, so a shutdown that has begun is never cut short.
 
 Why a flag checked by our own handler and not a signal mask: Python runs signal handlers in
 the main thread whichever OS thread received the signal, so the flag is reliable where a
@@ -24,12 +29,16 @@ import signal
 from collections.abc import Iterator
 from typing import Any
 
+#: The signals that stop a run; SIGUSR2 where the platform has it (not on Windows).
+STOPPING: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, *(
+    (signal.SIGUSR2,) if hasattr(signal, "SIGUSR2") else ()))
 #: The exit code of a run stopped by each signal (128 + its number, as a shell reports it).
-EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+EXIT_CODES = {sig: 128 + int(sig) for sig in STOPPING}
 
 
 class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM, both taking the Ctrl-C path; ``signum`` says which."""
+    """A stopping signal (SIGINT, SIGTERM or SIGUSR2), taking the Ctrl-C path; ``signum``
+    says which."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -37,7 +46,7 @@ class Interrupted(KeyboardInterrupt):
 
 
 class Interrupts:
-    """The run's SIGINT/SIGTERM handler and what it has seen."""
+    """The run's handler of the stopping signals and what it has seen."""
 
     def __init__(self) -> None:
         self.installs = 0
@@ -82,7 +91,7 @@ class Interrupts:
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[Interrupts]:
-        """Route SIGINT and SIGTERM through ``handler`` (main thread only; else a no-op).
+        """Route the stopping signals through ``handler`` (main thread only; else a no-op).
 
         Nested use shares the outer installation and its state: the CLI installs it for the
         whole command, the runner again for its loop.
@@ -96,8 +105,7 @@ class Interrupts:
             return
         self.first, self.later, self._pending, self._closing = None, 0, False, False
         try:
-            old = {sig: signal.signal(sig, self.handler)
-                   for sig in (signal.SIGINT, signal.SIGTERM)}
+            old = {sig: signal.signal(sig, self.handler) for sig in STOPPING}
         except ValueError:  # not the main thread: leave signals alone
             yield self
             return

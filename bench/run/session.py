@@ -80,6 +80,7 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
         if resume:  # before anything in the folder is touched
             identity.check_resume(old, probe.env, env["plan"], store.env_path,
                                   rows=store.existing_rows())
+            identity.check_shard(old, (shard or {}).get("spec"), store.env_path)
             usermodels.check_resume(old, env, str(folder))
         rows = store.start(env, new_run=not resume)  # a start that fails leaves nothing
     except (SchemaError, ProfileError, StoreError) as exc:

@@ -16,10 +16,13 @@ The record of a submission, submitit's files and the jobs' logs live under
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime as dt
+import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -34,6 +37,11 @@ from bench.run.progress import Progress
 
 EXTRA = "torch-knobs[slurm]"
 RECORD = "submission.json"
+#: How long before a job's time limit Slurm warns it (SIGUSR2; submitit's default), and the
+#: most of a short limit the warning may take: a 1-minute job warned 90 s early would be
+#: interrupted as it starts.
+WARN_S = 90
+WARN_SHARE = 0.25
 #: Slurm states of a job that is still queued or running.
 ACTIVE = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED",
                     "REQUEUED", "RESIZING", "SIGNALING", "STAGE_OUT"})
@@ -41,6 +49,11 @@ ACTIVE = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDE
 
 class SlurmError(RuntimeError):
     """A submission that cannot go ahead; one line naming the problem and the way out."""
+
+
+class ShardFailed(RuntimeError):
+    """A shard's ``bench run`` ended non-zero: raised in the job, so that Slurm and submitit
+    report it FAILED (a returned code would be a COMPLETED job)."""
 
 
 @dataclass(frozen=True)
@@ -54,11 +67,26 @@ class Options:
     constraint: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
+    def check(self) -> None:
+        """Refuse, in one line, what sbatch would refuse later with a traceback's worth."""
+        if self.time_min < 1:
+            raise SlurmError(f"--slurm-time {self.time_min}: expected at least 1 minute")
+        if self.gpus_per_node is not None and self.gpus_per_node < 0:
+            raise SlurmError(f"--slurm-gpus-per-node {self.gpus_per_node}: expected 0 or more "
+                             "GPUs per node")
+
+    @property
+    def warn_s(self) -> int:
+        """Seconds before the time limit that Slurm warns the job: ``WARN_S``, or a quarter
+        of a limit under 6 minutes, so a short job is not warned as it starts."""
+        return max(1, min(WARN_S, int(self.time_min * 60 * WARN_SHARE)))
+
     def parameters(self, job_name: str) -> dict[str, Any]:
         """submitit's ``SlurmExecutor.update_parameters`` keywords. Exclusive nodes: a shard
         times its steps, and another job on its node would be timed with it."""
         params: dict[str, Any] = {"job_name": job_name, "nodes": 1, "ntasks_per_node": 1,
-                                  "time": self.time_min, "exclusive": True}
+                                  "time": self.time_min, "exclusive": True,
+                                  "signal_delay_s": self.warn_s}
         for key, value in (("partition", self.partition), ("gpus_per_node", self.gpus_per_node),
                            ("account", self.account), ("constraint", self.constraint)):
             if value is not None:
@@ -109,20 +137,34 @@ def run_shard(profile: str, reports: str, run_id: str, k: int, n: int,
     """The function a Slurm job runs: one shard, as ``python -m bench run`` in a process of
     its own (its own main thread and signal handlers, none of the job wrapper's).
 
-    Slurm's warning before a time limit or a preemption (USR2, which submitit asks for) and a
-    cancel's SIGTERM are passed on as SIGTERM, which the runner handles: the replicate in
-    flight is recorded as interrupted, every row stays, and ``--resume`` finishes the shard.
+    Slurm's warning before a time limit or a preemption (SIGUSR2, which submitit asks for)
+    and a cancel's SIGTERM reach every process of the step; they are passed on too, for a
+    cluster that signals only this one. The runner handles both (``bench.run.interrupts``):
+    the replicate in flight is recorded as interrupted, every row stays, and ``--resume``
+    finishes the shard. A non-zero exit raises ``ShardFailed``, so the job is FAILED.
     """
     argv = shard_argv(profile, Path(reports), run_id, k, n, only)
     proc = subprocess.Popen([sys.executable, "-m", "bench", *argv])
 
     def forward(signum: int, frame: Any) -> None:
         if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
+            proc.send_signal(signum)
 
-    for sig in (signal.SIGUSR2, signal.SIGTERM):
-        signal.signal(sig, forward)
-    return proc.wait()
+    passed = [sig for sig in (getattr(signal, "SIGUSR2", None), signal.SIGTERM) if sig]
+    old = {sig: signal.signal(sig, forward) for sig in passed}
+    try:
+        code = proc.wait()
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
+    if code:
+        how = f"exit code {code}"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                how = f"signal {signal.Signals(-code).name}"
+        raise ShardFailed(f"shard {k}/{n} of run {run_id}: bench run ended with {how}; "
+                          "its rows are kept, and --resume submits it again")
+    return code
 
 
 # ---------------------------------------------------------------------------------------------
@@ -155,6 +197,8 @@ class Submission:
     @classmethod
     def load(cls, folder: Path) -> Submission:
         path = folder / RECORD
+        if not path.exists():
+            raise SlurmError(f"{folder} holds no {RECORD}: nothing of that run was submitted")
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             return cls(**data)
@@ -236,29 +280,90 @@ class Queue:
 # Submitting, following and resuming.
 
 
+#: What a refused submission raises: submitit's FailedJobError (sbatch's stderr) and
+#: FailedSubmissionError are RuntimeErrors; sbatch missing or unrunnable is an OSError.
+REFUSALS = (RuntimeError, OSError, subprocess.SubprocessError)
+
+
 def submit(profile: str, planned: list[int], reports: Path, run_id: str, options: Options, *,
            only: Sequence[str] = (), which: Sequence[int] | None = None,
-           record: Submission | None = None, executor: Any = None) -> Submission:
+           record: Submission | None = None, executor: Any = None,
+           run: Runner | None = None) -> Submission:
     """Submit shards ``which`` (counted from 1; all by default) and record their job ids.
 
     ``executor`` is a submitit executor or a stand-in with the same ``update_parameters`` and
     ``submit``; by default a ``submitit.SlurmExecutor`` writing under the run's ``.slurm``
-    folder.
+    folder. A shard that Slurm refuses is one ``SlurmError`` line with sbatch's own words:
+    the shards submitted before it stay recorded (``--resume`` submits the rest); a new run
+    that got nothing submitted leaves no folder, so the same run id can be used again.
     """
     folder = slurm_folder(reports, run_id)
+    made = [p for p in (folder, *folder.parents) if not p.exists()]  # innermost first
     if executor is None:
         executor = submitit_module().SlurmExecutor(folder=str(folder / "%j"))
     sub = record or Submission(run_id, profile, str(reports), list(planned),
                                [[] for _ in planned], asdict(options),
                                dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                                list(only))
+    sent: list[int] = []
     for k in which or range(1, len(planned) + 1):
-        executor.update_parameters(**options.parameters(f"torch-knobs-{run_id}-shard{k}"))
-        job = executor.submit(run_shard, sub.profile, sub.reports, run_id, k, sub.count,
-                              list(sub.only))
+        before = set(folder.iterdir()) if folder.is_dir() else set()
+        said = io.StringIO()  # submitit prints sbatch's stderr; the error line says it once
+        try:
+            with contextlib.redirect_stderr(said):
+                executor.update_parameters(**options.parameters(
+                    f"torch-knobs-{run_id}-shard{k}"))
+                job = executor.submit(run_shard, sub.profile, sub.reports, run_id, k,
+                                      sub.count, list(sub.only))
+        except REFUSALS as exc:
+            _take_back(folder, before, made if record is None and not sent else [])
+            raise SlurmError(_refused(exc, k, sub, sent, record is not None, run or _run)
+                             ) from None
+        sys.stderr.write(said.getvalue())
         sub.jobs[k - 1].append(str(job.job_id))
         sub.save(folder)
+        sent.append(k)
     return sub
+
+
+def _take_back(folder: Path, before: set[Path], made: Sequence[Path]) -> None:
+    """Remove what a refused submission left (submitit's pickle and sbatch script), and the
+    folders ``made`` for it (the run's, ``.slurm``, ``reports``) when nothing was submitted."""
+    if made and made[0] == folder:
+        shutil.rmtree(folder, ignore_errors=True)
+        for parent in made[1:]:
+            with contextlib.suppress(OSError):  # one that holds something else stays
+                parent.rmdir()
+        return
+    for path in set(folder.iterdir()) - before if folder.is_dir() else ():
+        with contextlib.suppress(OSError):
+            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+
+
+def _refused(exc: BaseException, k: int, sub: Submission, sent: Sequence[int], resuming: bool,
+             run: Runner) -> str:
+    """One line: sbatch's own first line, the partitions where it is about one, and what was
+    submitted all the same."""
+    said = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    if isinstance(exc, OSError):
+        why = f"could not run sbatch ({said or type(exc).__name__}); is Slurm installed here?"
+    else:
+        for prefix in ("sbatch: error: ", "sbatch: ", "Batch job submission failed: "):
+            said = said.removeprefix(prefix)  # "refused" says as much
+        why = f"sbatch refused shard {k}/{sub.count}: {said or type(exc).__name__}"
+    if "partition" in why.lower():
+        names = [p.strip() for p in run(["sinfo", "-h", "-o", "%P"]).split() if p.strip()]
+        if names:
+            shown = [f"{p[:-1]} (the default)" if p.endswith("*") else p for p in names]
+            why += f"; partitions here: {', '.join(shown)}"
+    if sent:
+        jobs = ", ".join(f"{j} (Slurm job {sub.jobs[j - 1][-1]})" for j in sent)
+        where = slurm_folder(Path(sub.reports), sub.run_id)
+        return (f"{why}; shard(s) {jobs} were submitted and are recorded in {where}; "
+                "fix the option and pass --resume to submit the rest")
+    if resuming:
+        return f"{why}; nothing more was submitted"
+    return f"{why}; nothing was submitted"
 
 
 @dataclass(frozen=True)
@@ -314,16 +419,22 @@ def summary(shard_states: Sequence[ShardState], stream: TextIO) -> None:
               file=stream)
 
 
+#: The exit code of a watch left with Ctrl-C (the jobs run on).
+EXIT_LEFT = 130
+
+
 def watch(sub: Submission, queue: Queue, stream: TextIO = sys.stderr,
           clock: Callable[[], float] = time.monotonic, poll_s: float = 5.0,
           sleep: Callable[[float], None] = time.sleep) -> int:
     """Follow every shard until none is queued or running: a progress bar over all of their
-    rows, then one line per shard. 0 when every shard wrote all its rows, 1 otherwise."""
+    rows, then one line per shard. 0 when every shard wrote all its rows, 1 otherwise; a
+    Ctrl-C leaves the jobs running (they are Slurm's now) and says how to follow them."""
     reports = Path(sub.reports)
     # what is already on disk (a resumed run's earlier rows) is not this run's progress
     seen = [len(shard_rows(reports, sub.run_id, k)) for k in range(1, sub.count + 1)]
     done = sum(outcomes(shard_rows(reports, sub.run_id, k))[0] for k in range(1, sub.count + 1))
     progress = Progress(max(sum(sub.planned) - done, 0), stream=stream, clock=clock)
+    left = False
     try:
         while True:
             for k in range(1, sub.count + 1):
@@ -336,8 +447,14 @@ def watch(sub: Submission, queue: Queue, stream: TextIO = sys.stderr,
             if not any(s.active for s in now):
                 break
             sleep(poll_s)
+    except KeyboardInterrupt:
+        left = True
     finally:
         progress.close()
+    if left:
+        print(f"stopped watching: the shard jobs keep running; python -m bench status "
+              f"{sub.run_id} --reports {sub.reports} reports them", file=stream)
+        return EXIT_LEFT
     summary(now, stream)
     return 0 if all(s.complete for s in now) else 1
 

@@ -4,11 +4,15 @@ runs here, and a failure under CI, which starts one)."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,7 +23,7 @@ import pytest
 from bench.run import runner, slurm
 from bench.run.matrix import load_profile
 
-from .conftest import ROOT, run_cli
+from .conftest import ROOT, one_error_line, run_cli
 from .test_walls import imported_by
 
 # ---------------------------------------------------------------------------------------------
@@ -30,12 +34,32 @@ def test_options_map_onto_submitits_slurm_parameters() -> None:
     opts = slurm.Options("gpu-a100", 1, 90, "proj", "a100&80gb", {"qos": "high"})
     assert opts.parameters("name") == {
         "job_name": "name", "nodes": 1, "ntasks_per_node": 1, "time": 90, "exclusive": True,
-        "partition": "gpu-a100", "gpus_per_node": 1, "account": "proj",
+        "signal_delay_s": 90, "partition": "gpu-a100", "gpus_per_node": 1, "account": "proj",
         "constraint": "a100&80gb", "additional_parameters": {"qos": "high"}}
     assert "partition" not in slurm.Options().parameters("n")
     assert slurm.parse_extra(["qos=high", "mem = 0"]) == {"qos": "high", "mem": "0"}
     with pytest.raises(slurm.SlurmError, match="expected KEY=VALUE"):
         slurm.parse_extra(["qos"])
+
+
+def test_a_short_time_limit_is_warned_within_its_last_quarter() -> None:
+    """submitit's 90 s warning would come as a 1-minute job starts: it is scaled down."""
+    assert [slurm.Options(time_min=t).parameters("n")["signal_delay_s"]
+            for t in (1, 2, 5, 6, 60)] == [15, 30, 75, 90, 90]
+
+
+@pytest.mark.parametrize(("option", "line"), [
+    (("--slurm-gpus-per-node", "-2"), "--slurm-gpus-per-node -2: expected 0 or more GPUs"),
+    (("--slurm-time", "0"), "--slurm-time 0: expected at least 1 minute"),
+])
+def test_options_slurm_would_refuse_are_one_line_before_anything_is_written(
+        tmp_path: Path, option: tuple[str, str], line: str) -> None:
+    pytest.importorskip("submitit")
+    proc = run_cli("run", "--executor", "slurm", "--profile", "smoke", *option, "--reports",
+                   str(tmp_path / "r"))
+    assert proc.returncode == 2
+    assert one_error_line(proc).startswith(f"error: {line}")
+    assert not (tmp_path / "r").exists(), "nothing written"
 
 
 def test_without_submitit_a_slurm_run_is_one_line_naming_the_extra(tmp_path: Path) -> None:
@@ -48,6 +72,8 @@ def test_without_submitit_a_slurm_run_is_one_line_naming_the_extra(tmp_path: Pat
     assert proc.stderr.strip() == ("error: --executor slurm needs submitit: "
                                    "pip install 'torch-knobs[slurm]'")
     assert not (tmp_path / "r").exists(), "nothing written"
+    bare = run_cli("run", "--executor", "slurm", env={"PYTHONPATH": f"{shim}{os.pathsep}{ROOT}"})
+    assert bare.stderr.strip() == proc.stderr.strip(), "the extra first, then --profile"
 
 
 def test_the_submitting_side_never_imports_torch() -> None:
@@ -91,6 +117,73 @@ def test_submit_records_one_job_per_shard_and_names_the_shard_function(tmp_path:
                  record=again, which=[2])
     assert slurm.Submission.load(slurm.slurm_folder(tmp_path, "r1-smoke")).jobs == [
         ["101"], ["102", "103"]]
+
+
+REFUSAL = ("sbatch: error: invalid partition specified: nosuch\n"
+           "sbatch: error: Batch job submission failed: Invalid partition name specified")
+
+
+class RefusingExecutor(FakeExecutor):
+    """sbatch refusing the ``refuse``-th submission as submitit reports it: sbatch's stderr
+    printed, then ``FailedJobError(stderr)`` (a RuntimeError), a pickle left behind."""
+
+    def __init__(self, folder: Path, refuse: int) -> None:
+        super().__init__()
+        self.folder, self.refuse = folder, refuse
+
+    def submit(self, fn: Any, *args: Any) -> FakeJob:
+        if len(self.calls) + 1 == self.refuse:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            (self.folder / "0123abcd.pkl").write_bytes(b"pickle")
+            print(REFUSAL, file=sys.stderr)
+            raise RuntimeError(REFUSAL)
+        return super().submit(fn, *args)
+
+
+def test_a_refused_first_shard_is_one_line_and_leaves_the_run_id_free(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    reports = tmp_path / "reports"
+    folder = slurm.slurm_folder(reports, "r1")
+    sinfo = FakeCommands({"sinfo": "debug*\ngpu-a100\n"})
+    with pytest.raises(slurm.SlurmError) as err:
+        slurm.submit("smoke", [21, 2], reports, "r1", slurm.Options(partition="nosuch"),
+                     executor=RefusingExecutor(folder, 1), run=sinfo)
+    assert str(err.value) == ("sbatch refused shard 1/2: invalid partition specified: nosuch; "
+                              "partitions here: debug (the default), gpu-a100; nothing was "
+                              "submitted")
+    assert capsys.readouterr().err == "", "sbatch's words once, in the error line"
+    assert not reports.exists(), "nothing of the run is left: the same run id can be used"
+
+
+def test_a_refusal_after_some_shards_went_keeps_their_record_for_resume(tmp_path: Path) -> None:
+    folder = slurm.slurm_folder(tmp_path, "r1")
+    with pytest.raises(slurm.SlurmError) as err:
+        slurm.submit("smoke", [21, 2, 3], tmp_path, "r1", slurm.Options(),
+                     executor=RefusingExecutor(folder, 2), run=FakeCommands({}))
+    assert str(err.value) == (f"sbatch refused shard 2/3: invalid partition specified: nosuch; "
+                              f"shard(s) 1 (Slurm job 101) were submitted and are recorded in "
+                              f"{folder}; fix the option and pass --resume to submit the rest")
+    sub = slurm.Submission.load(folder)
+    assert sub.jobs == [["101"], [], []]
+    assert sorted(p.name for p in folder.iterdir()) == ["submission.json"], "no stray pickle"
+    with pytest.raises(slurm.SlurmError, match="nothing more was submitted"):  # a resume too
+        slurm.submit("smoke", sub.planned, tmp_path, "r1", slurm.Options(), record=sub,
+                     which=[2, 3], executor=RefusingExecutor(folder, 1), run=FakeCommands({}))
+    assert slurm.Submission.load(folder).jobs == [["101"], [], []]
+    slurm.submit("smoke", sub.planned, tmp_path, "r1", slurm.Options(), record=sub,
+                 which=[2, 3], executor=FakeExecutor())
+    assert slurm.Submission.load(folder).jobs == [["101"], ["101"], ["102"]]
+
+
+def test_a_shard_that_ends_non_zero_fails_its_job(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A returned code is a COMPLETED job to Slurm and submitit: the shard's must raise."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    handlers = [signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGUSR2)]
+    with pytest.raises(RuntimeError, match=r"shard 1/2 of run r1: bench run ended with exit "
+                                           r"code 2; its rows are kept"):
+        slurm.run_shard(str(tmp_path / "no-such-profile.toml"), str(tmp_path), "r1", 1, 2)
+    assert [signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGUSR2)] == handlers
 
 
 def test_a_shard_resumes_its_own_folder_when_an_earlier_job_left_one(tmp_path: Path) -> None:
@@ -141,8 +234,6 @@ def _write_rows(folder: Path, statuses: Sequence[str]) -> None:
 
 
 def test_watch_follows_the_shard_folders_until_no_job_is_active(tmp_path: Path) -> None:
-    import io
-
     sub = slurm.Submission("r1", "smoke", str(tmp_path), [2, 1], [["1"], ["2"]], {})
     states = iter([["RUNNING", "PENDING"], ["RUNNING", "RUNNING"], ["COMPLETED", "CANCELLED"]])
 
@@ -167,6 +258,25 @@ def test_watch_follows_the_shard_folders_until_no_job_is_active(tmp_path: Path) 
     assert "shard 1/2: Slurm job 1 COMPLETED; 2 of 2 planned replicates done" in text
     assert "shard 2/2: Slurm job 2 CANCELLED; 0 of 1 planned" in text
     assert slurm.unfinished(sub, q) == [2]
+
+
+def test_ctrl_c_while_watching_leaves_the_jobs_running_and_says_how_to_follow(
+        tmp_path: Path) -> None:
+    sub = slurm.Submission("r1", "smoke", str(tmp_path), [2], [["1"]], {})
+
+    def ctrl_c(_: float) -> None:
+        raise KeyboardInterrupt
+
+    out = io.StringIO()
+    try:
+        code = slurm.watch(sub, slurm.Queue(FakeCommands({"squeue": "RUNNING"})), stream=out,
+                           poll_s=0, sleep=ctrl_c)
+    except KeyboardInterrupt:
+        pytest.fail("the Ctrl-C escaped: a traceback")
+    assert code == 130
+    assert out.getvalue().strip().splitlines()[-1] == (
+        f"stopped watching: the shard jobs keep running; python -m bench status r1 --reports "
+        f"{tmp_path} reports them")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,3 +376,66 @@ def test_a_cancelled_shard_is_resubmitted_and_the_matrix_completes_without_dupli
     assert len(keys) == len(set(keys)) == planned, "complete, and no replicate ok twice"
     assert sorted(p.name for p in reports.glob("*/c-smoke-shard*")) == [
         "c-smoke-shard1", "c-smoke-shard2"], "the resumed shard kept its own folder"
+
+
+@pytest.mark.parametrize(("option", "said"), [
+    (("--slurm-partition", "nosuch"), "invalid partition specified: nosuch; partitions here: "
+                                      "debug (the default)"),
+    (("--slurm-extra", "bogus=1"), "unrecognized option '--bogus=1'"),
+    (("--slurm-constraint", "nofeat"), "Invalid feature specification"),
+])
+def test_what_sbatch_refuses_is_one_line_in_its_words_and_the_run_id_stays_free(
+        cluster: None, tmp_path: Path, option: tuple[str, str], said: str) -> None:
+    reports = tmp_path / "reports"
+    args = ("run", *SHARDS, *option, "--reports", str(reports), "--run-id", "x-smoke",
+            "--no-wait")
+    for _ in range(2):  # the same command again: refused the same way, not "already submitted"
+        proc = run_cli(*args)
+        assert proc.returncode == 2
+        assert one_error_line(proc) == (f"error: sbatch refused shard 1/2: {said}; nothing "
+                                        "was submitted")
+        assert not reports.exists(), "nothing of the run is left"
+
+
+@pytest.mark.e2e
+def test_slurms_time_limit_warning_interrupts_a_shard_which_fails_and_resumes(
+        cluster: None, tmp_path: Path) -> None:
+    """``scancel --signal=USR2`` sends what Slurm sends before a time limit (submitit's
+    ``--signal=USR2@90``): SIGUSR2 to every process of the job's step."""
+    reports = tmp_path / "reports"
+    try:
+        proc = run_cli("run", *SHARDS, "--reports", str(reports), "--run-id", "w-smoke",
+                       "--no-wait")
+        assert proc.returncode == 0, proc.stderr
+        sub = slurm.Submission.load(slurm.slurm_folder(reports, "w-smoke"))
+        first = sub.jobs[0][-1]
+        deadline = time.monotonic() + 300
+        while len(slurm.shard_rows(reports, "w-smoke", 1)) < 3:  # mid-run: a few rows written
+            assert time.monotonic() < deadline, "shard 1 never started"
+            time.sleep(0.5)
+        subprocess.run(["scancel", "--signal=USR2", first], check=True)
+        queue = slurm.Queue()
+        while queue.state(first) in slurm.ACTIVE:
+            assert time.monotonic() < deadline, "the warned job never ended"
+            time.sleep(0.5)
+        assert queue.state(first) == "FAILED", "a shard that stopped short is no COMPLETED job"
+        kept = slurm.shard_rows(reports, "w-smoke", 1)
+        assert [r["reason"] for r in kept if r["status"] == "interrupted"] == [
+            "SIGUSR2 during the replicate"], "the replicate in flight, and only it, interrupted"
+        [folder] = reports.glob("*/w-smoke-shard1")
+        log = (slurm.slurm_folder(reports, "w-smoke") / first / f"{first}_0_log.err").read_text()
+        assert "\ninterrupted: " in log
+        assert f"resume with: python -m bench run --profile smoke --shard 1/2 --out {folder} " \
+               "--resume" in log
+        assert "exit code 140" in log, "the job's failure names the shard's exit code"
+        resumed = run_cli("run", *SHARDS, "--reports", str(reports), "--run-id", "w-smoke",
+                          "--resume", timeout=600)
+        assert resumed.returncode == 0, resumed.stderr
+        assert "shard(s) 1 submitted again" in resumed.stderr
+        keys = _ok_keys(reports, "w-smoke")
+        planned = len(runner.plan(load_profile("smoke")))
+        assert len(keys) == len(set(keys)) == planned, "complete, and no replicate ok twice"
+    finally:  # a failed check must not leave its jobs on the cluster
+        with contextlib.suppress(slurm.SlurmError):
+            for jobs in slurm.Submission.load(slurm.slurm_folder(reports, "w-smoke")).jobs:
+                subprocess.run(["scancel", *jobs], check=False, capture_output=True)

@@ -26,6 +26,9 @@ without the risk of hitting a recycled pid. So the server, not its runner:
 
 Each child runs in a session of its own (a Ctrl-C in the terminal reaches the runner, not
 the children) and asks the kernel to kill it if the server dies (``die_with_server``).
+SIGUSR2 is ignored by the server and its children (``WARNING``): Slurm's warning before a time
+limit goes to every process of a job's step, whatever its session, and its default action
+would kill them; the runner, which gets it too, decides, as it does for a Ctrl-C.
 Run as ``python -m bench.run.child.server``; messages are ``bench.run.protocol``'s. With
 ``--exec`` (the spawn launcher) nothing is preloaded and each forked child ``exec``s a fresh
 interpreter for its task, keeping its session and its death with the server: the same
@@ -65,6 +68,9 @@ POLL_S = 0.02
 #: After SIGKILL, how long a shutting-down server waits for its child to go (a process stuck
 #: in the kernel may take longer; the kernel still ends it, and init reaps it).
 KILL_WAIT_S = 5.0
+#: Slurm's warning before a job's time limit or preemption (absent on Windows): the runner's
+#: to act on; ignored here, and by every child, which inherits SIG_IGN across fork and exec.
+WARNING = getattr(signal, "SIGUSR2", None)
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -136,6 +142,12 @@ def sweep_adopted(exclude: int | None = None, clock: Callable[[], float] = time.
         time.sleep(POLL_S)
 
 
+def ignore_warning() -> None:
+    """Ignore ``WARNING`` (SIGUSR2) in this process and, by inheritance, in its children."""
+    if WARNING is not None:
+        signal.signal(WARNING, signal.SIG_IGN)
+
+
 def die_with_server(server_pid: int) -> None:
     """In a forked child: have the kernel SIGKILL this process when the server dies, so a
     child never outlives a server that was itself killed (Linux's ``PR_SET_PDEATHSIG``;
@@ -170,6 +182,7 @@ def fork_child(run: Callable[[], int], close_fds: Sequence[int] = ()) -> int:
     try:
         for sig in stopping:
             signal.signal(sig, signal.SIG_DFL)
+        ignore_warning()  # as the server: the runner acts on Slurm's warning
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         os.setsid()
         die_with_server(server)
@@ -270,6 +283,7 @@ def serve(target: Callable[[str], int], cuda_initialised: Callable[[], bool] = l
     out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # a stray print (ours or a library's) must never reach the protocol pipe
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides about interrupts
+    ignore_warning()  # ... and about Slurm's warning, which reaches every process
     signal.signal(signal.SIGTERM, _terminated)
     runner = os.getppid() if runner_pid is None else runner_pid
     inbox = Channel(sys.stdin.fileno())
@@ -371,6 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import warnings
 
     runner = os.getppid()  # before the imports: a runner that dies meanwhile is noticed
+    ignore_warning()  # and a Slurm warning during them (torch's import) kills nothing
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--exec"]:
         grace_s = float(args[2]) if args[1:2] == ["--grace"] else TERM_GRACE_S
