@@ -394,8 +394,9 @@ def print_verdicts(req: Request, p: Plan, entries: Sequence[dict[str, Any]], out
             continue
         speed = fmt.ratio(e["speedup"]) + (
             f" ({fmt.ci(e['ci_low'], e['ci_high'])})" if e["ci_low"] is not None else "")
-        if e["never_pays_back"]:
-            pays = "never"
+        if e["never_pays_back"]:  # in the worst case the interval allows; say why
+            pays = {"slower": "never (slower)", "faster": "never"}.get(
+                e["verdict"], "no clear saving to repay it")
         elif e["break_even_steps"] is None:
             pays = fmt.MISSING
         elif e["break_even_steps"] <= 0:

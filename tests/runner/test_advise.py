@@ -331,8 +331,17 @@ def test_the_table_says_every_caveat_the_json_carries() -> None:
              "cold_cost_s": 0.01, "break_even_steps": 5.0, "pays_back": True,
              "never_pays_back": False, "memory_change_bytes": 0.0,
              "caveats": ["changes-numerics", "steady-drift"]}
+    unclear = {**entry, "knob": "channels_last", "verdict": "no clear difference",
+               "recommendation": "leave default", "break_even_steps": None,
+               "pays_back": None, "never_pays_back": True, "caveats": []}
+    slower = {**unclear, "knob": "amp-fp16", "verdict": "slower"}
     out = io.StringIO()
-    print_verdicts(req, plan, [entry], Path("run"), 12.0, stream=out)
-    notes = [ln for ln in out.getvalue().splitlines() if ln.startswith("note on ")]
+    print_verdicts(req, plan, [entry, unclear, slower], Path("run"), 12.0, stream=out)
+    lines = out.getvalue().splitlines()
+    notes = [ln for ln in lines if ln.startswith("note on ")]
     assert notes == [f"note on amp-bf16: {CAVEATS['changes-numerics']}",
                      f"note on amp-bf16: {CAVEATS['steady-drift']}"]
+    # an infinite worst-case break-even says why: "never" only where it is slower
+    row = {ln.split()[0]: ln for ln in lines}
+    assert "no clear saving to repay it" in row["channels_last"]
+    assert "never (slower)" in row["amp-fp16"]
