@@ -275,16 +275,24 @@ def test_each_finding_page_shows_its_claims_box_once(write_tree: Any, tmp_path: 
     assert dynamic.count("## ") >= 2, "one section per machine"
 
 
-def test_findings_beyond_the_first_dozen_keep_their_rows(write_tree: Any, tmp_path: Path) -> None:
+def _static_section(write_tree: Any, tmp_path: Path, models: int
+                    ) -> tuple[list[dict[str, object]], Path, str]:
+    """``models`` static benchmark pairs rendered: their rows, the generated folder, and the
+    Claims page's section of the static-shapes claim."""
     from bench.report.site import render_site
-    from bench.report.views.claims import FINDINGS_SHOWN
 
-    rows = [r for i in range(FINDINGS_SHOWN + 1) for r in _benchmark(1.0, model=f"net{i:02d}")]
+    rows = [r for i in range(models) for r in _benchmark(1.0, model=f"net{i:02d}")]
     root = write_tree([(ENV, rows, [])])
     generated = tmp_path / "docs" / "generated"
     render_site(load_reports(root), root, generated)
     page = (generated / "claims.md").read_text(encoding="utf-8")
-    section = page.split("{ #claim-benchmark-static }")[1].split("\n## ")[0]
+    return rows, generated, page.split("{ #claim-benchmark-static }")[1].split("\n## ")[0]
+
+
+def test_findings_beyond_the_first_dozen_keep_their_rows(write_tree: Any, tmp_path: Path) -> None:
+    from bench.report.views.claims import FINDINGS_SHOWN
+
+    rows, _, section = _static_section(write_tree, tmp_path, FINDINGS_SHOWN + 1)
     assert '??? note "1 more finding"' in section
     hidden = section.split("??? note")[1]
     assert "net12" in hidden and all(f"#cell-{r['cell_id']}" in hidden
@@ -297,17 +305,11 @@ def test_every_finding_is_in_its_claims_csv_with_its_rows(write_tree: Any, tmp_p
     points to the claim's CSV, which holds every finding with its rows."""
     import csv
 
-    from bench.report.site import render_site
     from bench.report.views import claims as claims_view
 
     monkeypatch.setattr(claims_view, "FINDINGS_COLLAPSED", 1)
     n = claims_view.FINDINGS_SHOWN + 3
-    rows = [r for i in range(n) for r in _benchmark(1.0, model=f"net{i:02d}")]
-    root = write_tree([(ENV, rows, [])])
-    generated = tmp_path / "docs" / "generated"
-    render_site(load_reports(root), root, generated)
-    page = (generated / "claims.md").read_text(encoding="utf-8")
-    section = page.split("{ #claim-benchmark-static }")[1].split("\n## ")[0]
+    rows, generated, section = _static_section(write_tree, tmp_path, n)
     assert '??? note "1 more finding (of 3)"' in section
     assert "… and 2 more: every finding of this claim, with its rows, is in" in section
     assert "claim-benchmark-static.csv" in section

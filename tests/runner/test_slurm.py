@@ -345,19 +345,25 @@ def test_a_smoke_run_over_two_slurm_shards_pools_into_one_fingerprint(
     assert "2 of 2 shards complete" in status.stdout
 
 
+def _submit_and_catch_shard_one(reports: Path, run_id: str) -> tuple[Any, str, float]:
+    """Submit the smoke profile in two shards and wait until shard 1 has written a few rows:
+    the submission, shard 1's job id, and the deadline the caller keeps waiting against."""
+    proc = run_cli("run", *SHARDS, "--reports", str(reports), "--run-id", run_id, "--no-wait")
+    assert proc.returncode == 0, proc.stderr
+    sub = slurm.Submission.load(slurm.slurm_folder(reports, run_id))
+    first = sub.jobs[0][-1]
+    deadline = time.monotonic() + 300
+    while len(slurm.shard_rows(reports, run_id, 1)) < 3:  # mid-run: a few rows written
+        assert time.monotonic() < deadline, "shard 1 never started"
+        time.sleep(0.5)
+    return sub, first, deadline
+
+
 @pytest.mark.e2e
 def test_a_cancelled_shard_is_resubmitted_and_the_matrix_completes_without_duplicates(
         cluster: None, tmp_path: Path) -> None:
     reports = tmp_path / "reports"
-    proc = run_cli("run", *SHARDS, "--reports", str(reports), "--run-id", "c-smoke",
-                   "--no-wait")
-    assert proc.returncode == 0, proc.stderr
-    sub = slurm.Submission.load(slurm.slurm_folder(reports, "c-smoke"))
-    first = sub.jobs[0][-1]
-    deadline = time.monotonic() + 300
-    while len(slurm.shard_rows(reports, "c-smoke", 1)) < 3:  # mid-run: a few rows written
-        assert time.monotonic() < deadline, "shard 1 never started"
-        time.sleep(0.5)
+    sub, first, deadline = _submit_and_catch_shard_one(reports, "c-smoke")
     subprocess.run(["scancel", first], check=True)
     queue = slurm.Queue()
     while queue.state(first) in slurm.ACTIVE:
@@ -404,15 +410,7 @@ def test_slurms_time_limit_warning_interrupts_a_shard_which_fails_and_resumes(
     ``--signal=USR2@90``): SIGUSR2 to every process of the job's step."""
     reports = tmp_path / "reports"
     try:
-        proc = run_cli("run", *SHARDS, "--reports", str(reports), "--run-id", "w-smoke",
-                       "--no-wait")
-        assert proc.returncode == 0, proc.stderr
-        sub = slurm.Submission.load(slurm.slurm_folder(reports, "w-smoke"))
-        first = sub.jobs[0][-1]
-        deadline = time.monotonic() + 300
-        while len(slurm.shard_rows(reports, "w-smoke", 1)) < 3:  # mid-run: a few rows written
-            assert time.monotonic() < deadline, "shard 1 never started"
-            time.sleep(0.5)
+        _, first, deadline = _submit_and_catch_shard_one(reports, "w-smoke")
         subprocess.run(["scancel", "--signal=USR2", first], check=True)
         queue = slurm.Queue()
         while queue.state(first) in slurm.ACTIVE:
