@@ -120,16 +120,54 @@ def submitit_module() -> Any:
 # What a job runs on its node.
 
 
+def node_env() -> dict[str, Any] | None:
+    """This node's environment as ``bench env`` prints it (a probe in a child process, so the
+    job's own process never imports torch); None when the probe fails."""
+    try:
+        done = subprocess.run([sys.executable, "-m", "bench", "env"], capture_output=True,
+                              text=True, timeout=600, check=False)
+        found = json.loads(done.stdout) if done.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _fingerprint_of(folder: Path) -> str:
+    try:
+        env = json.loads((folder / "env.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    return str(env.get("fingerprint_id", "")) if isinstance(env, dict) else ""
+
+
 def shard_argv(profile: str, reports: Path, run_id: str, k: int, n: int,
-               only: Sequence[str] = ()) -> list[str]:
-    """The ``bench run`` arguments of shard ``k``: its folder resumed if an earlier job of it
-    left one (a requeued or resubmitted shard), a new one otherwise."""
+               only: Sequence[str] = (),
+               env_of_node: Callable[[], dict[str, Any] | None] = node_env) -> list[str]:
+    """The ``bench run`` arguments of shard ``k``: the folder an earlier job of it left on
+    this kind of node (the same fingerprint) resumed, or a new one.
+
+    Why it asks the node: a resubmitted shard can land on a node of the same partition whose
+    GPU, driver or software differ. Resuming the first job's folder there is refused (results
+    are never mixed), and every resubmission would be refused again; a folder of its own,
+    under its machine (suffixed with its fingerprint when the machine's name is the same),
+    measures the shard there and is pooled by its fingerprint like any run.
+    """
     found = shard_dirs(reports, run_id, k)
     argv = ["run", "--profile", profile, "--shard", f"{k}/{n}",
             *(a for study in only for a in ("--only", study))]
-    if found:
+    name = shards.run_id(run_id, k)
+    if not found:
+        return [*argv, "--reports", str(reports), "--run-id", name]
+    env = env_of_node()
+    if env is None:  # no probe answer here: resume, and let bench run say what it finds
         return [*argv, "--out", str(found[0]), "--resume"]
-    return [*argv, "--reports", str(reports), "--run-id", shards.run_id(run_id, k)]
+    mine = str(env.get("fingerprint_id", ""))
+    same = [f for f in found if _fingerprint_of(f) == mine]
+    if same:
+        return [*argv, "--out", str(same[0]), "--resume"]
+    if (reports / str(env.get("machine", "")) / name).exists():
+        name = f"{name}-{mine[:8]}"
+    return [*argv, "--reports", str(reports), "--run-id", name]
 
 
 def run_shard(profile: str, reports: str, run_id: str, k: int, n: int,
@@ -218,9 +256,11 @@ def latest_submission(reports: Path, profile: str) -> str | None:
 
 
 def shard_dirs(reports: Path, run_id: str, k: int) -> list[Path]:
-    """Shard ``k``'s run folder(s): under whichever machine its node turned out to be."""
+    """Shard ``k``'s run folder(s): under whichever machine its node turned out to be, and
+    ``<run>-shard<k>-<fingerprint>`` where a resubmission met another kind of node."""
     name = shards.run_id(run_id, k)
-    return sorted(p for p in reports.glob(f"*/{name}") if (p / "results.csv").is_file())
+    folders = [*reports.glob(f"*/{name}"), *reports.glob(f"*/{name}-*")]  # not shard10
+    return sorted(p for p in folders if (p / "results.csv").is_file())
 
 
 def shard_rows(reports: Path, run_id: str, k: int) -> list[dict[str, str]]:

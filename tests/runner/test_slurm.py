@@ -193,8 +193,38 @@ def test_a_shard_resumes_its_own_folder_when_an_earlier_job_left_one(tmp_path: P
     folder = tmp_path / "some-machine" / "r1-shard2"
     folder.mkdir(parents=True)
     (folder / "results.csv").write_text("status\n")
-    assert slurm.shard_argv("smoke", tmp_path, "r1", 2, 3)[-3:] == ["--out", str(folder),
-                                                                    "--resume"]
+    (folder / "env.json").write_text(json.dumps({"fingerprint_id": "aaaa1111bbbb"}))
+
+    def node(machine: str, fp: str) -> Any:
+        return lambda: {"machine": machine, "fingerprint_id": fp}
+
+    same = slurm.shard_argv("smoke", tmp_path, "r1", 2, 3,
+                            env_of_node=node("some-machine", "aaaa1111bbbb"))
+    assert same[-3:] == ["--out", str(folder), "--resume"]
+    assert slurm.shard_argv("smoke", tmp_path, "r1", 2, 3, env_of_node=lambda: None)[-3:] == [
+        "--out", str(folder), "--resume"]  # no probe answer: bench run says what it finds
+
+
+def test_a_shard_resubmitted_to_another_kind_of_node_gets_a_folder_of_its_own(
+        tmp_path: Path) -> None:
+    """A resume on a node whose fingerprint differs would be refused every time: it starts
+    its own folder (suffixed when the machine's name is the same), found as shard 2's."""
+    folder = tmp_path / "box" / "r1-shard2"
+    folder.mkdir(parents=True)
+    (folder / "results.csv").write_text("status\n")
+    (folder / "env.json").write_text(json.dumps({"fingerprint_id": "aaaa1111bbbb"}))
+    other_machine = slurm.shard_argv("smoke", tmp_path, "r1", 2, 3, env_of_node=lambda: {
+        "machine": "other-box", "fingerprint_id": "cccc2222dddd"})
+    assert other_machine[-4:] == ["--reports", str(tmp_path), "--run-id", "r1-shard2"]
+    same_name = slurm.shard_argv("smoke", tmp_path, "r1", 2, 3, env_of_node=lambda: {
+        "machine": "box", "fingerprint_id": "cccc2222dddd"})
+    assert same_name[-2:] == ["--run-id", "r1-shard2-cccc2222"]
+    second = tmp_path / "box" / "r1-shard2-cccc2222"
+    second.mkdir()
+    (second / "results.csv").write_text("status\n")
+    (tmp_path / "box" / "r1-shard20").mkdir()
+    (tmp_path / "box" / "r1-shard20" / "results.csv").write_text("status\n")
+    assert slurm.shard_dirs(tmp_path, "r1", 2) == [folder, second]  # not shard 20's
 
 
 class FakeCommands:
