@@ -271,6 +271,7 @@ def machine_pages(writer: Writer, data: Inputs, copied: Copies) -> list[tuple[st
             n_rows=int(row.n_rows),
             n_cells=int(row.n_cells),
             runs=table(["Run", "Rows", "Results", "Samples", "Environment"], runs),
+            sharded=any(run.shard for run in runs_by_fp.get(fp, [])),
             env=table(["Key", "Value"], env_rows) if env_rows else None,
             flags=table(["Flag", "Default"], flag_rows) if flag_rows else None,
             drift=table(["Cell", "Drifting ok replicates", "Worst drift"], drift_rows)

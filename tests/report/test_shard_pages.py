@@ -1,0 +1,37 @@
+"""The machine page names the shards of a cluster run, and says how they are pooled, only
+where a run was sharded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bench.report.load import load_reports
+from bench.report.site import render_site
+
+from .builders import axes, cell, env_for
+
+
+def _page(write_tree: Any, tmp_path: Path, shards: bool) -> str:
+    runs = []
+    for k in (1, 2):
+        env = env_for("box", f"r1-shard{k}" if shards else f"r{k}")
+        if shards:
+            env["shard"] = {"spec": f"{k}/2", "slurm_job_id": str(40 + k)}
+        runs.append((env, cell(env, axes(batch_size=8 * k), [0.1] * 3), []))
+    root = write_tree(runs)
+    generated = tmp_path / "docs" / "generated"
+    render_site(load_reports(root), root, generated)
+    (page,) = (generated / "machines").glob("box-*.md")
+    return page.read_text(encoding="utf-8")
+
+
+def test_a_sharded_run_is_named_shard_by_shard(write_tree: Any, tmp_path: Path) -> None:
+    page = _page(write_tree, tmp_path, shards=True)
+    assert "r1-shard1, shard 1/2 (Slurm job 41)" in page
+    assert "r1-shard2, shard 2/2 (Slurm job 42)" in page
+    assert "one folder per shard" in page
+
+
+def test_a_machine_without_shards_says_nothing_of_them(write_tree: Any, tmp_path: Path) -> None:
+    assert "one folder per shard" not in _page(write_tree, tmp_path, shards=False)
