@@ -58,6 +58,13 @@ def cmd_slurm(args: argparse.Namespace) -> int:
     if args.shard:
         return _fail("--shard is what each Slurm job runs; do not combine it with "
                      "--executor slurm")
+    if args.out:  # each shard has a folder of its own: one --out cannot name them all
+        return _fail("--out is not used with --executor slurm: each shard writes "
+                     "REPORTS/<machine>/<run-id>-shard<k>; choose the folders with --reports "
+                     "and --run-id")
+    if args.launcher != "forkserver":
+        return _fail("--launcher is not used with --executor slurm: each shard runs the fork "
+                     "server on its node")
     try:
         profile = matrix.select(matrix.load_profile(args.profile), args.only)
         options = slurm.Options(args.slurm_partition, args.slurm_gpus_per_node,

@@ -51,6 +51,9 @@ def test_a_short_time_limit_is_warned_within_its_last_quarter() -> None:
 @pytest.mark.parametrize(("option", "line"), [
     (("--slurm-gpus-per-node", "-2"), "--slurm-gpus-per-node -2: expected 0 or more GPUs"),
     (("--slurm-time", "0"), "--slurm-time 0: expected at least 1 minute"),
+    (("--out", "somewhere"), "--out is not used with --executor slurm: each shard writes "
+                             "REPORTS/<machine>/<run-id>-shard<k>"),
+    (("--launcher", "spawn"), "--launcher is not used with --executor slurm"),
 ])
 def test_options_slurm_would_refuse_are_one_line_before_anything_is_written(
         tmp_path: Path, option: tuple[str, str], line: str) -> None:
