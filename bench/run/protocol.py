@@ -41,6 +41,9 @@ def _build(cls: type[T], data: object, **nested: Callable[[Any], Any]) -> T:
     """``cls(**data)``, decoding the ``nested`` fields first; any mismatch is a ProtocolError."""
     if not isinstance(data, dict):
         raise ProtocolError(f"{cls.__name__}: expected an object, got {type(data).__name__}")
+    unknown = sorted(set(data) - {f.name for f in fields(cls)})  # type: ignore[arg-type]
+    if unknown:
+        raise ProtocolError(f"{cls.__name__}: unknown field {', '.join(map(repr, unknown))}")
     try:
         return cls(**{k: nested[k](v) if k in nested and v is not None else v
                       for k, v in data.items()})

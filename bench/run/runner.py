@@ -43,7 +43,7 @@ from bench.run.interrupts import EXIT_CODES, INTERRUPTS
 from bench.run.launch import Launcher, LaunchError
 from bench.run.matrix import Cell, Profile, Settings, Study
 from bench.run.progress import NOT_WRITTEN, Progress
-from bench.run.protocol import ModelCheck, Probe, Record, Task, new_task
+from bench.run.protocol import ModelCheck, Probe, ProtocolError, Record, Task, new_task
 from bench.run.store import RunStore, StoreError, new_attempt_id
 from bench.schema import SCHEMA_VERSION
 
@@ -230,7 +230,10 @@ class Runner:
             return Outcome("timeout", f"no result after {timeout_s:g} s; process group killed")
         result = Path(task.result_path)
         if result.exists():
-            record = Record.from_json(result.read_text(encoding="utf-8"))
+            try:
+                record = Record.from_json(result.read_text(encoding="utf-8"))
+            except (ProtocolError, UnicodeDecodeError) as exc:  # garbage: its row says so
+                return Outcome("crash", f"unreadable result: {exc}")
             return Outcome(record.status, record.reason, record)
         if end.code == durable.SCRATCH_EXIT:
             raise self._child_scratch_error(task)

@@ -59,6 +59,9 @@ class FakeChild:
             return -signal.SIGSEGV
         if b == "exit3":
             return 3
+        if b == "bad-record":  # a result file that is not a record
+            Path(task.result_path).write_text('{"status": "ok", "bogus": 1}')
+            return 0
         if b == "hang":  # its owner ends it at the timeout, and says so
             return Exit(-signal.SIGTERM, timed_out=True) if self.launcher.now >= self.deadline \
                 else None

@@ -107,3 +107,30 @@ def test_a_childs_last_prints_reach_its_log(tmp_path: Path, launcher: ForkServer
     task = _task(tmp_path, "probe", "p")
     assert _end(launcher.launch(task.path, 120.0), 120.0)[0] == Exit(0)
     assert Path(task.log_path).read_text().splitlines()[-1:] == ["replicate ended: ok"]
+
+
+def test_a_sigterm_after_the_reaping_never_signals_the_reaped_pid(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shutdown that a SIGTERM starts while a reaped child is being swept must not
+    signal that pid again (it may be another process's by then), and still reports it."""
+    from bench.run.child import server
+
+    pid = server.fork_child(lambda: 0)
+    rep = server.Replicate(pid, 60.0, time.monotonic)
+    while not rep.ended():
+        time.sleep(0.01)
+
+    def terminated(**_: object) -> None:
+        raise server._Terminated
+
+    monkeypatch.setattr(server, "sweep_adopted", terminated)
+    with pytest.raises(server._Terminated):
+        rep.reap()
+    monkeypatch.undo()
+    signalled: list[tuple[int, int]] = []
+    monkeypatch.setattr(os, "killpg", lambda p, s: signalled.append((p, s)))
+    end = rep.shut_down()
+    assert signalled == []
+    assert end is not None and end.pid == pid and end.code == 0
+    rep.reported = True
+    assert rep.shut_down() is None

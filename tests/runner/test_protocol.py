@@ -72,7 +72,7 @@ def test_record_parts_are_the_result_columns_they_fill() -> None:
 @pytest.mark.parametrize(("text", "problem"), [
     ("not json", "not JSON"),
     ("[1, 2]", "expected an object, got list"),
-    ('{"status": "ok", "eff": {}}', "unexpected keyword argument 'eff'"),
+    ('{"status": "ok", "eff": {}}', "unknown field 'eff'"),
     ('{"status": "great"}', "unknown status 'great'"),
     ('{"samples": [["cold", 0, 1, 224, 0.5]]}', "Sample: expected an object"),
     ('{"metrics": {"steady_median": 1.0}}', "Metrics"),

@@ -69,6 +69,7 @@ def test_replicates_are_interleaved_across_cells(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("behaviour", "status", "reason"), [
     ("segv", "crash", "SIGSEGV without a result; last output: Fatal Python error"),
     ("exit3", "crash", "exit code 3 without a result"),
+    ("bad-record", "crash", "unreadable result: Record: unknown field 'bogus'"),
     ("oom", "oom", "OutOfMemoryError: CUDA out of memory"),
     ("hang", "timeout", "no result after 120 s; process group killed"),
     ("garbage", "crash", "launcher failed: fork server sent garbage: b'x'"),

@@ -210,11 +210,15 @@ class Replicate:
         self.timed_out = False
         self.kill_at: float | None = None  # set when SIGTERM went out
         self.fd: int | None = None  # a pidfd, readable once the child has ended
+        self.exit: Exited | None = None  # set once reaped: from then on its pid is not ours
+        self.reported = False  # whether ``exit`` has gone out to the runner
         with contextlib.suppress(AttributeError, OSError):
             self.fd = os.pidfd_open(pid)
 
     def ended(self) -> bool:
         """Whether the child has exited. It stays unreaped: its pid and group stay its own."""
+        if self.exit is not None:
+            return True
         return os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
 
     def end(self, timed_out: bool = False) -> None:
@@ -242,15 +246,28 @@ class Replicate:
     def reap(self) -> Exited:
         """Sweep the ended child's group, then reap it (only now may its pid be reused), then
         what it left outside its group, which has come back to the server."""
+        if self.exit is not None:
+            return self.exit
         self._signal(signal.SIGKILL)
-        _, status = os.waitpid(self.pid, 0)
+        # A SIGTERM between the reaping and the record of it would have the shutdown signal
+        # a pid that may already be another process's; it waits until the record is made.
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        try:
+            _, status = os.waitpid(self.pid, 0)
+            self.exit = Exited(self.pid, os.waitstatus_to_exitcode(status), self.timed_out)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         if self.fd is not None:
             os.close(self.fd)
+            self.fd = None
         sweep_adopted(clock=self.clock)
-        return Exited(self.pid, os.waitstatus_to_exitcode(status), self.timed_out)
+        return self.exit
 
     def shut_down(self) -> Exited | None:
-        """End and reap the child before the server exits; give up on one the kernel holds."""
+        """End and reap the child before the server exits; give up on one the kernel holds.
+        Returns the exit still to be reported (None: reported already, or given up on)."""
+        if self.exit is not None:
+            return None if self.reported else self.exit
         self.end()
         give_up = self.clock() + self.grace_s + KILL_WAIT_S
         while not self.ended():
@@ -261,6 +278,8 @@ class Replicate:
         return self.reap()
 
     def _signal(self, sig: int) -> None:
+        if self.exit is not None:  # reaped: the pid may be anyone's now
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, sig)
 
@@ -344,6 +363,7 @@ def serve(target: Callable[[str], int], cuda_initialised: Callable[[], bool] = l
                 rep.tick()
                 if rep.ended():
                     reply(rep.reap())
+                    rep.reported = True
                     rep = None
                     if queued is not None:
                         start(queued)
