@@ -199,7 +199,7 @@ def plan(req: Request, probe: Probe, budget_left_s: float) -> Plan:
     device = req.device or ("cuda" if probe.cuda else "cpu")
     if device == "cuda" and not probe.cuda:
         raise AdviseError("--device cuda: torch finds no CUDA device here; valid choices: cpu")
-    cores = int(probe.env.get("cpu", {}).get("affinity") or 1)
+    cores = probe.cores
     ndim, _ = _info(probe, req)
     reasons = {k.name: knobs.skip_reason(k, device, probe, ndim, cores) for k in knobs.KNOBS}
     candidates = [k for k in knobs.KNOBS if not reasons[k.name]]
@@ -366,7 +366,7 @@ def print_plan(req: Request, p: Plan, cells: Sequence[matrix.Cell], probe: Probe
                   "reason": why} for n, why in p.not_measured.items()]
         print(json.dumps(rows, indent=2), file=stream)
         return
-    print(f"advise {req.model} on {probe.env.get('machine', '?')} ({p.device}, {req.mode}, "
+    print(f"advise {req.model} on {probe.machine or '?'} ({p.device}, {req.mode}, "
           f"batch {req.batch_size}, {req.shapes} shapes): {p.replicates} replicates per cell, "
           f"estimated {p.estimate_s:.0f} s of measuring in a budget of {req.budget_s:g} s",
           file=stream)

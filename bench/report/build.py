@@ -237,10 +237,3 @@ def main(args: argparse.Namespace) -> int:
         print(f"site built in {args.site_dir}/ (open {args.site_dir}/index.html)")
     return 0
 
-
-if __name__ == "__main__":  # pragma: no cover
-    from bench.report.options import add_arguments
-
-    parser = argparse.ArgumentParser(prog="python -m bench.report.build")
-    add_arguments(parser)
-    raise SystemExit(main(parser.parse_args()))

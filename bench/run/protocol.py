@@ -204,11 +204,25 @@ class Probe:
     (``{"cpu": ["bfloat16", "float16"]}``) and its answers about the user models it was asked
     to check."""
 
-    env: dict[str, Any]
+    env: dict[str, Any]  # the payload env.json stores; the runner reads it through the below
     models: list[str]
     cuda: bool
     autocast: dict[str, list[str]] = field(default_factory=dict)
     user_models: list[ModelInfo] = field(default_factory=list)
+
+    @property
+    def fingerprint_id(self) -> str:
+        return str(self.env.get("fingerprint_id", ""))
+
+    @property
+    def machine(self) -> str:
+        return str(self.env.get("machine", ""))
+
+    @property
+    def cores(self) -> int:
+        """The CPU cores this process may run on (its affinity), at least 1."""
+        cpu = self.env.get("cpu")
+        return int((cpu.get("affinity") if isinstance(cpu, dict) else None) or 1)
 
 
 def _probe(data: object) -> Probe:

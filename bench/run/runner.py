@@ -106,11 +106,11 @@ class RunContext:
 
     @property
     def fingerprint_id(self) -> str:
-        return str(self.probe.env["fingerprint_id"])
+        return self.probe.fingerprint_id
 
     @property
     def machine(self) -> str:
-        return str(self.probe.env["machine"])
+        return self.probe.machine
 
 
 @dataclass(frozen=True)
@@ -514,14 +514,9 @@ def latest_run(root: Path, machine: str, profile: str) -> Path | None:
     return runs[-1] if runs else None
 
 
-def probe_cores(probe_: Probe) -> int:
-    """The CPU cores the estimate assumes: the probe's affinity (1 when it could not tell)."""
-    return int(probe_.env.get("cpu", {}).get("affinity") or 1)
-
-
 def estimate_jobs(jobs: Sequence[Job], probe_: Probe) -> list[float]:
     """Seconds per job; a warm cell's first job also carries the process that primes it."""
-    cores = probe_cores(probe_)
+    cores = probe_.cores
     out = []
     primed: set[str] = set()
     for j in jobs:
@@ -552,7 +547,7 @@ def print_dry_run(jobs: Sequence[Job], probe_: Probe, stream: TextIO = sys.stdou
           f"here (a rough estimate: see bench/run/estimate.py)", file=stream)
     if not probe_.cuda and any(j.cell.device == "cuda" for j in jobs):
         with_cuda = sum(estimate_jobs(jobs, Probe(probe_.env, probe_.models, True)))
-        cores = probe_cores(probe_)
+        cores = probe_.cores
         print(f"on a CUDA machine with this one's {cores} CPU core{'s' if cores != 1 else ''}: "
               f"estimated {with_cuda / 60:.1f} min (the CPU cells and compiling scale with the "
               f"cores)", file=stream)

@@ -13,6 +13,7 @@ import pytest
 from bench.report import advice
 from bench.report.analysis import Analysis, analyse
 from bench.report.analysis.cells import CELL_COLUMNS
+from bench.report.analysis.compiled import COMPILE_COLUMNS
 from bench.report.analysis.machines import BEST_COLUMNS, CEILING_COLUMNS, MACHINE_COLUMNS
 from bench.report.analysis.pairs import AXES, COMPARE_COLUMNS
 from bench.report.analysis.studies import (
@@ -38,6 +39,7 @@ TABLES = {
     "ceilings": CEILING_COLUMNS,
     "best": BEST_COLUMNS,
     "machines": MACHINE_COLUMNS,
+    "compiled": COMPILE_COLUMNS,
 }
 
 
@@ -78,3 +80,11 @@ def test_the_fixtures_fill_every_table() -> None:
     assert all(len(frame) for frame in full.comparisons.values())
     assert len(advice.decision_table(advice.recommend(full)))
 
+
+
+def test_every_table_of_the_analysis_declares_its_columns() -> None:
+    """A table added to Analysis without a column constant here fails."""
+    from dataclasses import fields
+
+    tables = {f.name for f in fields(Analysis)} - {"comparisons"}  # per axis: COMPARE_COLUMNS
+    assert tables == set(TABLES)

@@ -66,6 +66,7 @@ def test_the_folders_are_walked() -> None:
         CHILD)
     assert not set(PARENT) & set(CHILD)
     assert "bench.report.build" in REPORT
+    assert {"bench", "bench.schema", "bench.cli", "bench.advise"} <= set(SHARED)
 
 
 @pytest.mark.parametrize("module", PARENT)
@@ -73,6 +74,10 @@ def test_the_parent_never_imports_torch_or_presentation(module: str) -> None:
     mods = imported_by([module])
     assert not _roots(mods, TORCH + PRESENTATION), f"{module} pulls in " \
         f"{_roots(mods, TORCH + PRESENTATION)}"
+    # nor the report's code, nor the child's: those run in other processes
+    assert not _ours(mods, "bench.report"), f"{module} pulls in {_ours(mods, 'bench.report')}"
+    assert not _ours(mods, "bench.run.child"), \
+        f"{module} pulls in {_ours(mods, 'bench.run.child')}"
 
 
 def test_the_child_never_imports_presentation() -> None:
@@ -82,9 +87,18 @@ def test_the_child_never_imports_presentation() -> None:
     mods = imported_by([*PRELOAD, *CHILD])
     assert "torch" in mods
     assert not _roots(mods, PRESENTATION), _roots(mods, PRESENTATION)
+    assert not _ours(mods, "bench.report"), _ours(mods, "bench.report")
 
 
-@pytest.mark.parametrize("module", ["bench.schema", "bench.cli", "bench.__main__", "bench.advise"])
+#: The shared modules: every module directly in bench/ (a new one is shared from the start).
+SHARED = sorted({"bench", *(f"bench.{p.stem}" for p in BENCH.glob("*.py") if p.stem != "__init__")})
+
+
+def _ours(mods: set[str], package: str) -> set[str]:
+    return {m for m in mods if m == package or m.startswith(package + ".")}
+
+
+@pytest.mark.parametrize("module", SHARED)
 def test_shared_modules_import_neither_side_heavy(module: str) -> None:
     mods = imported_by([module])
     assert not _roots(mods, TORCH + PRESENTATION), _roots(mods, TORCH + PRESENTATION)
@@ -95,7 +109,7 @@ def test_the_report_never_imports_torch_or_the_measuring_side() -> None:
     mods = imported_by(REPORT)
     assert "pandas" in mods
     assert not _roots(mods, TORCH), _roots(mods, TORCH)
-    assert not {m for m in mods if m == "bench.run" or m.startswith("bench.run.")}
+    assert not _ours(mods, "bench.run")
 
 
 def test_run_never_imports_pandas_through_the_cli() -> None:

@@ -33,17 +33,22 @@ DELTA = 0.03
 #: Every verdict a comparison can have.
 VERDICTS = ("faster", "slower", "no clear difference", "insufficient")
 
+
+def _variants(axis: str, baseline: str) -> tuple[str, ...]:
+    """Every other value the schema allows on ``axis``, in its order: a value added there is
+    compared too. ``n/a`` (a CPU cell's cuDNN switch) is no setting to compare."""
+    return tuple(v for v in schema.AXIS_CHOICES[axis] if v not in (baseline, "n/a"))
+
+
 #: compare() axes: baseline value → variant values, and what is compared.
 AXES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "cudnn_benchmark": ("off", ("on",)),
-    "cudnn_deterministic": ("off", ("on",)),
-    "precision": ("fp32", ("fp32-strict", "amp-bf16", "amp-fp16")),
-    "memory_format": ("nchw", ("channels_last",)),
-    "device": ("cpu", ("cuda", "mps")),
-    "shapes": ("static", ("dynamic", "ragged")),
-    "cpu_threads": ("all", ("1",)),  # every core the process may use, against one thread
-    "compile": ("off", tuple(m for m in schema.COMPILE_MODES if m != "off")),  # eager first
+    axis: (base, _variants(axis, base)) for axis, base in (
+        ("cudnn_benchmark", "off"), ("cudnn_deterministic", "off"), ("precision", "fp32"),
+        ("memory_format", "nchw"), ("device", "cpu"), ("shapes", "static"))
 }
+AXES["cpu_threads"] = ("all", ("1",))  # every core the process may use, against one thread
+AXES["compile"] = ("off", _variants("compile", "off"))  # eager first
+
 #: Axis columns left out of the pairing key, per axis (beyond the axis itself). A benchmark-off
 #: cell has no meaningful benchmark_limit; a CPU cell has no cuDNN switches, a GPU cell no threads.
 _KEY_EXCLUDE: dict[str, tuple[str, ...]] = {
