@@ -11,7 +11,7 @@ subprocess); without them /proc and ``nvidia-smi`` are read.
 The fingerprint id (``bench.run.fingerprint``, which the runner recomputes too) hashes only
 stable facts, so two runs on the same machine and stack share an id and can be resumed or
 compared, while a driver, torch or cuDNN upgrade, or a change to what a measured step does
-(``bench.run.child.workloads.WORKLOAD_VERSION``), gets a new id and is never pooled.
+(``bench.schema.WORKLOAD_VERSION``), gets a new id and is never pooled.
 """
 
 from __future__ import annotations
