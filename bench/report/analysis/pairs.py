@@ -34,7 +34,7 @@ DELTA = 0.03
 VERDICTS = ("faster", "slower", "no clear difference", "insufficient")
 
 
-def _variants(axis: str, baseline: str) -> tuple[str, ...]:
+def _other_values(axis: str, baseline: str) -> tuple[str, ...]:
     """Every other value the schema allows on ``axis``, in its order: a value added there is
     compared too. ``n/a`` (a CPU cell's cuDNN switch) is no setting to compare."""
     return tuple(v for v in schema.AXIS_CHOICES[axis] if v not in (baseline, "n/a"))
@@ -42,12 +42,12 @@ def _variants(axis: str, baseline: str) -> tuple[str, ...]:
 
 #: compare() axes: baseline value → variant values, and what is compared.
 AXES: dict[str, tuple[str, tuple[str, ...]]] = {
-    axis: (base, _variants(axis, base)) for axis, base in (
+    axis: (base, _other_values(axis, base)) for axis, base in (
         ("cudnn_benchmark", "off"), ("cudnn_deterministic", "off"), ("precision", "fp32"),
         ("memory_format", "nchw"), ("device", "cpu"), ("shapes", "static"))
 }
 AXES["cpu_threads"] = ("all", ("1",))  # every core the process may use, against one thread
-AXES["compile"] = ("off", _variants("compile", "off"))  # eager first
+AXES["compile"] = ("off", _other_values("compile", "off"))  # eager first
 
 #: Axis columns left out of the pairing key, per axis (beyond the axis itself). A benchmark-off
 #: cell has no meaningful benchmark_limit; a CPU cell has no cuDNN switches, a GPU cell no threads.
