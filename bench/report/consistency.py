@@ -15,6 +15,10 @@ is not its rows' own names hardware they were not measured on. So, per folder:
   is not its row's;
 - an ok model or ceiling row has a block.
 
+Across folders: a replicate (its run id, fingerprint, cell and replicate) is measured in one
+folder, so the same one in a second folder is a copy of a run (``copies``), never an attempt
+that replaces the first (a resume's re-run, which only happens in its own folder).
+
 Strict loading raises the first problem as ``file:line: problem``; ``skip_bad`` lists each and
 leaves it out (a block is listed once, at its first line). Vectorised: a block is found by
 comparing each sample with the one before it, and blocks, not samples, are matched to rows.
@@ -29,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.report.errors import Problems, drop_bad, report, short
+from bench.report.errors import LoadError, Problems, drop_bad, report, short
 
 #: The samples of a row: its cell, replicate and attempt.
 KEY = ("cell_id", "replicate", "attempt_id")
@@ -165,3 +169,36 @@ def match_samples(
     out = samples.loc[keep]
     out = out.assign(row=position[row_of[keep]])
     return kept.reset_index(drop=True), out.reset_index(drop=True)
+
+
+def copies(results: pd.DataFrame, latest: np.ndarray, key: list[str], root: Path,
+           skip_bad: bool, skipped: list[str]) -> np.ndarray:
+    """Per row of ``results`` (every folder's, in path order; ``latest``: the rows no later
+    attempt in their own folder replaced): whether its replicate (``key``) is already in an
+    earlier run folder.
+
+    A replicate is measured in one folder (a resume re-runs it in its own, and a shard's
+    folder holds its own cells), so the same key in a second folder is a copy of a run, not
+    an attempt that replaces one: strict loading raises it at its line, ``skip_bad`` lists it
+    and keeps the first folder's row (the folders are read in path order)."""
+    out = np.zeros(len(results), dtype=bool)
+    if not len(results):
+        return out
+    current = results.loc[latest]
+    again = current.duplicated(key, keep="first")
+    if not again.any():
+        return out
+    firsts = current.loc[~again & current.duplicated(key, keep=False)]
+    first_at = {tuple(k): f"{root / src}:{line}" for k, src, line in zip(
+        firsts[key].itertuples(index=False, name=None), firsts["source"], firsts["line"])}
+    for r in current.loc[again].itertuples(index=False):
+        at = first_at[tuple(getattr(r, c) for c in key)]
+        problem = (f"replicate {r.replicate} of {r.kind} cell {r.cell_id} (run {r.run_id}, "
+                   f"fingerprint {r.fingerprint_id}) is also in {at}; a replicate "
+                   "belongs to one run folder (a resume re-runs it in its own): remove the "
+                   "copied folder or give it its own run")
+        if not skip_bad:
+            raise LoadError(root / r.source, int(r.line), problem)
+        skipped.append(f"{root / r.source}:{r.line}: {problem}")
+    out[np.flatnonzero(latest)[again.to_numpy()]] = True
+    return out

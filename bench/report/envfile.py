@@ -5,6 +5,14 @@ hand edit or another tool's file can hold ``"gpus": 5`` or ``"cpu": "x"``. The a
 reads nested fields from it (the GPU's name, the CPU's cores, the torch version), and a
 wrong type there surfaced as a ``TypeError`` deep in a page; here it is one line naming the
 file, the line of the key and what was expected.
+
+Why recompute the fingerprint: the id names the environment the rows were measured on, and
+env.json's facts are what the machine page shows. A hand-edited torch version would be shown
+as measured while the id still pools the rows with the real ones. ``--resume`` refuses such a
+file, and so does the report: the id is recomputed from the file's own facts by the
+definition it was written under (``bench.fingerprint``). A file that does not say which (no
+``bench.workload_version``: written before the workload version joined the fingerprint, or a
+synthetic test file hashing other facts) is not recomputed.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from bench import fingerprint as fingerprints
 from bench import schema
 from bench.report.errors import LoadError
 
@@ -111,4 +120,15 @@ def read_env(path: Path) -> dict[str, Any]:
     problem = _type_problem(env, text)
     if problem is not None:
         raise LoadError(path, *problem)
+    definition = fingerprints.definition_of(env)
+    if definition is not None:
+        own = fingerprints.fingerprint_id(env, definition)
+        if own != fingerprint:
+            raise LoadError(
+                path,
+                _line_of(text, "fingerprint_id"),
+                f"fingerprint_id {fingerprint!r} is not the {own!r} its own facts give "
+                f"(fingerprint definition {definition}): edited by hand, or facts copied from "
+                "another run? env.json must be the one its run wrote",
+            )
     return env

@@ -25,8 +25,10 @@ What comes out (``Dataset``):
   POSIX) and ``line`` (1-based line where the record starts). Numeric columns are float64 (NaN
   when empty), ``INTEGER_COLUMNS`` nullable ``Int64``, the columns whose only values are
   ``true`` and ``false`` (``repro_bitwise_equal``) nullable ``boolean``, everything else a
-  string with ``""`` for empty. Deduplicated on (run_id, fingerprint_id, kind, cell_id,
-  replicate), the last row in file order winning (a resume appends).
+  string with ``""`` for empty. Deduplicated within each run folder on (run_id,
+  fingerprint_id, kind, cell_id, replicate), the last row in file order winning (a resume
+  appends); the same key in two folders is a copy, a ``file:line`` problem (listed, and the
+  later folder's row left out, with ``skip_bad``).
 - ``samples``: ``SAMPLE_COLUMNS`` plus ``source`` and ``line``; numbers (``seconds``) float64,
   the integer columns ``Int64``, ids as strings. Only the samples of the rows kept: one block
   per replicate (version 1 files keep no attempt ids: of a replicate written twice, the last
@@ -50,7 +52,7 @@ import pandas as pd
 
 from bench import schema
 from bench.report import parallel
-from bench.report.consistency import Folder, agree_with_env, match_samples
+from bench.report.consistency import Folder, agree_with_env, copies, match_samples
 from bench.report.envfile import read_env
 from bench.report.errors import LoadError, Problems, drop_bad, report, short
 
@@ -65,8 +67,9 @@ _SAMPLE_CHOICES = {c.name: c.choices for c in schema.SAMPLE_SPEC if c.choices}
 _BOOLEANS = tuple(
     c.name for c in schema.RESULT_SPEC if c.choices and set(c.choices) == {"true", "false"}
 )
-#: A replicate: a resume appends its re-run, and the last row of it wins. The fingerprint is
-#: part of it, so that rows of two environments never replace each other.
+#: A replicate: a resume appends its re-run to its folder, and the last row of it there wins
+#: (in two folders it is a copy: ``consistency.copies``). The fingerprint is part of it, so
+#: that rows of two environments never replace each other.
 _DEDUPE_KEY = ["run_id", "fingerprint_id", "kind", "cell_id", "replicate"]
 
 
@@ -93,8 +96,9 @@ class Dataset:
     envs: dict[str, dict[str, Any]]
     runs: list[RunFiles]
     skipped: list[str] = field(default_factory=list)
-    #: results.csv (as ``source``) → its rows a later attempt of the same replicate replaced
-    #: (a resume ran it again); they stay in the file, and the last attempt is the one counted.
+    #: results.csv (as ``source``) → its rows a later attempt of the same replicate in the same
+    #: file replaced (a resume ran it again); they stay in the file, and the last attempt is
+    #: the one counted.
     replaced: dict[str, int] = field(default_factory=dict)
 
 
@@ -131,12 +135,16 @@ def load_reports(root: Path, *, skip_bad: bool = False) -> Dataset:
             envs[run.files.fingerprint_id] = run.env
         runs.append(run.files)
     all_results = _concat(results, _empty_results())
-    kept = ~all_results.duplicated(_DEDUPE_KEY, keep="last").to_numpy()
+    # a resume appends to its own folder: only there does a later row replace an earlier one
+    latest = ~all_results.duplicated([*_DEDUPE_KEY, "source"], keep="last").to_numpy()
+    copied = copies(all_results, latest, _DEDUPE_KEY, root, skip_bad, skipped)
+    kept = latest & ~copied
     all_samples = _concat(samples, _empty_samples().assign(row=pd.Series(dtype="int64")))
     replaced: dict[str, int] = {}
-    if not kept.all():  # a resume's re-run replaced a row: its samples go with it
+    if not latest.all():
         replaced = {str(k): int(v) for k, v in
-                    all_results.loc[~kept, "source"].value_counts().items()}
+                    all_results.loc[~latest, "source"].value_counts().items()}
+    if not kept.all():  # a row replaced or left out: its samples go with it
         all_samples = all_samples.loc[kept[all_samples["row"].to_numpy()]]
         all_results = all_results.loc[kept]
     all_results = all_results.reset_index(drop=True)

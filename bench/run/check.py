@@ -17,7 +17,13 @@ DIR`` prints them and exits non-zero if any check failed. Checks:
 - the steady state is steady: with static shapes, the median of the later half of the timed
   iterations is within ``DRIFT`` times that of the earlier half. A drift means something
   changed under the measurement (the workload's numerics, thermal throttling, another
-  process), so the median describes no single regime.
+  process), so the median describes no single regime;
+- the folder is one the report will load, by the same rules as its loader
+  (``bench.report.consistency``, re-stated here in the standard library, since this side
+  never imports pandas or the report): no zero-byte results.csv or samples.csv (a run killed
+  as it created it); every sample's replicate and attempt has a row, and an ok one (samples
+  that no row commits were left by a kill between the samples and the row); every ok model
+  or ceiling row has its samples.
 """
 
 from __future__ import annotations
@@ -163,6 +169,43 @@ def check_empties(rows: list[Row]) -> Iterator[Finding]:
             yield Finding("ok rows", _where(r), "status ok without a steady median")
 
 
+def check_files(run_dir: Path) -> Iterator[Finding]:
+    for name in (RESULTS_FILE, SAMPLES_FILE):
+        path = run_dir / name
+        if path.is_file() and path.stat().st_size == 0:
+            yield Finding("files", f"{path}:1", "empty file: no header line (the report "
+                                                "refuses it; a run killed as it created it?)")
+
+
+def check_rows_and_samples(rows: list[Row], samples: list[Row]) -> Iterator[Finding]:
+    """Samples without a row (or whose row is not ok), and ok timed rows without samples.
+
+    As the loader matches them: a replicate's samples are its attempt's (cell, replicate,
+    attempt id), the last model or ceiling row of that key is theirs (rows written before
+    attempt ids were kept share a key, and a resume appends)."""
+    owner = {_key(r): r for r in rows if r["kind"] in ("model", "ceiling")}
+    found: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
+    for s in samples:
+        found[_key(s)].append(s)
+    for key, block in found.items():
+        row = owner.get(key)
+        first = block[0]
+        where = f"{first['_source']}:{first['_line']} cell {key[0]} #r{key[1]}"
+        if row is None:
+            yield Finding("samples without a row", where,
+                          f"{len(block)} sample(s) of attempt {key[2] or '(none)'} have no row "
+                          f"in {RESULTS_FILE} (left by a kill between the samples and the row; "
+                          "the report refuses them)")
+        elif row["status"] != "ok":
+            yield Finding("samples without a row", where,
+                          f"{len(block)} sample(s) belong to a row that is not ok "
+                          f"({row['_source']}:{row['_line']}, status {row['status']})")
+    for r in _ok(rows):
+        if _key(r) not in found:
+            yield Finding("rows without samples", _where(r),
+                          f"status ok but {SAMPLES_FILE} has no samples for it")
+
+
 def _read(path: Path) -> list[Row]:
     with open(path, newline="", encoding="utf-8") as f:
         rows = []
@@ -175,20 +218,22 @@ def _read(path: Path) -> list[Row]:
 def check_run(run_dir: Path) -> tuple[int, list[Finding]]:
     """All checks on one run directory: (rows checked, findings)."""
     rows = _read(run_dir / RESULTS_FILE)
+    every = _read(run_dir / SAMPLES_FILE) if (run_dir / SAMPLES_FILE).exists() else []
     samples: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     shapes: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-    if (run_dir / SAMPLES_FILE).exists():
-        for s in _read(run_dir / SAMPLES_FILE):
-            if s["phase"] == "steady":
-                samples[_key(s)].append(float(s["seconds"]))
-                shapes[_key(s)].append(int(s["batch_size"]))
+    for s in every:
+        if s["phase"] == "steady":
+            samples[_key(s)].append(float(s["seconds"]))
+            shapes[_key(s)].append(int(s["batch_size"]))
     # only ok replicates write samples, a resume never re-runs an ok one, and each attempt
     # has its own id, so each key has the samples of exactly one row
     findings = [*check_order(rows, samples), *check_cold(rows), *check_throughput(rows, shapes),
                 *check_ceiling(rows), *check_flags(rows), *check_drift(rows, samples),
-                *check_cache(rows), *check_empties(rows)]
+                *check_cache(rows), *check_empties(rows), *check_files(run_dir),
+                *check_rows_and_samples(rows, every)]
     return len(rows), findings
 
 
 CHECKS = ("p10<=median<=p90", "samples", "cold pass", "samples/s", "TFLOP/s < ceiling",
-          "effective flags", "steady drift", "kernel cache", "failed rows", "ok rows")
+          "effective flags", "steady drift", "kernel cache", "failed rows", "ok rows", "files",
+          "samples without a row", "rows without samples")

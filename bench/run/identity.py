@@ -25,7 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench.run.fingerprint import differences, fingerprint_id
+from bench.fingerprint import differences, fingerprint_id
 from bench.run.matrix import Profile
 from bench.schema import SchemaError
 

@@ -326,7 +326,10 @@ _CEILING_PRECISION = {"matmul-bf16": "amp-bf16", "matmul-tf32": "fp32",
                       "matmul-fp32": "fp32-strict", "copy": "fp32"}
 
 
-def _expand(where: str, spec: Mapping[str, Any], defaults: Mapping[str, Any]) -> list[Cell]:
+def _expand(where: str, spec: Mapping[str, Any], defaults: Mapping[str, Any],
+            defaults_where: str = "") -> list[Cell]:
+    """The study's cells; a bad axis value is blamed on the table it was written in: the
+    study's, or ``defaults_where`` (``[defaults]``) for one the study inherits."""
     kind = spec.get("kind", "model")
     if kind not in ("model", "ceiling"):
         raise ProfileError(f"{where}: unknown kind {kind!r}; valid choices: model, ceiling")
@@ -334,17 +337,19 @@ def _expand(where: str, spec: Mapping[str, Any], defaults: Mapping[str, Any]) ->
     for key, value in _inputs_over(defaults, spec).items():
         if key in _STUDY_META or key in _SETTINGS:
             continue
+        origin = where if key in spec or not defaults_where else defaults_where
         values = value if isinstance(value, list) else [value]
         if not values:
-            raise ProfileError(f"{where}: axis {key} has an empty list")
+            raise ProfileError(f"{origin}: axis {key} has an empty list")
         if kind == "ceiling" and key == "model":
             for v in values:
                 if v not in CEILING_OPS:
-                    raise ProfileError(f"{where}: unknown ceiling op {v!r}; valid choices: "
-                                       f"{', '.join(CEILING_OPS)}")
+                    inherited = f" (from {defaults_where})" if origin != where else ""
+                    raise ProfileError(f"{where}: unknown ceiling op {v!r}{inherited}; valid "
+                                       f"choices: {', '.join(CEILING_OPS)}")
             axes[key] = values
         else:
-            axes[key] = [_check_value(where, key, v) for v in values]
+            axes[key] = [_check_value(origin, key, v) for v in values]
     variants = spec.get("variants", [{}])
     if not isinstance(variants, list) or not all(isinstance(v, dict) for v in variants):
         raise ProfileError(f"{where}: variants must be a list of inline tables")
@@ -391,7 +396,7 @@ def parse_profile(data: Mapping[str, Any], name: str, source: str = "") -> Profi
                 raise ProfileError(f"{where}: unknown key {key!r}; valid keys: "
                                    f"{', '.join([*sorted(_STUDY_META), *_AXES, *_SETTINGS])}")
         settings = _settings(where, {k: v for k, v in spec.items() if k in _SETTINGS}, base)
-        cells = _expand(where, spec, axis_defaults)
+        cells = _expand(where, spec, axis_defaults, f"{name} [defaults]")
         studies.append(Study(sname, str(spec.get("description", "")), tuple(cells), settings))
     return Profile(name, str(meta.get("description", "")), tuple(studies), source, meta)
 

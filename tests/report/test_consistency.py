@@ -191,3 +191,77 @@ def test_a_wrongly_typed_fact_inside_env_json(write_tree: Any, part: str, key: s
     line = next(i for i, text in enumerate(env_path.read_text().splitlines(), 1)
                 if text.strip().startswith(f'"{key}"'))
     _refused(root, env_path, line, words)
+
+
+def _copy_of(env: dict[str, Any], **over: Any) -> dict[str, Any]:
+    """The same run's env.json, copied to another folder (another machine name, or not)."""
+    return {**env, **over}
+
+
+@pytest.mark.parametrize("machine", ["box-b", "box"])
+def test_a_copied_run_folder_is_refused_not_taken_for_a_resume(write_tree: Any,
+                                                              machine: str) -> None:
+    """The same replicate (run id, fingerprint, cell, replicate) in two folders: a copy of a
+    run (under another machine's name, or beside the original), never attempts that replace
+    each other. Strict: its line; skip_bad: listed, the first folder in path order kept."""
+    a = env_for("box", "run-1")
+    b = _copy_of(a, machine=machine)
+    rows_a = [result_row(a, axes(), i, attempt_id=f"a{i}") for i in range(2)]
+    rows_b = [result_row(b, axes(), i, attempt_id=f"a{i}") for i in range(2)]
+    root = write_tree([(a, rows_a, [])])
+    if machine == "box":  # beside the original, in a folder of another name
+        synth.write_run(root / "box" / "run-1-copy", rows_b, synth.samples_for(rows_b), b)
+        copy = root / "box" / "run-1-copy" / "results.csv"
+    else:
+        synth.write_run(root / "box-b" / "run-1", rows_b, synth.samples_for(rows_b), b)
+        copy = root / "box-b" / "run-1" / "results.csv"
+    first = min(copy, root / "box" / "run-1" / "results.csv")
+    later = max(copy, root / "box" / "run-1" / "results.csv")
+    words = f"is also in {first}:2; a replicate belongs to one run folder"
+    _refused(root, later, 2, words)
+    ds = _skipped(root, later, 3, f"is also in {first}:3")
+    assert ds.replaced == {}, "a copy is not an attempt a resume replaced"
+    assert set(ds.results["source"]) == {first.relative_to(root).as_posix()}
+    assert len(ds.results) == 2 and len(ds.samples) == 2 * 3
+
+
+def test_a_resume_still_replaces_within_its_own_folder(write_tree: Any) -> None:
+    env = env_for("box", "run-1")
+    rows = [result_row(env, axes(), 0, status="interrupted", seconds=None, attempt_id="a0"),
+            result_row(env, axes(), 0, attempt_id="b0")]
+    ds = load_reports(write_tree([(env, rows, [])]))
+    assert ds.replaced == {"box/run-1/results.csv": 1} and ds.skipped == []
+    assert ds.results["attempt_id"].tolist() == ["b0"]
+
+
+def _runner_env(machine: str, run_id: str) -> dict[str, Any]:
+    """An env.json as the runner writes it: with ``bench.workload_version`` and the id its
+    facts give (the builders' synthetic ones hash other facts, and carry no ``bench``)."""
+    from bench.fingerprint import fingerprint_id
+
+    env = {**env_for(machine, run_id), "bench": {"version": "0.1.0", "workload_version": 3}}
+    env["fingerprint_id"] = fingerprint_id(env)
+    return env
+
+
+def test_an_env_json_edited_by_hand_is_refused(write_tree: Any) -> None:
+    """A torch version edited in env.json, its id left: ``--resume`` refuses it, and so does
+    the report, naming both ids, instead of showing torch 2.13.0 as measured."""
+    env = _runner_env("box", "run-1")
+    rows = [result_row(env, axes(), i, attempt_id=f"a{i}") for i in range(2)]
+    root = write_tree([(env, rows, [])])
+    assert len(load_reports(root).results) == 2, "the runner's own file loads"
+    env_path = root / "box" / "run-1" / "env.json"
+    edited = json.loads(env_path.read_text())
+    edited["torch"]["version"] = "2.13.0"
+    env_path.write_text(json.dumps(edited, indent=2, sort_keys=True))
+    from bench.fingerprint import fingerprint_id
+
+    own = fingerprint_id(edited)
+    line = next(i for i, text in enumerate(env_path.read_text().splitlines(), 1)
+                if text.strip().startswith('"fingerprint_id"'))
+    words = (f"fingerprint_id '{env['fingerprint_id']}' is not the '{own}' its own facts give "
+             "(fingerprint definition 2)")
+    _refused(root, env_path, line, words)
+    ds = _skipped(root, env_path, line, "results kept without an environment")
+    assert ds.envs == {}, "torch 2.13.0 is never shown"

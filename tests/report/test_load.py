@@ -319,3 +319,25 @@ def test_of_two_bad_runs_the_first_in_path_order_is_named(write_tree, monkeypatc
     _set_field(first, 3, "status", "bogus")
     _set_field(second, 2, "status", "bogus")
     _refused(root, first, 3, "unknown status")
+
+
+COMMITTED = sorted((Path(__file__).resolve().parents[2] / "reports").rglob("env.json"))
+
+
+@pytest.mark.parametrize("env_path", COMMITTED, ids=lambda p: p.parent.name)
+def test_every_committed_env_json_gives_its_id_by_the_definition_it_was_written_under(
+        env_path: Path) -> None:
+    """Runs made before the workload version joined the fingerprint have no ``bench`` object
+    and were hashed without ``bench.workload_version`` (definition 1): the current
+    definition hashes it as null and gives another id, so the loader recomputes only files
+    that record it (definition 2), and every committed run still loads."""
+    from bench.fingerprint import DEFINITION, definition_of, fingerprint_id
+    from bench.report.envfile import read_env
+
+    env = json.loads(env_path.read_text(encoding="utf-8"))
+    if definition_of(env) == DEFINITION:
+        assert fingerprint_id(env) == env["fingerprint_id"]
+    else:
+        assert "bench" not in env
+        assert fingerprint_id(env, 1) == env["fingerprint_id"] != fingerprint_id(env)
+    read_env(env_path)

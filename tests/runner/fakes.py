@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.run.fingerprint import fingerprint_id
+from bench.fingerprint import fingerprint_id
 from bench.run.launch import Exit, LaunchError
 from bench.run.protocol import Flags, Metrics, Record, Sample, Task, Timeline
 

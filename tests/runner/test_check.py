@@ -87,3 +87,61 @@ def test_a_drifting_steady_state_is_found(tmp_path: Path) -> None:
     assert _run(tmp_path, [row], samples=xs) == {"steady drift"}
     (tmp_path / "cycled").mkdir()  # cycled shapes differ per iteration on purpose
     assert _run(tmp_path / "cycled", [{**row, "shapes": "dynamic"}], samples=xs) == set()
+
+
+def _write(run: Path, rows: list[dict[str, Any]], samples: list[dict[str, Any]]) -> set[str]:
+    run.mkdir(exist_ok=True)
+    CsvAppender(run / "results.csv", RESULT_COLUMNS).append(rows)
+    CsvAppender(run / "samples.csv", SAMPLE_COLUMNS).append(samples)
+    _, findings = checks.check_run(run)
+    return {f.check for f in findings}
+
+
+def _samples(attempt: str = "", n: int = 3) -> list[dict[str, Any]]:
+    return [{"cell_id": "c1", "replicate": 0, "attempt_id": attempt, "phase": "steady",
+             "iter": i, "batch_size": 8, "resolution": 224, "seconds": 0.1} for i in range(n)]
+
+
+@pytest.mark.parametrize("name", ["results.csv", "samples.csv"])
+def test_a_zero_byte_file_fails_as_the_report_refuses_it(tmp_path: Path, name: str) -> None:
+    _write(tmp_path, [_row()], _samples())
+    (tmp_path / name).write_bytes(b"")
+    n, findings = checks.check_run(tmp_path)
+    files = [f for f in findings if f.check == "files"]
+    assert [f.where for f in files] == [f"{tmp_path / name}:1"], findings
+    assert "empty file" in files[0].problem
+    if name == "results.csv":
+        assert n == 0
+
+
+def test_a_stale_samples_block_without_its_row_fails(tmp_path: Path) -> None:
+    """A kill between a replicate's samples and its row: a folder holding only the block."""
+    assert _write(tmp_path, [], _samples("a0")) == {"samples without a row"}
+    (tmp_path / "resumed").mkdir()  # the resume re-ran it as another attempt: still stale
+    found = _write(tmp_path / "resumed", [_row(attempt_id="b0")], _samples("a0") + _samples("b0"))
+    assert found == {"samples without a row"}
+
+
+def test_samples_of_a_row_that_is_not_ok_fail(tmp_path: Path) -> None:
+    crash = _row(status="crash", attempt_id="a0", **dict.fromkeys(
+        ("steady_p10_s", "steady_median_s", "steady_p90_s", "steady_mean_s", "steady_iters",
+         "samples_per_s", "cold_first_iter_s", "cold_pass_s", "flops_per_sample"), ""))
+    assert _write(tmp_path, [crash], _samples("a0")) == {"samples without a row"}
+
+
+def test_an_ok_row_without_samples_fails(tmp_path: Path) -> None:
+    assert _write(tmp_path, [_row(attempt_id="a0")], []) == {"rows without samples"}
+    (tmp_path / "none").mkdir()
+    CsvAppender(tmp_path / "none" / "results.csv", RESULT_COLUMNS).append([_row()])
+    _, findings = checks.check_run(tmp_path / "none")  # and no samples.csv at all
+    assert {f.check for f in findings} == {"rows without samples"}
+
+
+def test_the_folder_checks_print_and_fail_on_the_command_line(tmp_path: Path) -> None:
+    from .conftest import run_cli
+
+    _write(tmp_path, [], _samples("a0"))
+    proc = run_cli("check", str(tmp_path))
+    assert proc.returncode == 1, proc.stdout
+    assert "FAIL samples without a row (1 findings)" in proc.stdout
+    assert "3 sample(s) of attempt a0 have no row in results.csv" in proc.stdout

@@ -284,3 +284,18 @@ def test_numbers_out_of_range_are_refused_at_dry_run_with_the_valid_range(
     assert proc.returncode == 2
     (only,) = proc.stderr.strip().splitlines()
     assert only.startswith("error: p [") and only.endswith(f"]: {needle}"), only
+
+
+@pytest.mark.parametrize(("body", "blamed"), [
+    ("[defaults]\nbatch_size = 1e9\n[studies.modes]\nmodel = 'resnet18'\n", "p [defaults]"),
+    ("[defaults]\nbatch_size = []\n[studies.modes]\nmodel = 'resnet18'\n", "p [defaults]"),
+    ("[defaults]\nbatch_size = 8\n[studies.modes]\nmodel = 'resnet18'\nbatch_size = 1e9\n",
+     "p [studies.modes]"),
+])
+def test_a_bad_axis_value_is_blamed_on_the_table_that_holds_it(
+        tmp_path: Path, body: str, blamed: str) -> None:
+    """A value inherited from [defaults] is the defaults' to fix, not the study's."""
+    (tmp_path / "p.toml").write_text(body)
+    with pytest.raises(ProfileError) as info:
+        load_profile(str(tmp_path / "p.toml"))
+    assert str(info.value).startswith(f"{blamed}: "), info.value

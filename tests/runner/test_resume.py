@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.fingerprint import fingerprint_id
 from bench.report.load import load_reports
-from bench.run.fingerprint import fingerprint_id
 
 from .conftest import one_error_line, read_csv, run_fake_cli
 from .fakes import LIVE_ENV

@@ -8,7 +8,7 @@ py-cpuinfo (the CPU's brand string, kept as ``cpu.brand`` beside the fingerprint
 nvidia-ml-py (``pynvml``: driver, clocks, power limit and throttle reasons without a
 subprocess); without them /proc and ``nvidia-smi`` are read.
 
-The fingerprint id (``bench.run.fingerprint``, which the runner recomputes too) hashes only
+The fingerprint id (``bench.fingerprint``, which the runner and the report recompute) hashes only
 stable facts, so two runs on the same machine and stack share an id and can be resumed or
 compared, while a driver, torch or cuDNN upgrade, or a change to what a measured step does
 (``bench.schema.WORKLOAD_VERSION``), gets a new id and is never pooled.
@@ -25,8 +25,8 @@ import shutil
 import subprocess
 from typing import Any, Callable
 
+from bench.fingerprint import fingerprint_id
 from bench.run.child.flags import available_cores, flag_defaults
-from bench.run.fingerprint import fingerprint_id
 from bench.schema import SCHEMA_VERSION
 
 
