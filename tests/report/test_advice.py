@@ -435,3 +435,49 @@ def test_a_switch_with_no_clear_difference_says_whether_the_interval_is_tight(tm
 
     assert "keep fp32" in said(0.99, 1.01) and "within 1 ± 3%" in said(0.99, 1.01)
     assert "reaches beyond 1 ± 3%" in said(0.71, 1.14)
+
+
+def _repro_rows(checks: dict[str, str | None]) -> list:
+    """deterministic off and on, each with cudnn.benchmark off and on; ``checks`` maps the
+    benchmark setting to the re-run check with deterministic on ("true", "false", or None for
+    none)."""
+    rows = []
+    for bm in ("off", "on"):
+        rows += cell(ENV, axes(cudnn_benchmark=bm), [0.10] * 3)
+        rows += cell(ENV, axes(cudnn_benchmark=bm, cudnn_deterministic="on"), [0.15] * 3)
+        if checks.get(bm) is not None:
+            rows.append(result_row(ENV, axes(cudnn_benchmark=bm, cudnn_deterministic="on"),
+                                   kind="repro", repro_bitwise_equal=checks[bm]))
+    return rows
+
+
+def test_determinism_with_checks_that_disagree_names_where(write_tree):
+    """With it on, the re-run was bitwise equal with benchmark off and not with it on: that is
+    a check that ran and disagreed, not "no check ran"; the advice names where it differed."""
+    from bench.report.pages import Page
+
+    def rec_for(checks):
+        rows = _repro_rows(checks)
+        (rec,) = [r for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
+                  if r.setting == "cudnn.deterministic"]
+        return rec, str(sentences.sentence(sentences.Regime((rec,)), Page("index.md")))
+
+    mixed, text = rec_for({"off": "true", "on": "false"})
+    assert (mixed.action, mixed.rule) == (advice.ENABLE_IF_NEEDED, "det-reproduces-in-some")
+    assert mixed.bitwise_equal_variant is None
+    assert sorted(mixed.variant_checks) == [("resnet50", "off", "fresh", True),
+                                            ("resnet50", "on", "fresh", False)]
+    assert "No two-process re-run check ran" not in text, text
+    assert ("bitwise equal for resnet50 with benchmark off but not for resnet50 with "
+            "benchmark on") in text, text
+    assert "re-runs matched in some" in sentences.decision(sentences.Regime((mixed,)))
+    # every check unequal: it does not reproduce; none at all: unchecked
+    assert rec_for({"off": "false", "on": "false"})[0].rule == "det-does-not-reproduce"
+    none, text = rec_for({})
+    assert none.rule == "det-unchecked" and "No two-process re-run check ran" in text
+    # equal where checked, but one configuration never checked: not called reproducible
+    partial, text = rec_for({"off": "true"})
+    assert (partial.rule, partial.bitwise_equal_variant) == ("det-unchecked", None)
+    assert ("bitwise equal for resnet50 with benchmark off; no two-process re-run check ran "
+            "for resnet50 with benchmark on") in text, text
+    assert rec_for({"off": "true", "on": "true"})[0].rule == "det-costs"

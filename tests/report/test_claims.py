@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bench.report import analysis, claims
-from bench.report.claims import rules
+from bench.report.claims import hardware, rules
 from bench.report.load import load_reports
 
 from .builders import axes, cell, env_for, result_row
@@ -38,11 +38,32 @@ def _benchmark(on_factor: float, spread: tuple[float, float, float] = (1.0, 1.0,
 WIDE = (0.75, 1.0, 1.3)
 
 
-def test_every_claim_has_a_rule_and_a_page_that_exists() -> None:
+def test_every_claim_has_a_page_that_exists() -> None:
     assert len(BY_ID) == 10
-    assert {c.analysis for c in BY_ID.values()} <= set(rules.RULES)
     pages = {"cudnn-benchmark", "dynamic-shapes", "determinism", "cpu-vs-gpu"}
     assert all(set(c.pages) <= pages and c.pages for c in BY_ID.values())
+    # the questions say what their rules match: the upgrade rule matches the batch size too,
+    # and the shapes rule counts a smaller last batch as a change of shape
+    assert BY_ID["upgrade-beats-settings"].question.endswith("for that model, mode and batch "
+                                                            "size?")
+    assert "a smaller last batch" in BY_ID["benchmark-dynamic"].question
+
+
+def test_a_claims_file_whose_rule_is_missing_is_refused_in_one_line(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """The shipped claims file against a rule table that lacks one of its rules, and an entry
+    that names no rule: each stops the load with one line naming the entry and the problem."""
+    monkeypatch.delitem(rules.RULES, "memory_limit")
+    with pytest.raises(claims.ClaimsError) as found:
+        claims.load_claims()
+    message = str(found.value)
+    assert "\n" not in message
+    assert message.startswith(f"{claims.CLAIMS_FILE}: claim 7: unknown analysis 'memory_limit'")
+    bad = tmp_path / "claims.toml"
+    bad.write_text('[[claims]]\nid = "x"\nclaim = "c"\nquestion = "q"\n')
+    with pytest.raises(claims.ClaimsError) as found:
+        claims.load_claims(bad)
+    assert str(found.value) == f"{bad}: claim 1: missing analysis"
 
 
 def test_a_claims_file_with_an_unknown_rule_is_refused_in_one_line(tmp_path: Path) -> None:
@@ -71,6 +92,8 @@ def test_benchmark_with_static_shapes(write_tree: Any) -> None:
     both = _verdict(write_tree, "benchmark-static", mixed)
     assert both.verdict == claims.DEPENDS
     assert {f.model for f in both.findings} == {"resnet50", "vit_b_16"}
+    # the side that contradicts it is named too: a tight "no clear difference"
+    assert "no clear difference in 1 (within 1 ± 3%: vit_b_16 · train 1.00×)" in both.summary
     # "it depends" names where: the regimes that moved, the largest change first
     slower = _benchmark(1.3, model="vit_b_16")
     three = _verdict(write_tree, "benchmark-static",
@@ -111,6 +134,80 @@ def test_benchmark_with_cycled_shapes(write_tree: Any) -> None:
     # dearer first passes, but an interval over the cycle too wide to say it does not repay
     wide = _verdict(write_tree, "benchmark-dynamic", _dynamic(1.0, WIDE))
     assert wide.verdict == claims.NOT_MEASURED and "too wide to tell" in wide.findings[0].text
+
+
+def _colds(env: dict[str, Any], cell_axes: dict[str, Any], colds: tuple[float, ...],
+           seconds: float = 0.1, **extra: Any) -> list[dict[str, object]]:
+    """One replicate per cold pass, each at the same steady step."""
+    return [result_row(env, cell_axes, i, seconds=seconds, cold_pass_s=c, **extra)
+            for i, c in enumerate(colds)]
+
+
+def test_changing_shapes_name_their_regime_and_every_replicate(write_tree: Any) -> None:
+    """The H200's 8 cycled shapes: replicates with benchmark on paid 50.4, 23.1 and 19.6 s. The
+    per-shape figure is the median replicate's, so the range beside it holds for each; the
+    finding names batch and precision; a smaller last batch (ragged) answers the claim too."""
+    rows = _benchmark(1.0, batch_size=32)
+    rows += _colds(ENV, axes(batch_size=32, shapes="dynamic"), (1.44,) * 3, shape_count=8)
+    rows += _colds(ENV, axes(batch_size=32, shapes="dynamic", cudnn_benchmark="on"),
+                   (50.4, 23.1, 19.6), shape_count=8)
+    rows += _colds(ENV, axes(batch_size=32, shapes="ragged"), (0.7,) * 3, shape_count=2)
+    rows += _colds(ENV, axes(batch_size=32, shapes="ragged", cudnn_benchmark="on"),
+                   (12.6, 6.5, 5.0), shape_count=2)
+    found = _verdict(write_tree, "benchmark-dynamic", rows)
+    texts = {f.label: f.text for f in found.findings}
+    assert set(texts) == {"resnet50 · train · batch 32 · fp32 · dynamic shapes",
+                          "resnet50 · train · batch 32 · fp32 · ragged shapes"}
+    dynamic = texts["resnet50 · train · batch 32 · fp32 · dynamic shapes"]
+    assert dynamic.startswith("resnet50 · train · batch 32 · fp32 · dynamic shapes: ")
+    # (23.1 − 1.44) / 8 = 2.71 in the median replicate; (19.6 − 1.44) / 8 to (50.4 − 1.44) / 8
+    assert ("first pass costs 2.71 s more on average in the median replicate (2.27 s to "
+            "6.12 s over its replicates") in dynamic, dynamic
+    assert "of 2 configurations with changing shapes" in found.summary
+    assert found.verdict == claims.SUPPORTED and len(found.evidence) == 4
+
+
+def _render(write_tree: Any, tmp_path: Path, rows: list[dict[str, object]],
+            *pages: str) -> list[str]:
+    """``rows`` rendered into a site: the text of each generated page named."""
+    from bench.report.site import render_site
+
+    root = write_tree([(ENV, rows, [])])
+    generated = tmp_path / "docs" / "generated"
+    render_site(load_reports(root), root, generated)
+    return [(generated / f"{page}.md").read_text(encoding="utf-8") for page in pages]
+
+
+def test_the_shapes_table_shows_each_cold_pass_range_and_its_cache(write_tree: Any,
+                                                                   tmp_path: Path) -> None:
+    rows = _benchmark(1.0, batch_size=32)
+    rows += _colds(ENV, axes(batch_size=32, shapes="dynamic"), (1.44,) * 3, shape_count=8)
+    rows += _colds(ENV, axes(batch_size=32, shapes="dynamic", cudnn_benchmark="on"),
+                   (50.4, 23.1, 19.6), shape_count=8)
+    (page,) = _render(write_tree, tmp_path, rows, "dynamic-shapes")
+    header = next(line for line in page.splitlines() if line.startswith("| Configuration"))
+    assert "| Kernel cache | Cold pass, all shapes (range) |" in header
+    on = next(line for line in page.splitlines() if "benchmark on | dynamic" in line)
+    assert "| fresh | 23.1 s (19.6 s–50.4 s) |" in on, on
+
+
+def test_the_cudnn_box_and_home_count_what_the_claims_page_counts(write_tree: Any,
+                                                                  tmp_path: Path) -> None:
+    """Two static pairs the Claims page counts, plus one with deterministic on and one with a
+    warm cache that it leaves out: the summary box and the home headline count the two, and
+    say what they count."""
+    rows = _benchmark(0.6) + _benchmark(1.0, model="vit_b_16")
+    rows += _benchmark(0.6, cudnn_deterministic="on") + _benchmark(0.6, kernel_cache="warm")
+    cudnn, home = _render(write_tree, tmp_path, rows, "cudnn-benchmark", "snippets/home")
+    found = _verdict(write_tree, "benchmark-static", rows)
+    assert "of 2 configurations with one input shape" in found.summary
+    assert "Of 2 configuration(s) measured with benchmark off and on" in cudnn
+    assert ("the counts below are of its 2 configuration(s) with cudnn.deterministic off and no "
+            "warm kernel cache (2 of them with one input shape") in cudnn
+    assert "its 2 other configuration(s), with deterministic on or a warm kernel cache" in cudnn
+    assert ("faster in 1 of 2 configurations with cudnn.deterministic off and no warm kernel "
+            "cache") in home, home
+    assert "2 more, with deterministic on or a warm kernel cache, are on the details page" in home
 
 
 def _repro(bm: str, equal: bool) -> dict[str, object]:
@@ -184,13 +281,64 @@ def test_cpu_for_small_batches(write_tree: Any) -> None:
     assert _verdict(write_tree, "cpu-for-small", thin).verdict == claims.NOT_MEASURED
 
 
+def test_it_depends_names_the_regimes_on_each_side(write_tree: Any) -> None:
+    """Every "it depends" summary, not only the static-shapes one, says where the claim held
+    and where it did not, naming at most three per side."""
+    models = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152")
+    rows = cell(ENV, axes(device="cpu", mode="infer", batch_size=1, cpu_threads="",
+                          model="mobilenet_v3_large"), [0.004] * 3)
+    rows += cell(ENV, axes(mode="infer", batch_size=1, model="mobilenet_v3_large"), [0.006] * 3)
+    for model in models:  # the GPU wins at batch 1 for each of these
+        rows += cell(ENV, axes(device="cpu", mode="infer", batch_size=1, cpu_threads="",
+                               model=model), [0.03] * 3)
+        rows += cell(ENV, axes(mode="infer", batch_size=1, model=model), [0.006] * 3)
+    found = _verdict(write_tree, "cpu-for-small", rows)
+    assert found.verdict == claims.DEPENDS
+    assert "the CPU clearly faster in 1 (mobilenet_v3_large · infer at batch 1)" in found.summary
+    assert ("the GPU faster or neither in 5 (resnet101 · infer at batch 1, resnet152 · infer at "
+            "batch 1, resnet18 · infer at batch 1 and 2 more)") in found.summary, found.summary
+    # one verdict alone names nothing: the counts say it all
+    alone = _verdict(write_tree, "cpu-for-small", rows[6:])
+    assert alone.verdict == claims.CONTRADICTED and "(" not in alone.summary
+    # the re-run claim: benchmark made the difference on one model and not on the other
+    two = [_repro("off", True), _repro("on", False),
+           result_row(ENV, axes(cudnn_benchmark="off", model="vit_b_16"), kind="repro",
+                      repro_bitwise_equal="true"),
+           result_row(ENV, axes(cudnn_benchmark="on", model="vit_b_16"), kind="repro",
+                      repro_bitwise_equal="true")]
+    rerun = _verdict(write_tree, "benchmark-nondeterministic", two)
+    assert rerun.verdict == claims.DEPENDS
+    assert rerun.summary.endswith(
+        "unequal with it on but equal with it off in resnet50 · train on box, equal with it on "
+        "in vit_b_16 · train on box"), rerun.summary
+
+
 def test_which_memory_fills_first(write_tree: Any) -> None:
     # the fixture GPU has 139.7 GiB, the host 16 GiB (4 cores × 4 GiB)
     gpu_full = _cpu_gpu([1.0] * 3, [0.01] * 3, rss=1e9, gpu_mem=100e9)
     host_full = _cpu_gpu([1.0] * 3, [0.01] * 3, rss=12e9, gpu_mem=10e9)
     assert _verdict(write_tree, "gpu-memory-limit", gpu_full).verdict == claims.SUPPORTED
     found = _verdict(write_tree, "gpu-memory-limit", host_full)
-    assert found.verdict == claims.CONTRADICTED and "of 16.0 GiB" in found.findings[0].text
+    assert found.verdict == claims.CONTRADICTED and "of the host's 16.0 GiB" in (
+        found.findings[0].text)
+    # what each side measures is said: allocator bytes on the GPU, the process's RSS on the CPU
+    assert "allocator's peak" in found.summary and "peak resident set" in found.summary
+    # 11.6% of the host against 13.3% of the GPU: within the margin, so it cannot tell
+    close = _verdict(write_tree, "gpu-memory-limit",
+                     _cpu_gpu([1.0] * 3, [0.01] * 3, rss=2e9, gpu_mem=20e9))
+    assert close.verdict == claims.NOT_MEASURED
+    assert f"within {hardware.MEMORY_MARGIN:g}× of each other" in close.findings[0].text
+    # the GPU cell kept one ok replicate: the site's replicate minimum leaves the pair out
+    thin = _verdict(write_tree, "gpu-memory-limit",
+                    _cpu_gpu([1.0] * 3, [0.01, None, None], rss=1e9, gpu_mem=100e9))
+    assert thin.verdict == claims.NOT_MEASURED and not thin.findings
+    # an env.json without the host's memory: the summary says which machine lacks what
+    bare = {**ENV, "memory": {}}
+    unrecorded = _verdict(write_tree, "gpu-memory-limit", _cpu_gpu([1.0] * 3, [0.01] * 3),
+                          env=bare)
+    assert unrecorded.verdict == claims.NOT_MEASURED
+    assert unrecorded.summary == ("on box, env.json does not record the host's installed memory "
+                                  "(1 workload measured on both left out)")
 
 
 def test_threads(write_tree: Any) -> None:
@@ -234,7 +382,7 @@ def test_an_upgrade_against_a_setting_change(write_tree: Any) -> None:
     slow = env_for("slow-box", "run-2", gpu=False)
     cpu = {"device": "cpu", "mode": "infer", "batch_size": 8, "cpu_threads": ""}
 
-    def tree(fast_s: float | list[float], setting_batch: int = 8) -> claims.Verdict:
+    def tree(fast_s: float | list[float | None], setting_batch: int = 8) -> claims.Verdict:
         at = {**cpu, "batch_size": setting_batch}
         slow_rows = (cell(slow, axes(**cpu), [0.30] * 3)
                      + (cell(slow, axes(**at), [0.30] * 3) if setting_batch != 8 else [])
@@ -257,6 +405,17 @@ def test_an_upgrade_against_a_setting_change(write_tree: Any) -> None:
     elsewhere = tree(0.03, setting_batch=1)
     assert elsewhere.verdict == claims.NOT_MEASURED
     assert "none was measured there" in elsewhere.findings[0].text
+    # the fast box kept one ok replicate: not dropped, but a finding that cannot tell, with
+    # the rows of both machines
+    thin = tree([0.03, None, None])
+    assert thin.verdict == claims.NOT_MEASURED and len(thin.findings) == 1
+    (finding,) = thin.findings
+    assert finding.stance == claims.CANNOT_TELL and finding.text == (
+        "resnet50 · infer · batch 8: measured on box, slow-box, but with too few ok replicates "
+        "on box to compare")
+    assert {page.split("-")[0] for page, _ in finding.evidence} == {"box", "slow"}
+    assert "a cpu-profile run (its batch-1 settings study) on one machine and a gpu-profile run " \
+        "on another" in thin.missing
 
 
 def test_each_finding_page_shows_its_claims_box_once(write_tree: Any, tmp_path: Path) -> None:

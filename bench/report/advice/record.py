@@ -101,7 +101,10 @@ class Recommendation:
     workspace_bytes: float | None = None
     from_batch: int | None = None  # device: GPU faster from this batch up
     bitwise_equal_default: bool | None = None  # determinism: re-run with the setting off
-    bitwise_equal_variant: bool | None = None  # and on
+    bitwise_equal_variant: bool | None = None  # and on (None: not checked everywhere, or mixed)
+    #: determinism: each configuration's re-run check with the setting on, as (model,
+    #: cudnn_benchmark, kernel_cache, bitwise equal; None where it had no ok check)
+    variant_checks: tuple[tuple[str, str, str, bool | None], ...] = ()
     max_abs_diff_default: float | None = None
     caveats: tuple[str, ...] = ()
     evidence: tuple[tuple[str, str], ...] = ()  # (page, anchor) of every row used

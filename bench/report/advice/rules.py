@@ -8,10 +8,14 @@ Rules (``Recommendation.rule``):
   repay the autotuning), ``bm-slower`` (keep off), ``bm-no-clear-difference`` (leave default),
   ``bm-mixed``. Only pairs with cudnn.deterministic off (the default) are used.
 - ``det-insufficient``, ``det-does-not-reproduce`` (keep off: deterministic on still failed the
-  bitwise re-run), ``det-default-reproduces`` (leave default: off already re-ran bitwise equal),
-  ``det-unchecked`` (enable only if needed: no re-run check ran with it on, so only its cost
-  is known, not whether it makes re-runs equal here), and, where the check with it on re-ran
-  bitwise equal: ``det-costs`` (enable only if needed: it is slower),
+  bitwise re-run in every configuration checked), ``det-default-reproduces`` (leave default: off
+  already re-ran bitwise equal), ``det-reproduces-in-some`` (enable only if needed: with it on,
+  re-runs were bitwise equal in some configurations and not in others, which the record's
+  ``variant_checks`` name, e.g. equal with cudnn.benchmark off and not with it on),
+  ``det-unchecked`` (enable only if needed: no re-run check ran with it on, or it ran in only
+  some of the regime's configurations, so only its cost is known, not whether it makes re-runs
+  equal here), and, where the check with it on re-ran bitwise equal in every configuration:
+  ``det-costs`` (enable only if needed: it is slower),
   ``det-no-measurable-cost`` (enable: the interval rules out a cost above δ),
   ``det-cost-unclear`` (enable only if needed: no clear difference, but the interval allows a
   cost above δ), ``det-mixed``.
@@ -155,45 +159,62 @@ def _cold_cache_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
     return pairs.loc[keep]
 
 
-def _agreement(lo: Any, hi: Any) -> bool | None:
-    """From the min and max of 0/1 check results: all equal → True, none → False, else None."""
-    lo, hi = number(lo), number(hi)
-    if lo is None or hi is None:
+#: A side's re-run checks in a regime where some were bitwise equal and some were not.
+MIXED = "mixed"
+
+
+def _agreement(checks: Sequence[bool | None]) -> bool | str | None:
+    """One side's re-run checks over a regime's pairs (None: that pair had no ok check):
+    all checked and all equal → True; every check unequal → False; some equal and some
+    unequal → ``MIXED``; no check at all, or equal where checked but unchecked elsewhere →
+    None (not known for every configuration)."""
+    known = [c for c in checks if c is not None]
+    if not known:
         return None
-    if lo == 1.0:
-        return True
-    if hi == 0.0:
+    if not any(known):
         return False
-    return None
+    if not all(known):
+        return MIXED
+    return True if len(known) == len(checks) else None
+
+
+def _check_value(value: Any) -> bool | None:
+    return None if value is None or value is pd.NA or (
+        isinstance(value, float) and math.isnan(value)) else bool(value)
 
 
 def determinism_rules(pairs: pd.DataFrame) -> list[Recommendation]:
     if pairs.empty:
         return []
-    checks = {}
-    for side in ("base", "var"):
-        known = pairs[f"{side}_n_checks"] > 0
-        checks[side] = pairs[f"{side}_bitwise_equal"].astype("Float64").astype(float).where(known)
-    work = pairs.assign(
-        _b=checks["base"], _v_eq=checks["var"], _failed=variant_failed(pairs).astype(float)
-    )
+    work = pairs.assign(_failed=variant_failed(pairs).astype(float))
     summary = summarise(
         work,
         REGIME_COLUMNS,
         extra_all={
-            "b_lo": ("_b", "min"),
-            "b_hi": ("_b", "max"),
-            "v_lo": ("_v_eq", "min"),
-            "v_hi": ("_v_eq", "max"),
             "failed": ("_failed", "max"),
             "max_diff": ("base_max_abs_diff", "max"),
         },
         anchors=("base_repro_anchor", "var_repro_anchor"),
     )
+    # per regime (in summary's order), each pair's re-run checks: (model, cudnn.benchmark,
+    # kernel cache, equal or None)
+    side_checks: list[dict[str, list[tuple[str, str, str, bool | None]]]] = []
+    for _, group in pairs.groupby(REGIME_COLUMNS, sort=True, dropna=False):
+        found: dict[str, list[tuple[str, str, str, bool | None]]] = {}
+        for side in ("base", "var"):
+            known = (group[f"{side}_n_checks"] > 0).to_numpy()
+            found[side] = [
+                (str(m), str(bm), str(kc), _check_value(eq) if k else None)
+                for m, bm, kc, eq, k in zip(group["model"], group["cudnn_benchmark"],
+                                            group["kernel_cache"],
+                                            group[f"{side}_bitwise_equal"].astype(object), known)
+            ]
+        side_checks.append(found)
     out: list[Recommendation] = []
-    for key, row in summary:
-        default_eq = _agreement(row["b_lo"], row["b_hi"])
-        variant_eq = _agreement(row["v_lo"], row["v_hi"])
+    assert len(side_checks) == len(summary)  # both grouped by REGIME_COLUMNS, sorted
+    for (key, row), checks in zip(summary, side_checks):
+        default_eq = _agreement([c[3] for c in checks["base"]])
+        variant_eq = _agreement([c[3] for c in checks["var"]])
         verdict = row["verdict"]
         if verdict == "insufficient":
             rule, action = "det-insufficient", INSUFFICIENT
@@ -201,7 +222,9 @@ def determinism_rules(pairs: pd.DataFrame) -> list[Recommendation]:
             rule, action = "det-does-not-reproduce", KEEP_OFF
         elif default_eq is True:
             rule, action = "det-default-reproduces", LEAVE_DEFAULT
-        elif variant_eq is None:  # no re-run check with it on: its cost, but nothing it buys
+        elif variant_eq == MIXED:  # equal in some configurations with it on, not in others
+            rule, action = "det-reproduces-in-some", ENABLE_IF_NEEDED
+        elif variant_eq is None:  # not checked with it on everywhere: its cost, not its gain
             rule, action = "det-unchecked", ENABLE_IF_NEEDED
         elif verdict == "slower":
             rule, action = "det-costs", ENABLE_IF_NEEDED
@@ -223,9 +246,10 @@ def determinism_rules(pairs: pd.DataFrame) -> list[Recommendation]:
                 **key_fields(REGIME_COLUMNS, key),
                 job_length=None,
                 **figures(row),
-                bitwise_equal_default=default_eq,
-                bitwise_equal_variant=variant_eq,
+                bitwise_equal_default=default_eq if isinstance(default_eq, bool) else None,
+                bitwise_equal_variant=variant_eq if isinstance(variant_eq, bool) else None,
                 max_abs_diff_default=number(row["max_diff"]),
+                variant_checks=tuple(checks["var"]),
                 caveats=("variant-failed",) if row["failed"] > 0 else (),
                 evidence=row["evidence"],
             )

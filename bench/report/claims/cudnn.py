@@ -11,11 +11,16 @@ from typing import Any
 import pandas as pd
 
 from bench.report import fmt
+from bench.report.analysis.pairs import DELTA
 from bench.report.claims.findings import (
     GPU_RUN,
+    NAMED,
     current,
+    depends,
     interval,
+    label_of,
     labeller,
+    name_list,
     num,
     pair_evidence,
     plural,
@@ -36,12 +41,12 @@ from bench.report.claims.model import (
 )
 
 
-def _benchmark_pairs(a: Any, shapes: str) -> pd.DataFrame:
+def _benchmark_pairs(a: Any, *shapes: str) -> pd.DataFrame:
     """benchmark off → on pairs with deterministic off, decided from cold (not warm) caches."""
     bm = current(a.benchmark, a)
     if bm.empty:
         return bm
-    keep = (bm["shapes"] == shapes) & (bm["cudnn_deterministic"] == "off") & (
+    keep = bm["shapes"].isin(shapes) & (bm["cudnn_deterministic"] == "off") & (
         bm["kernel_cache"] != "warm")
     return bm.loc[keep]
 
@@ -56,8 +61,9 @@ def benchmark_static(claim: Claim, a: Any) -> Verdict:
         findings.append(Finding(
             stance(r.verdict, r.ci_low, r.ci_high), str(r.page), str(r.machine),
             functools.partial(_static_text, r, name), pair_evidence(r), str(r.model)))
+    split = depends(findings)
     summary = "; ".join(
-        f"on {group['machine'].iloc[0]}: {verdict_counts(group, name)} of "
+        f"on {group['machine'].iloc[0]}: {verdict_counts(group, name, tight=split)} of "
         f"{plural(len(group), 'configurations with one input shape')}"
         for _, group in pairs.loc[pairs["verdict"] != "insufficient"].groupby("page"))
     return decide(claim, findings, summary or "no sufficient comparison", GPU_RUN)
@@ -69,37 +75,46 @@ def _static_text(r: Any, name: Callable[[Any], str]) -> str:
     return f"{name(r)}: {interval(r)}, {said(r.verdict, r.ci_low, r.ci_high)}{cold}"
 
 
-#: Regimes a summary names per direction before it says "…".
-NAMED = 3
-
-
-def verdict_counts(pairs: pd.DataFrame, name: Callable[[Any], str] | None = None) -> str:
+def verdict_counts(pairs: pd.DataFrame, name: Callable[[Any], str] | None = None,
+                   tight: bool = False) -> str:
     """``faster in 2 (resnet50 · fp32-strict 1.10×, …), no clear difference in 12 (3 of them
     too wide to tell), slower in 0``: with ``name``, the regimes that moved are named, the
-    largest changes first, so "it depends" says where."""
+    largest changes first, so "it depends" says where; with ``tight`` too, so are the "no clear
+    difference" ones whose interval lies within 1 ± δ (they contradict a claim of "faster")."""
     counts = pairs["verdict"].value_counts()
-    wide = sum(too_wide(v, lo, hi) for v, lo, hi in zip(
-        pairs["verdict"], pairs["ci_low"], pairs["ci_high"]))
+    wide_mask = [too_wide(v, lo, hi) for v, lo, hi in zip(
+        pairs["verdict"], pairs["ci_low"], pairs["ci_high"])]
+    wide = sum(wide_mask)
     parts = []
     for v in ("faster", "no clear difference", "slower"):
         n = int(counts.get(v, 0))
         text = f"{v} in {n}"
-        if v == "no clear difference" and wide:
-            text += f" ({wide} of them too wide to tell)"
+        if v == "no clear difference":
+            inside = pairs.loc[(pairs["verdict"] == v).to_numpy() & ~pd.Series(
+                wide_mask, dtype=bool).to_numpy()]
+            said = []
+            if name is not None and tight and len(inside):
+                said.append("within 1 ± " + fmt.pct(DELTA) + ": " + name_list(
+                    [f"{name(r)} {fmt.ratio(r.speedup)}" for r in rows(inside)]))
+            if wide:
+                said.append(f"{wide} of them too wide to tell")
+            if said:
+                text += f" ({'; '.join(said)})"
         elif name is not None and n:
             moved = pairs.loc[pairs["verdict"] == v].astype({"speedup": float}).sort_values(
                 "speedup", ascending=v == "slower", kind="stable")
-            named = [f"{name(r)} {fmt.ratio(r.speedup)}" for r in rows(moved.head(NAMED))]
-            text += f" ({', '.join(named)}{', …' if n > NAMED else ''})"
+            text += " (" + name_list(
+                [f"{name(r)} {fmt.ratio(r.speedup)}" for r in rows(moved.head(NAMED))], n) + ")"
         parts.append(text)
     return ", ".join(parts)
 
 
 def benchmark_dynamic(claim: Claim, a: Any) -> Verdict:
-    """Supported where cycled shapes make each new shape's first pass dearer with benchmark on
-    (it searches again) and benchmark on is not faster over the cycle; contradicted where it
-    is faster even so (it repays its searches)."""
-    pairs = _benchmark_pairs(a, "dynamic")
+    """Supported where changing shapes (cycled resolutions, or a smaller last batch: ragged)
+    make each new shape's first pass dearer with benchmark on (it searches again) and
+    benchmark on is not faster over the cycle; contradicted where it is faster even so (it
+    repays its searches)."""
+    pairs = _benchmark_pairs(a, "dynamic", "ragged")
     static = _benchmark_pairs(a, "static")
     key = [c for c in ("fingerprint_id", "model", "mode", "batch_size", "precision",
                        "memory_format", "kernel_cache") if c in pairs.columns]
@@ -110,7 +125,7 @@ def benchmark_dynamic(claim: Claim, a: Any) -> Verdict:
         pd.MultiIndex.from_arrays([pairs["fingerprint_id"], pairs["variant_cell_id"]]))
     bases = static_extra.reindex(pd.MultiIndex.from_frame(pairs[key])) if len(pairs) and len(
         static_extra) else pd.Series(0.0, index=pairs.index)
-    name = labeller(pairs)
+    name = labeller(pairs, keep=("batch_size", "precision", "shapes"))
     findings: list[Finding] = []
     for r, base, count in zip(rows(pairs), bases.to_numpy(float), counts.to_numpy(float)):
         extra = num(r.extra_cold_pass_s)
@@ -120,19 +135,29 @@ def benchmark_dynamic(claim: Claim, a: Any) -> Verdict:
                 CANNOT_TELL if too_wide(r.verdict, r.ci_low, r.ci_high) else
                 SUPPORTS if searches else CANNOT_TELL)
         findings.append(Finding(said, str(r.page), str(r.machine),
-                                functools.partial(_dynamic_text, r, name, shapes, extra / shapes),
-                                pair_evidence(r), str(r.model)))
-    summary = tally(findings, "configurations with cycled shapes",
+                                functools.partial(_dynamic_text, r, name, shapes),
+                                pair_evidence(r), str(r.model), name(r)))
+    summary = tally(findings, "configurations with changing shapes",
                     "dearer new shapes and no faster with benchmark on",
                     "faster with benchmark on", "no dearer new shapes or too wide an interval")
-    return decide(claim, findings, summary or "no sufficient comparison of cycled shapes",
+    return decide(claim, findings, summary or "no sufficient comparison of changing shapes",
                   GPU_RUN + ", whose shapes study cycles input resolutions")
 
 
-def _dynamic_text(r: Any, name: Callable[[Any], str], shapes: int, per_shape: float) -> str:
+def _dynamic_text(r: Any, name: Callable[[Any], str], shapes: int) -> str:
+    """The extra first-pass cost per shape in the median replicate, and the range over every
+    replicate with benchmark on (each against the median one off), so the figure holds for
+    each of them."""
+    base = num(r.base_cold_pass_s)
+    median, low, high = ((num(v) - base) / shapes for v in (
+        r.var_cold_pass_s, r.var_cold_pass_min_s, r.var_cold_pass_max_s))
+    spread = (f" ({fmt.seconds(low)} to {fmt.seconds(high)} over its replicates, each against "
+              "the median one with it off)"
+              if fmt.present(low) and fmt.present(high)
+              and fmt.seconds(low) != fmt.seconds(high) else "")
     text = (f"{name(r)}: with benchmark on, each of its {shapes} shapes' first pass costs "
-            f"{fmt.seconds(per_shape)} more on average; over the cycle {interval(r)}, "
-            f"{said(r.verdict, r.ci_low, r.ci_high)}")
+            f"{fmt.seconds(median)} more on average in the median replicate{spread}; over the "
+            f"cycle {interval(r)}, {said(r.verdict, r.ci_low, r.ci_high)}")
     return text + (" (it repays its searches in a long enough job)"
                    if r.verdict == "faster" else "")
 
@@ -171,9 +196,14 @@ def benchmark_reproducibility(claim: Claim, a: Any) -> Verdict:
                         "not bitwise equal with benchmark on; no check with it off to compare")
             findings.append(Finding(stance, str(r.page), str(r.machine),
                                     f"{name(r)}: two fresh processes {what}", tuple(evidence),
-                                    str(r.model)))
+                                    str(r.model), f"{name(r)} on {r.machine}"))
     summary = (f"bitwise re-run with benchmark on (deterministic off): equal in {on_equal} of "
                f"{on_total} checks" if on_total else "no re-run check with benchmark on")
+    if depends(findings):  # say where benchmark made the difference and where it did not
+        summary += "; " + ", ".join(
+            f"{word} in {name_list([label_of(f) for f in findings if f.stance == side])}"
+            for side, word in ((SUPPORTS, "unequal with it on but equal with it off"),
+                               (CONTRADICTS, "equal with it on")))
     return decide(claim, findings, summary, GPU_RUN + ", whose re-run study checks benchmark on")
 
 
@@ -190,11 +220,16 @@ def conv_algo_argument(claim: Claim, a: Any) -> Verdict:
                          + (f" ({err})" if err and not took else "") for entry, took, err in known)
         findings.append(Finding(SUPPORTS if took_any else CONTRADICTS, str(m.page),
                                 str(m.machine), f"torch {m.torch_version}: {said}",
-                                ((str(m.page), "environment"),)))  # env.json, on its page
+                                ((str(m.page), "environment"),),  # env.json, on its page
+                                label=f"torch {m.torch_version} on {m.page}"))
     versions = sorted({f.text.split(":", 1)[0] for f in findings})
     summary = (f"asked of the installed torch on {len(findings)} fingerprint(s) "
                f"({', '.join(versions)}): an algo argument is accepted by "
                f"{sum(f.stance == SUPPORTS for f in findings)}" if findings else
                "no run has asked its torch yet")
+    if depends(findings):
+        summary += " (" + "; ".join(
+            f"{word}: {name_list([label_of(f) for f in findings if f.stance == side])}"
+            for side, word in ((SUPPORTS, "accepted by"), (CONTRADICTS, "refused by"))) + ")"
     return decide(claim, findings, summary,
                   "any run of this version of the runner (python -m bench run): its probe asks")

@@ -85,19 +85,51 @@ def plural(n: int, what: str) -> str:
     return f"1 {first[:-1] if first.endswith('s') else first}" + (f" {rest}" if rest else "")
 
 
+#: Regimes a summary names per side before it says "and N more".
+NAMED = 3
+
+
+def name_list(names: list[str], total: int | None = None) -> str:
+    """``a, b, c and 2 more``: the first ``NAMED`` names, then how many more (of ``total``,
+    which defaults to how many names there are)."""
+    total = len(names) if total is None else total
+    shown = names[:NAMED]
+    more = total - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+def depends(findings: list[Finding]) -> bool:
+    """Whether the findings give "it depends": some support the claim, some contradict it."""
+    stances = {f.stance for f in findings}
+    return SUPPORTS in stances and CONTRADICTS in stances
+
+
+def label_of(f: Finding) -> str:
+    """What a summary calls a finding's regime: its label, else its model, else its machine."""
+    return f.label or f.model or f.machine
+
+
 def tally(findings: list[Finding], what: str, yes: str, no: str,
           unknown: str = "too few ok replicates to tell") -> str:
-    """Per machine, ``on m: of 4 configurations, faster in 1, not in 2, too few … in 1``."""
+    """Per machine, ``on m: of 4 configurations, faster in 1, not in 2, too few … in 1``; where
+    the verdict is "it depends", each side names its regimes (``faster in 1 (resnet50 · train),
+    …``), capped at ``NAMED``."""
     parts = []
     grouped = per_machine(findings)
     names = [machine for machine, _ in grouped]
+    named = depends(findings)
     for (machine, page), fs in grouped.items():
         if names.count(machine) > 1:  # one machine under two fingerprints: say which
             machine = page
-        counts = {s: sum(f.stance == s for f in fs) for s in (SUPPORTS, CONTRADICTS, CANNOT_TELL)}
-        said = [f"{yes} in {counts[SUPPORTS]}", f"{no} in {counts[CONTRADICTS]}"]
-        if counts[CANNOT_TELL]:
-            said.append(f"{unknown} in {counts[CANNOT_TELL]}")
+        said = []
+        for stance, word in ((SUPPORTS, yes), (CONTRADICTS, no), (CANNOT_TELL, unknown)):
+            mine = [f for f in fs if f.stance == stance]
+            if stance == CANNOT_TELL and not mine:
+                continue
+            text = f"{word} in {len(mine)}"
+            if named and mine and stance != CANNOT_TELL:
+                text += f" ({name_list([label_of(f) for f in mine])})"
+            said.append(text)
         parts.append(f"on {machine}, of {plural(len(fs), what)}: {', '.join(said)}")
     return "; ".join(parts)
 

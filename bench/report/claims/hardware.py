@@ -21,6 +21,7 @@ from bench.report.claims.findings import (
     labeller,
     num,
     pair_evidence,
+    plural,
     rows,
     said,
     stance,
@@ -83,11 +84,12 @@ def cpu_for_small_batches(claim: Claim, a: Any) -> Verdict:
         smallest = cvg.sort_values("batch_size", kind="stable").drop_duplicates(curve)
         name = labeller(smallest, omit=("batch_size",))
         for r in rows(smallest):
-            where = f"{name(r)} at batch {int(num(r.batch_size))}, the smallest measured"
+            short = f"{name(r)} at batch {int(num(r.batch_size))}"
+            where = f"{short}, the smallest measured"
             if r.verdict == "insufficient":  # a thin small batch answers nothing
                 findings.append(Finding(CANNOT_TELL, str(r.page), str(r.machine),
                                         f"{where}: too few ok replicates to judge",
-                                        pair_evidence(r), str(r.model)))
+                                        pair_evidence(r), str(r.model), short))
                 continue
             who = {"slower": "the CPU is faster", "faster": "the GPU is faster"}.get(
                 r.verdict, "neither is clearly faster")
@@ -96,18 +98,34 @@ def cpu_for_small_batches(claim: Claim, a: Any) -> Verdict:
             findings.append(Finding(stance(r.verdict, r.ci_low, r.ci_high, yes="slower"),
                                     str(r.page), str(r.machine),
                                     f"{where}: {who} (GPU {interval(r)})", pair_evidence(r),
-                                    str(r.model)))
+                                    str(r.model), short))
     summary = tally(findings, "curves at their smallest batch", "the CPU clearly faster",
                     "the GPU faster or neither", "too few ok replicates or too wide an interval")
     return decide(claim, findings, summary or "no CPU-against-GPU comparison", GPU_RUN)
 
 
+#: How much fuller one side's memory must be, as a share of its capacity, before the claim is
+#: judged: the two sides are different measures (the GPU allocator's tensor bytes, the CPU
+#: process's whole resident set), so shares within this factor of each other tell nothing.
+MEMORY_MARGIN = 2.0
+
+#: What each side's peak measures, as the summary says it.
+_MEASURES = ("the GPU side is the allocator's peak over the whole run (the bytes its tensors "
+             "held, cold pass included; not the CUDA context or the allocator's cache), the "
+             "CPU side the whole process's peak resident set")
+
+
 def memory_limit(claim: Claim, a: Any) -> Verdict:
-    """For each CPU/GPU pair of one workload: the whole run's peak as a share of each device's
-    own memory (the GPU's total, the host's installed memory). Supported where the GPU's share
-    is the larger (its memory fills first as the batch grows)."""
-    cvg = current(a.cpu_gpu, a)
+    """For each CPU/GPU pair of one workload with enough ok replicates on both sides (the
+    site's replicate minimum): the whole run's peak as a share of each device's own memory
+    (the GPU allocator's peak against the GPU's total, the CPU process's peak resident set
+    against the host's installed memory). Supported where the GPU's share is at least
+    ``MEMORY_MARGIN`` times the host's (its memory fills first as the batch grows),
+    contradicted where the host's is that much the larger; closer shares cannot tell, since
+    the two are different measures."""
+    cvg = _cpu_gpu(a)
     findings: list[Finding] = []
+    unrecorded: dict[tuple[str, str], int] = {}  # (machine, what it lacks) → workloads
     if len(cvg):
         cells = a.cells.set_index(["fingerprint_id", "cell_id"])
         caps = a.machines.set_index("fingerprint_id")
@@ -122,27 +140,54 @@ def memory_limit(claim: Claim, a: Any) -> Verdict:
             "host_total": pd.to_numeric(caps["memory_bytes"], errors="coerce").reindex(
                 fp).to_numpy(float),
         }, index=cvg.index)
+        lacks = {
+            "host_total": "env.json does not record the host's installed memory",
+            "gpu_total": "env.json does not record the GPU's total memory",
+            "gpu_peak": "its GPU cells record no allocator peak",
+            "cpu_peak": "its CPU cells record no peak resident set",
+        }
+        for col, what in lacks.items():
+            bad = ~(on[col] > 0)
+            for machine, n in cvg.loc[bad, "machine"].astype(str).value_counts().items():
+                unrecorded[(str(machine), what)] = int(n)
         known = on.notna().all(axis=1) & (on["gpu_total"] > 0) & (on["host_total"] > 0)
         cvg, on = cvg.loc[known], on.loc[known]
         name = labeller(cvg, omit=("batch_size",))
         for r, m in zip(rows(cvg), on.itertuples(index=False)):
+            gpu, cpu = m.gpu_peak / m.gpu_total, m.cpu_peak / m.host_total
+            said = (SUPPORTS if gpu >= MEMORY_MARGIN * cpu else
+                    CONTRADICTS if cpu >= MEMORY_MARGIN * gpu else CANNOT_TELL)
+            where = f"{name(r)} at batch {int(num(r.batch_size))}"
             findings.append(Finding(
-                SUPPORTS if m.gpu_peak / m.gpu_total > m.cpu_peak / m.host_total else
-                CONTRADICTS, str(r.page), str(r.machine),
-                functools.partial(_memory_text, r, m, name), pair_evidence(r), str(r.model)))
-    summary = tally(findings, "workloads measured on both", "the GPU's memory the fuller",
-                    "the host's the fuller")
+                said, str(r.page), str(r.machine),
+                functools.partial(_memory_text, r, m, name, said), pair_evidence(r),
+                str(r.model), where))
+    summary = tally(findings, "workloads measured on both",
+                    f"the GPU's memory the fuller by {MEMORY_MARGIN:g}× or more",
+                    f"the host's the fuller by {MEMORY_MARGIN:g}× or more",
+                    f"shares within {MEMORY_MARGIN:g}× of each other")
     if findings:
-        summary += "; a CPU's memory is finite too (the host's installed memory above)"
-    return decide(claim, findings, summary or "no workload measured on both with its memory",
-                  GPU_RUN)
+        summary += (f"; a CPU's memory is finite too (the host's installed memory above); "
+                    f"{_MEASURES}")
+    gaps = "; ".join(f"on {machine}, {what} ({plural(n, 'workloads measured on both')} "
+                     "left out)" for (machine, what), n in sorted(unrecorded.items()))
+    if gaps:
+        summary = f"{summary}; {gaps}" if summary else gaps
+    return decide(claim, findings,
+                  summary or "no workload measured on both with enough ok replicates",
+                  GPU_RUN + " with the current runner, whose env.json records the host's "
+                  "installed memory beside the GPU's")
 
 
-def _memory_text(r: Any, m: Any, name: Callable[[Any], str]) -> str:
-    return (f"{name(r)} at batch {int(num(r.batch_size))}: the GPU run peaked at "
-            f"{fmt.bytes_(m.gpu_peak)} of {fmt.bytes_(m.gpu_total)} "
-            f"({fmt.pct(m.gpu_peak / m.gpu_total)}), the CPU run at {fmt.bytes_(m.cpu_peak)} of "
-            f"{fmt.bytes_(m.host_total)} ({fmt.pct(m.cpu_peak / m.host_total)})")
+def _memory_text(r: Any, m: Any, name: Callable[[Any], str], said: str) -> str:
+    gpu, cpu = m.gpu_peak / m.gpu_total, m.cpu_peak / m.host_total
+    how = ({SUPPORTS: "the GPU's memory is the fuller", CONTRADICTS: "the host's is the fuller"}
+           .get(said, f"within {MEMORY_MARGIN:g}× of each other, too close for two different "
+                      "measures to tell"))
+    return (f"{name(r)} at batch {int(num(r.batch_size))}: the GPU run's allocator peak "
+            f"{fmt.bytes_(m.gpu_peak)} of the GPU's {fmt.bytes_(m.gpu_total)} ({fmt.pct(gpu)}), "
+            f"the CPU run's peak resident set {fmt.bytes_(m.cpu_peak)} of the host's "
+            f"{fmt.bytes_(m.host_total)} ({fmt.pct(cpu)}): {how}")
 
 
 def cpu_threads(claim: Claim, a: Any) -> Verdict:
@@ -174,7 +219,7 @@ def cpu_threads(claim: Claim, a: Any) -> Verdict:
                     f"{name(r)}: {every} against one thread {fmt.ratio(s)} (95% CI "
                     f"{fmt.ci(l_, h)}), {said(word, l_, h)}",
                     ((str(r.page), str(r.anchor)), (str(r.page), str(r.anchor_all))),
-                    str(r.model)))
+                    str(r.model), name(r)))
     summary = tally(findings, "configurations", "every core clearly faster than one thread",
                     "not clearly faster", "too wide an interval to tell")
     return decide(claim, findings, summary or "no one-thread against all-cores comparison",
@@ -226,8 +271,10 @@ def upgrade_vs_settings(claim: Claim, a: Any) -> Verdict:
     best = current(a.best, a)
     findings: list[Finding] = []
     if len(best):
-        best = best.loc[~best["insufficient"].astype(bool)]  # the site's replicate minimum
         key = ["model", "mode", "batch_size", "resolution", "precision", "shapes"]
+        thin = best.loc[best["insufficient"].astype(bool)]
+        every = best
+        best = best.loc[~best["insufficient"].astype(bool)]  # the site's replicate minimum
         # machines, not fingerprints: two torch versions on one box are no upgrade
         best = best.sort_values([*key, "samples_per_s"], kind="stable").reset_index(drop=True)
         slowest = best.drop_duplicates(key, keep="first")
@@ -261,15 +308,45 @@ def upgrade_vs_settings(claim: Claim, a: Any) -> Verdict:
             findings.append(Finding(
                 said, str(slow.page), str(slow.machine), text,
                 ((str(slow.page), str(slow.anchor)), (str(slow.page_fast), str(slow.anchor_fast)),
-                 *evidence), str(slow.model)))
+                 *evidence), str(slow.model),
+                f"{slow.model} · {slow.mode} · batch {int(num(slow.batch_size))}"))
+        findings += _thin_upgrades(every, thin, pairs, key)
     summary = tally(findings, "workloads measured on two machines", "the upgrade buys more",
                     "a setting change buys as much",
-                    "no setting change measured on the slower, or intervals too close to tell")
+                    "too few ok replicates, no setting change measured on the slower, or "
+                    "intervals too close to tell")
     return decide(claim, findings, summary or "no workload measured on two machines with "
                   "enough ok replicates on both",
-                  "the same workload on two machines: the cpu and gpu profiles share ResNet-50 "
-                  "inference at batch 1, so a cpu-profile run on one machine and a gpu-profile "
-                  "run on another measure it")
+                  "the same workload on two machines with enough ok replicates on both: "
+                  "ResNet-50 inference at batch 1, which a cpu-profile run (its batch-1 "
+                  "settings study) on one machine and a gpu-profile run on another measure")
+
+
+def _thin_upgrades(every: pd.DataFrame, thin: pd.DataFrame, judged: pd.DataFrame,
+                   key: list[str]) -> list[Finding]:
+    """The workloads measured on two or more machines that no judged pair answers because
+    some machine's best cell has too few ok replicates: each a "cannot tell" finding, with
+    the rows of every machine that measured it."""
+    if thin.empty:
+        return []
+    done = set(map(tuple, judged[key].astype(str).to_numpy())) if len(judged) else set()
+    out: list[Finding] = []
+    ordered = every.sort_values([*key, "samples_per_s"], kind="stable")
+    for k, group in ordered.groupby(key, sort=True, dropna=False):
+        if group["machine"].nunique() < 2 or tuple(map(str, k)) in done:
+            continue
+        few = group.loc[group["insufficient"].astype(bool)]
+        if few.empty:
+            continue
+        slow = next(iter(rows(group.head(1))))
+        what = f"{slow.model} · {slow.mode} · batch {int(num(slow.batch_size))}"
+        machines = ", ".join(sorted(set(few["machine"].astype(str))))
+        out.append(Finding(
+            CANNOT_TELL, str(slow.page), str(slow.machine),
+            f"{what}: measured on {', '.join(sorted(set(group['machine'].astype(str))))}, but "
+            f"with too few ok replicates on {machines} to compare",
+            tuple((str(r.page), str(r.anchor)) for r in rows(group)), str(slow.model), what))
+    return out
 
 
 def _upgrade_stance(u_lo: float, u_hi: float, s_lo: float, s_hi: float,

@@ -45,6 +45,7 @@ class Finding:
     describe: Callable[[], str] | str  # the text, or how to write it when it is shown
     evidence: tuple[tuple[str, str], ...] = ()
     model: str = ""  # the model it measured ("" where the finding is about the machine)
+    label: str = ""  # its regime in a few words, for a summary that names it ("" = the model)
 
     @functools.cached_property
     def text(self) -> str:

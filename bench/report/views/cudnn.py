@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pandas as pd
+
 from bench.report import charts, fmt
 from bench.report.pages import table
 from bench.report.paths import CUDNN_PAGE, chart_file
@@ -38,6 +40,38 @@ from bench.report.views.labels import (
 )
 from bench.report.views.recommendations import recommendations_for
 from bench.report.writer import Writer
+
+#: What a summary of cudnn.benchmark counts, in words (see ``counted``).
+COUNTED = "with cudnn.deterministic off and no warm kernel cache"
+
+
+def counted(group: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The benchmark pairs a machine's summary counts, and how many it leaves out: those with
+    cudnn.deterministic off (the default) whose cold passes met no warm kernel cache, as the
+    Claims page and the recommendations judge them (``COUNTED``). A machine with none of
+    those is counted whole (nothing is left out)."""
+    keep = (group["cudnn_deterministic"] == "off") & (group["kernel_cache"] != "warm")
+    if not keep.any():
+        return group, 0
+    return group.loc[keep], int((~keep).sum())
+
+
+def counted_note(judged: pd.DataFrame, left: int) -> str:
+    """What the counts are of, for a summary box: ``the 15 configurations with … (13 of them
+    with one input shape and enough ok replicates, as the Claims page counts them); the 4
+    with deterministic on or a warm cache are only in the tables below``."""
+    if not ((judged["cudnn_deterministic"] == "off") & (judged["kernel_cache"] != "warm")).all():
+        return (f"the counts below are of all its {len(judged)} configuration(s): none has "
+                f"cudnn.deterministic off with no warm kernel cache, which the Claims page "
+                "counts")
+    static = int(((judged["shapes"] == "static") & (judged["verdict"] != "insufficient")).sum())
+    note = (f"the counts below are of its {len(judged)} configuration(s) {COUNTED} "
+            f"({static or 'none'} of them with one input shape and enough ok replicates, which "
+            "the Claims page counts)")
+    if left:
+        note += (f"; its {left} other configuration(s), with deterministic on or a warm "
+                 "kernel cache, are only in the tables below")
+    return note
 
 
 def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
@@ -75,8 +109,10 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
     for m, group in by_machine(costs, data.machines):
         group = sort_rows(group)
         cols = comparison_columns(group, "cudnn_benchmark")
-        counts = verdict_counts(group["verdict"])
-        faster = group.loc[group["verdict"] == "faster"]
+        judged, left = counted(group)  # the summary box counts what the Claims page counts
+        judged_cols = comparison_columns(judged, "cudnn_benchmark")
+        counts = verdict_counts(judged["verdict"])
+        faster = judged.loc[judged["verdict"] == "faster"]
         speed_rows = []
         cost_rows = []
         memory_rows = []
@@ -169,9 +205,9 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
             {
                 **machine_context(p, m),
                 "counts": counts,
-                "total": len(group),
-                "scope": scope(group),
-                "exceptions": exceptions(group, cols),
+                "total": len(judged),
+                "scope": f"{scope(judged)}; {counted_note(judged, left)}",
+                "exceptions": exceptions(judged, judged_cols),
                 "faster_span": span(faster["speedup"], fmt.ratio),
                 "faster_saved": span(faster["speedup"].map(fmt.saved), fmt.pct),
                 "break_even_span": span(
@@ -183,8 +219,8 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                 ),
                 "never": int(
                     (
-                        group["verdict"].isin(["slower", "no clear difference"])
-                        & group["break_even_iters"].eq(math.inf)
+                        judged["verdict"].isin(["slower", "no clear difference"])
+                        & judged["break_even_iters"].eq(math.inf)
                     ).sum()
                 ),
                 "memory_span": span(faster["extra_whole_peak_mem_allocated_bytes"], fmt.bytes_),

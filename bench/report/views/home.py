@@ -19,6 +19,7 @@ from bench.report.paths import (
 from bench.report.views import sentences
 from bench.report.views.claims import counts_line
 from bench.report.views.compiled import summary_line
+from bench.report.views.cudnn import COUNTED, counted
 from bench.report.views.inputs import Inputs, by_machine
 from bench.report.views.labels import comparison_columns, exceptions, scope, span, verdict_counts
 from bench.report.views.recommendations import more_decisions, undecided
@@ -104,7 +105,8 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
     headlines = []
     bm = a.benchmark
     if len(bm):
-        for m, group in by_machine(data.current(bm), data.machines):
+        for m, whole in by_machine(data.current(bm), data.machines):
+            group, left = counted(whole)  # what the cudnn.benchmark page and Claims count
             c = verdict_counts(group["verdict"])
             faster = group.loc[group["verdict"] == "faster"]
             cold = faster.loc[faster["kernel_cache"] != "warm"]
@@ -115,11 +117,14 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                     Md("**cudnn.benchmark** on "),
                     p.machine_link(m.machine, m.page),
                     f" ({scope(group)}): faster in {c['faster']} of {len(group)} configurations",
+                    f" {COUNTED}" if left else "",
                     f" ({span(faster['speedup'], fmt.ratio)})" if len(faster) else "",
                     f", no clear difference in {c['no clear difference']}, slower in {c['slower']}",
                     f" ({named})" if named else "",
                     f"; where faster, it repays its cold-pass cost after {be} iterations in the "
                     "worst case" if be else "",
+                    f"; {left} more, with deterministic on or a warm kernel cache, "
+                    f"{'is' if left == 1 else 'are'} on the details page" if left else "",
                     ". ",
                     p.link("Details", CUDNN_PAGE),
                     ".",

@@ -130,6 +130,8 @@ def decision(regime: Regime) -> str:
         )
     if r.rule == "det-unchecked":
         return "only if you need reproducibility (not checked here)"
+    if r.rule == "det-reproduces-in-some":
+        return "only if you need reproducibility (re-runs matched in some configurations only)"
     return ACTION_WORDS.get(r.action, r.action)
 
 
@@ -285,7 +287,29 @@ def _determinism(r: Recommendation) -> Md:
             Md("**leave the default (off)**: "),
             f"with it off, two fresh processes already gave bitwise-equal results; {speed}.",
         )
+    if r.rule == "det-reproduces-in-some":
+        checks = r.variant_checks
+        equal = [c for c in checks if c[3] is True]
+        differ = [c for c in checks if c[3] is False]
+        return cat(
+            Md("**enable it only if you need bitwise reproducibility, and check that you get "
+               "it**: "),
+            f"with it on, two fresh processes were bitwise equal {_configs(equal, checks)} but "
+            f"not {_configs(differ, checks)}, so it does not buy reproducibility in every "
+            f"configuration here; {speed}.",
+        )
     if r.rule == "det-unchecked":
+        checked = [c for c in r.variant_checks if c[3] is not None]
+        if checked:  # checked, and equal, in some of the regime's configurations only
+            unchecked = [c for c in r.variant_checks if c[3] is None]
+            return cat(
+                Md("**enable it only if you need bitwise reproducibility, and check that you "
+                   "get it**: "),
+                f"{speed}. With it on, two fresh processes were bitwise equal "
+                f"{_configs(checked, r.variant_checks)}; no two-process re-run check ran "
+                f"{_configs(unchecked, r.variant_checks)}, so whether it makes re-runs bitwise "
+                "equal there was not checked.",
+            )
         return cat(
             Md("**enable it only if you need bitwise reproducibility, and check that you get "
                "it**: "),
@@ -313,6 +337,22 @@ def _determinism(r: Recommendation) -> Md:
             f"there is no measurable cost; {speed}.",
         )
     return _common(r)
+
+
+def _configs(which: Sequence[tuple[str, str, str, bool | None]],
+             among: Sequence[tuple[str, str, str, bool | None]]) -> str:
+    """``for resnet18 with benchmark off`` (several joined with "and"): the configurations of a
+    determinism record's re-run checks, named by the model and by whichever of
+    cudnn.benchmark and the kernel cache vary among ``among``."""
+    vary_bm = len({c[1] for c in among}) > 1
+    vary_cache = len({c[2] for c in among}) > 1
+    names = []
+    for model, bm, cache, _ in which:
+        extra = [f"benchmark {bm}"] if vary_bm else []
+        if vary_cache:
+            extra.append(f"a {cache} kernel cache")
+        names.append(model + (f" with {' and '.join(extra)}" if extra else ""))
+    return "for " + " and for ".join(dict.fromkeys(names))
 
 
 def _switch(r: Recommendation) -> Md:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.report import fmt
+from bench.report.analysis.pairs import join_cells
 from bench.report.pages import table
 from bench.report.paths import SHAPES_PAGE, chart_file
 from bench.report.views.claims import claims_box
@@ -21,7 +22,7 @@ from bench.report.views.comparisons import (
 )
 from bench.report.views.frames import present, sort_rows
 from bench.report.views.inputs import Inputs, by_machine, machine_context
-from bench.report.views.labels import comparison_columns, label
+from bench.report.views.labels import cold_text, comparison_columns, label
 from bench.report.views.recommendations import recommendations_for
 from bench.report.writer import Writer
 
@@ -48,7 +49,10 @@ def shapes_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         if len(data.a.shapes)
         else ""
     )
-    for m, group in by_machine(data.a.shapes, data.machines):
+    shapes = data.a.shapes
+    if len(shapes):  # each replicate's cold pass varies: the range beside the median
+        shapes = join_cells(shapes, data.a.cells, ("cold_pass_min_s", "cold_pass_max_s"))
+    for m, group in by_machine(shapes, data.machines):
         group = sort_rows(group)
         cols = comparison_columns(group, "shapes")
         rows = []
@@ -65,7 +69,8 @@ def shapes_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                     fmt.ratio(r.speedup),
                     fmt.ci(r.ci_low, r.ci_high),
                     data.verdict(r),
-                    fmt.seconds(r.var_cold_pass_s),
+                    str(r.kernel_cache),
+                    cold_text(r.var_cold_pass_s, r.var_cold_pass_min_s, r.var_cold_pass_max_s),
                     fmt.seconds(r.penalty_per_shape_s),
                     fmt.seconds(r.extra_cold_per_new_shape_s),
                     fmt.signed_seconds(r.penalty_vs_bm_off_s)
@@ -101,7 +106,8 @@ def shapes_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                         "Throughput per FLOP vs static",
                         "95% CI",
                         "Verdict",
-                        "Cold pass, all shapes",
+                        "Kernel cache",
+                        "Cold pass, all shapes (range)",
                         "Cold cost per new shape",
                         "Extra cold time per extra shape",
                         "New-shape cost vs benchmark off",
