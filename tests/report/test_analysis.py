@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bench.fingerprint import fingerprint_id
 from bench.report.analysis import DELTA, MIN_OK_REPLICATES, analyse
 from bench.report.analysis.bootstrap import quiet_bootstraps, ratio_ci
 from bench.report.analysis.cells import cell_stats
@@ -332,9 +333,11 @@ def test_a_fingerprint_measured_again_under_a_newer_step_is_superseded(write_tre
     for run_id, torch, step in (("old", "2.13.0", 2), ("new", "2.14.1", 3), ("newer", "2.14.2", 3)):
         env = env_for("laptop", run_id, torch_version=torch)
         env["bench"] = {"workload_version": step}
+        env["fingerprint_id"] = fingerprint_id(env)  # the loader recomputes it from the file
         runs.append((env, cell(env, axes(), [0.1] * 3), []))
     other = env_for("box", "run", torch_version="2.12.0")
     other["bench"] = {"workload_version": "not a number"}
+    other["fingerprint_id"] = fingerprint_id(other)
     runs.append((other, cell(other, axes(), [0.1] * 3), []))
     summary = machine_summary(load_reports(write_tree(runs))).set_index("torch_version")
     assert summary["superseded"].to_dict() == {

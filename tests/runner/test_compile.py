@@ -4,6 +4,7 @@ compiles through the runner (a tiny user model, compiled by Inductor with the C+
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -67,6 +68,38 @@ def test_figures_are_differences_of_torch_counters() -> None:
     unknown = compiling.figures(*(compiling.Snapshot(None, None, None),) * 3)
     assert unknown.compile_time_s is None and unknown.recompiles is None
     assert len(unknown.notes) == 2  # the row says what this torch did not report
+
+
+@pytest.mark.parametrize("dynamic", schema.COMPILE_DYNAMIC)
+@pytest.mark.parametrize("mode", [m for m in schema.COMPILE_MODES if m != "off"])
+def test_the_mode_and_dynamic_reach_torch_compile(
+        monkeypatch: pytest.MonkeyPatch, mode: str, dynamic: str) -> None:
+    """What the child hands ``torch.compile``: the cell's mode (``default`` is torch's own
+    ``mode=None``) and its ``dynamic=`` as torch spells it (``auto`` is None)."""
+    calls: list[tuple[tuple[object, ...], dict[str, object]]] = []
+    torch = SimpleNamespace(compile=None)
+
+    def fake_compile(*args: object, **kwargs: object) -> object:
+        calls.append((args, kwargs))
+        return "compiled"
+
+    monkeypatch.setattr(torch, "compile", fake_compile)
+    model = object()
+    cell = Cell(device="cpu", compile=mode, compile_dynamic=dynamic)
+    assert compiling.wrap(torch, model, cell) == "compiled"
+    (args, kwargs), = calls
+    assert args == (model,)
+    expected = {"auto": None, "true": True, "false": False}[dynamic]
+    assert kwargs.pop("dynamic") is expected
+    assert kwargs.pop("mode", None) == (None if mode == "default" else mode)
+    assert kwargs == {}  # no backend, no options: Inductor with the mode's own settings
+    # the compile-error fault swaps the backend for one that raises, and keeps dynamic=
+    calls.clear()
+    compiling.wrap(torch, model, cell, fail=True)
+    (_, kwargs), = calls
+    assert kwargs["backend"] is compiling._failing_backend and kwargs["dynamic"] is expected
+    assert compiling.wrap(torch, model, Cell(device="cpu")) is model  # eager: not compiled
+    assert len(calls) == 1
 
 
 def _script(folder: Path, name: str, body: str) -> Path:
@@ -219,17 +252,50 @@ mode = "infer"
 compile = {compile}
 """
 
+#: The small model of tests/advise/model.py, whose factory also writes down, from inside each
+#: replicate's process, the folder its kernel caches were pointed at and every replicate cache
+#: folder beside it at that moment.
+_WATCHING_MODEL = """
+import json
+import os
+from pathlib import Path
+
+from torch import nn
+
+LOG = {log!r}
+
+
+def build() -> nn.Module:
+    mine = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]).parent
+    if mine.name.endswith(".cache"):  # a replicate (the probe has no folder of its own)
+        with open(LOG, "a", encoding="utf-8") as f:
+            f.write(json.dumps({{"mine": str(mine), "present": sorted(
+                p.name for p in mine.parent.glob("*.cache"))}}) + "\\n")
+    return nn.Sequential(
+        nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(),
+        nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10),
+    )
+"""
+
+
 @pytest.mark.e2e
 @needs_cxx
 def test_a_tiny_model_compiles_on_the_cpu_with_its_caches_in_the_replicate_folder(
         tmp_path: Path) -> None:
+    log = tmp_path / "caches.jsonl"
+    model = tmp_path / "watching.py"
+    model.write_text(_WATCHING_MODEL.format(log=str(log)))
     profile = tmp_path / "c.toml"
-    profile.write_text(_PROFILE.format(compile='["off", "default"]'))
+    profile.write_text(_PROFILE.format(compile='["off", "default"]').replace(
+        "tests/advise/model.py:build", f"{model}:build"))
     outside = tmp_path / "user-cache"  # where Inductor would write without the per-replicate one
+    scratch = tmp_path / "tmp"  # the runner's scratch folder, replicate caches included
+    scratch.mkdir()
     out = tmp_path / "run"
     proc = run_cli("run", "--profile", str(profile), "--out", str(out),
                    env={"TORCHINDUCTOR_CACHE_DIR": str(outside / "inductor"),
-                        "TRITON_CACHE_DIR": str(outside / "triton")})
+                        "TRITON_CACHE_DIR": str(outside / "triton"), "TMPDIR": str(scratch)})
     assert proc.returncode == 0, proc.stderr
     eager, compiled = read_csv(out / "results.csv")
     assert (eager["compile"], compiled["compile"]) == ("off", "default")
@@ -243,7 +309,17 @@ def test_a_tiny_model_compiles_on_the_cpu_with_its_caches_in_the_replicate_folde
     assert float(compiled["kernel_cache_end_bytes"]) > 0
     assert eager["kernel_cache_end_bytes"] == "0"
     assert not any(p.is_file() for p in outside.rglob("*"))
-    assert not list(out.glob("**/*.cache"))  # the replicate's folder is gone with it
+    # each replicate ran in a cache folder of its own under the scratch folder, and found the
+    # earlier replicate's folder removed: only its own was there
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(seen) == 2, seen
+    folders = [Path(s["mine"]) for s in seen]
+    assert len(set(folders)) == 2
+    assert all(scratch in f.parents for f in folders)
+    assert [s["present"] for s in seen] == [[f.name] for f in folders]
+    # and nothing is left of them, nor of the scratch folder, once the run is over
+    assert not any(f.exists() for f in folders)
+    assert not list(scratch.glob("torch-knobs-*"))
 
 
 @pytest.mark.e2e

@@ -52,3 +52,23 @@ def compiled_only(frame: pd.DataFrame) -> pd.DataFrame:
     if "compile" not in frame.columns:
         return frame.iloc[0:0]
     return frame.loc[frame["compile"].isin([m for m in schema.COMPILE_MODES if m != "off"])]
+
+
+#: The compile counts ``with_compile_counts`` brings onto each pair, as base_<col> and var_<col>.
+SHAPE_COUNT_COLUMNS: Final = ("compiles_max", "recompiles_max")
+
+
+def with_compile_counts(frame: pd.DataFrame, data: Source) -> pd.DataFrame:
+    """A comparison of compiled cells (``compiled_only``'s rows) with each side's compile
+    counts as torch reported them, the largest over its ok replicates: ``base_compiles_max``
+    and ``var_compiles_max`` (frames Dynamo compiled over the whole replicate, the cold pass's
+    first call of each shape included), ``base_recompiles_max`` and ``var_recompiles_max``
+    (those compiled in the steady state). On the shapes comparison, a variant that compiled
+    more often than its static cell recompiled for the new shapes of its cold pass."""
+    if frame.empty:
+        out = frame.copy()
+        for side in ("base", "var"):
+            for col in SHAPE_COUNT_COLUMNS:
+                out[f"{side}_{col}"] = pd.Series(dtype=float)
+        return out
+    return join_cells(frame, cells_of(data), SHAPE_COUNT_COLUMNS)

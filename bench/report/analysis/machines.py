@@ -75,30 +75,39 @@ WORKLOAD_KEY = ["model", *schema.USER_MODEL_AXES, "mode", "batch_size", "resolut
                 "precision", "shapes"]
 
 
+#: The same, and how the model ran: eager or compiled with a mode (and dynamic=). The
+#: Compare-machines page keys on it, so that a compiled cell is only ever set beside compiled
+#: cells of the same mode, and an eager one beside eager ones: a CPU's compiled throughput is
+#: never weighed against a GPU's eager one as if they were one workload.
+COMPILED_WORKLOAD_KEY = [*WORKLOAD_KEY, "compile", "compile_dynamic"]
+
+
 #: What ``best_throughput`` returns.
 BEST_COLUMNS: Final = (
     "fingerprint_id", "machine", "page", *WORKLOAD_KEY, "samples_per_s", "steady_median_s",
     "cell_id", "anchor", "device", "memory_format", "cudnn_benchmark", "cudnn_deterministic",
-    "cpu_threads", "n_ok", "insufficient",
+    "cpu_threads", "compile", "compile_dynamic", "n_ok", "insufficient",
 )  # fmt: skip
 
 
-def best_throughput(data: Source) -> pd.DataFrame:
-    """Per fingerprint and workload (WORKLOAD_KEY), the fastest cell with an ok median.
+def best_throughput(data: Source, key: list[str] = WORKLOAD_KEY) -> pd.DataFrame:
+    """Per fingerprint and workload (``key``: WORKLOAD_KEY, or COMPILED_WORKLOAD_KEY), the
+    fastest cell with an ok median.
 
-    Columns ``BEST_COLUMNS``. The best over settings (device included), so a GPU box is judged
-    by its GPU. Cells with too few ok replicates still compete, flagged ``insufficient``:
-    dropping them would let a GPU box whose GPU cell lost a replicate be shown by its CPU's
-    throughput.
+    Columns ``BEST_COLUMNS``. The best over the settings outside ``key`` (device included), so
+    a GPU box is judged by its GPU; over WORKLOAD_KEY that includes the compile mode, which
+    ``compile`` and ``compile_dynamic`` then name. Cells with too few ok replicates still
+    compete, flagged ``insufficient``: dropping them would let a GPU box whose GPU cell lost a
+    replicate be shown by its CPU's throughput.
     """
     cells = cells_of(data)
     ok = cells.loc[(cells["kind"] == "model") & cells["samples_per_s"].notna()]
     ok = ok.sort_values(["samples_per_s", "cell_id"], ascending=[False, True], kind="stable")
-    best = ok.drop_duplicates(["fingerprint_id", *WORKLOAD_KEY], keep="first")
+    best = ok.drop_duplicates(["fingerprint_id", *key], keep="first")
     cols = list(BEST_COLUMNS)
     return (
         best[cols]
-        .sort_values(["fingerprint_id", *WORKLOAD_KEY], kind="stable")
+        .sort_values(["fingerprint_id", *key], kind="stable")
         .reset_index(drop=True)
     )
 

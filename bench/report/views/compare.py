@@ -7,8 +7,9 @@ from typing import Any
 
 import pandas as pd
 
+from bench import schema
 from bench.report import analysis, fmt
-from bench.report.analysis.machines import WORKLOAD_KEY
+from bench.report.analysis.machines import COMPILED_WORKLOAD_KEY, best_throughput
 from bench.report.escape import cat
 from bench.report.pages import Page, table
 from bench.report.paths import COMPARE_PAGE, COMPARISONS
@@ -68,6 +69,33 @@ def _ceiling_rows(p: Page, ceilings: pd.DataFrame, pages: list[str]) -> list[lis
     return rows
 
 
+#: What the throughput table compares across machines: a workload, eager or compiled.
+KEY = COMPILED_WORKLOAD_KEY
+_HOW = ("compile", "compile_dynamic")
+
+
+def _rank(column: pd.Series) -> pd.Series:
+    """A sort key for ``KEY``'s columns: eager before the compile modes, each in the schema's
+    order (and dynamic= likewise), every other column as it is."""
+    order = {"compile": schema.COMPILE_MODES, "compile_dynamic": schema.COMPILE_DYNAMIC}.get(
+        str(column.name))
+    if order is None:
+        return column
+    return column.map(lambda v: order.index(v) if v in order else len(order))
+
+
+def _workload(r: Any, cols: list[str]) -> str:
+    """``resnet18 · infer · batch 8 · fp32 · static``, then ``· eager`` or ``· compile
+    default`` (``· dynamic=true``) where the rows beside it differ in how the model ran."""
+    text = label(r, [c for c in cols if c not in _HOW])
+    if not any(c in cols for c in _HOW):
+        return text
+    if r.compile == "off":
+        return f"{text} · eager"
+    dyn = f" · dynamic={r.compile_dynamic}" if r.compile_dynamic != "auto" else ""
+    return f"{text} · compile {r.compile}{dyn}"
+
+
 def _shown_workloads(best: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """The workloads the throughput table lists, in workload order, and how many there are.
 
@@ -75,10 +103,11 @@ def _shown_workloads(best: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     where several machines have a number. A results tree can hold thousands of workloads, too
     many to read in one table (and to push through Markdown in the time the build has).
     """
-    key = WORKLOAD_KEY
+    key = KEY
     counts = best.groupby(key, sort=False, dropna=False)["page"].nunique().rename("n").reset_index()
-    counts = counts.sort_values(["n", *key], ascending=[False] + [True] * len(key), kind="stable")
-    shown = counts.head(TABLE_ROWS)[key].sort_values(key, kind="stable")
+    counts = counts.sort_values(["n", *key], ascending=[False] + [True] * len(key), kind="stable",
+                                key=_rank)
+    shown = counts.head(TABLE_ROWS)[key].sort_values(key, kind="stable", key=_rank)
     return shown, len(counts)
 
 
@@ -124,10 +153,10 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
         ceilings = _ceiling_rows(p, data.current(data.a.ceilings), [m.page for m in ms])
         rows[len(fields):len(fields)] = ceilings  # hardware, its measured peaks, then software
         side = table(["", *[p.machine_link(m.title, m.page) for m in ms]], rows)
-    best = data.current(data.a.best)
+    best = data.current(best_throughput(data.a.cells, KEY))
     throughput = more = None
     if len(best) and ms:
-        key = WORKLOAD_KEY
+        key = KEY
         workloads, total = _shown_workloads(best)
         if total > TABLE_ROWS:
             csv_path = f"{COMPARISONS}/best-throughput.csv"
@@ -145,7 +174,7 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
         rows = []
         for w in workloads.itertuples(index=False):
             values = [getattr(w, k) for k in key]
-            row: list[Any] = [label(w, cols)]
+            row: list[Any] = [_workload(w, cols)]
             for m in ms:
                 hit = lookup.get((m.page, *values))
                 row.append(
@@ -170,15 +199,16 @@ def compare_page(writer: Writer, data: Inputs, common: dict[str, Any], prices: P
         if len(best):
             priced = price_mod.per_dollar(best, table_prices)
             priced = priced.sort_values(
-                [*WORKLOAD_KEY, "images_per_s_per_usd", "page"],
-                ascending=[True] * len(WORKLOAD_KEY) + [False, True],
+                [*KEY, "images_per_s_per_usd", "page"],
+                ascending=[True] * len(KEY) + [False, True],
                 kind="stable",
                 na_position="last",
+                key=_rank,
             )
-            cols = varying(priced, WORKLOAD_KEY) if len(priced) else []
+            cols = varying(priced, KEY) if len(priced) else []
             rows = [
                 [
-                    label(r, cols),
+                    _workload(r, cols),
                     p.machine_link(r.machine, r.page),
                     cat(p.row_link(fmt.rate(r.samples_per_s), r.page, r.anchor),
                         _on(r)),
