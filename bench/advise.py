@@ -95,6 +95,8 @@ class Plan:
     per_replicate_s: dict[str, float] = field(default_factory=dict)  # "baseline" and knobs
     #: Set when the budget holds fewer replicates than a verdict needs: what it would take.
     short: str = ""
+    #: ``profile`` as TOML tables, for ``--write-profile``
+    tables: dict[str, Any] = field(default_factory=dict)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -128,6 +130,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reports", default="reports", help="root of the results tree")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the plan and its estimate, measure nothing")
+    parser.add_argument("--write-profile", metavar="PATH",
+                        help="write the planned study to PATH as a profile for "
+                             "`python -m bench run --profile PATH` (implies --dry-run; for a "
+                             "box without the report extra)")
     parser.add_argument("--launcher", choices=("forkserver", "spawn"), default="forkserver",
                         help=argparse.SUPPRESS)
 
@@ -169,6 +175,17 @@ def _profile(req: Request, device: str, changes: Sequence[dict[str, Any]], repli
              timeout_s: float) -> matrix.Profile:
     """The advise study as a profile, so the matrix checks and normalises it like any other:
     one baseline cell with every default, then one variant cell per change."""
+    try:
+        return matrix.parse_profile(profile_data(req, device, changes, replicates, timeout_s),
+                                    "advise")
+    except matrix.ProfileError as exc:
+        raise AdviseError(str(exc).removeprefix("advise [defaults]: ")) from None
+
+
+def profile_data(req: Request, device: str, changes: Sequence[dict[str, Any]],
+                 replicates: int, timeout_s: float) -> dict[str, Any]:
+    """The study as a profile's TOML tables (``_profile`` parses them; ``--write-profile``
+    writes them for ``bench run``)."""
     inputs: dict[str, Any] = {"inputs": req.inputs} if req.inputs else {
         "input_shape": req.input_shape}
     if req.loss:
@@ -176,14 +193,10 @@ def _profile(req: Request, device: str, changes: Sequence[dict[str, Any]], repli
     defaults = {**SETTINGS, "replicates": replicates, "timeout_s": timeout_s, "device": device,
                 "model": req.model, "mode": req.mode, "batch_size": req.batch_size,
                 "shapes": req.shapes, "shape_count": DYNAMIC_SHAPES, **inputs}
-    data = {"profile": {"description": f"bench advise {req.model}"}, "defaults": defaults,
+    return {"profile": {"description": f"bench advise {req.model}"}, "defaults": defaults,
             "studies": {"advise": {"description": "A baseline with every default, and one "
                                    "knob turned per variant.",
                                    "variants": [{}, *(dict(c) for c in changes)]}}}
-    try:
-        return matrix.parse_profile(data, "advise")
-    except matrix.ProfileError as exc:
-        raise AdviseError(str(exc).removeprefix("advise [defaults]: ")) from None
 
 
 def _info(probe: Probe, req: Request) -> tuple[int | None, float | None]:
@@ -226,8 +239,8 @@ def plan(req: Request, probe: Probe, budget_left_s: float) -> Plan:
                           f"{math.ceil(req.budget_s - budget_left_s + need)} s")
     measured = tuple(k for k in candidates if k.name in fitted.knobs)
     timeout = max(MIN_TIMEOUT_S, TIMEOUT_FACTOR * max(cost.values()))
-    profile = _profile(req, device, [dict(k.change) for k in measured], fitted.replicates,
-                       timeout)
+    changes = [dict(k.change) for k in measured]
+    profile = _profile(req, device, changes, fitted.replicates, timeout)
     not_measured = {name: why for name, why in reasons.items() if why}
     not_measured.update(dict.fromkeys(fitted.left_out, "not in budget"))
     short = ""
@@ -239,7 +252,8 @@ def plan(req: Request, probe: Probe, budget_left_s: float) -> Plan:
                  f"'insufficient'; allow at least "
                  f"{math.ceil(req.budget_s - budget_left_s + need)} s for one knob's verdict")
     return Plan(device, profile, measured, not_measured, fitted.replicates, fitted.estimate_s,
-                {n: s for n, s in cost.items() if n == "baseline" or n in fitted.knobs}, short)
+                {n: s for n, s in cost.items() if n == "baseline" or n in fitted.knobs}, short,
+                profile_data(req, device, changes, fitted.replicates, timeout))
 
 
 def missing_report_extra() -> list[str]:
@@ -262,14 +276,19 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
                clock: Callable[[], float] = time.monotonic) -> int:
     """The whole command; ``launcher_of`` is the CLI's (a test may pass its own)."""
     start = clock()
-    missing = missing_report_extra()
+    dry_run = bool(args.dry_run or args.write_profile)
+    missing = [] if dry_run else missing_report_extra()  # a plan needs no statistics
     if missing:
         return _fail(f"advise computes its verdicts with the report's statistics, which need "
-                     f"{', '.join(missing)} (not installed here): {INSTALL_HINT}; or measure "
-                     f"here with `python -m bench run` and build the report where the report "
-                     f"extra is installed with `python -m bench report`")
+                     f"{', '.join(missing)} (not installed here): {INSTALL_HINT}; or add "
+                     f"`--write-profile advise.toml` to this command, measure here with "
+                     f"`python -m bench run --profile advise.toml` and build the report where "
+                     f"the report extra is installed with `python -m bench report`")
     try:
         req = request_of(args)
+        if args.write_profile and Path(args.write_profile).exists():
+            raise AdviseError(f"--write-profile {args.write_profile} already exists; choose "
+                              f"another path")
     except AdviseError as exc:
         return _fail(str(exc))
     with launcher_of(args.launcher) as launcher:
@@ -283,8 +302,17 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
         cells = bound.studies[0].cells
         if advice_plan.short:
             print(f"note: {advice_plan.short}", file=sys.stderr)
-        if args.dry_run:
+        if dry_run:
             print_plan(req, advice_plan, cells, probe, args.json)
+            if args.write_profile:
+                try:
+                    with open(args.write_profile, "x", encoding="utf-8") as f:
+                        f.write(profile_toml(advice_plan))
+                except OSError as exc:
+                    return _fail(f"--write-profile {args.write_profile}: "
+                                 f"{exc.strerror or exc}")
+                print(f"wrote {args.write_profile}: measure it with `python -m bench run "
+                      f"--profile {args.write_profile}`", file=sys.stderr)
             return 0
         if args.out and RunStore(Path(args.out)).exists():
             return _fail(f"{args.out} already holds results; advise always starts a new run: "
@@ -327,7 +355,8 @@ def verdicts_of(req: Request, p: Plan, cells: Sequence[matrix.Cell], out: Path
     from bench.report import load, verdicts
 
     baseline, variants = cells[0], cells[1:]
-    asks = [verdicts.Ask(k.name, k.axis, baseline.cell_id, c.cell_id)
+    asks = [verdicts.Ask(k.name, k.axis, *((c.cell_id, baseline.cell_id) if k.reverse else
+                                           (baseline.cell_id, c.cell_id)))
             for k, c in zip(p.measured, variants)]
     judged = {v.knob: asdict(v) for v in verdicts.judge(load.load_reports(out), asks, req.steps)}
     names = [f.name for f in dataclasses.fields(verdicts.Verdict) if f.name != "knob"]
@@ -377,11 +406,49 @@ def print_plan(req: Request, p: Plan, cells: Sequence[matrix.Cell], probe: Probe
         print(f"  {name:<20} {why}", file=stream)
 
 
+def profile_toml(p: Plan) -> str:
+    """The planned study as a profile file: the same cells (and so the same cell ids) and
+    stopping settings, for ``bench run`` on a box that cannot compute the verdicts."""
+    lines = ["# the study `python -m bench advise` planned (--write-profile); measure it with "
+             "`python -m bench run --profile PATH`"]
+
+    def table(header: str, values: dict[str, Any]) -> None:
+        lines.extend(["", header])
+        lines.extend(f"{k} = {_toml_value(v)}" for k, v in values.items()
+                     if not isinstance(v, (dict, list)))
+
+    for name, values in p.tables.items():
+        if name != "studies":
+            table(f"[{name}]", values)
+    for study, spec in p.tables["studies"].items():
+        table(f"[studies.{study}]", spec)
+        for variant in spec.get("variants", []):
+            table(f"[[studies.{study}.variants]]", variant)
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    """A scalar as TOML: a basic string with its quotes, backslashes and control characters
+    escaped, or a number (a profile holds nothing else)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    out = []
+    for ch in str(value):
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
 def print_verdicts(req: Request, p: Plan, entries: Sequence[dict[str, Any]], out: Path,
                    elapsed_s: float, stream: TextIO = sys.stdout) -> None:
     """The verdicts for a reader: one line per knob, measured or not, and where the rows are."""
-    from bench.report import fmt
-    from bench.report.caveats import CAVEATS
+    from bench.report import caveats, fmt
 
     print(f"{req.model} on {p.device}, {req.mode}, batch {req.batch_size}, {req.shapes} shapes: "
           f"{p.replicates} replicates per cell, {elapsed_s:.0f} s", file=stream)
@@ -407,12 +474,15 @@ def print_verdicts(req: Request, p: Plan, entries: Sequence[dict[str, Any]], out
         verdict = e["reason"] if e["status"] == "insufficient" else e["verdict"]
         rows.append((e["knob"], e["recommendation"], speed, verdict,
                      fmt.signed_seconds(e["cold_cost_s"]), pays,
-                     fmt.bytes_(e["memory_change_bytes"], signed=True)))
+                     caveats.memory_change(e["memory_change_bytes"],
+                                           e.get("memory_change_share"))))
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(head))]
     for r in rows:
         print("  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip(), file=stream)
     for e in entries:  # what the JSON carries beside the figures, so the table hides nothing
         for code in e.get("caveats") or ():
-            print(f"note on {e['knob']}: {CAVEATS.get(code, code)}", file=stream)
+            text = caveats.caveat_text(code, e.get("memory_change_bytes"),
+                                       e.get("memory_change_share"))
+            print(f"note on {e['knob']}: {text}", file=stream)
     print(f"results: {out} (python -m bench report puts them on the site beside the others)",
           file=stream)

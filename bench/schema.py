@@ -166,7 +166,9 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
           ("conv_math", "the arithmetic the convolutions really used"),
       )),
     _c("status", group="outcome", choices=STATUSES, required=True, doc="how the replicate ended"),
-    _c("reason", group="outcome", doc="why it did not end ok (class and first line)"),
+    _c("reason", group="outcome",
+       doc="why it did not end ok (class and first line); on an ok row, what it could not "
+           "measure (no FLOP count)"),
     _c("cold_first_iter_s", "float", "figure", doc="the first iteration, seconds"),
     _c("cold_pass_s", "float", "figure", doc="the first iteration of every shape, seconds"),
     _c("cold_peak_mem_allocated_bytes", "float", "figure", doc="GPU peak during the cold pass"),

@@ -14,6 +14,12 @@ CAVEATS = {
     "changes-numerics": "it changes the arithmetic, so check that accuracy holds",
     "tf32-default": "the fp32 baseline already ran its convolutions in TF32 (PyTorch's default)",
     "variant-failed": "in some configurations the setting failed outright (see the machine page)",
+    # the two above, where advise reads the report's pair the other way round
+    # (``verdicts.reverse``: the TF32 knob)
+    "tf32-is-the-default": "TF32 convolutions are already PyTorch's default for fp32 "
+    "(torch.backends.cudnn.allow_tf32); fp32-strict is what turns them off",
+    "baseline-failed": "in some configurations the run with the setting off failed outright "
+    "(see the machine page)",
     "extra-memory": "it raises the peak memory of a whole run by more than "
     + fmt.pct(MEMORY_CAVEAT_SHARE),
     "smaller-batches-insufficient": "smaller batches had too few ok replicates to judge, so "
@@ -21,3 +27,21 @@ CAVEATS = {
     "steady-drift": "some of the measurements it rests on drifted while they were timed (see "
     "the machine page)",
 }
+
+
+def memory_change(extra_bytes: float | None, share: float | None, *, signed: bool = True
+                  ) -> str:
+    """A change in peak memory in bytes and, where the baseline's peak is known, as a share
+    of it (``+5.21 GiB (+12%)``): a size alone does not say whether it matters."""
+    text = fmt.bytes_(extra_bytes, signed=signed)
+    return text + (f" ({fmt.pct(share, signed=True)})" if fmt.present(share) and
+                   fmt.present(extra_bytes) else "")
+
+
+def caveat_text(code: str, extra_bytes: float | None = None, share: float | None = None) -> str:
+    """A caveat in words; the memory one with its figures where they are known, so "more
+    memory" has a size (as the pages word it: ``views.sentences.caveat_text``)."""
+    if code == "extra-memory" and fmt.present(extra_bytes):
+        return (f"it raises the peak memory of a whole run, first pass included, by "
+                f"{memory_change(extra_bytes, share, signed=False)}")
+    return CAVEATS.get(code, code)

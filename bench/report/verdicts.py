@@ -7,6 +7,12 @@ verdict are its row of ``analysis.comparisons``, the recommendation is the recor
 advise on, goes through the same rule as precision and layout), and the up-front cost and the
 break-even are ``studies.one_off_costs`` of that row. Nothing here judges anything, so
 ``bench advise`` and ``bench report`` cannot disagree about the same rows.
+
+A pair may be asked the other way round from the report's (TF32: the report compares fp32,
+PyTorch's default, against fp32-strict, while ``advise`` asks what turning TF32 on buys). Then
+the report's row is read from the other side (``reverse``): the speedup and its interval
+inverted, the verdict and the switch advice mirrored, and the costs recomputed by the same
+``one_off_costs`` with the sides swapped, so the line says what the knob's name says.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from bench.report import advice
@@ -31,9 +38,17 @@ SETTING_OF = {"cudnn_benchmark": "cudnn.benchmark", "cudnn_deterministic": "cudn
               "cpu_threads": "cpu_threads"}
 
 
+#: The report's pair read from its variant's side: its verdict and its advice mirrored.
+_MIRRORED_VERDICT = {"faster": "slower", "slower": "faster"}
+_MIRRORED_ACTION = {advice.ENABLE: advice.KEEP_OFF, advice.KEEP_OFF: advice.ENABLE}
+#: Caveats that speak of one side of the report's pair, as they read from the other side.
+_MIRRORED_CAVEATS = {"tf32-default": "tf32-is-the-default", "variant-failed": "baseline-failed"}
+
+
 @dataclass(frozen=True)
 class Ask:
-    """A knob to judge: the comparison axis and the two cells that differ in it."""
+    """A knob to judge: the comparison axis and the two cells that differ in it (either way
+    round from the report's pair: see ``reverse``)."""
 
     knob: str
     axis: str
@@ -69,6 +84,8 @@ class Verdict:
     caveats: tuple[str, ...]
     baseline_cell_id: str
     variant_cell_id: str
+    #: the report holds the pair the other way round: these figures are its row, reversed
+    reversed: bool = False
 
 
 def _number(value: Any) -> float | None:
@@ -135,35 +152,77 @@ def judge(ds: Dataset, asks: Sequence[Ask], steps: int) -> list[Verdict]:
     out = []
     for ask in asks:
         pairs = a.comparisons[ask.axis]
-        found = pairs.loc[(pairs["baseline_cell_id"] == ask.baseline_cell_id)
-                          & (pairs["variant_cell_id"] == ask.variant_cell_id)]
+        found, backwards = _pair(pairs, ask), False
+        if found.empty:  # the report may hold it the other way round
+            found = reverse(_pair(pairs, ask, backwards=True))
+            backwards = not found.empty
         if found.empty:
             out.append(_unmeasured(ask, steps))
             continue
         cost = next(one_off_costs(a.cells, found).itertuples(index=False))
-        rec = _recommendation(recs, ask.axis, str(cost.page), ask.variant_cell_id, steps)
-        out.append(_verdict(ask, cost, rec, cells, steps))
+        # the report files its advice under its own variant
+        filed = ask.baseline_cell_id if backwards else ask.variant_cell_id
+        rec = _recommendation(recs, ask.axis, str(cost.page), filed, steps)
+        out.append(_verdict(ask, cost, rec, cells, steps, backwards))
     return out
 
 
+def _pair(pairs: pd.DataFrame, ask: Ask, backwards: bool = False) -> pd.DataFrame:
+    base, var = ask.baseline_cell_id, ask.variant_cell_id
+    if backwards:
+        base, var = var, base
+    return pairs.loc[(pairs["baseline_cell_id"] == base) & (pairs["variant_cell_id"] == var)]
+
+
+def reverse(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Comparison rows read from the variant's side: every base/variant column swapped, the
+    speedup and its interval inverted (``1 / speedup``, the ends swapped), the verdict
+    mirrored. The bootstrap's interval of the inverse is the inverse of its interval, so this
+    is the report's own statistic; only the verdict's band is the report's ±δ around the
+    other side's ratio."""
+    out = pairs.copy()
+    names = set(pairs.columns)
+    for col in pairs.columns:
+        for mine, theirs in (("baseline_", "variant_"), ("base_", "var_")):
+            other = theirs + col[len(mine):]
+            if col.startswith(mine) and other in names:
+                out[col], out[other] = pairs[other].to_numpy(), pairs[col].to_numpy()
+    out["n_base"], out["n_var"] = pairs["n_var"].to_numpy(), pairs["n_base"].to_numpy()
+    with np.errstate(divide="ignore"):
+        out["speedup"] = 1 / pairs["speedup"].astype(float)
+        out["ci_low"] = 1 / pairs["ci_high"].astype(float)
+        out["ci_high"] = 1 / pairs["ci_low"].astype(float)
+    out["verdict"] = pairs["verdict"].map(lambda v: _MIRRORED_VERDICT.get(v, v))
+    return out
+
+
+def _mirrored(rec: Recommendation) -> tuple[str, tuple[str, ...]]:
+    """The report's advice on its variant, as advice on the other side: turning to the
+    default's side is keeping the variant off, and the other way round."""
+    return (_MIRRORED_ACTION.get(rec.action, rec.action),
+            tuple(_MIRRORED_CAVEATS.get(c, c) for c in rec.caveats))
+
+
 def _verdict(ask: Ask, cost: Any, rec: Recommendation | None, cells: pd.DataFrame,
-             steps: int) -> Verdict:
+             steps: int, backwards: bool = False) -> Verdict:
     insufficient = cost.verdict == "insufficient"
+    action, caveats = (rec.action, rec.caveats) if rec else (advice.INSUFFICIENT, ())
+    if rec and backwards:
+        action, caveats = _mirrored(rec)
     break_even = _number(cost.break_even_iters_high)
     mem, share, basis = _memory(cells, cost)
     return Verdict(
         knob=ask.knob, axis=ask.axis, status="insufficient" if insufficient else "measured",
         reason=_why(cells, cost) if insufficient else "",
         baseline=str(cost.baseline_value), variant=str(cost.variant_value),
-        recommendation=rec.action if rec else advice.INSUFFICIENT,
-        rule=rec.rule if rec else "", verdict=str(cost.verdict),
+        recommendation=action, rule=rec.rule if rec else "", verdict=str(cost.verdict),
         speedup=_number(cost.speedup), ci_low=_number(cost.ci_low),
         ci_high=_number(cost.ci_high), n_base=int(cost.n_base), n_var=int(cost.n_var),
         cold_cost_s=_number(cost.extra_cold_pass_max_s), break_even_steps=break_even,
         steps=steps, pays_back=None if break_even is None else steps >= break_even,
         memory_change_bytes=mem, memory_change_share=share, memory=basis,
-        caveats=rec.caveats if rec else (), baseline_cell_id=ask.baseline_cell_id,
-        variant_cell_id=ask.variant_cell_id)
+        caveats=caveats, baseline_cell_id=ask.baseline_cell_id,
+        variant_cell_id=ask.variant_cell_id, reversed=backwards)
 
 
 def _unmeasured(ask: Ask, steps: int) -> Verdict:

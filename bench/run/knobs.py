@@ -3,7 +3,10 @@
 A knob is one setting turned away from PyTorch's default: one variant cell beside a baseline
 cell that has every default (fp32, NCHW, cudnn.benchmark and deterministic off, every core).
 Each pair differs in exactly one axis, so each is one comparison of the report's own
-(``bench.report.analysis.pairs.AXES``): the verdict comes from there, not from here.
+(``bench.report.analysis.pairs.AXES``): the verdict comes from there, not from here. TF32 is
+the one knob that is on by default (in convolutions): its variant cell turns it off, and its
+verdict reads that pair the other way round (``Knob.reverse``), so its line says what turning
+TF32 on buys.
 
 Why a fixed priority: when the budget is short the knobs most likely to matter for a user go
 first (autotuning and bf16 on a GPU, then the layout); fewer knobs with a verdict each beat
@@ -37,6 +40,10 @@ class Knob:
     devices: tuple[str, ...] = ("cpu", "cuda")
     autocast: str = ""  # the autocast dtype it needs ("bfloat16", "float16")
     needs_4d: bool = False
+    #: the setting is PyTorch's default and the variant cell turns it off (TF32 convolutions):
+    #: its verdict reads the pair from the variant's side, so that it says what turning the
+    #: setting on buys, as every other knob's does
+    reverse: bool = False
 
 
 #: Every knob, in priority order (the first ones stay when the budget is short).
@@ -49,8 +56,8 @@ KNOBS: tuple[Knob, ...] = (
     Knob("channels_last", "memory_format", {"memory_format": "channels_last"},
          "channels_last memory layout", needs_4d=True),
     Knob("tf32", "precision", {"precision": "fp32-strict"},
-         "TF32: fp32 (PyTorch's default, TF32 convolutions) against fp32-strict (TF32 off)",
-         devices=("cuda",)),
+         "TF32 convolutions (fp32, PyTorch's default) against fp32-strict (TF32 off)",
+         devices=("cuda",), reverse=True),
     Knob("amp-fp16", "precision", {"precision": "amp-fp16"}, "fp16 autocast",
          autocast="float16"),
     Knob("cudnn.deterministic", "cudnn_deterministic", {"cudnn_deterministic": "on"},

@@ -28,6 +28,11 @@ FORMS = "pkg.module:factory or path/to/file.py:factory"
 #: The input shape a user model gets unless told otherwise: an ImageNet-sized image.
 DEFAULT_INPUT_SHAPE = (3, 224, 224)
 
+#: The lines a probe child leaves in its log around each check of a user model (the model's
+#: string follows), so that the parent can name the model a probe that died was checking.
+CHECKING = "torch-knobs probe: checking model "
+CHECKED = "torch-knobs probe: checked model "
+
 _ATTR = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 _MODULE = _ATTR
 

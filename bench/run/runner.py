@@ -484,8 +484,11 @@ def probe(launcher: Launcher, workdir: Path, timeout_s: float = 600.0,
     except (StoreError, OSError) as exc:  # its own files under TMPDIR: one line, not a trace
         raise RuntimeError(f"could not inspect the environment: {exc}") from None
     if out.status != "ok" or out.record is None or out.record.probe is None:
-        raise RuntimeError(f"could not inspect the environment (is torch installed?): "
-                           f"{out.status}: {out.reason}")
+        # the user's code may have taken it down: then say whose, not "is torch installed?"
+        died = usermodels.probe_death(Path(task.log_path), out.status, out.reason) if models \
+            else ""
+        raise RuntimeError(died or f"could not inspect the environment (is torch installed?): "
+                                   f"{out.status}: {out.reason}")
     return out.record.probe
 
 

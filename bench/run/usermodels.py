@@ -16,8 +16,10 @@ back its identity or one line saying why it cannot run (``ModelInfo``). From the
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from bench.run import modelspec
@@ -72,7 +74,7 @@ def bind(profile: Profile, probe: Probe) -> Profile:
     infos = _infos(probe)
     for info in infos.values():
         if info.error:
-            raise ProfileError(f"model {info.check.model}: {info.error}")
+            raise ProfileError(blame(info))
     sources = {(k[0], k[2], k[3]): i.source for k, i in infos.items()}
     studies = []
     for study in profile.studies:
@@ -81,6 +83,46 @@ def bind(profile: Profile, probe: Probe) -> Profile:
                       for c in study.cells)
         studies.append(replace(study, cells=cells))
     return replace(profile, studies=tuple(studies))
+
+
+def blame(info: ModelInfo) -> str:
+    """A failed check as one line that names what failed: ``model M: …``, or the ``inputs``
+    or ``loss`` callable where the error is its own (``factory.load`` starts it with it)."""
+    c = info.check
+    own = tuple(f"{what} {text}: " for what, text in (("inputs", c.inputs), ("loss", c.loss))
+                if text)
+    return info.error if info.error.startswith(own) else f"model {c.model}: {info.error}"
+
+
+def being_checked(log: Path, limit: int = 1 << 20) -> str:
+    """The user model a probe was checking when it ended, from the lines its child leaves in
+    the log around each check (``modelspec.CHECKING`` and ``CHECKED``); empty when it was
+    checking none (it ended before the first, or between two)."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - limit))
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    for line in reversed(text.splitlines()):
+        if line.startswith(modelspec.CHECKED):
+            return ""
+        if line.startswith(modelspec.CHECKING):
+            return line[len(modelspec.CHECKING):].strip()
+    return ""
+
+
+def probe_death(log: Path, status: str, reason: str) -> str:
+    """Why a probe that ended without its answer did, in one line naming the user model it
+    was checking (``the probe died while checking model M: exit code 1 without a result``);
+    empty when it was checking none, so that the runner's own line stands."""
+    model = being_checked(log)
+    if not model:
+        return ""
+    how = {"crash": "died", "timeout": "ran out of time"}.get(status, f"failed ({status})")
+    reason = reason.removesuffix(f"; last output: {modelspec.CHECKING}{model}")
+    return f"the probe {how} while checking model {model}: {reason}"
 
 
 def identities(probe: Probe) -> list[dict[str, Any]]:

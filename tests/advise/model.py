@@ -6,6 +6,8 @@ a CPU at 32x32, and it is written the way a user would write one: no torch-knobs
 
 from __future__ import annotations
 
+import os
+
 import torch
 from torch import nn
 
@@ -38,6 +40,21 @@ def exits() -> nn.Module:
     raise SystemExit(3)
 
 
+def exits_hard() -> nn.Module:
+    """A factory that ends the process at once, with no exception to catch."""
+    os._exit(1)
+
+
+def interrupts() -> nn.Module:
+    """A factory that raises KeyboardInterrupt itself (no signal came)."""
+    raise KeyboardInterrupt
+
+
+def raises_base() -> nn.Module:
+    """A factory that raises an exception outside ``Exception``."""
+    raise BaseException("not an Exception")
+
+
 def mlp() -> nn.Module:
     """A model whose input is not an image: vectors of 20 features."""
     return nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 1))
@@ -61,3 +78,8 @@ def per_sample_loss(output: torch.Tensor, batch: tuple[torch.Tensor, ...]) -> to
 def too_big() -> nn.Module:
     """A model that does not fit in memory: four tebibytes of weights."""
     return nn.Linear(2**20, 2**20)
+
+
+def no_flops() -> nn.Module:
+    """A model FlopCounterMode counts nothing in (no matmul, no convolution)."""
+    return nn.Sequential(nn.ReLU(), nn.Flatten(), nn.Softmax(dim=1))

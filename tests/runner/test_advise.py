@@ -193,6 +193,8 @@ def test_the_human_verdicts_and_the_dry_run(tmp_path: Path) -> None:
     ("exits", "exits() raised SystemExit: 3"),
     ("fixed_size", "a forward pass on a batch of shape (2, 3, 32, 32) failed"),
     ("too_big", "does not fit in memory on cpu: too_big() raised RuntimeError"),
+    ("interrupts", "interrupts() raised KeyboardInterrupt"),
+    ("raises_base", "raises_base() raised BaseException: not an Exception"),
 ])
 def test_a_broken_model_is_one_line_and_writes_nothing(tmp_path: Path, attr: str,
                                                        message: str) -> None:
@@ -216,18 +218,75 @@ def _profile(tmp_path: Path, attr: str) -> Path:
     return path
 
 
-def test_without_the_report_extra_it_refuses_before_measuring(tmp_path: Path) -> None:
-    """A bare measuring box: pandas and scipy do not import there."""
-    code = ("import sys; sys.modules['pandas'] = None; sys.modules['scipy'] = None; "
-            "from bench.cli import main; sys.exit(main(sys.argv[1:]))")
+def test_a_factory_that_ends_the_probe_is_named_in_one_line(tmp_path: Path) -> None:
+    """``os._exit`` leaves no exception to catch: the probe dies, and the line says while
+    checking which model, not "is torch installed?"."""
     out = tmp_path / "never"
-    proc = subprocess.run([sys.executable, "-c", code, *EXAMPLE, "--out", str(out)],
+    want = ("error: the probe died while checking model tests/advise/model.py:exits_hard: exit "
+            "code 1 without a result")
+    proc = run_cli("advise", "tests/advise/model.py:exits_hard", *EXAMPLE[2:], "--out", str(out))
+    assert (proc.returncode, proc.stderr.strip().splitlines()) == (2, [want])
+    run = run_cli("run", "--profile", str(_profile(tmp_path, "exits_hard")), "--out", str(out))
+    assert (run.returncode, run.stderr.strip().splitlines()) == (2, [want])
+    assert not out.exists()
+
+
+def test_an_inputs_or_loss_callable_that_is_not_there_is_named(tmp_path: Path) -> None:
+    """On the command line and in a profile: the callable that failed, not the model."""
+    out = tmp_path / "never"
+    spec = "tests/advise/model.py"
+    proc = run_cli("advise", f"{spec}:mlp", "--device", "cpu", "--inputs", f"{spec}:nosuch",
+                   "--out", str(out))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"error: inputs {spec}:nosuch: {spec} has no nosuch"]
+    for what, inputs, loss in (("inputs", "nosuch", "squared_error"),
+                               ("loss", "vectors", "nosuch")):
+        profile = tmp_path / f"{what}.toml"
+        profile.write_text(f'[studies.s]\nmodel = "{spec}:mlp"\nmode = "train"\n'
+                           f'inputs = "{spec}:{inputs}"\nloss = "{spec}:{loss}"\n')
+        run = run_cli("run", "--profile", str(profile), "--out", str(out))
+        assert run.returncode == 2
+        assert run.stderr.strip().splitlines() == [
+            f"error: {what} {spec}:nosuch: {spec} has no nosuch"]
+    assert not out.exists()
+
+
+#: ``bench`` on a bare measuring box: pandas and scipy do not import there.
+BARE = ("import sys; sys.modules['pandas'] = None; sys.modules['scipy'] = None; "
+        "from bench.cli import main; sys.exit(main(sys.argv[1:]))")
+
+
+def test_without_the_report_extra_it_refuses_before_measuring(tmp_path: Path) -> None:
+    out = tmp_path / "never"
+    proc = subprocess.run([sys.executable, "-c", BARE, *EXAMPLE, "--out", str(out)],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 2
     (line,) = proc.stderr.strip().splitlines()
     assert "pandas, scipy (not installed here)" in line
-    assert "pip install 'torch-knobs[report]'" in line and "python -m bench run" in line
+    assert "pip install 'torch-knobs[report]'" in line
+    assert ("add `--write-profile advise.toml` to this command, measure here with "
+            "`python -m bench run --profile advise.toml`") in line
     assert not out.exists()
+
+
+def test_the_plan_needs_no_statistics_and_writes_the_profile_bench_run_measures(
+        tmp_path: Path) -> None:
+    """What the refusal above points at, on that bare box: ``--write-profile`` plans (a dry
+    run) and writes the study; ``bench run --profile`` then has the very same cells."""
+    written = tmp_path / "advise.toml"
+    proc = subprocess.run([sys.executable, "-c", BARE, *EXAMPLE, "--dry-run", "--json",
+                           "--write-profile", str(written)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    planned = [p["cell_id"] for p in json.loads(proc.stdout) if p["status"] == "planned"]
+    assert len(planned) >= 2 and f"wrote {written}" in proc.stderr
+    run = subprocess.run([sys.executable, "-c", BARE, "run", "--profile", str(written),
+                          "--dry-run"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert [line.split()[1] for line in run.stdout.splitlines()[1:-1]] == planned
+    again = run_cli(*EXAMPLE, "--write-profile", str(written))  # never over a file
+    assert again.returncode == 2 and "already exists" in again.stderr
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -345,3 +404,80 @@ def test_the_table_says_every_caveat_the_json_carries() -> None:
     row = {ln.split()[0]: ln for ln in lines}
     assert "no clear saving to repay it" in row["channels_last"]
     assert "never (slower)" in row["amp-fp16"]
+
+
+def _fixture_tf32_pair() -> tuple[Any, Path]:
+    """The fixtures' H200 pair of ResNet-50 training in fp32 (TF32 convolutions) and
+    fp32-strict, where TF32 is more than twice as fast."""
+    from bench.report.analysis import analyse
+    from bench.report.load import load_reports
+
+    reports = ROOT / "tests" / "fixtures" / "reports"
+    pairs = analyse(load_reports(reports)).comparisons["precision"]
+    row = pairs.loc[pairs["variant_value"] == "fp32-strict"].iloc[0]
+    assert row["verdict"] == "slower" and row["speedup"] < 0.5  # strict: the slow side
+    return row, reports
+
+
+def test_the_tf32_line_says_what_turning_tf32_on_buys() -> None:
+    """The report compares fp32 against fp32-strict (TF32 off); the tf32 line reads that pair
+    the other way round, on the terminal and in the JSON."""
+    import io
+    from types import SimpleNamespace
+
+    from bench.advise import Plan, Request, _plain, print_verdicts, verdicts_of
+
+    row, reports = _fixture_tf32_pair()
+    tf32 = next(k for k in knobs.KNOBS if k.name == "tf32")
+    plan = Plan("cuda", None, (tf32,), {k.name: "skipped: not this test's"  # type: ignore[arg-type]
+                                       for k in knobs.KNOBS if k is not tf32}, 3, 10.0)
+    cells = [SimpleNamespace(cell_id=row["baseline_cell_id"]),
+             SimpleNamespace(cell_id=row["variant_cell_id"])]
+    req = Request("resnet50", "cuda", "train", 128, "3,224,224", "", "", "static", 10_000, 300.0)
+    entries = verdicts_of(req, plan, cells, reports)  # type: ignore[arg-type]
+    e = json.loads(json.dumps([_plain(x) for x in entries], allow_nan=False))[0]
+    assert (e["knob"], e["baseline"], e["variant"], e["reversed"]) == (
+        "tf32", "fp32-strict", "fp32", True)
+    assert (e["baseline_cell_id"], e["variant_cell_id"]) == (row["variant_cell_id"],
+                                                             row["baseline_cell_id"])
+    assert e["speedup"] == pytest.approx(1 / row["speedup"]) and e["speedup"] > 2
+    assert (e["ci_low"], e["ci_high"]) == (pytest.approx(1 / row["ci_high"]),
+                                           pytest.approx(1 / row["ci_low"]))
+    assert (e["verdict"], e["recommendation"], e["n_base"], e["n_var"]) == (
+        "faster", "enable", row["n_var"], row["n_base"])
+    assert "tf32-default" not in e["caveats"] and "tf32-is-the-default" in e["caveats"]
+    # the costs are the report's own formula with the sides swapped: fp32's first pass
+    # against strict's, so "never (slower)" cannot follow a speedup above 2
+    from bench.report.analysis.studies import one_off_costs
+    from bench.report.load import load_reports
+    from bench.report.verdicts import reverse
+
+    (cost,) = one_off_costs(load_reports(reports), reverse(row.to_frame().T)).itertuples()
+    assert e["cold_cost_s"] == pytest.approx(cost.extra_cold_pass_max_s)
+    assert not e["never_pays_back"] and e["pays_back"] is not False
+    out = io.StringIO()
+    print_verdicts(req, plan, entries, reports, 1.0, stream=out)
+    (line,) = [ln for ln in out.getvalue().splitlines() if ln.startswith("tf32 ")]
+    assert line.split()[1] == "enable" and " faster " in line and "never" not in line
+    assert f"{1 / row['speedup']:.2f}×" in line
+
+
+def test_the_memory_column_and_its_caveat_give_the_share_too() -> None:
+    """As the pages say it: ``+5.21 GiB (+12%)``, not a size alone."""
+    import io
+
+    from bench.advise import Plan, Request, print_verdicts
+
+    req = Request("m.py:build", "cuda", "train", 4, "3,32,32", "", "", "static", 10_000, 60.0)
+    plan = Plan("cuda", None, (), {}, 3, 10.0)  # type: ignore[arg-type]
+    entry = {"knob": "cudnn.benchmark", "status": "measured", "recommendation": "enable",
+             "speedup": 1.5, "ci_low": 1.4, "ci_high": 1.6, "verdict": "faster",
+             "cold_cost_s": 0.01, "break_even_steps": 5.0, "pays_back": True,
+             "never_pays_back": False, "memory_change_bytes": 5.21 * 2**30,
+             "memory_change_share": 0.12, "caveats": ["extra-memory"]}
+    out = io.StringIO()
+    print_verdicts(req, plan, [entry], Path("run"), 12.0, stream=out)
+    lines = out.getvalue().splitlines()
+    assert lines[2].endswith("  +5.21 GiB (+12%)")
+    assert "note on cudnn.benchmark: it raises the peak memory of a whole run, first pass " \
+        "included, by 5.21 GiB (+12%)" in lines

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,98 @@ def test_a_measuring_child_records_the_users_failure_as_one_line(tmp_path: Path,
     record = worker.run_task(new_task("measure", cell, Settings(), 0, tmp_path))
     assert record.status == status and record.reason.startswith(reason)
     assert "\n" not in record.reason and record.samples == []
+
+
+@pytest.mark.parametrize(("attr", "message"), [
+    ("interrupts", "interrupts() raised KeyboardInterrupt"),
+    ("raises_base", "raises_base() raised BaseException: not an Exception"),
+])
+def test_an_exception_outside_exception_is_the_users_error_in_a_child(
+        monkeypatch: pytest.MonkeyPatch, attr: str, message: str) -> None:
+    """A probe child runs with SIGINT and SIGTERM at their default actions: no signal can
+    raise KeyboardInterrupt there, so one that comes is the factory's own."""
+    import signal
+
+    monkeypatch.setattr(signal, "getsignal", lambda s: signal.SIG_DFL)
+    info = factory.check(torch, _check(attr))
+    assert info.error == message
+
+
+def test_a_keyboard_interrupt_goes_on_up_where_a_handler_could_have_raised_it() -> None:
+    """Here (pytest) SIGINT has Python's handler: it may be a real Ctrl-C, never swallowed."""
+    import signal
+
+    assert callable(signal.getsignal(signal.SIGINT))
+    with pytest.raises(KeyboardInterrupt):
+        factory.check(torch, _check("interrupts"))
+
+
+@pytest.mark.parametrize(("kw", "message"), [
+    ({"inputs": f"{FILE}:nosuch", "input_shape": ""},
+     f"inputs {FILE}:nosuch: {FILE} has no nosuch"),
+    ({"loss": f"{FILE}:nosuch", "mode": "train"}, f"loss {FILE}:nosuch: {FILE} has no nosuch"),
+    ({"inputs": "no_such_package_xyz:fn", "input_shape": ""},
+     "inputs no_such_package_xyz:fn: cannot import no_such_package_xyz: ModuleNotFoundError"),
+])
+def test_an_inputs_or_loss_callable_that_cannot_be_had_is_named_not_the_model(
+        kw: dict[str, str], message: str) -> None:
+    info = factory.check(torch, _check("build", **kw))
+    assert info.error.startswith(message)
+
+
+def _package(tmp_path: Path, name: str) -> Path:
+    """A user's package whose ``__init__`` re-exports the factory of a module beside it,
+    which takes its width from a sibling module."""
+    pkg = tmp_path / name
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .real import build\n")
+    (pkg / "real.py").write_text(f"from torch import nn\n\nfrom {name} import widths\n\n\n"
+                                 "def build():\n    return nn.Linear(widths.IN, 2)\n")
+    (pkg / "widths.py").write_text("IN = 20\n")
+    return pkg
+
+
+def test_the_identity_covers_the_users_modules_the_factory_imports(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Editing the module behind a package's ``__init__``, or a sibling it imports, is a new
+    model_source; an installed module (torch) is not part of it."""
+    name = f"userpkg_{tmp_path.name.replace('-', '_')}"
+    pkg = _package(tmp_path, name)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    check = ModelCheck(f"{name}:build", "", inputs=f"{FILE}:vectors")
+    before = factory.check(torch, check)
+    assert before.error == ""
+    assert set(before.files) == {str(pkg / "__init__.py"), str(pkg / "real.py"),
+                                 str(pkg / "widths.py"), FILE}
+    for edited in ("widths.py", "real.py"):
+        (pkg / edited).write_text((pkg / edited).read_text() + "# edited\n")
+        now = factory.identity(factory.source_files((check.model, check.inputs)))
+        assert now != before.source, edited
+        before = replace(before, source=now)
+
+
+def test_a_file_models_sibling_module_is_part_of_its_identity(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    sibling = f"helpers_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{sibling}.py").write_text("WIDTH = 8\n")
+    (tmp_path / "net.py").write_text(f"from torch import nn\n\nfrom {sibling} import WIDTH\n\n\n"
+                                     "def build():\n    return nn.Linear(WIDTH, 2)\n")
+    monkeypatch.chdir(tmp_path)
+    info = factory.check(torch, ModelCheck("net.py:build", "", inputs=f"{ROOT / FILE}:vectors"))
+    assert str(tmp_path / f"{sibling}.py") in info.files
+    (tmp_path / f"{sibling}.py").write_text("WIDTH = 20\n")
+    assert factory.identity(factory.source_files(("net.py:build", f"{ROOT / FILE}:vectors"))) \
+        != info.source
+
+
+def test_an_ok_row_whose_flops_cannot_be_counted_says_why_in_its_reason(tmp_path: Path) -> None:
+    from bench.run.child import worker
+    from bench.run.matrix import Settings
+    from bench.run.protocol import new_task
+
+    cell = Cell(model=f"{FILE}:no_flops", mode="infer", input_shape="3,8,8", resolution=8)
+    record = worker.run_task(new_task("measure", cell, Settings(min_iters=2, min_time_s=0.0),
+                                      0, tmp_path))
+    assert record.status == "ok" and record.metrics.flops_per_sample is None
+    assert "counted no FLOPs" in record.reason and record.reason in record.notes

@@ -4,6 +4,7 @@ no torch (the probe's answers are written here by hand)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -191,3 +192,35 @@ def test_probe_answers_cross_the_process_boundary() -> None:
     back = Record.from_json(record.to_json())
     assert back.probe == record.probe and back.probe is not None
     assert back.probe.user_models[0].check.mode == "train"
+
+
+def test_a_failed_inputs_or_loss_callable_is_named_instead_of_the_model() -> None:
+    profile = _profile(f'[studies.s]\nmodel = "{MODEL}"\nmode = "train"\n'
+                       f'inputs = "tests/advise/model.py:vectors"\n'
+                       f'loss = "tests/advise/model.py:squared_error"\n')
+    (check,) = usermodels.checks(profile.studies[0].cells)
+    for what in ("inputs", "loss"):
+        text = getattr(check, what)
+        error = f"{what} {text}: tests/advise/model.py has no x"
+        with pytest.raises(ProfileError, match=rf"^{what} {text}: tests/advise/model\.py has "):
+            usermodels.bind(profile, _probe(ModelInfo(check, error=error)))
+    with pytest.raises(ProfileError, match=rf"^model {MODEL}: inputs nowhere"):  # not its own
+        usermodels.bind(profile, _probe(ModelInfo(check, error="inputs nowhere: ...")))
+
+
+def test_a_probe_that_died_names_the_model_it_was_checking(tmp_path: Path) -> None:
+    log = tmp_path / "probe.log"
+    log.write_text(f"{modelspec.CHECKING}a.py:one\n{modelspec.CHECKED}a.py:one\n"
+                   f"{modelspec.CHECKING}b.py:two\nsome output of its own\n")
+    assert usermodels.being_checked(log) == "b.py:two"
+    assert usermodels.probe_death(log, "crash", "exit code 1 without a result; last output: "
+                                  "some output of its own") == (
+        "the probe died while checking model b.py:two: exit code 1 without a result; last "
+        "output: some output of its own")
+    log.write_text(f"{modelspec.CHECKING}b.py:two\n")  # the marker itself is no output
+    assert usermodels.probe_death(log, "crash", f"signal SIGSEGV without a result; last output: "
+                                  f"{modelspec.CHECKING}b.py:two") == (
+        "the probe died while checking model b.py:two: signal SIGSEGV without a result")
+    log.write_text(f"{modelspec.CHECKING}a.py:one\n{modelspec.CHECKED}a.py:one\n")
+    assert usermodels.probe_death(log, "crash", "exit code 1") == ""  # between two checks
+    assert usermodels.probe_death(tmp_path / "none.log", "crash", "exit code 1") == ""

@@ -9,18 +9,30 @@ naming the callable and what happened, never a traceback: the probe turns it int
 ``error:`` line, a measuring child into its row's reason.
 
 The model's identity, ``model_source``, is a hash of the source files its callables come
-from: the file itself for a file model, the module's source file for an importable one. A
-measuring child checks it again, so a file edited while a run goes on is an error row and is
-never measured under the old identity.
+from: the file itself for a file model, the module's source file for an importable one, and the
+user's own modules those import (``user_imports``), so that editing a helper module or the
+module behind a package's ``__init__`` is a new identity too. A measuring child checks it
+again, so a file edited while a run goes on is an error row and is never measured under the old
+identity.
+
+What the user's code raises is caught whatever its class (``BaseException``: a script's
+``sys.exit``, a stray ``KeyboardInterrupt``), except an interrupt that may be real: see
+``_reraise_interrupt``.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import functools
 import hashlib
 import importlib
 import importlib.util
+import os
+import signal
+import site
 import sys
+import sysconfig
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -63,15 +75,35 @@ def is_oom(torch: Any, exc: BaseException) -> bool:
         t in str(cause).lower() for t in OOM_TEXT)
 
 
+def _reraise_interrupt(exc: BaseException) -> None:
+    """Raise ``exc`` again where it may be a real interrupt rather than the user's code's.
+
+    Python raises KeyboardInterrupt for a signal only through a Python handler of SIGINT (or
+    of SIGTERM, as the runner's ``interrupts`` installs). A probe or measuring child runs with
+    both at their default actions (the fork server's children) and is stopped by the signals
+    themselves, so there any KeyboardInterrupt is one the user's code raised, and it is that
+    code's error like any other. Where a handler is installed (the runner, a test, a REPL) it
+    may be a real Ctrl-C, and it goes on up."""
+    if isinstance(exc, KeyboardInterrupt) and any(
+            callable(signal.getsignal(s)) for s in (signal.SIGINT, signal.SIGTERM)):
+        raise exc
+
+
 def one_line(exc: BaseException) -> str:
     """``ValueError: boom`` (the class and the first line of the message)."""
     lines = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
+def _file_module(spec: modelspec.Spec) -> str:
+    """The name a file model's module is imported under (one per resolved path)."""
+    path = Path(spec.target).resolve()
+    return "torch_knobs_user_" + hashlib.sha1(str(path).encode()).hexdigest()[:10]
+
+
 def _import_file(spec: modelspec.Spec) -> ModuleType:
     path = Path(spec.target).resolve()
-    name = "torch_knobs_user_" + hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    name = _file_module(spec)
     if name in sys.modules:
         return sys.modules[name]
     found = importlib.util.spec_from_file_location(name, path) if path.is_file() else None
@@ -82,8 +114,9 @@ def _import_file(spec: modelspec.Spec) -> ModuleType:
     sys.path.insert(0, str(path.parent))
     try:
         found.loader.exec_module(module)
-    except (Exception, SystemExit) as exc:
+    except BaseException as exc:
         del sys.modules[name]
+        _reraise_interrupt(exc)
         raise UserModelError(f"cannot import {spec.target}: {one_line(exc)}") from None
     return module
 
@@ -93,16 +126,29 @@ def _module(spec: modelspec.Spec) -> ModuleType:
         return _import_file(spec)
     try:
         return importlib.import_module(spec.target)
-    except (Exception, SystemExit) as exc:
+    except BaseException as exc:
+        _reraise_interrupt(exc)
         raise UserModelError(f"cannot import {spec.target}: {one_line(exc)}") from None
 
 
 def load(text: str, what: str = "model") -> Callable[..., Any]:
-    """The callable ``text`` names, imported; UserModelError if it cannot be had."""
+    """The callable ``text`` names, imported; UserModelError if it cannot be had. The
+    message of an ``inputs`` or ``loss`` callable starts with its name (``inputs m.py:fn:
+    m.py has no fn``), so that the model is not blamed; a model's is left to its caller
+    (``usermodels.bind`` writes ``model M: …``)."""
     try:
         spec = modelspec.parse(text, what)
     except modelspec.SpecError as exc:
         raise UserModelError(str(exc)) from None
+    try:
+        return _callable(spec)
+    except UserModelError as exc:
+        if what == "model":
+            raise
+        raise UserModelError(f"{what} {text}: {exc}") from None
+
+
+def _callable(spec: modelspec.Spec) -> Callable[..., Any]:
     obj: Any = _module(spec)
     for part in spec.attr.split("."):
         if not hasattr(obj, part):
@@ -115,19 +161,116 @@ def load(text: str, what: str = "model") -> Callable[..., Any]:
 
 
 def source_files(texts: Iterable[str]) -> dict[str, str]:
-    """Each loaded callable's source file (a file spec as written, a module's resolved) → the
-    first 10 hex digits of the SHA-1 of its bytes."""
+    """Each loaded callable's source file (a file spec as written, a module's resolved), then
+    the packages a module spec runs on its way (``a`` of ``a.b``) and every user-code module
+    all of these import (``user_imports``), in that order → the first 10 hex digits of the
+    SHA-1 of its bytes."""
     out: dict[str, str] = {}
+    seeds: list[ModuleType] = []
     for text in filter(None, texts):
         spec = modelspec.parse(text)
         if spec.is_file:
-            path = spec.target
-        else:
-            path = str(getattr(sys.modules.get(spec.target), "__file__", "") or "")
-        if path and path not in out:
-            with contextlib.suppress(OSError):
-                out[path] = hashlib.sha1(Path(path).read_bytes()).hexdigest()[:10]
+            _hash_into(out, spec.target)
+            seeds += [m for m in [sys.modules.get(_file_module(spec))] if m is not None]
+            continue
+        parts = spec.target.split(".")
+        named = [sys.modules.get(".".join(parts[:i])) for i in range(len(parts), 0, -1)]
+        ran = [m for i, m in enumerate(named) if m is not None and (i == 0 or _is_user(m))]
+        for module in ran:  # the named module itself even where it is installed, as before
+            _hash_into(out, str(getattr(module, "__file__", "") or ""))
+        seeds += [m for m in ran if _is_user(m)]
+    for module in user_imports(seeds):
+        _hash_into(out, str(module.__file__))
     return out
+
+
+def _hash_into(out: dict[str, str], path: str) -> None:
+    if path and path not in out:
+        with contextlib.suppress(OSError):
+            out[path] = hashlib.sha1(Path(path).read_bytes()).hexdigest()[:10]
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_roots() -> tuple[str, ...]:
+    """The folders of code that is not the user's: the standard library and every
+    site-packages folder (the Python prefix itself is not one: a project may live under it,
+    as in ``/usr/src/app``)."""
+    paths = sysconfig.get_paths()
+    roots = {paths.get(k, "") for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    with contextlib.suppress(Exception):  # a virtualenv's old site module may lack these
+        roots.update(site.getsitepackages())
+        roots.add(site.getusersitepackages())
+    return tuple(sorted({os.path.realpath(r) for r in roots if r}))
+
+
+def _is_user(module: ModuleType) -> bool:
+    """Whether a module is the user's code: it has a file, outside ``_installed_roots`` and
+    outside any site-packages or dist-packages folder."""
+    path = getattr(module, "__file__", None)
+    if not isinstance(path, str) or not path:
+        return False
+    real = os.path.realpath(path)
+    parts = Path(real).parts
+    return "site-packages" not in parts and "dist-packages" not in parts and not any(
+        real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in _installed_roots())
+
+
+def user_imports(seeds: Sequence[ModuleType]) -> list[ModuleType]:
+    """The user-code modules ``seeds`` import at their top level, and those they import, in
+    a deterministic order (breadth first, each module's imports by name).
+
+    Read from the sources (``import`` statements outside function bodies, the ones that ran
+    when the module was imported), among the modules already loaded, rather than from which
+    modules an import newly loaded: the probe checks several models in one process, where a
+    helper the first model loaded is no longer new for the second, while each measuring child
+    imports one model afresh; both must come to the same identity."""
+    seen = {m.__name__ for m in seeds}
+    todo, found = list(seeds), []
+    while todo:
+        for name in sorted(_imported_names(todo.pop(0))):
+            dep = sys.modules.get(name)
+            if dep is None or name in seen:
+                continue
+            seen.add(name)
+            if _is_user(dep):
+                found.append(dep)
+                todo.append(dep)
+    return found
+
+
+def _imported_names(module: ModuleType) -> set[str]:
+    """Every module name the top level of ``module``'s source imports (``a.b`` gives ``a``
+    and ``a.b``; ``from a import b`` also ``a.b``, which counts where it is a module)."""
+    path = getattr(module, "__file__", None)
+    if not isinstance(path, str) or not path.endswith(".py"):
+        return set()
+    try:
+        tree = ast.parse(Path(path).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    package = getattr(module, "__package__", None) or ""
+    names: set[str] = set()
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue  # runs when called, not at import
+        todo.extend(ast.iter_child_nodes(node))
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            try:
+                base = importlib.util.resolve_name("." * node.level + (node.module or ""),
+                                                   package)
+            except (ImportError, ValueError):
+                continue
+            targets = [base, *(f"{base}.{a.name}" for a in node.names if a.name != "*")]
+        else:
+            continue
+        for target in targets:
+            parts = target.split(".")
+            names.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return names
 
 
 def identity(files: dict[str, str]) -> str:
@@ -154,7 +297,8 @@ def build_model(torch: Any, model: str, factory: Callable[..., Any], device: str
     try:
         with torch.device(device):
             built = factory()
-    except (Exception, SystemExit) as exc:
+    except BaseException as exc:
+        _reraise_interrupt(exc)
         raise UserModelError(f"{name}() raised {one_line(exc)}") from exc
     if not isinstance(built, torch.nn.Module):
         raise UserModelError(f"{name}() returned {type(built).__name__}, not a torch.nn.Module")
@@ -172,7 +316,8 @@ def make_batch(torch: Any, input_shape: str, inputs: Callable[..., Any] | None, 
         return (torch.randn(batch_size, c, h, w, device=device),)
     try:
         made = inputs(batch_size, device)
-    except (Exception, SystemExit) as exc:
+    except BaseException as exc:
+        _reraise_interrupt(exc)
         raise UserModelError(f"{inputs_name}({batch_size}, {device!r}) raised "
                              f"{one_line(exc)}") from exc
     batch = tuple(made) if isinstance(made, (tuple, list)) else (made,)
@@ -250,7 +395,8 @@ def count_forward(torch: Any, model: Any, batches: Iterable[Batch]) -> tuple[flo
                 model(*batch)
             total += counter.get_total_flops()
             samples += int(batch[0].shape[0]) if batch[0].dim() else 1
-    except (Exception, SystemExit) as exc:
+    except BaseException as exc:
+        _reraise_interrupt(exc)
         return None, f"flop count failed: {one_line(exc)}"
     if total <= 0 or not samples:
         return None, "flop count failed: FlopCounterMode counted no FLOPs (it counts matrix " \
@@ -260,7 +406,17 @@ def count_forward(torch: Any, model: Any, batches: Iterable[Batch]) -> tuple[flo
 
 def check(torch: Any, chk: ModelCheck) -> ModelInfo:
     """Import, build and run a user model once at batch ``PROBE_BATCH`` (a training step when
-    ``chk.mode`` is train); what goes wrong is the answer's one-line ``error``."""
+    ``chk.mode`` is train); what goes wrong is the answer's one-line ``error``. A line in the
+    log before and after (``modelspec.CHECKING``) says which model a probe that dies mid-way
+    (``os._exit``, a segfault, an interrupt ``_reraise_interrupt`` lets through) was
+    checking."""
+    print(f"{modelspec.CHECKING}{chk.model}", flush=True)
+    info = _check(torch, chk)
+    print(f"{modelspec.CHECKED}{chk.model}", flush=True)
+    return info
+
+
+def _check(torch: Any, chk: ModelCheck) -> ModelInfo:
     files: dict[str, str] = {}
     flops, note, ndim = None, "", None
     if chk.device == "cuda" and not torch.cuda.is_available():  # its cells will be skipped
@@ -278,7 +434,8 @@ def check(torch: Any, chk: ModelCheck) -> ModelInfo:
         try:
             with torch.no_grad():
                 model(*batch)
-        except (Exception, SystemExit) as exc:
+        except BaseException as exc:
+            _reraise_interrupt(exc)
             raise UserModelError(f"a forward pass on a batch of shape {describe(batch)} failed: "
                                  f"{one_line(exc)}{'' if is_oom(torch, exc) else hint}"
                                  ) from exc
@@ -293,10 +450,12 @@ def check(torch: Any, chk: ModelCheck) -> ModelInfo:
                 loss(model(*batch), batch).backward()
             except UserModelError:
                 raise
-            except (Exception, SystemExit) as exc:
+            except BaseException as exc:
+                _reraise_interrupt(exc)
                 raise UserModelError(f"a training step (loss and backward) on a batch of shape "
                                      f"{describe(batch)} failed: {one_line(exc)}") from exc
-    except (Exception, SystemExit) as exc:  # the user's code, or something else: still one line
+    except BaseException as exc:  # the user's code, or something else: still one line
+        _reraise_interrupt(exc)
         error = str(exc) if isinstance(exc, UserModelError) else one_line(exc)
         if is_oom(torch, exc):
             error = f"does not fit in memory on {chk.device}: {error}"

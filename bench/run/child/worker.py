@@ -187,8 +187,9 @@ def measure_cell(torch: Any, task: Task, record: Record) -> None:
         flops = task.flops_per_sample
         if flops is None:  # a count we cannot make is left empty, not invented
             flops, note = workloads.count_flops(torch, cell, wl)
-            if note:
+            if note:  # the row's reason says why its FLOP column is empty, and so do its notes
                 record.notes.append(note)
+                record.reason = record.reason or note
         m.flops_per_sample = flops
 
 
