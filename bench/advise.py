@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from bench import schema
 from bench.run import estimate, knobs, matrix, modelspec, runner, session, usermodels
 from bench.run.knobs import Knob
 from bench.run.launch import Launcher
@@ -105,7 +106,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         f"({modelspec.FORMS})")
     parser.add_argument("--device", choices=("cpu", "cuda"),
                         help="where to measure (default: cuda when present, else cpu)")
-    parser.add_argument("--mode", choices=("infer", "train"), default="train",
+    parser.add_argument("--mode", choices=schema.AXIS_CHOICES["mode"], default="train",
                         help="inference or a training step (default: train)")
     parser.add_argument("--batch-size", type=int, default=16,
                         help="samples per step (default: 16)")

@@ -21,6 +21,9 @@ AXES: dict[str, tuple[int, int]] = {
     "cudnn_benchmark_limit": (0, 10_000),  # 0: try every algorithm
     "cpu_threads": (1, 4_096),
 }
+#: A user model's ``input_shape`` C,H,W: H and W are pixels a side like ``resolution``.
+INPUT_SHAPE: tuple[tuple[int, int], tuple[int, int], tuple[int, int]] = (
+    (1, 16_384), AXES["resolution"], AXES["resolution"])
 
 #: Settings: (lowest, highest); an int setting takes whole numbers only.
 SETTINGS: dict[str, tuple[float, float]] = {

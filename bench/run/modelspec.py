@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.run import limits
+
 #: What a user model string looks like, for messages.
 FORMS = "pkg.module:factory or path/to/file.py:factory"
 #: The input shape a user model gets unless told otherwise: an ImageNet-sized image.
@@ -86,6 +88,10 @@ def parse_input_shape(text: object) -> tuple[int, int, int]:
     parts = str(text).replace(" ", "").split(",")
     if len(parts) == 3 and all(p.isdigit() and int(p) > 0 for p in parts):
         c, h, w = (int(p) for p in parts)
+        for name, n, (lo, hi) in zip("CHW", (c, h, w), limits.INPUT_SHAPE):
+            if not lo <= n <= hi:
+                raise SpecError(f"input_shape {text!r}: {name} must be from {lo:,} to {hi:,}, "
+                                f"got {n:,}")
         return c, h, w
     raise SpecError(f"input_shape {text!r} is not C,H,W (three positive integers, e.g. "
                     f"3,224,224); for other inputs name an inputs callable "

@@ -62,6 +62,16 @@ def test_input_shape_must_be_three_positive_integers(text: str) -> None:
         modelspec.parse_input_shape(text)
 
 
+@pytest.mark.parametrize(("text", "problem"), [
+    ("3,100000,100000", "H must be from 1 to 16,384, got 100,000"),
+    ("3,32,20000", "W must be from 1 to 16,384, got 20,000"),
+    ("1000000000,1,1", "C must be from 1 to 16,384, got 1,000,000,000"),
+])
+def test_input_shape_has_the_range_of_a_resolution(text: str, problem: str) -> None:
+    with pytest.raises(modelspec.SpecError, match=problem):
+        modelspec.parse_input_shape(text)
+
+
 def test_torchvision_cell_ids_and_names_are_unchanged() -> None:
     assert Cell().cell_id == "adf637ecfe"
     cell = _cells('[studies.s]\nmodel = "resnet18"\nresolution = 64\n')[0]
