@@ -376,20 +376,29 @@ def test_a_break_even_of_never_is_valid_json() -> None:
     json.dumps(entry, allow_nan=False)
 
 
+def _request(device: str, mode: str) -> Any:
+    from bench.advise import Request
+
+    return Request("m.py:build", device, mode, 4, "3,32,32", "", "", "static", 10_000, 60.0)
+
+
+def _measured(knob: str, **over: Any) -> dict[str, Any]:
+    """A verdict entry as ``advise`` makes one: faster, enabled, paid back after 5 steps."""
+    return {"knob": knob, "status": "measured", "recommendation": "enable", "speedup": 1.5,
+            "ci_low": 1.4, "ci_high": 1.6, "verdict": "faster", "cold_cost_s": 0.01,
+            "break_even_steps": 5.0, "pays_back": True, "never_pays_back": False,
+            "memory_change_bytes": 0.0, "caveats": [], **over}
+
+
 def test_the_table_says_every_caveat_the_json_carries() -> None:
     """One note per caveat code, in words, after the table: the terminal hides nothing."""
     import io
 
-    from bench.advise import Plan, Request, print_verdicts
+    from bench.advise import Plan, print_verdicts
     from bench.report.caveats import CAVEATS
 
-    req = Request("m.py:build", "cpu", "infer", 4, "3,32,32", "", "", "static", 10_000, 60.0)
-    plan = Plan("cpu", None, (), {}, 3, 10.0)  # type: ignore[arg-type]
-    entry = {"knob": "amp-bf16", "status": "measured", "recommendation": "enable",
-             "speedup": 1.5, "ci_low": 1.4, "ci_high": 1.6, "verdict": "faster",
-             "cold_cost_s": 0.01, "break_even_steps": 5.0, "pays_back": True,
-             "never_pays_back": False, "memory_change_bytes": 0.0,
-             "caveats": ["changes-numerics", "steady-drift"]}
+    req, plan = _request("cpu", "infer"), Plan("cpu", None, (), {}, 3, 10.0)  # type: ignore[arg-type]
+    entry = _measured("amp-bf16", caveats=["changes-numerics", "steady-drift"])
     unclear = {**entry, "knob": "channels_last", "verdict": "no clear difference",
                "recommendation": "leave default", "break_even_steps": None,
                "pays_back": None, "never_pays_back": True, "caveats": []}
@@ -466,15 +475,11 @@ def test_the_memory_column_and_its_caveat_give_the_share_too() -> None:
     """As the pages say it: ``+5.21 GiB (+12%)``, not a size alone."""
     import io
 
-    from bench.advise import Plan, Request, print_verdicts
+    from bench.advise import Plan, print_verdicts
 
-    req = Request("m.py:build", "cuda", "train", 4, "3,32,32", "", "", "static", 10_000, 60.0)
-    plan = Plan("cuda", None, (), {}, 3, 10.0)  # type: ignore[arg-type]
-    entry = {"knob": "cudnn.benchmark", "status": "measured", "recommendation": "enable",
-             "speedup": 1.5, "ci_low": 1.4, "ci_high": 1.6, "verdict": "faster",
-             "cold_cost_s": 0.01, "break_even_steps": 5.0, "pays_back": True,
-             "never_pays_back": False, "memory_change_bytes": 5.21 * 2**30,
-             "memory_change_share": 0.12, "caveats": ["extra-memory"]}
+    req, plan = _request("cuda", "train"), Plan("cuda", None, (), {}, 3, 10.0)  # type: ignore[arg-type]
+    entry = _measured("cudnn.benchmark", memory_change_bytes=5.21 * 2**30,
+                      memory_change_share=0.12, caveats=["extra-memory"])
     out = io.StringIO()
     print_verdicts(req, plan, [entry], Path("run"), 12.0, stream=out)
     lines = out.getvalue().splitlines()
