@@ -43,6 +43,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         from bench.run import cluster  # submitit is only needed, and imported, here
 
         return cluster.cmd_slurm(args)
+    from bench.run.cluster import local_refusal  # argparse only, as in build_parser
+
+    refused = local_refusal(args)  # a Slurm option a local run would silently ignore
+    if refused:
+        return _fail(refused)
     try:
         profile = matrix.select(matrix.load_profile(args.profile), args.only) if args.profile \
             else None
@@ -207,7 +212,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_cluster(run)
     run.set_defaults(func=cmd_run)
-    status = sub.add_parser("status", help="the shards of a cluster run: jobs, states, rows")
+    status = sub.add_parser(
+        "status", help="the shards of a cluster run: jobs, states, rows",
+        description="One line per shard of a cluster run, then one for the run. Exit 0 when "
+                    "every shard is complete, 1 when a shard stopped short and no job of it is "
+                    "queued (--resume submits it), 3 while shards are still queued or running "
+                    "or Slurm did not answer about them.")
     status.add_argument("run_id", metavar="RUN_ID")
     status.add_argument("--reports", default="reports", help="root of the results tree")
     status.set_defaults(func=cmd_status)

@@ -82,6 +82,9 @@ DRIFT: Final = 2.0
 RESULTS_FILE: Final = "results.csv"
 SAMPLES_FILE: Final = "samples.csv"
 ENV_FILE: Final = "env.json"
+#: In a cluster shard's run folder: every Slurm job that ran the shard there, one id a line,
+#: oldest first (env.json, written once, names only the first); the machine page lists them.
+SLURM_JOBS_FILE: Final = "slurm-jobs.txt"
 
 _SWITCH = ("off", "on", "n/a")
 _TRUE_FALSE = ("true", "false")

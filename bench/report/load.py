@@ -42,6 +42,7 @@ from __future__ import annotations
 import csv
 import functools
 import io
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,7 +85,8 @@ class RunFiles:
     samples: Path
     env: Path
     planned_rows: int | None = None  # from env.json; absent in runs made before it was kept
-    shard: str = ""  # "2/4 (Slurm job 123)": which part of a cluster run it is (env.json)
+    shard: str = ""  # "2/4": which part of a cluster run it is (env.json)
+    slurm_jobs: tuple[str, ...] = ()  # every Slurm job that ran the shard here, oldest first
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,7 @@ def _read_folder(root: Path, results_path: Path, *, skip_bad: bool) -> _Run:
     res, samp = match_samples(res, samp, where, skip_bad, bad_results, bad_samples)
     skipped += _by_line(bad_results, results_path) + _by_line(bad_samples, where.samples)
     fingerprint = str(env["fingerprint_id"]) if env else _first(res, "fingerprint_id")
+    shard, jobs = _shard(env, run_dir)
     files = RunFiles(
         machine=str(env.get("machine", "")) if env else _first(res, "machine"),
         run_id=str(env.get("run_id", "")) if env else _first(res, "run_id"),
@@ -200,7 +203,8 @@ def _read_folder(root: Path, results_path: Path, *, skip_bad: bool) -> _Run:
         samples=rel_dir / schema.SAMPLES_FILE,
         env=rel_dir / schema.ENV_FILE,
         planned_rows=_planned(env),
-        shard=_shard(env),
+        shard=shard,
+        slurm_jobs=jobs,
     )
     return _Run(files, res, samp, env, skipped)
 
@@ -213,13 +217,20 @@ def _size(results_path: Path) -> int:
     )
 
 
-def _shard(env: dict[str, Any] | None) -> str:
-    """A shard's place in its cluster run, in words (env.json is untrusted: text only)."""
+def _shard(env: dict[str, Any] | None, run_dir: Path) -> tuple[str, tuple[str, ...]]:
+    """A shard's place in its cluster run (``"2/4"``) and every Slurm job that ran it, oldest
+    first: env.json's, then those the folder's jobs file adds (a resume). Both are untrusted:
+    the place as text, job ids only."""
     found = (env or {}).get("shard")
     if not isinstance(found, dict) or not found.get("spec"):
-        return ""
-    job = str(found.get("slurm_job_id") or "")
-    return str(found["spec"]) + (f" (Slurm job {job})" if job else "")
+        return "", ()
+    try:
+        listed = (run_dir / schema.SLURM_JOBS_FILE).read_text(encoding="utf-8").split()
+    except (OSError, ValueError):
+        listed = []
+    jobs = [str(found.get("slurm_job_id") or ""), *listed]
+    return str(found["spec"]), tuple(dict.fromkeys(
+        j for j in jobs if re.fullmatch(r"\d+(_\d+)?", j)))
 
 
 def _empty(path: Path, skip_bad: bool, skipped: list[str], then: str) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import datetime as dt
+import fcntl
 import io
 import json
 import os
@@ -27,24 +28,27 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from bench import schema
 from bench.run import shards
 from bench.run.progress import Progress
+from bench.run.squeue import ACTIVE, UNKNOWN, QueryError, Queue, Runner, run_command
 
 EXTRA = "torch-knobs[slurm]"
 RECORD = "submission.json"
+#: Beside the record: held while a ``--resume`` checks the queue and submits, so that two
+#: resumes of one run cannot both find a shard unfinished and submit it twice.
+LOCK = "resume.lock"
+JOBS_FILE = schema.SLURM_JOBS_FILE  # every Slurm job that ran a shard, in its folder
 #: How long before a job's time limit Slurm warns it (SIGUSR2; submitit's default), and the
 #: most of a short limit the warning may take: a 1-minute job warned 90 s early would be
 #: interrupted as it starts.
 WARN_S = 90
 WARN_SHARE = 0.25
-#: Slurm states of a job that is still queued or running.
-ACTIVE = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED",
-                    "REQUEUED", "RESIZING", "SIGNALING", "STAGE_OUT"})
 
 
 class SlurmError(RuntimeError):
@@ -75,6 +79,26 @@ class Options:
             raise SlurmError(f"--slurm-gpus-per-node {self.gpus_per_node}: expected 0 or more "
                              "GPUs per node")
 
+    def flags(self) -> list[str]:
+        """These options as ``bench run`` takes them (the ones set), for a command to print."""
+        out: list[str] = []
+        for name, flag in FLAGS.items():
+            value = getattr(self, name)
+            if name == "extra":
+                out += [a for k, v in value.items() for a in (flag, f"{k}={v}")]
+            elif value is not None:
+                out += [flag, str(value)]
+        return out
+
+    @classmethod
+    def recorded(cls, data: dict[str, Any]) -> Options:
+        """The options a submission record holds (``asdict`` of them)."""
+        extra = data.get("extra") or {}
+        return cls(data.get("partition"), data.get("gpus_per_node"),
+                   int(data.get("time_min") or 60), data.get("account"),
+                   data.get("constraint"),
+                   {str(k): str(v) for k, v in extra.items()} if isinstance(extra, dict) else {})
+
     @property
     def warn_s(self) -> int:
         """Seconds before the time limit that Slurm warns the job: ``WARN_S``, or a quarter
@@ -94,6 +118,32 @@ class Options:
         if self.extra:
             params["additional_parameters"] = dict(self.extra)
         return params
+
+
+#: Each option's ``bench run`` flag.
+FLAGS = {"partition": "--slurm-partition", "gpus_per_node": "--slurm-gpus-per-node",
+         "time_min": "--slurm-time", "account": "--slurm-account",
+         "constraint": "--slurm-constraint", "extra": "--slurm-extra"}
+
+
+def merged(given: dict[str, Any], record: Options | None) -> tuple[Options, list[str]]:
+    """The options of a submission: those ``given`` on the command line (None: not given),
+    the others from ``record`` (a resume's earlier submission) or the defaults; and, for each
+    given one that differs from the record, a note ``--slurm-time 30 (recorded: 15)``."""
+    base = record or Options()
+    chosen = {name: getattr(base, name) if given.get(name) is None else given[name]
+              for name in FLAGS}
+    notes = [f"{flag} {_shown(chosen[name])} (recorded: {_shown(getattr(record, name))})"
+             for name, flag in FLAGS.items()
+             if record is not None and chosen[name] != getattr(record, name)]
+    return Options(**chosen), notes
+
+
+def _shown(value: Any) -> str:
+    """An option's value as a note shows it: ``15``, ``qos=high mem=0``, ``none``."""
+    if isinstance(value, dict):
+        return " ".join(f"{k}={v}" for k, v in value.items()) or "none"
+    return "none" if value is None else str(value)
 
 
 def parse_extra(items: Sequence[str]) -> dict[str, str]:
@@ -182,6 +232,8 @@ def run_shard(profile: str, reports: str, run_id: str, k: int, n: int,
     finishes the shard. A non-zero exit raises ``ShardFailed``, so the job is FAILED.
     """
     argv = shard_argv(profile, Path(reports), run_id, k, n, only)
+    if "--resume" in argv:  # a new folder's env.json names this job; a resumed one's, the first
+        note_job(Path(argv[argv.index("--out") + 1]), os.environ.get("SLURM_JOB_ID", ""))
     proc = subprocess.Popen([sys.executable, "-m", "bench", *argv])
 
     def forward(signum: int, frame: Any) -> None:
@@ -203,6 +255,39 @@ def run_shard(profile: str, reports: str, run_id: str, k: int, n: int,
         raise ShardFailed(f"shard {k}/{n} of run {run_id}: bench run ended with {how}; "
                           "its rows are kept, and --resume submits it again")
     return code
+
+
+def note_job(folder: Path, job_id: str) -> None:
+    """Add ``job_id`` to the shard folder's list of the jobs that ran it (``JOBS_FILE``); a
+    new list starts with the first job, the one env.json names. Best effort: a folder that
+    cannot be written is the runner's to report, and the shard runs all the same."""
+    job_id = job_id.strip()
+    listed = job_ids(folder)
+    if not job_id or job_id in listed or not folder.is_dir():
+        return
+    first = "" if listed else _first_job(folder)
+    new = [j for j in dict.fromkeys((first, job_id)) if j]
+    with contextlib.suppress(OSError), open(folder / JOBS_FILE, "a", encoding="utf-8") as f:
+        f.writelines(f"{j}\n" for j in new)
+
+
+def _first_job(folder: Path) -> str:
+    """The Slurm job env.json names: the one that started the folder."""
+    try:
+        env = json.loads((folder / "env.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    shard = env.get("shard") if isinstance(env, dict) else None
+    return str(shard.get("slurm_job_id") or "") if isinstance(shard, dict) else ""
+
+
+def job_ids(folder: Path) -> list[str]:
+    """The jobs ``JOBS_FILE`` lists, oldest first, each once."""
+    try:
+        text = (folder / JOBS_FILE).read_text(encoding="utf-8")
+    except OSError:
+        return []
+    return list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -282,40 +367,6 @@ def shard_rows(reports: Path, run_id: str, k: int) -> list[dict[str, str]]:
 # Slurm itself: the queue, asked through its own commands.
 
 
-Runner = Callable[[Sequence[str]], str]
-
-
-def _run(command: Sequence[str]) -> str:
-    try:
-        return subprocess.run(list(command), capture_output=True, text=True, timeout=30,
-                              check=False).stdout
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
-class Queue:
-    """A job's state from ``squeue`` while it is queued, from ``scontrol`` once it has ended
-    (``sacct`` needs accounting, which many clusters, and this project's test cluster, lack).
-    The command runner is injectable, so tests can drive every state."""
-
-    def __init__(self, run: Runner = _run) -> None:
-        self._run = run
-
-    def state(self, job_id: str) -> str:
-        """``RUNNING``, ``COMPLETED``, ``CANCELLED``, ``TIMEOUT``, … or ``GONE`` once Slurm no
-        longer knows the job."""
-        out = self._run(["squeue", "-h", "-j", job_id, "-o", "%T"]).strip()
-        if out:
-            return out.splitlines()[0].strip()
-        for word in self._run(["scontrol", "-o", "show", "job", job_id]).split():
-            if word.startswith("JobState="):
-                return word.split("=", 1)[1]
-        return "GONE"
-
-    def cancel(self, job_id: str) -> None:
-        self._run(["scancel", job_id])
-
-
 # ---------------------------------------------------------------------------------------------
 # Submitting, following and resuming.
 
@@ -357,7 +408,7 @@ def submit(profile: str, planned: list[int], reports: Path, run_id: str, options
                                       sub.count, list(sub.only))
         except REFUSALS as exc:
             _take_back(folder, before, made if record is None and not sent else [])
-            raise SlurmError(_refused(exc, k, sub, sent, record is not None, run or _run)
+            raise SlurmError(_refused(exc, k, sub, sent, record is not None, run or run_command)
                              ) from None
         sys.stderr.write(said.getvalue())
         sub.jobs[k - 1].append(str(job.job_id))
@@ -392,7 +443,10 @@ def _refused(exc: BaseException, k: int, sub: Submission, sent: Sequence[int], r
             said = said.removeprefix(prefix)  # "refused" says as much
         why = f"sbatch refused shard {k}/{sub.count}: {said or type(exc).__name__}"
     if "partition" in why.lower():
-        names = [p.strip() for p in run(["sinfo", "-h", "-o", "%P"]).split() if p.strip()]
+        try:
+            names = [p.strip() for p in run(["sinfo", "-h", "-o", "%P"]).split() if p.strip()]
+        except QueryError:
+            names = []
         if names:
             shown = [f"{p[:-1]} (the default)" if p.endswith("*") else p for p in names]
             why += f"; partitions here: {', '.join(shown)}"
@@ -415,10 +469,15 @@ class ShardState:
     ok: int
     failed: int
     folder: str
+    interrupted: int = 0  # replicates whose latest row is interrupted (a signal, a limit)
+    error: str = ""  # why the state is UNKNOWN
 
     @property
     def active(self) -> bool:
-        return self.state in ACTIVE
+        """Queued or running, or not known not to be: a job Slurm did not answer about may be
+        running, and is neither given up on nor submitted again (unless its shard has every
+        row: nothing is left that it could do)."""
+        return self.state in ACTIVE or (self.state == UNKNOWN and not self.complete)
 
     @property
     def complete(self) -> bool:
@@ -427,36 +486,39 @@ class ShardState:
         return self.ok >= self.planned
 
 
-def outcomes(rows: Sequence[dict[str, str]]) -> tuple[int, int]:
-    """(replicates done, replicates whose latest row failed), each replicate once: a resumed
-    shard holds an interrupted row and, later, the same replicate's ok one."""
+def outcomes(rows: Sequence[dict[str, str]]) -> tuple[int, int, int]:
+    """(replicates done, failed, interrupted), by each replicate's latest row, each replicate
+    once: a resumed shard holds an interrupted row and, later, the same replicate's ok one."""
     last: dict[tuple[str, str, str], str] = {}
     for r in rows:
         key = (r.get("kind", ""), r.get("cell_id", ""), r.get("replicate", ""))
         if last.get(key) not in ("ok", "skipped"):  # once done, a replicate stays done
             last[key] = r.get("status", "")
     done = sum(v in ("ok", "skipped") for v in last.values())
-    return done, len(last) - done
+    interrupted = sum(v == "interrupted" for v in last.values())
+    return done, len(last) - done - interrupted, interrupted
 
 
 def states(sub: Submission, queue: Queue) -> list[ShardState]:
     out = []
     reports = Path(sub.reports)
     for k in range(1, sub.count + 1):
-        ok, failed = outcomes(shard_rows(reports, sub.run_id, k))
+        ok, failed, interrupted = outcomes(shard_rows(reports, sub.run_id, k))
         job = sub.jobs[k - 1][-1] if sub.jobs[k - 1] else ""
         found = shard_dirs(reports, sub.run_id, k)
-        out.append(ShardState(k, job, queue.state(job) if job else "NOT SUBMITTED",
-                              sub.planned[k - 1], ok, failed,
-                              str(found[0]) if found else "(not started)"))
+        state = queue.state(job) if job else "NOT SUBMITTED"
+        out.append(ShardState(k, job, state, sub.planned[k - 1], ok, failed,
+                              str(found[0]) if found else "(not started)", interrupted,
+                              queue.errors.get(job, "") if state == UNKNOWN else ""))
     return out
 
 
 def summary(shard_states: Sequence[ShardState], stream: TextIO) -> None:
     for s in shard_states:
-        print(f"shard {s.k}/{len(shard_states)}: Slurm job {s.job_id or '-'} {s.state}; "
-              f"{s.ok} of {s.planned} planned replicates done, {s.failed} failed; {s.folder}",
-              file=stream)
+        why = f" ({s.error})" if s.error else ""
+        print(f"shard {s.k}/{len(shard_states)}: Slurm job {s.job_id or '-'} {s.state}{why}; "
+              f"{s.ok} of {s.planned} planned replicates done, {s.failed} failed, "
+              f"{s.interrupted} interrupted; {s.folder}", file=stream)
 
 
 #: The exit code of a watch left with Ctrl-C (the jobs run on).
@@ -466,8 +528,9 @@ EXIT_LEFT = 130
 def watch(sub: Submission, queue: Queue, stream: TextIO = sys.stderr,
           clock: Callable[[], float] = time.monotonic, poll_s: float = 5.0,
           sleep: Callable[[float], None] = time.sleep) -> int:
-    """Follow every shard until none is queued or running: a progress bar over all of their
-    rows, then one line per shard. 0 when every shard wrote all its rows, 1 otherwise; a
+    """Follow every shard until none is queued or running (a job Slurm did not answer about
+    counts as running: a query that timed out is asked again): a progress bar over all of
+    their rows, then one line per shard. 0 when every shard wrote all its rows, 1 otherwise; a
     Ctrl-C leaves the jobs running (they are Slurm's now) and says how to follow them."""
     reports = Path(sub.reports)
     # what is already on disk (a resumed run's earlier rows) is not this run's progress
@@ -500,5 +563,35 @@ def watch(sub: Submission, queue: Queue, stream: TextIO = sys.stderr,
 
 
 def unfinished(sub: Submission, queue: Queue) -> list[int]:
-    """The shards to submit again: not queued or running, and short of their planned rows."""
-    return [s.k for s in states(sub, queue) if not s.active and not s.complete]
+    """The shards to submit again: not queued or running, and short of their planned rows.
+    A shard short of its rows whose job Slurm did not answer about is refused
+    (``SlurmError``): it may be running, and submitting it again would run its cells twice."""
+    now = states(sub, queue)
+    unknown = [s for s in now if s.state == UNKNOWN and not s.complete]
+    if unknown:
+        said = "; ".join(f"shard {s.k}'s Slurm job {s.job_id}: {s.error}" for s in unknown)
+        raise SlurmError(f"cannot resume run {sub.run_id}: Slurm did not say whether its jobs "
+                         f"still run ({said}); nothing was submitted; try again once it answers")
+    return [s.k for s in now if not s.active and not s.complete]
+
+
+@contextlib.contextmanager
+def resume_lock(sub: Submission) -> Iterator[None]:
+    """Held while a resume finds the unfinished shards and submits them: a second resume of
+    the same run meanwhile is refused in one line, instead of submitting them twice."""
+    path = slurm_folder(Path(sub.reports), sub.run_id) / LOCK
+    try:
+        f = open(path, "a+b")  # noqa: SIM115 (closed below, after the lock)
+    except OSError as exc:
+        raise SlurmError(f"cannot resume run {sub.run_id}: {path}: {exc.strerror or exc}"
+                         ) from None
+    with f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise SlurmError(f"cannot resume run {sub.run_id}: another --resume of it is "
+                             f"submitting now (it holds {path}); nothing was submitted") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)

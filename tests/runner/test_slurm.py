@@ -9,18 +9,20 @@ import csv
 import io
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench.run import runner, slurm
+from bench.run import runner, slurm, squeue
 from bench.run.matrix import load_profile
 
 from .conftest import ROOT, one_error_line, run_cli
@@ -231,29 +233,67 @@ def test_a_shard_resubmitted_to_another_kind_of_node_gets_a_folder_of_its_own(
 
 
 class FakeCommands:
-    def __init__(self, answers: dict[str, str]) -> None:
+    """Slurm's commands by name: an answer, or a ``QueryError`` (the command failed)."""
+
+    def __init__(self, answers: dict[str, str | Exception]) -> None:
         self.answers = answers
         self.seen: list[list[str]] = []
 
     def __call__(self, command: Sequence[str]) -> str:
         self.seen.append(list(command))
-        return self.answers.get(command[0], "")
+        answer = self.answers.get(command[0], "")
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+INVALID = squeue.QueryError("squeue exited 1: slurm_load_jobs error: Invalid job id specified")
+TIMED_OUT = "slurm_load_jobs error: Socket timed out on send/recv operation"
 
 
 def test_the_queue_asks_squeue_then_scontrol() -> None:
-    assert slurm.Queue(FakeCommands({"squeue": "RUNNING\n"})).state("7") == "RUNNING"
+    assert squeue.Queue(FakeCommands({"squeue": "RUNNING\n"})).state("7") == "RUNNING"
     ended = FakeCommands({"scontrol": "JobId=7 JobName=x JobState=CANCELLED Reason=None"})
-    assert slurm.Queue(ended).state("7") == "CANCELLED"
+    assert squeue.Queue(ended).state("7") == "CANCELLED"
     assert ended.seen[0][:3] == ["squeue", "-h", "-j"]
-    assert slurm.Queue(FakeCommands({})).state("7") == "GONE"
+    purged = FakeCommands({"squeue": INVALID, "scontrol": squeue.QueryError(
+        "scontrol exited 1: slurm_load_jobs error: Invalid job id specified")})
+    assert squeue.Queue(purged).state("7") == "GONE", "Slurm's own answer: no such job"
+
+
+def test_a_slurm_query_that_fails_is_unknown_not_gone() -> None:
+    """A controller that timed out says nothing of the job: not that it has ended."""
+    failing = FakeCommands({"squeue": squeue.QueryError(f"squeue exited 1: {TIMED_OUT}")})
+    queue = squeue.Queue(failing)
+    assert queue.state("7") == "UNKNOWN"
+    assert queue.errors == {"7": f"squeue exited 1: {TIMED_OUT}"}
+    assert [c[0] for c in failing.seen] == ["squeue"], "no scontrol guess after a failure"
+    late = squeue.Queue(FakeCommands({"squeue": INVALID, "scontrol": squeue.QueryError(
+        f"scontrol exited 1: {TIMED_OUT}")}))
+    assert late.state("7") == "UNKNOWN" and "scontrol exited 1" in late.errors["7"]
+    assert squeue.Queue(FakeCommands({})).state("7") == "UNKNOWN", "an empty answer is none"
+
+
+def test_a_slurm_command_exiting_non_zero_raises_with_its_words(tmp_path: Path) -> None:
+    """The real ``_run``: a command's exit status is read, not only its output."""
+    shim = _shims(tmp_path, squeue=_FAIL)
+    env_path = f"{shim}{os.pathsep}{os.environ['PATH']}"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PATH", env_path)
+        with pytest.raises(squeue.QueryError) as err:
+            squeue.run_command(["squeue", "-h", "-j", "7"])
+    assert str(err.value) == f"squeue exited 1: {TIMED_OUT}"
+    with pytest.raises(squeue.QueryError, match="could not run"):
+        squeue.run_command([str(tmp_path / "no-such-command")])
 
 
 def test_a_replicate_done_after_an_interruption_counts_once() -> None:
     rows = [{"kind": "model", "cell_id": "a", "replicate": "0", "status": "ok"},
             {"kind": "model", "cell_id": "b", "replicate": "0", "status": "interrupted"},
             {"kind": "model", "cell_id": "b", "replicate": "0", "status": "ok"},
-            {"kind": "model", "cell_id": "c", "replicate": "0", "status": "oom"}]
-    assert slurm.outcomes(rows) == (2, 1)
+            {"kind": "model", "cell_id": "c", "replicate": "0", "status": "oom"},
+            {"kind": "model", "cell_id": "d", "replicate": "0", "status": "interrupted"}]
+    assert slurm.outcomes(rows) == (2, 1, 1), "(done, failed, interrupted)"
 
 
 def _write_rows(folder: Path, statuses: Sequence[str]) -> None:
@@ -270,8 +310,9 @@ def test_watch_follows_the_shard_folders_until_no_job_is_active(tmp_path: Path) 
     sub = slurm.Submission("r1", "smoke", str(tmp_path), [2, 1], [["1"], ["2"]], {})
     states = iter([["RUNNING", "PENDING"], ["RUNNING", "RUNNING"], ["COMPLETED", "CANCELLED"]])
 
-    class Q(slurm.Queue):
+    class Q(squeue.Queue):
         def __init__(self) -> None:
+            super().__init__()
             self.now: list[str] = []
 
         def state(self, job_id: str) -> str:
@@ -293,6 +334,37 @@ def test_watch_follows_the_shard_folders_until_no_job_is_active(tmp_path: Path) 
     assert slurm.unfinished(sub, q) == [2]
 
 
+def test_watch_keeps_following_a_job_slurm_did_not_answer_about(tmp_path: Path) -> None:
+    """A query that timed out is no job that ended: the watch asks again."""
+    sub = slurm.Submission("r1", "smoke", str(tmp_path), [1], [["1"]], {})
+    answers = iter([squeue.QueryError(f"squeue exited 1: {TIMED_OUT}"), "RUNNING",
+                    squeue.QueryError(f"squeue exited 1: {TIMED_OUT}"), "", "JobState=COMPLETED"])
+
+    def run(command: Sequence[str]) -> str:
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    polls: list[float] = []
+    code = slurm.watch(sub, squeue.Queue(run), stream=io.StringIO(), poll_s=0,
+                       sleep=polls.append)
+    assert len(polls) == 3, "asked again after each unknown answer, until it ended"
+    assert code == 1
+
+
+def test_a_resume_refuses_while_a_shards_state_is_unknown() -> None:
+    sub = slurm.Submission("r1", "smoke", "/nowhere", [2, 1], [["1"], ["2", "5"]], {})
+    queue = squeue.Queue(FakeCommands({"squeue": squeue.QueryError(
+        f"squeue exited 1: {TIMED_OUT}")}))
+    with pytest.raises(slurm.SlurmError) as err:
+        slurm.unfinished(sub, queue)
+    assert str(err.value) == (
+        f"cannot resume run r1: Slurm did not say whether its jobs still run (shard 1's Slurm "
+        f"job 1: squeue exited 1: {TIMED_OUT}; shard 2's Slurm job 5: squeue exited 1: "
+        f"{TIMED_OUT}); nothing was submitted; try again once it answers")
+
+
 def test_ctrl_c_while_watching_leaves_the_jobs_running_and_says_how_to_follow(
         tmp_path: Path) -> None:
     sub = slurm.Submission("r1", "smoke", str(tmp_path), [2], [["1"]], {})
@@ -302,7 +374,7 @@ def test_ctrl_c_while_watching_leaves_the_jobs_running_and_says_how_to_follow(
 
     out = io.StringIO()
     try:
-        code = slurm.watch(sub, slurm.Queue(FakeCommands({"squeue": "RUNNING"})), stream=out,
+        code = slurm.watch(sub, squeue.Queue(FakeCommands({"squeue": "RUNNING"})), stream=out,
                            poll_s=0, sleep=ctrl_c)
     except KeyboardInterrupt:
         pytest.fail("the Ctrl-C escaped: a traceback")
@@ -310,6 +382,176 @@ def test_ctrl_c_while_watching_leaves_the_jobs_running_and_says_how_to_follow(
     assert out.getvalue().strip().splitlines()[-1] == (
         f"stopped watching: the shard jobs keep running; python -m bench status r1 --reports "
         f"{tmp_path} reports them")
+
+
+def test_a_resume_takes_each_slurm_option_left_out_from_the_record() -> None:
+    record = slurm.Options("debug", 0, 15, "proj", None, {"qos": "high"})
+    none = dict.fromkeys(slurm.FLAGS)
+    assert slurm.merged(none, record) == (record, []), "nothing given: all from the record"
+    opts, notes = slurm.merged({**none, "time_min": 30, "extra": {}}, record)
+    assert opts == slurm.Options("debug", 0, 30, "proj", None, {})
+    assert notes == ["--slurm-time 30 (recorded: 15)", "--slurm-extra none (recorded: qos=high)"]
+    assert slurm.merged({**none, "time_min": 15}, record) == (record, []), "the same: no note"
+    assert slurm.merged(none, None) == (slurm.Options(), []), "a new run: the defaults"
+    assert slurm.Options.recorded(asdict(record)) == record
+
+
+def test_the_resume_hint_is_the_whole_command() -> None:
+    from bench.run import cluster
+
+    sub = slurm.Submission("r1", "smoke", "/r", [4, 4], [["1"], ["2"]],
+                           asdict(slurm.Options("debug", None, 15, None, "a&b",
+                                                {"qos": "high"})), only=["modes"])
+    assert cluster.resume_command(sub) == (
+        "python -m bench run --executor slurm --profile smoke --shards 2 --only modes "
+        "--slurm-partition debug --slurm-time 15 --slurm-constraint 'a&b' --slurm-extra "
+        "qos=high --run-id r1 --reports /r --resume")
+
+
+_FAIL = f"echo '{TIMED_OUT}' >&2; exit 1"
+
+
+def _shims(tmp_path: Path, **scripts: str) -> Path:
+    """A folder of stand-ins for Slurm's commands (``name=shell body``), to put first on
+    PATH: a controller that times out, a queue in a given state."""
+    shim = tmp_path / "shim"
+    shim.mkdir(exist_ok=True)
+    for name, body in scripts.items():
+        (shim / name).write_text(f"#!/bin/sh\n{body}\n")
+        (shim / name).chmod(0o755)
+    return shim
+
+
+def _path_env(shim: Path) -> dict[str, str]:
+    return {"PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"}
+
+
+def _record(reports: Path, run_id: str = "r1-smoke", shard_count: int = 2) -> slurm.Submission:
+    """A submission of the smoke profile as ``bench run --executor slurm`` records it."""
+    from bench.run import shards
+
+    planned = [len(p) for p in shards.split(runner.plan(load_profile("smoke")), shard_count)]
+    return slurm.submit("smoke", planned, reports, run_id, slurm.Options(time_min=15),
+                        executor=FakeExecutor())
+
+
+def test_status_counts_a_job_slurm_did_not_answer_about_as_active(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    _record(reports)
+    shim = _shims(tmp_path, squeue=_FAIL, scontrol=_FAIL)
+    proc = run_cli("status", "r1-smoke", "--reports", str(reports), env=_path_env(shim))
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"shard 1/2: Slurm job 101 UNKNOWN (squeue exited 1: "
+                               f"{TIMED_OUT}); 0 of ")
+    assert lines[-1] == ("run r1-smoke: 0 of 2 shards complete, 2 queued or running (2 of them "
+                         "not known: Slurm did not answer)")
+
+
+def test_a_resume_while_slurm_does_not_answer_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Evidence of the gap: the running shard was submitted a second time."""
+    pytest.importorskip("submitit")
+    reports = tmp_path / "reports"
+    sub = _record(reports)
+    shim = _shims(tmp_path, squeue=_FAIL, scontrol=_FAIL,
+                  sbatch=f"touch {tmp_path / 'sbatch-called'}; exit 1")
+    proc = run_cli("run", "--executor", "slurm", "--profile", "smoke", "--shards", "2",
+                   "--run-id", "r1-smoke", "--reports", str(reports), "--resume", "--no-wait",
+                   env=_path_env(shim))
+    assert proc.returncode == 2
+    assert one_error_line(proc) == (
+        f"error: cannot resume run r1-smoke: Slurm did not say whether its jobs still run "
+        f"(shard 1's Slurm job 101: squeue exited 1: {TIMED_OUT}; shard 2's Slurm job 102: "
+        f"squeue exited 1: {TIMED_OUT}); nothing was submitted; try again once it answers")
+    assert not (tmp_path / "sbatch-called").exists()
+    assert slurm.Submission.load(slurm.slurm_folder(reports, "r1-smoke")) == sub
+
+
+def test_a_second_resume_while_one_is_submitting_is_refused(tmp_path: Path) -> None:
+    import fcntl
+
+    pytest.importorskip("submitit")
+    reports = tmp_path / "reports"
+    _record(reports)
+    lock = slurm.slurm_folder(reports, "r1-smoke") / "resume.lock"  # slurm.LOCK
+    shim = _shims(tmp_path, squeue="exit 0", scontrol="echo JobState=CANCELLED",
+                  sbatch=f"touch {tmp_path / 'sbatch-called'}; exit 1")
+    with open(lock, "a+b") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # the other resume, between look and submit
+        proc = run_cli("run", "--executor", "slurm", "--profile", "smoke", "--shards", "2",
+                       "--run-id", "r1-smoke", "--reports", str(reports), "--resume",
+                       "--no-wait", env=_path_env(shim))
+    assert proc.returncode == 2
+    assert one_error_line(proc) == (f"error: cannot resume run r1-smoke: another --resume of it "
+                                    f"is submitting now (it holds {lock}); nothing was "
+                                    "submitted")
+    assert not (tmp_path / "sbatch-called").exists()
+
+
+def _status_shims(tmp_path: Path, states: dict[str, str]) -> Path:
+    """Ended jobs, as Slurm reports them: squeue lists nothing, scontrol gives each state."""
+    cases = " ".join(f'{job}) echo "JobId={job} JobState={st}";;' for job, st in states.items())
+    return _shims(tmp_path, squeue="exit 0", scontrol=f'case "$4" in {cases} esac')
+
+
+def _fill(reports: Path, run_id: str, k: int, planned: int, statuses: Sequence[str]) -> None:
+    _write_rows(reports / "box" / f"{run_id}-shard{k}",
+                [*statuses, *["ok"] * (planned - len(statuses))])
+
+
+def test_status_exits_non_zero_until_every_shard_is_complete(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    sub = _record(reports)
+    one, two = sub.planned
+    _fill(reports, "r1-smoke", 1, one, [])
+    _fill(reports, "r1-smoke", 2, two, ["interrupted", "oom"])
+    ended = _status_shims(tmp_path, {"101": "COMPLETED", "102": "FAILED"})
+    stopped = run_cli("status", "r1-smoke", "--reports", str(reports), env=_path_env(ended))
+    assert stopped.returncode == 1, "a shard stopped short: --resume submits it"
+    assert f"shard 2/2: Slurm job 102 FAILED; {two - 2} of {two} planned replicates done, " \
+           "1 failed, 1 interrupted;" in stopped.stdout, "interrupted is not failed"
+    assert "shard(s) 2 stopped short; resume with: python -m bench run --executor slurm " \
+           "--profile smoke --shards 2 --slurm-time 15 --run-id r1-smoke" in stopped.stdout
+    running = _shims(tmp_path, squeue='[ "$3" = 102 ] && echo RUNNING; exit 0',
+                     scontrol='echo "JobId=$4 JobState=COMPLETED"')
+    active = run_cli("status", "r1-smoke", "--reports", str(reports), env=_path_env(running))
+    assert active.returncode == 3, "still running: not done, and nothing to resume yet"
+    _fill(reports, "r1-smoke", 2, two, [])
+    done = run_cli("status", "r1-smoke", "--reports", str(reports), env=_path_env(ended))
+    assert done.returncode == 0, done.stdout
+    assert "run r1-smoke: 2 of 2 shards complete" in done.stdout
+
+
+@pytest.mark.parametrize("option", [
+    ("--shards", "2"), ("--slurm-partition", "debug"), ("--slurm-gpus-per-node", "1"),
+    ("--slurm-time", "15"), ("--slurm-account", "proj"), ("--slurm-constraint", "a100"),
+    ("--slurm-extra", "qos=high"), ("--no-wait",)])
+def test_a_local_run_refuses_the_options_of_a_slurm_run(tmp_path: Path,
+                                                         option: tuple[str, ...]) -> None:
+    """Ignored, they would run the whole plan here: ``--shards 4`` as one machine's run.
+    (``--dry-run``: were it not refused, it plans only, and the test fails in seconds.)"""
+    proc = run_cli("run", "--profile", "smoke", *option, "--dry-run", "--reports",
+                   str(tmp_path / "r"))
+    assert proc.returncode == 2
+    assert one_error_line(proc) == (f"error: {option[0]} needs --executor slurm; this is a "
+                                    "local run (--executor local, the default), which runs "
+                                    "here")
+    assert not (tmp_path / "r").exists(), "nothing written"
+
+
+def test_a_resumed_shard_folder_lists_every_job_it_ran_under(tmp_path: Path) -> None:
+    folder = tmp_path / "box" / "r1-shard1"
+    folder.mkdir(parents=True)
+    (folder / "env.json").write_text(json.dumps({"shard": {"spec": "1/2",
+                                                           "slurm_job_id": "191"}}))
+    slurm.note_job(folder, "193")
+    slurm.note_job(folder, "193")  # once each
+    slurm.note_job(folder, "")  # not a Slurm job: nothing to note
+    slurm.note_job(folder, "197")
+    assert slurm.job_ids(folder) == ["191", "193", "197"]
+    assert (folder / slurm.JOBS_FILE).read_text() == "191\n193\n197\n"
+    slurm.note_job(tmp_path / "nowhere", "5")  # no folder: the runner says so, not this
+    assert not (tmp_path / "nowhere").exists()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -322,7 +564,8 @@ def _slurm_ready() -> str | None:
         return "Slurm is not installed (start one with: sudo .ci/slurm-up.sh)"
     out = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True,
                          check=False)
-    if out.returncode != 0 or not set(out.stdout.split()) & {"idle", "mix", "alloc"}:
+    # comp: up, and completing a job (one that the test before cancelled, say)
+    if out.returncode != 0 or not set(out.stdout.split()) & {"idle", "mix", "alloc", "comp"}:
         return "no Slurm node is up (start one with: sudo .ci/slurm-up.sh)"
     try:
         import submitit  # noqa: F401
@@ -376,6 +619,7 @@ def test_a_smoke_run_over_two_slurm_shards_pools_into_one_fingerprint(
     assert len(machines) == 1 and machines["n_runs"].iloc[0] == 2  # one fingerprint, 2 shards
     status = run_cli("status", "t-smoke", "--reports", str(reports))
     assert "2 of 2 shards complete" in status.stdout
+    assert status.returncode == 0, "every shard done: status says so in its exit code too"
 
 
 def _submit_and_catch_shard_one(reports: Path, run_id: str) -> tuple[Any, str, float]:
@@ -398,12 +642,15 @@ def test_a_cancelled_shard_is_resubmitted_and_the_matrix_completes_without_dupli
     reports = tmp_path / "reports"
     sub, first, deadline = _submit_and_catch_shard_one(reports, "c-smoke")
     subprocess.run(["scancel", first], check=True)
-    queue = slurm.Queue()
-    while queue.state(first) in slurm.ACTIVE:
+    queue = squeue.Queue()
+    while queue.state(first) in squeue.ACTIVE:
         assert time.monotonic() < deadline, "the cancelled job never left the queue"
         time.sleep(0.5)
     kept = slurm.shard_rows(reports, "c-smoke", 1)
     assert kept and any(r["status"] == "interrupted" for r in kept), "its rows stay"
+    status = run_cli("status", "c-smoke", "--reports", str(reports))
+    assert status.returncode in (1, 3), "not done: shard 1 stopped short, shard 2 may still run"
+    assert " interrupted; " in status.stdout.splitlines()[0]
     resumed = run_cli("run", *SHARDS, "--reports", str(reports), "--run-id", "c-smoke",
                       "--resume", timeout=600)
     assert resumed.returncode == 0, resumed.stderr
@@ -415,6 +662,74 @@ def test_a_cancelled_shard_is_resubmitted_and_the_matrix_completes_without_dupli
     assert len(keys) == len(set(keys)) == planned, "complete, and no replicate ok twice"
     assert sorted(p.name for p in reports.glob("*/c-smoke-shard*")) == [
         "c-smoke-shard1", "c-smoke-shard2"], "the resumed shard kept its own folder"
+    [folder] = reports.glob("*/c-smoke-shard1")
+    assert slurm.job_ids(folder) == after.jobs[0], "every job that ran it, for the machine page"
+
+
+def _time_limit(job_id: str) -> str:
+    out = subprocess.run(["scontrol", "-o", "show", "job", job_id], capture_output=True,
+                         text=True, check=True).stdout
+    return next(w.split("=", 1)[1] for w in out.split() if w.startswith("TimeLimit="))
+
+
+def _wait_gone(jobs: Sequence[str], deadline: float) -> None:
+    queue = squeue.Queue()
+    while any(queue.state(j) in squeue.ACTIVE for j in jobs):
+        assert time.monotonic() < deadline, "the cancelled jobs never left the queue"
+        time.sleep(0.5)
+
+
+@pytest.mark.e2e
+def test_a_resume_submits_with_the_recorded_studies_and_slurm_options(
+        cluster: None, tmp_path: Path) -> None:
+    """Evidence of the gap: a shard submitted with --slurm-time 15 came back with Slurm's
+    1:00:00, and the printed resume command, missing --only, was refused."""
+    reports = tmp_path / "reports"
+    folder = slurm.slurm_folder(reports, "o-smoke")
+    base = ("run", "--executor", "slurm", "--profile", "smoke", "--reports", str(reports),
+            "--run-id", "o-smoke")
+    try:
+        watching = subprocess.Popen(
+            [sys.executable, "-m", "bench", *base, "--shards", "2", "--only", "modes",
+             "--slurm-time", "15"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+        deadline = time.monotonic() + 300
+        while not (folder / slurm.RECORD).exists() or not slurm.Submission.load(folder).jobs[1]:
+            assert time.monotonic() < deadline, "never submitted"
+            time.sleep(0.2)
+        first = [j[-1] for j in slurm.Submission.load(folder).jobs]
+        subprocess.run(["scancel", *first], check=True)
+        _, err = watching.communicate(timeout=120)
+        assert watching.returncode == 1, err
+        [hint] = [line.removeprefix("resume with: ") for line in err.splitlines()
+                  if line.startswith("resume with: ")]
+        assert hint == (f"python -m bench run --executor slurm --profile smoke --shards 2 "
+                        f"--only modes --slurm-time 15 --run-id o-smoke --reports {reports} "
+                        "--resume")
+        _wait_gone(first, deadline)
+        bare = run_cli(*base, "--resume", "--no-wait")  # no --shards, --only or --slurm-*
+        assert bare.returncode == 0, bare.stderr
+        assert "resumed run o-smoke: shard(s) 1, 2 submitted again, with the recorded Slurm " \
+               "options: --slurm-time 15" in bare.stderr
+        second = [j[-1] for j in slurm.Submission.load(folder).jobs]
+        assert [_time_limit(j) for j in second] == ["00:15:00", "00:15:00"]
+        assert slurm.Submission.load(folder).only == ["modes"]
+        followed = run_cli(*shlex.split(hint)[3:], "--no-wait")  # the hint as printed
+        assert followed.returncode == 0, followed.stderr
+        assert "shard(s) none submitted again" in followed.stderr  # they are queued: left be
+        subprocess.run(["scancel", *second], check=True)
+        _wait_gone(second, deadline)
+        longer = run_cli(*base, "--slurm-time", "20", "--resume", "--no-wait")
+        assert longer.returncode == 0, longer.stderr
+        assert ("with --slurm-time 20 (recorded: 15) given here; Slurm options now: "
+                "--slurm-time 20") in longer.stderr
+        after = slurm.Submission.load(folder)
+        assert [_time_limit(j[-1]) for j in after.jobs] == ["00:20:00", "00:20:00"]
+        assert after.options["time_min"] == 20, "the next resume takes the latest"
+    finally:  # a failed check must not leave its jobs on the cluster
+        with contextlib.suppress(slurm.SlurmError):
+            for jobs in slurm.Submission.load(folder).jobs:
+                subprocess.run(["scancel", *jobs], check=False, capture_output=True)
 
 
 @pytest.mark.parametrize(("option", "said"), [
@@ -445,8 +760,8 @@ def test_slurms_time_limit_warning_interrupts_a_shard_which_fails_and_resumes(
     try:
         _, first, deadline = _submit_and_catch_shard_one(reports, "w-smoke")
         subprocess.run(["scancel", "--signal=USR2", first], check=True)
-        queue = slurm.Queue()
-        while queue.state(first) in slurm.ACTIVE:
+        queue = squeue.Queue()
+        while queue.state(first) in squeue.ACTIVE:
             assert time.monotonic() < deadline, "the warned job never ended"
             time.sleep(0.5)
         assert queue.state(first) == "FAILED", "a shard that stopped short is no COMPLETED job"

@@ -170,6 +170,27 @@ def cells_fragments(data: Inputs) -> list[Callable[[Writer], None]]:
     return [job(str(page)) for page in largest["page"]]
 
 
+#: A shard's jobs named one by one up to this many; more are the first, the latest and a count.
+SHARD_JOBS_SHOWN = 3
+
+
+def shard_note(run: Any) -> str:
+    """``, shard 1/2 (Slurm job 191)``; a shard that ran under several jobs (a resume) names
+    them, oldest first: ``(Slurm jobs 191, 193)``, or past ``SHARD_JOBS_SHOWN`` of them
+    ``(Slurm jobs 191, …, 199: 5 in all, the latest last)``."""
+    if not run.shard:
+        return ""
+    jobs = run.slurm_jobs
+    if not jobs:
+        return f", shard {run.shard}"
+    if len(jobs) == 1:
+        return f", shard {run.shard} (Slurm job {jobs[0]})"
+    if len(jobs) <= SHARD_JOBS_SHOWN:
+        return f", shard {run.shard} (Slurm jobs {', '.join(jobs)})"
+    return (f", shard {run.shard} (Slurm jobs {jobs[0]}, …, {jobs[-1]}: {len(jobs)} in all, "
+            "the latest last)")
+
+
 def machine_pages(writer: Writer, data: Inputs, copied: Copies) -> list[tuple[str, str]]:
     """Every machine page (their cells tables come from ``cells_fragments``) and the index."""
     nav = []
@@ -179,8 +200,10 @@ def machine_pages(writer: Writer, data: Inputs, copied: Copies) -> list[tuple[st
     results = data.dataset.results
     index_rows = []
     index_p = data.page(MACHINES_INDEX)
-    rows_by_run = results["run_id"].value_counts()  # once, not per machine
-    ok_by_run = results.loc[results["status"] == "ok", "run_id"].value_counts()
+    # per run folder (its results.csv, the rows' ``source``), once, not per machine: two
+    # folders can share a run id (a shard resubmitted to another kind of node)
+    rows_by_run = results["source"].value_counts()
+    ok_by_run = results.loc[results["status"] == "ok", "source"].value_counts()
     for row in data.a.machines.itertuples(index=False):
         m = data.machines[str(row.page)]
         here = machine_file(m.page)
@@ -241,10 +264,10 @@ def machine_pages(writer: Writer, data: Inputs, copied: Copies) -> list[tuple[st
         for run in sorted(runs_by_fp.get(fp, []), key=lambda r: str(r.results)):
             runs.append(
                 [
-                    str(run.run_id) + (f", shard {run.shard}" if run.shard else ""),
+                    str(run.run_id) + shard_note(run),
                     _run_rows(
-                        int(ok_by_run.get(run.run_id, 0)),
-                        int(rows_by_run.get(run.run_id, 0)),
+                        int(ok_by_run.get(run.results.as_posix(), 0)),
+                        int(rows_by_run.get(run.results.as_posix(), 0)),
                         run.planned_rows,
                     ),
                     file_links(p, "results.csv", run.results, copied),
