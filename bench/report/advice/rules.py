@@ -197,19 +197,19 @@ def determinism_rules(pairs: pd.DataFrame) -> list[Recommendation]:
         anchors=("base_repro_anchor", "var_repro_anchor"),
     )
     # per regime (in summary's order), each pair's re-run checks: (model, cudnn.benchmark,
-    # kernel cache, equal or None)
-    side_checks: list[dict[str, list[tuple[str, str, str, bool | None]]]] = []
-    for _, group in pairs.groupby(REGIME_COLUMNS, sort=True, dropna=False):
-        found: dict[str, list[tuple[str, str, str, bool | None]]] = {}
-        for side in ("base", "var"):
-            known = (group[f"{side}_n_checks"] > 0).to_numpy()
-            found[side] = [
-                (str(m), str(bm), str(kc), _check_value(eq) if k else None)
-                for m, bm, kc, eq, k in zip(group["model"], group["cudnn_benchmark"],
-                                            group["kernel_cache"],
-                                            group[f"{side}_bitwise_equal"].astype(object), known)
-            ]
-        side_checks.append(found)
+    # kernel cache, equal or None), in one pass over the rows, each filed under its regime's
+    # number (a group at a time is slow with thousands of regimes)
+    grouped = pairs.groupby(REGIME_COLUMNS, sort=True, dropna=False)
+    side_checks: list[dict[str, list[tuple[str, str, str, bool | None]]]] = [
+        {"base": [], "var": []} for _ in range(grouped.ngroups)]
+    codes = grouped.ngroup().to_numpy()
+    for side in ("base", "var"):
+        known = (pairs[f"{side}_n_checks"] > 0).to_numpy()
+        for code, m, bm, kc, eq, k in zip(codes, pairs["model"], pairs["cudnn_benchmark"],
+                                          pairs["kernel_cache"],
+                                          pairs[f"{side}_bitwise_equal"].astype(object), known):
+            side_checks[code][side].append(
+                (str(m), str(bm), str(kc), _check_value(eq) if k else None))
     out: list[Recommendation] = []
     assert len(side_checks) == len(summary)  # both grouped by REGIME_COLUMNS, sorted
     for (key, row), checks in zip(summary, side_checks):

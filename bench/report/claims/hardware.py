@@ -331,7 +331,11 @@ def _thin_upgrades(every: pd.DataFrame, thin: pd.DataFrame, judged: pd.DataFrame
         return []
     done = set(map(tuple, judged[key].astype(str).to_numpy())) if len(judged) else set()
     out: list[Finding] = []
-    ordered = every.sort_values([*key, "samples_per_s"], kind="stable")
+    # only the workloads of two machines or more with a thin cell go on (a 100k-row tree has
+    # over a thousand workloads, and a group at a time is slow)
+    by = every.assign(_few=every["insufficient"].astype(bool)).groupby(key, dropna=False)
+    keep = (by["machine"].transform("nunique") >= 2) & by["_few"].transform("max")
+    ordered = every.loc[keep.to_numpy()].sort_values([*key, "samples_per_s"], kind="stable")
     for k, group in ordered.groupby(key, sort=True, dropna=False):
         if group["machine"].nunique() < 2 or tuple(map(str, k)) in done:
             continue
