@@ -12,7 +12,7 @@ import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bench.report import advice, analysis, fmt
+from bench.report import advice, analysis, caveats, fmt
 from bench.report.advice import Recommendation
 from bench.report.analysis.pairs import within_band
 from bench.report.caveats import CAVEATS
@@ -144,18 +144,15 @@ ACTION_WORDS = {
     advice.ENABLE_IF_NEEDED: "only if you need reproducibility",
 }
 
+
 def caveat_text(r: Recommendation, code: str) -> str:
-    """A caveat in words; the memory one with its figures, so "more memory" has a size."""
-    if code == "extra-memory" and fmt.present(r.extra_peak_mem_bytes):
-        text = (f"it raises the peak memory of a whole run, first pass included, by "
-                f"{fmt.bytes_(r.extra_peak_mem_bytes)}")
-        if fmt.present(r.extra_peak_mem_share):
-            text += f" ({fmt.pct(r.extra_peak_mem_share, signed=True)})"
-        if fmt.present(r.workspace_bytes) and r.workspace_bytes:
-            text += (f"; its first pass held {fmt.bytes_(r.workspace_bytes)} above the steady "
-                     "state")
-        return text
-    return CAVEATS[code]
+    """A caveat in words (``caveats.caveat_text``, which advise prints too), the memory one
+    with the first pass's workspace as well where the page has it."""
+    text = caveats.caveat_text(code, r.extra_peak_mem_bytes, r.extra_peak_mem_share)
+    if code == "extra-memory" and fmt.present(r.extra_peak_mem_bytes) and \
+            fmt.present(r.workspace_bytes) and r.workspace_bytes:
+        text += f"; its first pass held {fmt.bytes_(r.workspace_bytes)} above the steady state"
+    return text
 
 
 def sentence(regime: Regime, p: Page, *, with_setting: bool = True) -> Md:
