@@ -5,7 +5,7 @@ knob that applies here (``bench.run.knobs``), fitted to ``--budget`` with the ru
 estimate (fed the probe's FLOP count of the model, so it is not a guess). It runs that study as
 a normal run (the fork server, one fresh process per replicate, the same CSVs under
 ``reports/``, a run ``bench report`` shows beside the others), then loads the run with the
-report's loader and prints, per knob, the report's own verdict (``bench.report.verdicts``).
+report's loader and prints, per knob, the report's own verdict (``bench.report.judge.asks``).
 
 Why this module sits beside the CLI: it is the one command that uses both sides, and neither
 side may import the other (``bench.run`` never imports the report, ``bench.report`` never torch
@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bench import schema
+from bench.report.vocabulary import KnobStatus, Verdict
 from bench.run import estimate, knobs, matrix, modelspec, runner, session, usermodels
 from bench.run.knobs import Knob
 from bench.run.launch import Launcher
@@ -243,7 +244,7 @@ def plan(req: Request, probe: Probe, budget_left_s: float) -> Plan:
     changes = [dict(k.change) for k in measured]
     profile = _profile(req, device, changes, fitted.replicates, timeout)
     not_measured = {name: why for name, why in reasons.items() if why}
-    not_measured.update(dict.fromkeys(fitted.left_out, "not in budget"))
+    not_measured.update(dict.fromkeys(fitted.left_out, KnobStatus.NOT_IN_BUDGET))
     short = ""
     if fitted.replicates < knobs.REPLICATES:
         need = knobs.REPLICATES * knobs.cheapest_s(
@@ -338,7 +339,8 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
         print(json.dumps(entries, indent=2))
     else:
         print_verdicts(req, advice_plan, entries, opened.out, elapsed)
-    if not any(e["n_base"] for e in entries if e["status"] in ("measured", "insufficient")):
+    if not any(e["n_base"] for e in entries if e["status"] in (KnobStatus.MEASURED,
+                                                             KnobStatus.INSUFFICIENT)):
         print(f"error: no replicate of the baseline ran ok, so no knob could be judged; the "
               f"rows in {opened.out} say why", file=sys.stderr)
         return 1
@@ -353,22 +355,25 @@ def verdicts_of(req: Request, p: Plan, cells: Sequence[matrix.Cell], out: Path
     """One entry per knob: the report's verdict of its pair, read from the run's rows as
     written, or why it was not measured (measured knobs first, each group in ``knobs.KNOBS``
     order)."""
-    from bench.report import load, verdicts
+    from bench.report import load
+    from bench.report.judge import asks as judged_pairs
 
     baseline, variants = cells[0], cells[1:]
-    asks = [verdicts.Ask(k.name, k.axis, *((c.cell_id, baseline.cell_id) if k.reverse else
+    pairs = [judged_pairs.Ask(k.name, k.axis, *((c.cell_id, baseline.cell_id) if k.reverse else
                                            (baseline.cell_id, c.cell_id)))
             for k, c in zip(p.measured, variants)]
-    judged = {v.knob: asdict(v) for v in verdicts.judge(load.load_reports(out), asks, req.steps)}
-    names = [f.name for f in dataclasses.fields(verdicts.Verdict) if f.name != "knob"]
+    judged = {v.knob: asdict(v) for v in judged_pairs.judge(load.load_reports(out), pairs,
+                                                                req.steps)}
+    names = [f.name for f in dataclasses.fields(judged_pairs.KnobAnswer) if f.name != "knob"]
     entries = []
     for k in knobs.KNOBS:
         entry = judged.get(k.name) or {**dict.fromkeys(names), "status": (
-            "not in budget" if p.not_measured[k.name] == "not in budget" else "skipped"),
+            KnobStatus.NOT_IN_BUDGET if p.not_measured[k.name] == KnobStatus.NOT_IN_BUDGET
+            else KnobStatus.SKIPPED),
             "reason": p.not_measured[k.name], "steps": req.steps, "caveats": []}
         entries.append({"knob": k.name, "what": k.what, "model": req.model,
                         "device": p.device, **_plain(entry), "run": str(out)})
-    order = ("measured", "insufficient", "not in budget", "skipped")
+    order = list(KnobStatus)
     return sorted(entries, key=lambda e: order.index(e["status"]))
 
 
@@ -389,10 +394,11 @@ def print_plan(req: Request, p: Plan, cells: Sequence[matrix.Cell], probe: Probe
     """``--dry-run``: the cells, the replicates, the estimate, and the knobs left out."""
     names = ["baseline", *(k.name for k in p.measured)]
     if as_json:
-        rows = [{"knob": n, "status": "planned", "cell_id": c.cell_id, "cell": c.name,
+        rows = [{"knob": n, "status": KnobStatus.PLANNED, "cell_id": c.cell_id, "cell": c.name,
                  "replicates": p.replicates, "estimate_s": p.per_replicate_s[n] * p.replicates}
                 for n, c in zip(names, cells)]
-        rows += [{"knob": n, "status": "not in budget" if why == "not in budget" else "skipped",
+        rows += [{"knob": n, "status": KnobStatus.NOT_IN_BUDGET if why == KnobStatus.NOT_IN_BUDGET
+                  else KnobStatus.SKIPPED,
                   "reason": why} for n, why in p.not_measured.items()]
         print(json.dumps(rows, indent=2), file=stream)
         return
@@ -457,13 +463,13 @@ def print_verdicts(req: Request, p: Plan, entries: Sequence[dict[str, Any]], out
             f"break-even (job: {fmt.iterations(req.steps)} steps)", "memory")
     rows = [head]
     for e in entries:
-        if e["status"] in ("skipped", "not in budget"):
+        if e["status"] in (KnobStatus.SKIPPED, KnobStatus.NOT_IN_BUDGET):
             rows.append((e["knob"], e["reason"], "", "", "", "", ""))
             continue
         speed = fmt.ratio(e["speedup"]) + (
             f" ({fmt.ci(e['ci_low'], e['ci_high'])})" if e["ci_low"] is not None else "")
         if e["never_pays_back"]:  # in the worst case the interval allows; say why
-            pays = {"slower": "never (slower)", "faster": "never"}.get(
+            pays = {Verdict.SLOWER: "never (slower)", Verdict.FASTER: "never"}.get(
                 e["verdict"], "no clear saving to repay it")
         elif e["break_even_steps"] is None:
             pays = fmt.MISSING
@@ -472,7 +478,7 @@ def print_verdicts(req: Request, p: Plan, entries: Sequence[dict[str, Any]], out
         else:
             pays = (f"after {fmt.iterations(e['break_even_steps'])} steps"
                     + ("" if e["pays_back"] else ": longer than the job"))
-        verdict = e["reason"] if e["status"] == "insufficient" else e["verdict"]
+        verdict = e["reason"] if e["status"] == KnobStatus.INSUFFICIENT else e["verdict"]
         rows.append((e["knob"], e["recommendation"], speed, verdict,
                      fmt.signed_seconds(e["cold_cost_s"]), pays,
                      caveats.memory_change(e["memory_change_bytes"],

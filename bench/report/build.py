@@ -3,7 +3,7 @@
 The steps, each in its own module:
 
 1. :mod:`bench.report.load` reads and validates every run under ``reports/``;
-2. :mod:`bench.report.analysis` and :mod:`bench.report.advice` turn rows into answers;
+2. :mod:`bench.report.analysis` and :mod:`bench.report.judge.advice` turn rows into answers;
 3. :mod:`bench.report.site` renders them, page by page through :mod:`bench.report.views`
    (with the Markdown kit :mod:`bench.report.pages` and :mod:`bench.report.charts`), into
    ``<docs_dir>/generated/``, which is wiped and rebuilt every time;

@@ -8,7 +8,7 @@ matplotlib), so ``advise`` can print them where only the report's statistics are
 from __future__ import annotations
 
 from bench.report import fmt
-from bench.report.advice.record import MEMORY_CAVEAT_SHARE
+from bench.report.judge.advice.record import MEMORY_CAVEAT_SHARE
 
 CAVEATS = {
     "changes-numerics": "it changes the arithmetic, so check that accuracy holds",

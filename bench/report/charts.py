@@ -29,15 +29,16 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from bench.report.escape import mathtext
+from bench.report.vocabulary import Verdict
 
 #: Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<")
 VERDICT_COLOURS = {
-    "faster": "#0072B2",
-    "slower": "#D55E00",
-    "no clear difference": "#6E6E6E",
-    "insufficient": "#A0A0A0",
+    Verdict.FASTER: "#0072B2",
+    Verdict.SLOWER: "#D55E00",
+    Verdict.NO_CLEAR_DIFFERENCE: "#6E6E6E",
+    Verdict.INSUFFICIENT: "#A0A0A0",
 }
 INK = "#222222"
 GRID = "#DDDDDD"
@@ -242,7 +243,7 @@ def speedup_chart(
         ax.axvspan(1 - delta, 1 + delta, color="#EEEEEE", zorder=0, lw=0)
         ax.axvline(1.0, color=INK, lw=0.8, zorder=1)
         for verdict in [*verdicts, *sorted({r.verdict for r in rows} - set(verdicts))]:
-            colour = VERDICT_COLOURS.get(verdict, INK)
+            colour = VERDICT_COLOURS.get(Verdict(verdict), INK)
             mine = [(y, r) for y, r in zip(ys, rows) if r.verdict == verdict and _finite(r.speedup)]
             with_ci = [(y, r) for y, r in mine if _finite(r.ci_low, r.ci_high)]
             if with_ci:
@@ -268,7 +269,7 @@ def speedup_chart(
                     color=colour,
                     ls="none",
                     zorder=3,
-                    markerfacecolor="white" if verdict == "insufficient" else colour,
+                    markerfacecolor="white" if verdict == Verdict.INSUFFICIENT else colour,
                 )
         ax.set_yticks(ys, labels)
         ax.set_xscale("log")
@@ -291,8 +292,8 @@ def _legend_for_verdicts(fig: Figure, verdicts: Sequence[str], delta: float) -> 
 
     handles: list[Any] = []
     for verdict in verdicts:
-        colour = VERDICT_COLOURS[verdict]
-        face = "white" if verdict == "insufficient" else colour
+        colour = VERDICT_COLOURS[Verdict(verdict)]
+        face = "white" if verdict == Verdict.INSUFFICIENT else colour
         handles.append(
             Line2D([], [], marker="o", ls="none", color=colour, markerfacecolor=face, label=verdict)
         )

@@ -29,6 +29,7 @@ import markupsafe
 from bench.report import fmt
 from bench.report.escape import Md, anchor, attr, md
 from bench.report.paths import machine_file
+from bench.report.vocabulary import Verdict
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -132,9 +133,13 @@ class Page:
         return Md(f"![{md(alt, limit=1500)}]({self.url(chart)}){{ .tk-chart }}")
 
 
+#: The CSS class of each verdict that has a colour of its own.
+_BADGES = {Verdict.FASTER: "tk-faster", Verdict.SLOWER: "tk-slower"}
+
+
 def verdict_badge(verdict: str) -> Md:
     """A verdict as coloured text (CSS classes; the words carry the meaning on their own)."""
-    css = {"faster": "tk-faster", "slower": "tk-slower"}.get(verdict, "tk-neutral")
+    css = _BADGES.get(Verdict(verdict), "tk-neutral")
     return Md(f'<span class="tk-verdict {css}">{md(verdict)}</span>')
 
 

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.report import advice
 from bench.report.analysis import DELTA, analyse
 from bench.report.analysis.cells import cell_stats
+from bench.report.judge import advice
 from bench.report.load import load_reports
 from bench.report.views import sentences
+from bench.report.vocabulary import Action
 
 from .builders import axes, cell, env_for, result_row, synth
 
@@ -43,9 +44,9 @@ def test_benchmark_advice_follows_the_data(tmp_path):
     same = advice.recommend(_benchmark_dataset(tmp_path / "same", 1.0))
 
     long_helps, long_hurts, long_same = (_bm(r, 1_000_000) for r in (helps, hurts, same))
-    assert (long_helps.action, long_helps.rule) == (advice.ENABLE, "bm-faster-pays-back")
-    assert (long_hurts.action, long_hurts.rule) == (advice.KEEP_OFF, "bm-slower")
-    assert (long_same.action, long_same.rule) == (advice.LEAVE_DEFAULT, "bm-no-clear-difference")
+    assert (long_helps.action, long_helps.rule) == (Action.ENABLE, "bm-faster-pays-back")
+    assert (long_hurts.action, long_hurts.rule) == (Action.KEEP_OFF, "bm-slower")
+    assert (long_same.action, long_same.rule) == (Action.LEAVE_DEFAULT, "bm-no-clear-difference")
     assert long_helps.speedup == pytest.approx(1 / 0.6)
     assert long_hurts.speedup == pytest.approx(1 / 1.25)
     # break-even, worst case over the CI: 2 s extra cold / the saving at ci_low. With 3 vs 3
@@ -53,7 +54,7 @@ def test_benchmark_advice_follows_the_data(tmp_path):
     ci_low = 0.099 / (0.101 * 0.6)
     assert long_helps.ci_low == pytest.approx(ci_low, rel=1e-5)
     assert long_helps.break_even_iters == pytest.approx(2.0 / (0.100 * (1 - 1 / ci_low)), rel=1e-4)
-    assert _bm(helps, 100).action == advice.ENABLE
+    assert _bm(helps, 100).action == Action.ENABLE
     assert long_hurts.break_even_iters == float("inf")
     # every recommendation cites the rows it came from
     assert {a for _, a in long_helps.evidence} == {
@@ -66,16 +67,16 @@ def test_short_jobs_do_not_repay_a_big_cold_cost(tmp_path):
     recs = advice.recommend(_benchmark_dataset(tmp_path, 0.9, extra_cold=50.0))
     # saving ≈ 0.01 s/step, so 50 s of autotuning needs ≈ 5,000 steps
     assert (_bm(recs, 100).action, _bm(recs, 100).rule) == (
-        advice.KEEP_OFF,
+        Action.KEEP_OFF,
         "bm-cold-cost-not-repaid",
     )
-    assert _bm(recs, 1_000_000).action == advice.ENABLE
+    assert _bm(recs, 1_000_000).action == Action.ENABLE
     table = advice.decision_table(recs)
     row = table.loc[table["setting"] == "cudnn.benchmark"].iloc[0]
     assert (row["action_100"], row["action_1000000"], row["action"]) == (
-        advice.KEEP_OFF,
-        advice.ENABLE,
-        advice.ENABLE,
+        Action.KEEP_OFF,
+        Action.ENABLE,
+        Action.ENABLE,
     )
 
 
@@ -87,7 +88,7 @@ def test_mixed_families_are_not_averaged_into_one_answer(write_tree):
         ENV, axes(model="resnet50", cudnn_benchmark="on"), [0.2] * 3
     )
     rec = _bm(advice.recommend(load_reports(write_tree([(ENV, rows, [])]))), 10_000)
-    assert (rec.verdict, rec.action) == ("mixed", advice.DEPENDS)
+    assert (rec.verdict, rec.action) == ("mixed", Action.DEPENDS)
     assert (rec.ci_low, rec.ci_high) == pytest.approx((0.5, 2.0))  # the envelope, not an average
     assert rec.models == ("resnet18", "resnet50")  # the family names what was measured
     assert sentences.workload(rec).startswith("resnet models (resnet18, resnet50) · train")
@@ -99,7 +100,7 @@ def test_mixed_families_are_not_averaged_into_one_answer(write_tree):
 def test_too_few_replicates_give_insufficient_data(write_tree):
     rows = cell(ENV, axes(), [0.1, None, None]) + cell(ENV, axes(cudnn_benchmark="on"), [0.05] * 3)
     rec = _bm(advice.recommend(load_reports(write_tree([(ENV, rows, [])]))), 10_000)
-    assert (rec.action, rec.rule, rec.speedup) == (advice.INSUFFICIENT, "bm-insufficient", None)
+    assert (rec.action, rec.rule, rec.speedup) == (Action.INSUFFICIENT, "bm-insufficient", None)
     assert len(rec.evidence) == 2
 
 
@@ -114,7 +115,7 @@ def test_determinism_rules(write_tree):
         for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
         if r.setting == "cudnn.deterministic"
     ]
-    assert (free.action, free.rule) == (advice.ENABLE, "det-no-measurable-cost")
+    assert (free.action, free.rule) == (Action.ENABLE, "det-no-measurable-cost")
     assert (free.bitwise_equal_default, free.bitwise_equal_variant) == (False, True)
     assert any(a.startswith("repro-") for _, a in free.evidence)
 
@@ -133,7 +134,7 @@ def test_determinism_that_costs_is_only_if_needed(write_tree):
         for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
         if r.setting == "cudnn.deterministic"
     ]
-    assert (rec.action, rec.rule) == (advice.ENABLE_IF_NEEDED, "det-costs")
+    assert (rec.action, rec.rule) == (Action.ENABLE_IF_NEEDED, "det-costs")
 
 
 def test_determinism_with_a_wide_interval_is_not_called_free(write_tree):
@@ -148,7 +149,7 @@ def test_determinism_with_a_wide_interval_is_not_called_free(write_tree):
         if r.setting == "cudnn.deterministic"
     ]
     assert rec.verdict == "no clear difference" and rec.ci_low < 1 - DELTA
-    assert (rec.action, rec.rule) == (advice.ENABLE_IF_NEEDED, "det-cost-unclear")
+    assert (rec.action, rec.rule) == (Action.ENABLE_IF_NEEDED, "det-cost-unclear")
 
 
 @pytest.mark.parametrize("on_factor", [1.0, 1.5])
@@ -158,7 +159,7 @@ def test_determinism_without_a_rerun_check_claims_no_reproducibility(write_tree,
     rows += cell(ENV, axes(cudnn_deterministic="on"), [0.10 * on_factor] * 3)
     (rec,) = [r for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
               if r.setting == "cudnn.deterministic"]
-    assert (rec.action, rec.rule) == (advice.ENABLE_IF_NEEDED, "det-unchecked")
+    assert (rec.action, rec.rule) == (Action.ENABLE_IF_NEEDED, "det-unchecked")
     assert rec.bitwise_equal_variant is None
     from bench.report.pages import Page
 
@@ -205,14 +206,14 @@ def test_benchmark_decides_from_an_empty_cache_and_shows_the_warm_one(write_tree
     # 11.4 s over a 0.05 s saving is 228 steps: too many for a 100-step job, however warm
     assert rec.break_even_iters == pytest.approx(228)
     assert rec.warm_break_even_iters == pytest.approx(60)
-    assert (rec.action, rec.rule) == (advice.KEEP_OFF, "bm-cold-cost-not-repaid")
+    assert (rec.action, rec.rule) == (Action.KEEP_OFF, "bm-cold-cost-not-repaid")
     from bench.report.pages import Page
 
     text = str(sentences.sentence(sentences.Regime((rec,)), Page("index.md")))
     assert "empty kernel cache" in text and "warm kernel cache it adds up to 3.00 s" in text, text
     only_warm = [r for r in rows if r["kernel_cache"] == "warm"]
     rec = _bm(advice.recommend(load_reports(write_tree([(ENV, only_warm, [])]))), 100)
-    assert rec.kernel_cache == "warm" and rec.action == advice.ENABLE  # 60 steps, and says so
+    assert rec.kernel_cache == "warm" and rec.action == Action.ENABLE  # 60 steps, and says so
 
 
 def test_benchmark_memory_counts_the_cold_pass(write_tree):
@@ -274,12 +275,12 @@ def test_precision_memory_format_and_device(write_tree):
     recs = advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
     by = {(r.setting, r.variant_value, r.mode): r for r in recs}
     amp = by[("precision", "amp-bf16", "train")]
-    assert (amp.action, amp.precision) == (advice.ENABLE, "fp32")
+    assert (amp.action, amp.precision) == (Action.ENABLE, "fp32")
     assert "changes-numerics" in amp.caveats and "tf32-default" in amp.caveats
-    assert by[("precision", "fp32-strict", "train")].action == advice.KEEP_OFF
-    assert by[("memory_format", "channels_last", "train")].action == advice.LEAVE_DEFAULT
+    assert by[("precision", "fp32-strict", "train")].action == Action.KEEP_OFF
+    assert by[("memory_format", "channels_last", "train")].action == Action.LEAVE_DEFAULT
     device = by[("device", "cuda", "infer")]
-    assert (device.action, device.from_batch, device.verdict) == (advice.ENABLE, 8, "faster")
+    assert (device.action, device.from_batch, device.verdict) == (Action.ENABLE, 8, "faster")
     assert device.speedup == pytest.approx(0.03 / 0.007)
 
 
@@ -293,7 +294,7 @@ def test_precision_advice_is_per_memory_format(write_tree):
     amp_by = {r.memory_format: r for r in recs if r.setting == "precision"}
     assert set(amp_by) == {"nchw", "channels_last"}
     assert (amp_by["nchw"].action, amp_by["channels_last"].action) == (
-        advice.LEAVE_DEFAULT, advice.ENABLE)
+        Action.LEAVE_DEFAULT, Action.ENABLE)
     assert amp_by["channels_last"].speedup == pytest.approx(2.0)
     assert "channels_last" in sentences.workload(amp_by["channels_last"])
     assert "nchw" not in sentences.workload(amp_by["nchw"])  # the default layout goes unsaid
@@ -310,8 +311,8 @@ def test_advice_is_per_batch_size(write_tree):
                      [t * on_factor for t in (0.100, 0.101, 0.099)])
     recs = advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
     longest = {r.batch_size: r for r in recs if r.job_length == 1_000_000}
-    assert longest["32"].action == advice.ENABLE
-    assert longest["128"].action == advice.LEAVE_DEFAULT
+    assert longest["32"].action == Action.ENABLE
+    assert longest["128"].action == Action.LEAVE_DEFAULT
     assert len(advice.decision_table(recs)) == 2
 
 
@@ -353,7 +354,7 @@ def test_a_tree_of_only_failures_gives_empty_but_well_formed_tables(write_tree):
     analysis = analyse(load_reports(write_tree([(cpu, rows, [])])))
     assert len(analysis.cells) == 2 and analysis.benchmark.empty
     recs = advice.recommend(analysis)
-    assert [(r.setting, r.action) for r in recs] == [("device", advice.INSUFFICIENT)]
+    assert [(r.setting, r.action) for r in recs] == [("device", Action.INSUFFICIENT)]
     empty = advice.decision_table([])
     assert list(empty.columns) == list(advice.decision_table(recs).columns)
     assert {f"action_{n}" for n in advice.JOB_LENGTHS} <= set(empty.columns)
@@ -424,7 +425,7 @@ def test_a_switch_with_no_clear_difference_says_whether_the_interval_is_tight(tm
 
     recs = [r for r in advice.recommend(_benchmark_dataset(tmp_path, 1.0))
             if r.setting == "cudnn.benchmark"]
-    as_switch = [dataclasses.replace(r, setting="precision", action=advice.LEAVE_DEFAULT,
+    as_switch = [dataclasses.replace(r, setting="precision", action=Action.LEAVE_DEFAULT,
                                      baseline_value="fp32", variant_value="amp-bf16")
                  for r in recs]
 
@@ -463,7 +464,7 @@ def test_determinism_with_checks_that_disagree_names_where(write_tree):
         return rec, str(sentences.sentence(sentences.Regime((rec,)), Page("index.md")))
 
     mixed, text = rec_for({"off": "true", "on": "false"})
-    assert (mixed.action, mixed.rule) == (advice.ENABLE_IF_NEEDED, "det-reproduces-in-some")
+    assert (mixed.action, mixed.rule) == (Action.ENABLE_IF_NEEDED, "det-reproduces-in-some")
     assert mixed.bitwise_equal_variant is None
     assert sorted(mixed.variant_checks) == [("resnet50", "off", "fresh", True),
                                             ("resnet50", "on", "fresh", False)]

@@ -52,12 +52,12 @@ def test_cell_stats_summarise_replicates(write_tree):
         np.subtract(*np.percentile([0.10, 0.12, 0.11, 0.50], [75, 25]))
     )
     assert r50["cv"] == pytest.approx(np.std([0.10, 0.12, 0.11, 0.50], ddof=1) / 0.2075)
-    assert (r50["n_total"], r50["n_ok"], r50["insufficient"]) == (4, 4, False)
+    assert (r50["n_total"], r50["n_ok"], r50["too_few_ok"]) == (4, 4, False)
     assert r50["anchor"] == f"cell-{r50['cell_id']}"
     assert r50["page"] == f"box-{ENV['fingerprint_id'][:8]}"
     assert r50["model_family"] == "resnet"
     vit = cells.loc["vit_b_16"]
-    assert (vit["n_ok"], vit["n_crash"], vit["insufficient"]) == (1, 1, True)
+    assert (vit["n_ok"], vit["n_crash"], vit["too_few_ok"]) == (1, 1, True)
     assert vit["status_summary"] == "1 ok, 1 crash"
     assert vit["reasons"] == ("test crash",)
 
@@ -236,7 +236,7 @@ def test_best_throughput_keeps_a_faster_cell_with_too_few_replicates_flagged(wri
     best = best_throughput(cell_stats(_load(write_tree, rows)))
     assert len(best) == 1
     top = best.iloc[0]
-    assert top["device"] == "cuda" and bool(top["insufficient"]) and top["n_ok"] == 2
+    assert top["device"] == "cuda" and bool(top["too_few_ok"]) and top["n_ok"] == 2
     # the batch over the median step (the step time the pages print beside it)
     assert top["samples_per_s"] == pytest.approx(1 / 0.0035)
     assert top["steady_median_s"] == pytest.approx(0.0035)

@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
-from bench.report import analysis, claims
-from bench.report.claims import hardware, rules
+from bench.report import analysis
+from bench.report.judge import claims
+from bench.report.judge.claims import hardware, rules
 from bench.report.load import load_reports
+from bench.report.vocabulary import ClaimVerdict, Stance
 
 from .builders import axes, cell, env_for, result_row
 
@@ -19,7 +21,7 @@ BY_ID = {c.id: c for c in claims.load_claims()}
 
 
 def _verdict(write_tree: Any, claim: str, rows: list[dict[str, object]],
-             env: dict[str, Any] = ENV, more: list[Any] = ()) -> claims.Verdict:
+             env: dict[str, Any] = ENV, more: list[Any] = ()) -> claims.ClaimAnswer:
     root = write_tree([(env, rows, []), *more])
     (found,) = claims.evaluate(analysis.analyse(load_reports(root)), [BY_ID[claim]])
     return found
@@ -76,21 +78,21 @@ def test_a_claims_file_with_an_unknown_rule_is_refused_in_one_line(tmp_path: Pat
 def test_with_no_rows_every_claim_is_not_measured_here(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     verdicts = claims.evaluate(analysis.analyse(load_reports(tmp_path / "empty")))
-    assert {v.verdict for v in verdicts} == {claims.NOT_MEASURED}
+    assert {v.verdict for v in verdicts} == {ClaimVerdict.NOT_MEASURED}
     assert all(v.missing for v in verdicts), "each says what run would measure it"
 
 
 def test_benchmark_with_static_shapes(write_tree: Any) -> None:
     helps = _verdict(write_tree, "benchmark-static", _benchmark(0.6))
     same = _verdict(write_tree, "benchmark-static", _benchmark(1.0))
-    assert (helps.verdict, same.verdict) == (claims.SUPPORTED, claims.CONTRADICTED)
+    assert (helps.verdict, same.verdict) == (ClaimVerdict.SUPPORTED, ClaimVerdict.CONTRADICTED)
     assert "faster in 1 (resnet50 · train 1.67×), no clear difference in 0" in helps.summary
     assert "first pass costs up to 3.50 s more" in helps.findings[0].text
     assert len(helps.evidence) == 2 and helps.scope == "1 finding (resnet50) on box"
     # two models that disagree: it depends, and each finding names its model
     mixed = _benchmark(0.6) + _benchmark(1.0, model="vit_b_16")
     both = _verdict(write_tree, "benchmark-static", mixed)
-    assert both.verdict == claims.DEPENDS
+    assert both.verdict == ClaimVerdict.DEPENDS
     assert {f.model for f in both.findings} == {"resnet50", "vit_b_16"}
     # the side that contradicts it is named too: a tight "no clear difference"
     assert "no clear difference in 1 (within 1 ± 3%: vit_b_16 · train 1.00×)" in both.summary
@@ -104,14 +106,14 @@ def test_benchmark_with_static_shapes(write_tree: Any) -> None:
 
 def test_a_wide_interval_is_no_evidence_against_benchmark(write_tree: Any) -> None:
     wide = _verdict(write_tree, "benchmark-static", _benchmark(1.0, WIDE))
-    assert wide.verdict == claims.NOT_MEASURED and wide.scope == ""
+    assert wide.verdict == ClaimVerdict.NOT_MEASURED and wide.scope == ""
     assert wide.missing.startswith("the 1 finding below could not tell")
     assert "too wide to tell" in wide.findings[0].text
     assert "no clear difference in 1 (1 of them too wide to tell)" in wide.summary
     # beside a tight one it does not turn a contradiction into "it depends"
     both = _verdict(write_tree, "benchmark-static",
                     _benchmark(1.0) + _benchmark(1.0, WIDE, model="vit_b_16"))
-    assert both.verdict == claims.CONTRADICTED and both.scope == (
+    assert both.verdict == ClaimVerdict.CONTRADICTED and both.scope == (
         "1 of 2 findings (resnet50) on box")  # the other could not tell
 
 
@@ -129,11 +131,11 @@ def _dynamic(on_factor: float, spread: tuple[float, ...] = (1.0, 1.0, 1.0),
 def test_benchmark_with_cycled_shapes(write_tree: Any) -> None:
     searches = _verdict(write_tree, "benchmark-dynamic", _dynamic(1.0))
     repays = _verdict(write_tree, "benchmark-dynamic", _dynamic(0.6))
-    assert (searches.verdict, repays.verdict) == (claims.SUPPORTED, claims.CONTRADICTED)
+    assert (searches.verdict, repays.verdict) == (ClaimVerdict.SUPPORTED, ClaimVerdict.CONTRADICTED)
     assert "each of its 3 shapes' first pass costs 3.50 s more" in searches.findings[0].text
     # dearer first passes, but an interval over the cycle too wide to say it does not repay
     wide = _verdict(write_tree, "benchmark-dynamic", _dynamic(1.0, WIDE))
-    assert wide.verdict == claims.NOT_MEASURED and "too wide to tell" in wide.findings[0].text
+    assert wide.verdict == ClaimVerdict.NOT_MEASURED and "too wide to tell" in wide.findings[0].text
 
 
 def _colds(env: dict[str, Any], cell_axes: dict[str, Any], colds: tuple[float, ...],
@@ -164,7 +166,7 @@ def test_changing_shapes_name_their_regime_and_every_replicate(write_tree: Any) 
     assert ("first pass costs 2.71 s more on average in the median replicate (2.27 s to "
             "6.12 s over its replicates") in dynamic, dynamic
     assert "of 2 configurations with changing shapes" in found.summary
-    assert found.verdict == claims.SUPPORTED and len(found.evidence) == 4
+    assert found.verdict == ClaimVerdict.SUPPORTED and len(found.evidence) == 4
 
 
 def _render(write_tree: Any, tmp_path: Path, rows: list[dict[str, object]],
@@ -222,10 +224,10 @@ def test_benchmark_and_reproducibility(write_tree: Any) -> None:
                      [_repro("off", True), _repro("on", True)])
     either = _verdict(write_tree, "benchmark-nondeterministic",
                       [_repro("off", False), _repro("on", False)])
-    assert (makes.verdict, keeps.verdict) == (claims.SUPPORTED, claims.CONTRADICTED)
+    assert (makes.verdict, keeps.verdict) == (ClaimVerdict.SUPPORTED, ClaimVerdict.CONTRADICTED)
     assert keeps.summary.endswith("equal in 1 of 1 checks")
     # unequal with benchmark off too: benchmark's part cannot be told apart
-    assert either.verdict == claims.NOT_MEASURED
+    assert either.verdict == ClaimVerdict.NOT_MEASURED
     assert "cannot be told apart" in either.findings[0].text
     assert {a for _, a in makes.evidence} == {f"repro-{r['cell_id']}" for r in
                                                (_repro("on", False), _repro("off", True))}
@@ -234,16 +236,16 @@ def test_benchmark_and_reproducibility(write_tree: Any) -> None:
 def test_the_algo_argument_is_what_the_installed_torch_says(write_tree: Any) -> None:
     rows = cell(ENV, axes(), [0.1] * 3)
 
-    def with_api(accepts: bool) -> claims.Verdict:
+    def with_api(accepts: bool) -> claims.ClaimAnswer:
         env = {**ENV, "conv_api": {"torch.nn.functional.conv2d": {
             "accepts_algo": accepts, "error": "" if accepts else "TypeError: no algo"}}}
         return _verdict(write_tree, "conv-algo-argument", rows, env=env)
 
-    assert with_api(False).verdict == claims.CONTRADICTED
+    assert with_api(False).verdict == ClaimVerdict.CONTRADICTED
     assert "refuses it (TypeError: no algo)" in with_api(False).findings[0].text
     assert with_api(False).evidence[0][1] == "environment"  # env.json, on the machine page
-    assert with_api(True).verdict == claims.SUPPORTED
-    assert _verdict(write_tree, "conv-algo-argument", rows).verdict == claims.NOT_MEASURED
+    assert with_api(True).verdict == ClaimVerdict.SUPPORTED
+    assert _verdict(write_tree, "conv-algo-argument", rows).verdict == ClaimVerdict.NOT_MEASURED
 
 
 def _cpu_gpu(cpu: list[float], gpu: list[float], batch: int = 128,
@@ -259,9 +261,9 @@ def test_gpu_up_to_fifty_times(write_tree: Any) -> None:
     about = _verdict(write_tree, "gpu-50x", _cpu_gpu([4.8, 5.0, 5.2], [0.1] * 3))
     more = _verdict(write_tree, "gpu-50x", _cpu_gpu([20.0] * 3, [0.1] * 3))
     less = _verdict(write_tree, "gpu-50x", _cpu_gpu([0.5] * 3, [0.1] * 3))
-    assert about.verdict == claims.SUPPORTED and "95% CI 48.0–52.0×" in about.summary
+    assert about.verdict == ClaimVerdict.SUPPORTED and "95% CI 48.0–52.0×" in about.summary
     assert "(resnet50 · infer · batch 128, 95% CI" in about.summary  # one batch, still named
-    assert more.verdict == less.verdict == claims.CONTRADICTED
+    assert more.verdict == less.verdict == ClaimVerdict.CONTRADICTED
     assert "more than 50×" in more.summary and "never 50×" in less.summary
 
 
@@ -270,15 +272,15 @@ def test_cpu_for_small_batches(write_tree: Any) -> None:
     gpu_wins = _cpu_gpu([0.03] * 3, [0.006] * 3, batch=1) + _cpu_gpu([1.0] * 3, [0.01] * 3)
     thin = _cpu_gpu([0.004, None, None], [0.006] * 3, batch=1) + _cpu_gpu([1.0] * 3,
                                                                          [0.01] * 3)
-    assert _verdict(write_tree, "cpu-for-small", cpu_wins).verdict == claims.SUPPORTED
-    assert _verdict(write_tree, "cpu-for-small", gpu_wins).verdict == claims.CONTRADICTED
+    assert _verdict(write_tree, "cpu-for-small", cpu_wins).verdict == ClaimVerdict.SUPPORTED
+    assert _verdict(write_tree, "cpu-for-small", gpu_wins).verdict == ClaimVerdict.CONTRADICTED
     even = _cpu_gpu([0.006] * 3, [0.006] * 3, batch=1)
     wide = _cpu_gpu([0.006] * 3, [0.0045, 0.006, 0.0078], batch=1)
-    assert _verdict(write_tree, "cpu-for-small", even).verdict == claims.CONTRADICTED
+    assert _verdict(write_tree, "cpu-for-small", even).verdict == ClaimVerdict.CONTRADICTED
     found = _verdict(write_tree, "cpu-for-small", wide)
-    assert found.verdict == claims.NOT_MEASURED and "too wide" in found.findings[0].text
+    assert found.verdict == ClaimVerdict.NOT_MEASURED and "too wide" in found.findings[0].text
     # the smallest batch lost its replicates: batch 128 does not answer for small batches
-    assert _verdict(write_tree, "cpu-for-small", thin).verdict == claims.NOT_MEASURED
+    assert _verdict(write_tree, "cpu-for-small", thin).verdict == ClaimVerdict.NOT_MEASURED
 
 
 def test_it_depends_names_the_regimes_on_each_side(write_tree: Any) -> None:
@@ -293,13 +295,13 @@ def test_it_depends_names_the_regimes_on_each_side(write_tree: Any) -> None:
                                model=model), [0.03] * 3)
         rows += cell(ENV, axes(mode="infer", batch_size=1, model=model), [0.006] * 3)
     found = _verdict(write_tree, "cpu-for-small", rows)
-    assert found.verdict == claims.DEPENDS
+    assert found.verdict == ClaimVerdict.DEPENDS
     assert "the CPU clearly faster in 1 (mobilenet_v3_large · infer at batch 1)" in found.summary
     assert ("the GPU faster or neither in 5 (resnet101 · infer at batch 1, resnet152 · infer at "
             "batch 1, resnet18 · infer at batch 1 and 2 more)") in found.summary, found.summary
     # one verdict alone names nothing: the counts say it all
     alone = _verdict(write_tree, "cpu-for-small", rows[6:])
-    assert alone.verdict == claims.CONTRADICTED and "(" not in alone.summary
+    assert alone.verdict == ClaimVerdict.CONTRADICTED and "(" not in alone.summary
     # the re-run claim: benchmark made the difference on one model and not on the other
     two = [_repro("off", True), _repro("on", False),
            result_row(ENV, axes(cudnn_benchmark="off", model="vit_b_16"), kind="repro",
@@ -307,7 +309,7 @@ def test_it_depends_names_the_regimes_on_each_side(write_tree: Any) -> None:
            result_row(ENV, axes(cudnn_benchmark="on", model="vit_b_16"), kind="repro",
                       repro_bitwise_equal="true")]
     rerun = _verdict(write_tree, "benchmark-nondeterministic", two)
-    assert rerun.verdict == claims.DEPENDS
+    assert rerun.verdict == ClaimVerdict.DEPENDS
     assert rerun.summary.endswith(
         "unequal with it on but equal with it off in resnet50 · train on box, equal with it on "
         "in vit_b_16 · train on box"), rerun.summary
@@ -317,26 +319,26 @@ def test_which_memory_fills_first(write_tree: Any) -> None:
     # the fixture GPU has 139.7 GiB, the host 16 GiB (4 cores × 4 GiB)
     gpu_full = _cpu_gpu([1.0] * 3, [0.01] * 3, rss=1e9, gpu_mem=100e9)
     host_full = _cpu_gpu([1.0] * 3, [0.01] * 3, rss=12e9, gpu_mem=10e9)
-    assert _verdict(write_tree, "gpu-memory-limit", gpu_full).verdict == claims.SUPPORTED
+    assert _verdict(write_tree, "gpu-memory-limit", gpu_full).verdict == ClaimVerdict.SUPPORTED
     found = _verdict(write_tree, "gpu-memory-limit", host_full)
-    assert found.verdict == claims.CONTRADICTED and "of the host's 16.0 GiB" in (
+    assert found.verdict == ClaimVerdict.CONTRADICTED and "of the host's 16.0 GiB" in (
         found.findings[0].text)
     # what each side measures is said: allocator bytes on the GPU, the process's RSS on the CPU
     assert "allocator's peak" in found.summary and "peak resident set" in found.summary
     # 11.6% of the host against 13.3% of the GPU: within the margin, so it cannot tell
     close = _verdict(write_tree, "gpu-memory-limit",
                      _cpu_gpu([1.0] * 3, [0.01] * 3, rss=2e9, gpu_mem=20e9))
-    assert close.verdict == claims.NOT_MEASURED
+    assert close.verdict == ClaimVerdict.NOT_MEASURED
     assert f"within {hardware.MEMORY_MARGIN:g}× of each other" in close.findings[0].text
     # the GPU cell kept one ok replicate: the site's replicate minimum leaves the pair out
     thin = _verdict(write_tree, "gpu-memory-limit",
                     _cpu_gpu([1.0] * 3, [0.01, None, None], rss=1e9, gpu_mem=100e9))
-    assert thin.verdict == claims.NOT_MEASURED and not thin.findings
+    assert thin.verdict == ClaimVerdict.NOT_MEASURED and not thin.findings
     # an env.json without the host's memory: the summary says which machine lacks what
     bare = {**ENV, "memory": {}}
     unrecorded = _verdict(write_tree, "gpu-memory-limit", _cpu_gpu([1.0] * 3, [0.01] * 3),
                           env=bare)
-    assert unrecorded.verdict == claims.NOT_MEASURED
+    assert unrecorded.verdict == ClaimVerdict.NOT_MEASURED
     assert unrecorded.summary == ("on box, env.json does not record the host's installed memory "
                                   "(1 workload measured on both left out)")
 
@@ -350,14 +352,14 @@ def test_threads(write_tree: Any) -> None:
                 + cell(ENV, axes(cpu_threads="", **cpu, **over), [every * k for k in spread]))
 
     faster = _verdict(write_tree, "threads", rows(0.1))
-    assert faster.verdict == claims.SUPPORTED
+    assert faster.verdict == ClaimVerdict.SUPPORTED
     assert faster.findings[0].text.startswith(  # its batch and how many threads "every" is
         "resnet50 · infer · batch 8: every core (4 threads) against one thread 2.00×")
-    assert _verdict(write_tree, "threads", rows(0.2)).verdict == claims.CONTRADICTED
-    assert _verdict(write_tree, "threads", rows(0.2, WIDE)).verdict == claims.NOT_MEASURED
+    assert _verdict(write_tree, "threads", rows(0.2)).verdict == ClaimVerdict.CONTRADICTED
+    assert _verdict(write_tree, "threads", rows(0.2, WIDE)).verdict == ClaimVerdict.NOT_MEASURED
     # a compiled all-cores cell is not one-thread eager's partner
     compiled = rows(0.1, compile="default")
-    assert _verdict(write_tree, "threads", compiled).verdict == claims.NOT_MEASURED
+    assert _verdict(write_tree, "threads", compiled).verdict == ClaimVerdict.NOT_MEASURED
 
 
 def _copies(gpu_gbps: float, cpu_gbps: float = 40.0) -> list[dict[str, object]]:
@@ -374,15 +376,16 @@ def _copies(gpu_gbps: float, cpu_gbps: float = 40.0) -> list[dict[str, object]]:
 
 
 def test_memory_bandwidth(write_tree: Any) -> None:
-    assert _verdict(write_tree, "gpu-bandwidth", _copies(4000.0)).verdict == claims.SUPPORTED
-    assert _verdict(write_tree, "gpu-bandwidth", _copies(120.0)).verdict == claims.CONTRADICTED
+    assert _verdict(write_tree, "gpu-bandwidth", _copies(4000.0)).verdict == ClaimVerdict.SUPPORTED
+    found = _verdict(write_tree, "gpu-bandwidth", _copies(120.0))
+    assert found.verdict == ClaimVerdict.CONTRADICTED
 
 
 def test_an_upgrade_against_a_setting_change(write_tree: Any) -> None:
     slow = env_for("slow-box", "run-2", gpu=False)
     cpu = {"device": "cpu", "mode": "infer", "batch_size": 8, "cpu_threads": ""}
 
-    def tree(fast_s: float | list[float | None], setting_batch: int = 8) -> claims.Verdict:
+    def tree(fast_s: float | list[float | None], setting_batch: int = 8) -> claims.ClaimAnswer:
         at = {**cpu, "batch_size": setting_batch}
         slow_rows = (cell(slow, axes(**cpu), [0.30] * 3)
                      + (cell(slow, axes(**at), [0.30] * 3) if setting_batch != 8 else [])
@@ -394,23 +397,24 @@ def test_an_upgrade_against_a_setting_change(write_tree: Any) -> None:
 
     upgrade = tree(0.03)  # 10× the slow box
     marginal = tree(0.25)  # 1.2×: the bf16 switch on the slow box buys more
-    assert (upgrade.verdict, marginal.verdict) == (claims.SUPPORTED, claims.CONTRADICTED)
+    assert (upgrade.verdict, marginal.verdict) == (ClaimVerdict.SUPPORTED,
+                                                   ClaimVerdict.CONTRADICTED)
     assert "fp32 → amp-bf16 1.50× (95% CI 1.50–1.50×), as much or more" in (
         marginal.findings[0].text)
     # 1.5× point against 1.5×: no more; intervals that overlap the setting's: cannot tell
-    assert tree(0.20).verdict == claims.CONTRADICTED
+    assert tree(0.20).verdict == ClaimVerdict.CONTRADICTED
     close = tree([0.17, 0.20, 0.23])
-    assert close.verdict == claims.NOT_MEASURED and "too close" in close.findings[0].text
+    assert close.verdict == ClaimVerdict.NOT_MEASURED and "too close" in close.findings[0].text
     # a setting change measured at another batch answers nothing for batch 8
     elsewhere = tree(0.03, setting_batch=1)
-    assert elsewhere.verdict == claims.NOT_MEASURED
+    assert elsewhere.verdict == ClaimVerdict.NOT_MEASURED
     assert "none was measured there" in elsewhere.findings[0].text
     # the fast box kept one ok replicate: not dropped, but a finding that cannot tell, with
     # the rows of both machines
     thin = tree([0.03, None, None])
-    assert thin.verdict == claims.NOT_MEASURED and len(thin.findings) == 1
+    assert thin.verdict == ClaimVerdict.NOT_MEASURED and len(thin.findings) == 1
     (finding,) = thin.findings
-    assert finding.stance == claims.CANNOT_TELL and finding.text == (
+    assert finding.stance == Stance.CANNOT_TELL and finding.text == (
         "resnet50 · infer · batch 8: measured on box, slow-box, but with too few ok replicates "
         "on box to compare")
     assert {page.split("-")[0] for page, _ in finding.evidence} == {"box", "slow"}

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.report import advice
 from bench.report.analysis import Analysis, analyse
 from bench.report.analysis.cells import CELL_COLUMNS
 from bench.report.analysis.compiled import COMPILE_COLUMNS
@@ -24,6 +23,7 @@ from bench.report.analysis.studies import (
     REPRO_COLUMNS,
     SHAPES_COLUMNS,
 )
+from bench.report.judge import advice
 from bench.report.load import load_reports
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reports"

@@ -8,8 +8,8 @@ import filecmp
 import pytest
 
 from bench import schema
-from bench.report import advice
 from bench.report.analysis import analyse
+from bench.report.judge import advice
 from bench.report.load import load_reports
 
 from .builders import FIXTURE_REPORTS, synth
@@ -68,7 +68,7 @@ def test_fixtures_cover_every_status_and_kind():
 
 def test_fixture_conclusions(analysis):
     cells = analysis.cells
-    assert cells["insufficient"].any() and (~cells["insufficient"]).sum() > 50
+    assert cells["too_few_ok"].any() and (~cells["too_few_ok"]).sum() > 50
     bm = analysis.benchmark.set_index(
         ["model", "mode", "precision", "memory_format", "shapes", "cudnn_deterministic",
          "kernel_cache"]

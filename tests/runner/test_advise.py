@@ -112,8 +112,8 @@ def test_the_verdicts_are_what_bench_report_computes_from_the_same_rows(
         checked += 1
     assert checked >= 2
     # the site does not publish CPU threads; the report's own tables still hold the pair
-    from bench.report.advice.rules import switch_rules
     from bench.report.analysis import analyse
+    from bench.report.judge.advice.rules import switch_rules
     from bench.report.load import load_reports
 
     a = analyse(load_reports(out))
@@ -458,8 +458,8 @@ def test_the_tf32_line_says_what_turning_tf32_on_buys() -> None:
     # the costs are the report's own formula with the sides swapped: fp32's first pass
     # against strict's, so "never (slower)" cannot follow a speedup above 2
     from bench.report.analysis.studies import one_off_costs
+    from bench.report.judge.asks import reverse
     from bench.report.load import load_reports
-    from bench.report.verdicts import reverse
 
     (cost,) = one_off_costs(load_reports(reports), reverse(row.to_frame().T)).itertuples()
     assert e["cold_cost_s"] == pytest.approx(cost.extra_cold_pass_max_s)

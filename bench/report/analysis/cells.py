@@ -88,7 +88,7 @@ CELL_COLUMNS: Final = (
     "whole_peak_mem_allocated_bytes", "workspace_mem_allocated_bytes",
     "whole_peak_mem_reserved_bytes", "workspace_mem_reserved_bytes",
     "replicate_medians", "replicate_throughputs", "replicate_work_rates", "best_window_s",
-    "n_drift", "drift_max", "throughput_basis", "model_family", "insufficient",
+    "n_drift", "drift_max", "throughput_basis", "model_family", "too_few_ok",
     "achieved_per_s", "achieved_unit", "achieved_tflops", "achieved_gbps", "peak_op",
     "pct_of_peak",
 )  # fmt: skip
@@ -143,7 +143,7 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     over replicates as the time of their median rate. achieved_per_s is in achieved_unit
     (``flop/s`` or ``byte/s``), also as achieved_tflops or achieved_gbps; peak_op names the
     ceiling a model cell is held against and pct_of_peak is the percentage of that measured
-    ceiling (NaN when none). insufficient: n_ok < MIN_OK_REPLICATES. n_drift counts the ok
+    ceiling (NaN when none). too_few_ok: n_ok < MIN_OK_REPLICATES. n_drift counts the ok
     replicates whose steady state drifted (see ``replicate_drift``) and drift_max is the
     largest such ratio.
     """
@@ -249,7 +249,7 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     out["page"] = out["machine"] + "-" + out["fingerprint_id"].str.slice(0, 8)
     out["anchor"] = "cell-" + out["cell_id"]
     out["model_family"] = [model_family(m, s) for m, s in zip(out["model"], out["model_source"])]
-    out["insufficient"] = out["n_ok"] < MIN_OK_REPLICATES
+    out["too_few_ok"] = out["n_ok"] < MIN_OK_REPLICATES
     _add_achieved(out)
     return out[list(CELL_COLUMNS)]
 

@@ -21,7 +21,7 @@ from bench.report.load import Dataset
 #: What ``ceilings`` returns.
 CEILING_COLUMNS: Final = (
     "fingerprint_id", "machine", "page", "anchor", "cell_id", "device", "op", "work_unit",
-    "unit", "achieved", "ci_low", "ci_high", "burst", "n_ok", "n_total", "insufficient",
+    "unit", "achieved", "ci_low", "ci_high", "burst", "n_ok", "n_total", "too_few_ok",
     "status_summary",
 )  # fmt: skip
 
@@ -63,7 +63,7 @@ def ceilings(data: Source) -> pd.DataFrame:
             "burst": burst,
             "n_ok": ceil["n_ok"],
             "n_total": ceil["n_total"],
-            "insufficient": ceil["insufficient"],
+            "too_few_ok": ceil["too_few_ok"],
             "status_summary": ceil["status_summary"],
         }
     )
@@ -86,7 +86,7 @@ COMPILED_WORKLOAD_KEY = [*WORKLOAD_KEY, "compile", "compile_dynamic"]
 BEST_COLUMNS: Final = (
     "fingerprint_id", "machine", "page", *WORKLOAD_KEY, "samples_per_s", "steady_median_s",
     "cell_id", "anchor", "device", "memory_format", "cudnn_benchmark", "cudnn_deterministic",
-    "cpu_threads", "compile", "compile_dynamic", "n_ok", "insufficient",
+    "cpu_threads", "compile", "compile_dynamic", "n_ok", "too_few_ok",
 )  # fmt: skip
 
 
@@ -97,7 +97,7 @@ def best_throughput(data: Source, key: list[str] = WORKLOAD_KEY) -> pd.DataFrame
     Columns ``BEST_COLUMNS``. The best over the settings outside ``key`` (device included), so
     a GPU box is judged by its GPU; over WORKLOAD_KEY that includes the compile mode, which
     ``compile`` and ``compile_dynamic`` then name. Cells with too few ok replicates still
-    compete, flagged ``insufficient``: dropping them would let a GPU box whose GPU cell lost a
+    compete, flagged ``too_few_ok``: dropping them would let a GPU box whose GPU cell lost a
     replicate be shown by its CPU's throughput.
     """
     cells = cells_of(data)

@@ -24,6 +24,7 @@ import pandas as pd
 from bench import schema
 from bench.report.analysis.bootstrap import MIN_OK_REPLICATES, ratio_ci
 from bench.report.analysis.cells import Source, cells_of
+from bench.report.vocabulary import Verdict
 
 if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations are never evaluated here
     from typing import TypeGuard
@@ -31,7 +32,7 @@ if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations are never eva
 #: δ: a speedup inside [1 − δ, 1 + δ] is "no clear difference" (3 %).
 DELTA = 0.03
 #: Every verdict a comparison can have.
-VERDICTS = ("faster", "slower", "no clear difference", "insufficient")
+VERDICTS = (Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CLEAR_DIFFERENCE, Verdict.INSUFFICIENT)
 
 
 def _other_values(axis: str, baseline: str) -> tuple[str, ...]:
@@ -114,8 +115,8 @@ def _verdicts(lo: np.ndarray, hi: np.ndarray, n_base: np.ndarray, n_var: np.ndar
     few = (np.asarray(n_base) < MIN_OK_REPLICATES) | (np.asarray(n_var) < MIN_OK_REPLICATES)
     return np.select(
         [few | np.isnan(lo) | np.isnan(hi), lo > 1 + DELTA, hi < 1 - DELTA],
-        ["insufficient", "faster", "slower"],
-        "no clear difference",
+        [Verdict.INSUFFICIENT, Verdict.FASTER, Verdict.SLOWER],
+        Verdict.NO_CLEAR_DIFFERENCE,
     )
 
 
@@ -223,7 +224,7 @@ def compare(data: Source, axis: str) -> pd.DataFrame:
     out["var_samples_per_s"] = pairs["v_samples_per_s"]
     out["speedup"], out["ci_low"], out["ci_high"] = est, lo, hi
     out["verdict"] = _verdicts(lo, hi, out["n_base"].to_numpy(), out["n_var"].to_numpy())
-    insufficient = out["verdict"] == "insufficient"
+    insufficient = out["verdict"] == Verdict.INSUFFICIENT
     out.loc[insufficient, ["ci_low", "ci_high"]] = np.nan
     order = ["fingerprint_id", *(c for c in schema.AXIS_COLUMNS if c != axis), "variant_value"]
     return out.sort_values(order, kind="stable", na_position="first").reset_index(drop=True)

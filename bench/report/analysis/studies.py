@@ -22,6 +22,7 @@ from bench.report.analysis.pairs import (
     row_keys,
 )
 from bench.report.load import Dataset
+from bench.report.vocabulary import Verdict
 
 _COST_MEMORY = (*MEMORY[:4], *WHOLE_MEMORY)
 #: The cells' figures ``benchmark_costs`` brings onto each pair, as base_<col> and var_<col>.
@@ -315,10 +316,10 @@ def crossover(rows: pd.DataFrame) -> int | None:
 
 
 def _crossover_batch(batches: np.ndarray, verdicts: np.ndarray) -> int | None:
-    known = verdicts != "insufficient"
+    known = verdicts != Verdict.INSUFFICIENT
     order = np.argsort(batches[known], kind="stable")
     batch = batches[known][order]
-    faster = (verdicts[known][order] == "faster")[::-1]
+    faster = (verdicts[known][order] == Verdict.FASTER)[::-1]
     if not faster.size or not faster[0]:
         return None
     run = len(faster) if faster.all() else int(np.argmin(faster))  # trailing "faster" count

@@ -1,7 +1,7 @@
 """From statistics to page contexts: which rows, in which order, with which words and links.
 
 Each ``*_page`` function takes the tables computed by :mod:`bench.report.analysis` (and the
-recommendations of :mod:`bench.report.advice`), draws its charts and renders its template
+recommendations of :mod:`bench.report.judge.advice`), draws its charts and renders its template
 through a :class:`bench.report.writer.Writer`. Numbers are formatted here (``fmt``), text from
 the data stays plain ``str`` and is escaped by the template environment; only links, anchors
 and badges are pre-built :class:`~bench.report.escape.Md`.

@@ -1,6 +1,6 @@
 """The Claims page, and the short box on each finding page with the claims it answers.
 
-Every verdict and figure comes from :mod:`bench.report.claims`; this module only lays them
+Every verdict and figure comes from :mod:`bench.report.judge.claims`; this module only lays them
 out, with the same row links as every other page. A claim's anchor is its id, so a discussion
 can link to one verdict.
 """
@@ -9,25 +9,26 @@ from __future__ import annotations
 
 import pandas as pd
 
-from bench.report import claims
 from bench.report.escape import Md, cat
+from bench.report.judge import claims
 from bench.report.pages import Page
 from bench.report.paths import CLAIMS_PAGE, COMPARISONS
 from bench.report.views.inputs import Inputs
 from bench.report.views.sentences import evidence_links
+from bench.report.vocabulary import ClaimVerdict, Stance
 from bench.report.writer import Writer
 
 #: The admonition each verdict is shown in, and the words it opens with.
 BOX = {
-    claims.SUPPORTED: ("success", "Supported"),
-    claims.CONTRADICTED: ("failure", "Contradicted"),
-    claims.DEPENDS: ("warning", "It depends"),
-    claims.NOT_MEASURED: ("note", "Not measured here"),
+    ClaimVerdict.SUPPORTED: ("success", "Supported"),
+    ClaimVerdict.CONTRADICTED: ("failure", "Contradicted"),
+    ClaimVerdict.DEPENDS: ("warning", "It depends"),
+    ClaimVerdict.NOT_MEASURED: ("note", "Not measured here"),
 }
 STANCE_WORDS = {
-    claims.SUPPORTS: "supports it",
-    claims.CONTRADICTS: "contradicts it",
-    claims.CANNOT_TELL: "cannot tell",
+    Stance.SUPPORTS: "supports it",
+    Stance.CONTRADICTS: "contradicts it",
+    Stance.CANNOT_TELL: Stance.CANNOT_TELL.value,
 }
 #: Findings listed open per claim, then in a collapsed block; every finding, with its rows, is
 #: in the claim's CSV (a large tree files thousands, too many for one page).
@@ -35,16 +36,16 @@ FINDINGS_SHOWN = 12
 FINDINGS_COLLAPSED = 100
 
 
-def title(v: claims.Verdict) -> str:
+def title(v: claims.ClaimAnswer) -> str:
     """The verdict's words; "not measured here" over findings says they were measured but
     could not tell, so it does not read as if nothing ran."""
     word = BOX[v.verdict][1]
-    if v.verdict == claims.NOT_MEASURED and v.findings:
+    if v.verdict == ClaimVerdict.NOT_MEASURED and v.findings:
         return f"{word}: measured, but too few ok replicates or too wide an interval to tell"
     return word
 
 
-def anchor(v: claims.Verdict) -> str:
+def anchor(v: claims.ClaimAnswer) -> str:
     return f"claim-{v.claim.id}"
 
 
@@ -77,7 +78,7 @@ def claims_page(writer: Writer, data: Inputs) -> None:
                 counts_line=counts_line(data))
 
 
-def findings_csv(writer: Writer, v: claims.Verdict) -> str:
+def findings_csv(writer: Writer, v: claims.ClaimAnswer) -> str:
     """Every finding of one claim as a CSV (stance, machine, model, text, and its rows as
     ``machine-page#row-anchor``); returns its path."""
     path = f"{COMPARISONS}/claim-{v.claim.id}.csv"

@@ -22,7 +22,7 @@ from bench.report.writer import Writer
 
 def _few(r: Any) -> str:
     """The mark on a measurement that rests on too few ok replicates to be judged."""
-    if not bool(r.insufficient):
+    if not bool(r.too_few_ok):
         return ""
     n = int(r.n_ok)
     return f"only {n} ok replicate{'' if n == 1 else 's'}"

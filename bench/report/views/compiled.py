@@ -35,6 +35,7 @@ from bench.report.views.costs import (
 from bench.report.views.frames import CONFIG_AXES, present, rows_of, sort_rows
 from bench.report.views.inputs import Inputs, by_machine, machine_context
 from bench.report.views.labels import cold_text, comparison_columns, label, varying
+from bench.report.vocabulary import Verdict
 from bench.report.writer import Writer
 
 #: What makes two compile pairs the same workload: every axis but the compile mode, its
@@ -110,12 +111,12 @@ def _advice(p: Page, group: pd.DataFrame) -> list[Md]:
     cols = varying(group, _WORKLOAD)
     for first, rows in _workloads(group):
         name = label(first, cols)
-        judged = rows.loc[rows["verdict"] != "insufficient"]
+        judged = rows.loc[rows["verdict"] != Verdict.INSUFFICIENT]
         if judged.empty:
             out.append(cat(f"{name}: not enough ok replicates to judge torch.compile ",
                            _links(p, rows_of(rows)), "."))
             continue
-        faster = judged.loc[judged["verdict"] == "faster"].sort_values(
+        faster = judged.loc[judged["verdict"] == Verdict.FASTER].sort_values(
             "speedup", ascending=False, kind="stable")
         if faster.empty:
             out.append(cat(f"{name}: stay eager. No mode measured ({_measured(judged)}) was "
@@ -191,10 +192,10 @@ def _costs(p: Page, mine: pd.DataFrame) -> list[object]:
         cache = str(r.kernel_cache)
         seen.add(cache)
         lead = f"{'With' if not parts else '; with'} a {cache} kernel cache"
-        if r.verdict == "faster":
+        if r.verdict == Verdict.FASTER:
             parts.append(f"{lead} it runs at {fmt.ratio(r.speedup)} the eager speed (95% CI "
                          f"{fmt.ci(r.ci_low, r.ci_high)}), " + _paid(r) + " ")
-        elif r.verdict == "insufficient":
+        elif r.verdict == Verdict.INSUFFICIENT:
             parts.append(f"{lead} too few replicates came out ok to judge it ")
         else:
             parts.append(f"{lead} it was not clearly faster ({fmt.ratio(r.speedup)}, "
@@ -459,7 +460,7 @@ def _benchmark_sentence(p: Page, r: Any, eager: Any | None, cols: list[str]) -> 
     text: list[object] = [
         f"{label(r, cols)} · compile {r.compile}: with cudnn.benchmark on, "
         f"{fmt.ratio(r.speedup)} the speed with it off",
-        f" (95% CI {fmt.ci(r.ci_low, r.ci_high)})" if r.verdict != "insufficient" else "",
+        f" (95% CI {fmt.ci(r.ci_low, r.ci_high)})" if r.verdict != Verdict.INSUFFICIENT else "",
         f", {r.verdict} ", links]
     if eager is None:
         text.append("; the same configuration was not measured eagerly with it off and on.")
@@ -467,13 +468,13 @@ def _benchmark_sentence(p: Page, r: Any, eager: Any | None, cols: list[str]) -> 
     text += [f"; eagerly {fmt.ratio(eager.speedup)}, {eager.verdict} (rows: ",
              cell_links(p, eager.page, [("off", eager.baseline_anchor),
                                         ("on", eager.variant_anchor)]), ")"]
-    if "insufficient" in (r.verdict, eager.verdict):
+    if Verdict.INSUFFICIENT in (r.verdict, eager.verdict):
         text.append(": too few ok replicates to tell whether compiling changes it.")
-    elif eager.verdict == "faster" and r.verdict != "faster":
+    elif eager.verdict == Verdict.FASTER and r.verdict != Verdict.FASTER:
         text.append(f": under {r.compile} it was no longer clearly faster here.")
-    elif eager.verdict == "faster":
+    elif eager.verdict == Verdict.FASTER:
         text.append(f": it was still clearly faster under {r.compile}.")
-    elif r.verdict == "faster":
+    elif r.verdict == Verdict.FASTER:
         text.append(f": it was clearly faster only under {r.compile}.")
     else:
         text.append(": it was not clearly faster either way.")
@@ -488,8 +489,8 @@ def summary_line(data: Inputs) -> str:
     if costs.empty:
         return "not measured yet (the cpu profile's compile study and the compile profile)"
     counts = costs["verdict"].value_counts()
-    verdicts = ", ".join(f"{v} {int(counts[v])}" for v in ("faster", "slower",
-                         "no clear difference", "insufficient") if v in counts)
+    verdicts = ", ".join(f"{v} {int(counts[v])}" for v in (Verdict.FASTER, Verdict.SLOWER,
+                         Verdict.NO_CLEAR_DIFFERENCE, Verdict.INSUFFICIENT) if v in counts)
     machines = costs["page"].nunique()
     return (f"{len(costs)} comparison(s) of a compile mode against eager on {machines} "
             f"machine fingerprint(s): {verdicts}")

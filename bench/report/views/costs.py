@@ -11,6 +11,7 @@ from typing import Any
 
 from bench.report import fmt
 from bench.report.views.frames import present
+from bench.report.vocabulary import Verdict
 
 
 def warm_text(r: Any) -> str:
@@ -32,19 +33,19 @@ def warm_break_even(r: Any) -> str:
 
 def pays_back(r: Any) -> bool:
     """Only a clearly faster configuration has a break-even worth quoting."""
-    return r.verdict == "faster" and fmt.present(r.break_even_iters)
+    return r.verdict == Verdict.FASTER and fmt.present(r.break_even_iters)
 
 
 def no_pay_back(r: Any) -> str:
-    if r.verdict == "slower":
+    if r.verdict == Verdict.SLOWER:
         return "never pays back (slower)"
-    if r.verdict == "no clear difference":
+    if r.verdict == Verdict.NO_CLEAR_DIFFERENCE:
         return "no clear saving to repay it"
     return "never pays back (no saving measured)"
 
 
 def break_even_text(r: Any) -> str:
-    if r.verdict == "insufficient" or not (
+    if r.verdict == Verdict.INSUFFICIENT or not (
         fmt.present(r.break_even_iters) or is_inf(r.break_even_iters)
     ):
         return fmt.MISSING
@@ -56,7 +57,7 @@ def break_even_text(r: Any) -> str:
 
 
 def break_even_range(low: Any, high: Any, verdict: str) -> str:
-    if verdict == "insufficient":
+    if verdict == Verdict.INSUFFICIENT:
         return fmt.MISSING
 
     def one(v: Any) -> str:

@@ -15,6 +15,7 @@ from bench.report.views.frames import present, rows_of, sort_rows
 from bench.report.views.inputs import Inputs, by_machine, machine_context
 from bench.report.views.labels import alt_list, axis_text, label, varying
 from bench.report.views.recommendations import recommendations_for
+from bench.report.vocabulary import Verdict
 from bench.report.writer import Writer
 
 
@@ -47,7 +48,7 @@ def cpu_gpu_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                 float(r.ci_high) if present(r.ci_high) else math.nan,
             )
             for r in rows_of(group)
-            if present(r.speedup) and present(r.batch_size) and r.verdict != "insufficient"
+            if present(r.speedup) and present(r.batch_size) and r.verdict != Verdict.INSUFFICIENT
         ]
         chart = None
         if points:
@@ -144,7 +145,7 @@ def _step(median_s: Any, batch: Any) -> str:
 
 def crossover_text(r: Any) -> str:
     """The crossover of one curve, saying where too few replicates leave it open."""
-    thin = [b for b, v in zip(r.batches, r.verdicts) if v == "insufficient"]
+    thin = [b for b, v in zip(r.batches, r.verdicts) if v == Verdict.INSUFFICIENT]
     if len(thin) == len(r.batches):
         return "not enough ok replicates at any batch"
     if not present(r.crossover_batch):

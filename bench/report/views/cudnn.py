@@ -39,6 +39,7 @@ from bench.report.views.labels import (
     verdict_counts,
 )
 from bench.report.views.recommendations import recommendations_for
+from bench.report.vocabulary import Verdict
 from bench.report.writer import Writer
 
 #: What a summary of cudnn.benchmark counts, in words (see ``counted``).
@@ -64,7 +65,8 @@ def counted_note(judged: pd.DataFrame, left: int) -> str:
         return (f"the counts below are of all its {len(judged)} configuration(s): none has "
                 f"cudnn.deterministic off with no warm kernel cache, which the Claims page "
                 "counts")
-    static = int(((judged["shapes"] == "static") & (judged["verdict"] != "insufficient")).sum())
+    static = int(((judged["shapes"] == "static")
+                  & (judged["verdict"] != Verdict.INSUFFICIENT)).sum())
     note = (f"the counts below are of its {len(judged)} configuration(s) {COUNTED} "
             f"({static or 'none'} of them with one input shape and enough ok replicates, which "
             "the Claims page counts)")
@@ -112,7 +114,7 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         judged, left = counted(group)  # the summary box counts what the Claims page counts
         judged_cols = comparison_columns(judged, "cudnn_benchmark")
         counts = verdict_counts(judged["verdict"])
-        faster = judged.loc[judged["verdict"] == "faster"]
+        faster = judged.loc[judged["verdict"] == Verdict.FASTER]
         speed_rows = []
         cost_rows = []
         memory_rows = []
@@ -172,7 +174,7 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         be = [
             r
             for r in rows_of(group)
-            if r.verdict != "insufficient" and present(r.break_even_iters)
+            if r.verdict != Verdict.INSUFFICIENT and present(r.break_even_iters)
         ]
         be_chart = None
         if be:
@@ -219,7 +221,7 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                 ),
                 "never": int(
                     (
-                        judged["verdict"].isin(["slower", "no clear difference"])
+                        judged["verdict"].isin([Verdict.SLOWER, Verdict.NO_CLEAR_DIFFERENCE])
                         & judged["break_even_iters"].eq(math.inf)
                     ).sum()
                 ),
@@ -269,7 +271,7 @@ def cudnn_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
             }
         )
     # Machines with an answer first; those with only insufficient comparisons after them.
-    sections.sort(key=lambda s: s["counts"]["insufficient"] == s["total"])
+    sections.sort(key=lambda s: s["counts"][Verdict.INSUFFICIENT] == s["total"])
     writer.page(
         here,
         "cudnn-benchmark.md.j2",

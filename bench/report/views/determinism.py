@@ -21,6 +21,7 @@ from bench.report.views.frames import CONFIG_AXES, sort_rows
 from bench.report.views.inputs import Inputs, Machine, machine_context
 from bench.report.views.labels import comparison_columns, equal_text, label, varying
 from bench.report.views.recommendations import recommendations_for
+from bench.report.vocabulary import Verdict
 from bench.report.writer import Writer
 
 
@@ -65,7 +66,7 @@ def determinism_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> No
                         fmt.ratio(r.speedup),
                         fmt.ci(r.ci_low, r.ci_high),
                         data.verdict(r),
-                        fmt.change(r.speedup) if r.verdict != "insufficient" else fmt.MISSING,
+                        fmt.change(r.speedup) if r.verdict != Verdict.INSUFFICIENT else fmt.MISSING,
                         equal_text(r.base_n_checks, r.base_bitwise_equal, r.base_max_abs_diff),
                         equal_text(r.var_n_checks, r.var_bitwise_equal, r.var_max_abs_diff),
                         cell_links(

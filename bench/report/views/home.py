@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from bench.report import advice, fmt
+from bench.report import fmt
 from bench.report.escape import Md, cat
 from bench.report.pages import Page, table
 from bench.report.paths import (
@@ -23,6 +23,7 @@ from bench.report.views.cudnn import COUNTED, counted
 from bench.report.views.inputs import Inputs, by_machine
 from bench.report.views.labels import comparison_columns, exceptions, scope, span, verdict_counts
 from bench.report.views.recommendations import more_decisions, undecided
+from bench.report.vocabulary import Action, Verdict
 from bench.report.writer import Writer
 
 #: Rows per setting in the home page's decision table.
@@ -52,7 +53,7 @@ def decision_tables(data: Inputs, p: Page) -> list[dict[str, Any]]:
         n_rows = n_unknown = 0  # only the rows shown are rendered; the rest are counted
         for g in mine:
             r = g.main
-            if r.action == advice.INSUFFICIENT:
+            if r.action == Action.INSUFFICIENT:
                 n_unknown += 1
                 if n_unknown <= DECISION_ROWS:
                     unknown.append(undecided(r, p))
@@ -108,7 +109,7 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         for m, whole in by_machine(data.current(bm), data.machines):
             group, left = counted(whole)  # what the cudnn.benchmark page and Claims count
             c = verdict_counts(group["verdict"])
-            faster = group.loc[group["verdict"] == "faster"]
+            faster = group.loc[group["verdict"] == Verdict.FASTER]
             cold = faster.loc[faster["kernel_cache"] != "warm"]
             be = span(cold["break_even_iters_high"].replace(math.inf, math.nan), fmt.iterations)
             named = exceptions(group, comparison_columns(group, "cudnn_benchmark"), limit=3)
@@ -116,10 +117,12 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                 cat(
                     Md("**cudnn.benchmark** on "),
                     p.machine_link(m.machine, m.page),
-                    f" ({scope(group)}): faster in {c['faster']} of {len(group)} configurations",
+                    f" ({scope(group)}): faster in {c[Verdict.FASTER]} of {len(group)} "
+                    "configurations",
                     f" {COUNTED}" if left else "",
                     f" ({span(faster['speedup'], fmt.ratio)})" if len(faster) else "",
-                    f", no clear difference in {c['no clear difference']}, slower in {c['slower']}",
+                    f", no clear difference in {c[Verdict.NO_CLEAR_DIFFERENCE]}, slower in "
+                    f"{c[Verdict.SLOWER]}",
                     f" ({named})" if named else "",
                     f"; where faster, it repays its cold-pass cost after {be} iterations in the "
                     "worst case" if be else "",
@@ -138,7 +141,7 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
                 b
                 for r in crossing.itertuples(index=False)
                 for b, v in zip(r.batches, r.verdicts)
-                if v == "insufficient" and b < r.crossover_batch
+                if v == Verdict.INSUFFICIENT and b < r.crossover_batch
             ]
             text = (
                 (
@@ -175,7 +178,7 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
     det = a.determinism
     if len(det):
         for m, group in by_machine(data.current(det), data.machines):
-            ok = group.loc[group["verdict"] != "insufficient"]
+            ok = group.loc[group["verdict"] != Verdict.INSUFFICIENT]
             equal_off = group["base_bitwise_equal"].dropna()
             equal_on = group["var_bitwise_equal"].dropna()
             parts = []
@@ -218,7 +221,7 @@ def home_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
         for m, group in by_machine(data.current(prec), data.machines):
             parts = []
             for variant, g in group.groupby("variant_value", sort=True):
-                ok = g.loc[g["verdict"] != "insufficient"]
+                ok = g.loc[g["verdict"] != Verdict.INSUFFICIENT]
                 if len(ok):
                     parts.append(f"{variant} {span(ok['speedup'], fmt.ratio)}")
             if parts:

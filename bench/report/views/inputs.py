@@ -15,12 +15,14 @@ from typing import Any
 import pandas as pd
 
 from bench import schema
-from bench.report import advice, claims, fmt
+from bench.report import fmt
 from bench.report.analysis import Analysis, analyse
 from bench.report.escape import Md, cat, slug
+from bench.report.judge import advice, claims
 from bench.report.load import Dataset
 from bench.report.pages import Page, safe_title, verdict_badge
 from bench.report.views.sentences import Regime, regimes
+from bench.report.vocabulary import Verdict
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,7 @@ class Inputs:
     decisions: pd.DataFrame
     status: dict[tuple[str, str], str]  # (fingerprint, cell id) → "2 ok, 1 crash"
     labels: dict[str, str]  # link_labels(machines)
-    verdicts: list[claims.Verdict]  # every claim of claims.toml, judged from ``a``
+    verdicts: list[claims.ClaimAnswer]  # every claim of claims.toml, judged from ``a``
 
     @functools.cached_property
     def superseded(self) -> dict[str, tuple[str, str]]:
@@ -161,7 +163,7 @@ class Inputs:
     def verdict(self, r: Any) -> Md:
         """A comparison's verdict; an insufficient one says what happened to its replicates."""
         badge = verdict_badge(r.verdict)
-        if r.verdict != "insufficient":
+        if r.verdict != Verdict.INSUFFICIENT:
             return badge
         base = self.status.get((r.fingerprint_id, r.baseline_cell_id), "no rows")
         var = self.status.get((r.fingerprint_id, r.variant_cell_id), "no rows")

@@ -14,6 +14,7 @@ import pandas as pd
 
 from bench.report import analysis, fmt
 from bench.report.views.frames import CONFIG_AXES, present, rows_of
+from bench.report.vocabulary import Verdict
 
 #: How an axis value reads in a label (``batch 128``, ``benchmark on``).
 _AXIS_WORDS = {
@@ -103,10 +104,10 @@ def alt_list(items: Iterable[str], limit: int = 12) -> str:
     return text
 
 
-def verdict_counts(verdicts: Iterable[str]) -> dict[str, int]:
+def verdict_counts(verdicts: Iterable[str]) -> dict[Verdict, int]:
     counts = dict.fromkeys(analysis.VERDICTS, 0)
     for v in verdicts:
-        counts[str(v)] = counts.get(str(v), 0) + 1
+        counts[Verdict(v)] = counts.get(Verdict(v), 0) + 1
     return counts
 
 
@@ -139,7 +140,7 @@ def exceptions(frame: pd.DataFrame, columns: Sequence[str], *, limit: int = 6) -
     """The configurations whose verdict is not "no clear difference", by name and speedup:
     ``faster in resnet50 · train · fp32-strict (1.21×); slower in …`` (empty when none)."""
     parts = []
-    for verdict in ("faster", "slower"):
+    for verdict in (Verdict.FASTER, Verdict.SLOWER):
         rows = frame.loc[frame["verdict"] == verdict]
         if rows.empty:
             continue

@@ -68,7 +68,7 @@ FAILURE_HEADERS = ("Cell", "Replicate", "Status", "Reason", "Run", "Source line"
 
 _FRAGMENT_COLUMNS = (
     "kind", "anchor", "cell_name", "status_summary", "n_drift", "n_ok", "n_total",
-    "insufficient", "steady_median_s", "iqr_s", "cv", "samples_per_s", "throughput_basis",
+    "too_few_ok", "steady_median_s", "iqr_s", "cv", "samples_per_s", "throughput_basis",
     "achieved_tflops", "achieved_gbps", "cold_pass_s", "cold_pass_min_s", "cold_pass_max_s",
     "whole_peak_mem_allocated_bytes", "whole_peak_mem_reserved_bytes", "peak_rss_bytes",
     "workspace_mem_allocated_bytes", "pct_of_peak",
@@ -107,7 +107,7 @@ def cells_fragment(cells: pd.DataFrame) -> str:
                     + (f" ({c.n_drift} drifting)" if c.n_drift else "")
                 ),
                 html_text(
-                    f"{c.n_ok} / {c.n_total}" + (" (insufficient)" if c.insufficient else "")
+                    f"{c.n_ok} / {c.n_total}" + (" (insufficient)" if c.too_few_ok else "")
                 ),
                 html_text(fmt.seconds(c.steady_median_s)),
                 html_text(fmt.seconds(c.iqr_s)),

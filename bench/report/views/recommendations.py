@@ -10,12 +10,13 @@ from typing import Any
 
 import pandas as pd
 
-from bench.report import advice
 from bench.report.escape import Md, cat
+from bench.report.judge import advice
 from bench.report.pages import Page
 from bench.report.paths import DECISIONS_CSV
 from bench.report.views import sentences
 from bench.report.views.inputs import Inputs
+from bench.report.vocabulary import Action
 from bench.report.writer import Writer
 
 #: Recommendation sentences (and "not enough data" entries) listed per page; the rest are in
@@ -51,7 +52,7 @@ def recommendations_for(
         r = regime.main
         if r.setting != setting or (shapes_only and r.shapes == "static"):
             continue
-        if r.action == advice.INSUFFICIENT:
+        if r.action == Action.INSUFFICIENT:
             n_unknown += 1
             if n_unknown <= RECS_SHOWN:
                 unknown.append(undecided(r, p))

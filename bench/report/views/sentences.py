@@ -1,6 +1,6 @@
 """Recommendations in words: one sentence per regime, with its numbers, CI and evidence links.
 
-:mod:`bench.report.advice` returns structured ``Recommendation`` records (one per regime, and
+:mod:`bench.report.judge.advice` returns structured ``Recommendation`` records (one per regime, and
 per job length for cudnn.benchmark). This module groups them by regime and writes what a
 reader needs: the decision first, then the measured numbers behind it, then links to the exact
 table rows. Every number comes from the record; every string from the data is escaped.
@@ -12,12 +12,14 @@ import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bench.report import advice, analysis, caveats, fmt
-from bench.report.advice import Recommendation
+from bench.report import analysis, caveats, fmt
 from bench.report.analysis.pairs import within_band
 from bench.report.caveats import CAVEATS
 from bench.report.escape import Md, cat
+from bench.report.judge import advice
+from bench.report.judge.advice import Recommendation
 from bench.report.pages import Page
+from bench.report.vocabulary import Action, Verdict
 
 _KEY = advice.REGIME_KEY
 
@@ -104,19 +106,19 @@ def decision(regime: Regime) -> str:
     r = regime.main
     if (
         r.setting == "cudnn.benchmark"
-        and r.action in (advice.ENABLE, advice.KEEP_OFF)
-        and r.verdict == "faster"
+        and r.action in (Action.ENABLE, Action.KEEP_OFF)
+        and r.verdict == Verdict.FASTER
     ):
         return (
             f"enable for jobs of ≥ {fmt.iterations(r.break_even_iters)} iterations per shape"
             if fmt.present(r.break_even_iters)
-            else "enable"
+            else Action.ENABLE
         )
     if r.setting in ("precision", "memory_format"):
         return {
-            advice.ENABLE: f"use {r.variant_value}",
-            advice.KEEP_OFF: f"keep {r.baseline_value}",
-            advice.LEAVE_DEFAULT: f"no clear difference: keep {r.baseline_value}",
+            Action.ENABLE: f"use {r.variant_value}",
+            Action.KEEP_OFF: f"keep {r.baseline_value}",
+            Action.LEAVE_DEFAULT: f"no clear difference: keep {r.baseline_value}",
         }.get(r.action, ACTION_WORDS.get(r.action, r.action))
     if r.setting == "device":
         if r.from_batch is not None:
@@ -125,7 +127,7 @@ def decision(regime: Regime) -> str:
             if "smaller-batches-insufficient" in r.caveats:
                 return f"{at}; not enough data below it"
             return at
-        return {advice.KEEP_OFF: "GPU never clearly faster"}.get(
+        return {Action.KEEP_OFF: "GPU never clearly faster"}.get(
             r.action, ACTION_WORDS.get(r.action, r.action)
         )
     if r.rule == "det-unchecked":
@@ -136,12 +138,12 @@ def decision(regime: Regime) -> str:
 
 
 ACTION_WORDS = {
-    advice.ENABLE: "enable",
-    advice.KEEP_OFF: "keep off",
-    advice.LEAVE_DEFAULT: "leave the default (off)",
-    advice.INSUFFICIENT: "not enough data",
-    advice.DEPENDS: "depends on the model",
-    advice.ENABLE_IF_NEEDED: "only if you need reproducibility",
+    Action.ENABLE: Action.ENABLE,
+    Action.KEEP_OFF: Action.KEEP_OFF,
+    Action.LEAVE_DEFAULT: "leave the default (off)",
+    Action.INSUFFICIENT: "not enough data",
+    Action.DEPENDS: "depends on the model",
+    Action.ENABLE_IF_NEEDED: "only if you need reproducibility",
 }
 
 
@@ -209,7 +211,7 @@ def cold_cost(r: Recommendation) -> tuple[str, str]:
 
 def _benchmark(r: Recommendation) -> Md:
     cost, qualified = cold_cost(r)
-    if r.verdict == "faster":
+    if r.verdict == Verdict.FASTER:
         if fmt.present(r.break_even_iters):
             warm = (
                 f" ({fmt.iterations(r.warm_break_even_iters)} with a warm kernel cache)"
@@ -236,9 +238,9 @@ def _benchmark(r: Recommendation) -> Md:
         if cost and r.extra_cold_s is not None and r.extra_cold_s > 0
         else ""
     )
-    if r.verdict == "slower":
+    if r.verdict == Verdict.SLOWER:
         return cat(Md("**keep it off**: "), f"it is slower, {speedup_text(r)}.{cold}")
-    if r.verdict == "no clear difference":
+    if r.verdict == Verdict.NO_CLEAR_DIFFERENCE:
         return cat(
             Md("**leave the default (off)**: "),
             f"no clear difference, {speedup_text(r)}, {_band(r)}.{cold}",
@@ -259,7 +261,7 @@ def _band(r: Recommendation) -> str:
 
 
 def _common(r: Recommendation) -> Md:
-    if r.verdict == "mixed" or r.action == advice.DEPENDS:
+    if r.verdict == Verdict.MIXED or r.action == Action.DEPENDS:
         return cat(
             Md("**depends on the model**: "),
             f"the configurations disagree ({_range(r)}); check the tables.",
@@ -354,7 +356,7 @@ def _configs(which: Sequence[tuple[str, str, str, bool | None]],
 
 def _switch(r: Recommendation) -> Md:
     base, var = r.baseline_value, r.variant_value
-    if r.action == advice.ENABLE:
+    if r.action == Action.ENABLE:
         return cat(
             Md("**use "),
             var,
@@ -363,9 +365,9 @@ def _switch(r: Recommendation) -> Md:
             ": ",
             f"{fmt.ratio(r.speedup)} faster{detail(r)}.",
         )
-    if r.action == advice.KEEP_OFF:
+    if r.action == Action.KEEP_OFF:
         return cat(Md("**keep "), base, Md("**: "), f"{var} is slower, {speedup_text(r)}.")
-    if r.action == advice.LEAVE_DEFAULT:
+    if r.action == Action.LEAVE_DEFAULT:
         return cat(Md("**no clear difference**, keep "), base,
                    f": {var} gives {speedup_text(r)}, {_band(r)}.")
     return _common(r)
@@ -400,12 +402,12 @@ def _device(r: Recommendation) -> Md:
             "from there up it is clearly faster than this machine's CPU; at batch "
             f"{r.from_batch} it is {fmt.ratio(r.speedup)} faster{detail(r)}.",
         )
-    if r.action == advice.KEEP_OFF:
+    if r.action == Action.KEEP_OFF:
         return cat(
             Md("**the GPU is not clearly faster** "),
             f"than this machine's CPU at every larger measured batch ({_range(r)}).",
         )
-    if r.action == advice.DEPENDS:
+    if r.action == Action.DEPENDS:
         return cat(
             Md("**depends on the model**: "),
             f"its models cross over at different batch sizes, or not at all ({_range(r)}).",

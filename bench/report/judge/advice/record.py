@@ -13,18 +13,11 @@ from typing import Any
 
 import pandas as pd
 
+from bench.report.vocabulary import Action, Verdict
+
 #: Job lengths (iterations) at which cudnn.benchmark is judged: a smoke test, a fine-tune, a
 #: long training run.
 JOB_LENGTHS = (100, 10_000, 1_000_000)
-
-
-ENABLE = "enable"
-KEEP_OFF = "keep off"
-LEAVE_DEFAULT = "leave default"
-INSUFFICIENT = "insufficient data"
-DEPENDS = "depends on model"
-ENABLE_IF_NEEDED = "enable only if needed"
-ACTIONS = (ENABLE, KEEP_OFF, LEAVE_DEFAULT, INSUFFICIENT, DEPENDS, ENABLE_IF_NEEDED)
 
 
 #: Settings in the order the decision table lists them.
@@ -64,7 +57,7 @@ class Recommendation:
 
     rule: str
     setting: str
-    action: str
+    action: Action
     baseline_value: str
     variant_value: str
     machine: str
@@ -76,7 +69,7 @@ class Recommendation:
     precision: str
     shapes: str
     job_length: int | None  # iterations; None where there is no one-off cost to repay
-    verdict: str  # faster / slower / no clear difference / insufficient / mixed
+    verdict: Verdict
     n_pairs: int
     n_sufficient: int
     speedup: float | None  # median over the regime's sufficient pairs (> 1: variant faster)

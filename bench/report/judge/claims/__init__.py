@@ -2,7 +2,8 @@
 
 The claims are data (``claims.toml``: the advice in our own words, the measurable question it
 becomes, and the rule that answers it); the verdicts are computed by the rules that
-:mod:`bench.report.claims.rules` names (written by subject, in ``cudnn`` and ``hardware``) from
+:mod:`bench.report.judge.claims.rules` names (written by subject, in ``cudnn`` and
+``hardware``) from
 the same analysis the rest of the site uses, with its intervals, δ band and replicate minimums.
 Nothing here is written by hand: fed other rows, the same claim gets another verdict.
 
@@ -19,32 +20,15 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from bench.report.claims.model import (
-    CANNOT_TELL,
-    CONTRADICTED,
-    CONTRADICTS,
-    DEPENDS,
-    NOT_MEASURED,
-    STANCES,
-    SUPPORTED,
-    SUPPORTS,
-    VERDICTS,
-    Claim,
-    Finding,
-    Verdict,
-)
-from bench.report.claims.rules import RULES
+from bench.report.judge.claims.model import Claim, ClaimAnswer, Finding
+from bench.report.judge.claims.rules import RULES
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python < 3.11
     import tomli as tomllib
 
-__all__ = [
-    "CANNOT_TELL", "CONTRADICTED", "CONTRADICTS", "DEPENDS", "NOT_MEASURED", "STANCES",
-    "SUPPORTED", "SUPPORTS", "VERDICTS", "Claim", "ClaimsError", "Finding", "Verdict",
-    "evaluate", "load_claims",
-]  # fmt: skip
+__all__ = ["Claim", "ClaimAnswer", "ClaimsError", "Finding", "evaluate", "load_claims"]
 
 CLAIMS_FILE: Final = Path(__file__).with_name("claims.toml")
 
@@ -81,6 +65,6 @@ def load_claims(path: Path = CLAIMS_FILE) -> list[Claim]:
     return claims
 
 
-def evaluate(analysis: Any, claims: list[Claim] | None = None) -> list[Verdict]:
+def evaluate(analysis: Any, claims: list[Claim] | None = None) -> list[ClaimAnswer]:
     """Every claim's verdict from one :class:`~bench.report.analysis.Analysis`."""
     return [RULES[c.analysis](c, analysis) for c in (claims or load_claims())]

@@ -6,9 +6,10 @@ step definition superseded is left out), with the analysis' own verdicts: a comp
 *insufficient* and tells nothing. The figures in a finding's text are the ones its rows carry;
 a summary never claims more than its findings show.
 
-Rules live by subject: :mod:`~bench.report.claims.cudnn` (cudnn.benchmark and algorithms) and
-:mod:`~bench.report.claims.hardware` (GPU against CPU, memory, threads, upgrades), on the shared
-pieces of :mod:`~bench.report.claims.findings`. This module names them for ``claims.toml``.
+Rules live by subject: :mod:`~bench.report.judge.claims.cudnn` (cudnn.benchmark and algorithms) and
+:mod:`~bench.report.judge.claims.hardware` (GPU against CPU, memory, threads, upgrades), on the
+shared
+pieces of :mod:`~bench.report.judge.claims.findings`. This module names them for ``claims.toml``.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bench.report.claims import cudnn, hardware
-from bench.report.claims.model import Claim, Verdict
+from bench.report.judge.claims import cudnn, hardware
+from bench.report.judge.claims.model import Claim, ClaimAnswer
 
-Rule = Callable[[Claim, Any], Verdict]
+Rule = Callable[[Claim, Any], ClaimAnswer]
 
 RULES: dict[str, Rule] = {
     "benchmark_static": cudnn.benchmark_static,

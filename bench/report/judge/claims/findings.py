@@ -15,7 +15,8 @@ import pandas as pd
 
 from bench.report import fmt
 from bench.report.analysis.pairs import DELTA, within_band
-from bench.report.claims.model import CANNOT_TELL, CONTRADICTS, SUPPORTS, Finding
+from bench.report.judge.claims.model import Finding
+from bench.report.vocabulary import Stance, Verdict
 
 #: What a configuration is called in a finding, in this order (values that do not vary among a
 #: rule's rows are left out).
@@ -101,7 +102,7 @@ def name_list(names: list[str], total: int | None = None) -> str:
 def depends(findings: list[Finding]) -> bool:
     """Whether the findings give "it depends": some support the claim, some contradict it."""
     stances = {f.stance for f in findings}
-    return SUPPORTS in stances and CONTRADICTS in stances
+    return Stance.SUPPORTS in stances and Stance.CONTRADICTS in stances
 
 
 def label_of(f: Finding) -> str:
@@ -122,12 +123,13 @@ def tally(findings: list[Finding], what: str, yes: str, no: str,
         if names.count(machine) > 1:  # one machine under two fingerprints: say which
             machine = page
         said = []
-        for stance, word in ((SUPPORTS, yes), (CONTRADICTS, no), (CANNOT_TELL, unknown)):
+        for stance, word in ((Stance.SUPPORTS, yes), (Stance.CONTRADICTS, no),
+                             (Stance.CANNOT_TELL, unknown)):
             mine = [f for f in fs if f.stance == stance]
-            if stance == CANNOT_TELL and not mine:
+            if stance == Stance.CANNOT_TELL and not mine:
                 continue
             text = f"{word} in {len(mine)}"
-            if named and mine and stance != CANNOT_TELL:
+            if named and mine and stance != Stance.CANNOT_TELL:
                 text += f" ({name_list([label_of(f) for f in mine])})"
             said.append(text)
         parts.append(f"on {machine}, of {plural(len(fs), what)}: {', '.join(said)}")
@@ -141,16 +143,16 @@ TOO_WIDE = f"an interval too wide to tell (it reaches beyond 1 ± {fmt.pct(DELTA
 def too_wide(verdict: str, ci_low: Any, ci_high: Any) -> bool:
     """Whether a "no clear difference" only fails to show a change (its interval reaches beyond
     1 ± δ) rather than showing there is none: no evidence either way."""
-    return verdict == "no clear difference" and not within_band(num(ci_low), num(ci_high))
+    return verdict == Verdict.NO_CLEAR_DIFFERENCE and not within_band(num(ci_low), num(ci_high))
 
 
-def stance(verdict: str, ci_low: Any, ci_high: Any, yes: str = "faster") -> str:
+def stance(verdict: str, ci_low: Any, ci_high: Any, yes: Verdict = Verdict.FASTER) -> Stance:
     """What one comparison says of a claim that predicts ``yes``: it supports it with that
     verdict, tells nothing when it is a too-wide "no clear difference", and contradicts it
     otherwise (the other direction, or a tight interval inside 1 ± δ)."""
     if verdict == yes:
-        return SUPPORTS
-    return CANNOT_TELL if too_wide(verdict, ci_low, ci_high) else CONTRADICTS
+        return Stance.SUPPORTS
+    return Stance.CANNOT_TELL if too_wide(verdict, ci_low, ci_high) else Stance.CONTRADICTS
 
 
 def said(verdict: str, ci_low: Any, ci_high: Any) -> str:

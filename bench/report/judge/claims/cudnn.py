@@ -12,7 +12,7 @@ import pandas as pd
 
 from bench.report import fmt
 from bench.report.analysis.pairs import DELTA
-from bench.report.claims.findings import (
+from bench.report.judge.claims.findings import (
     GPU_RUN,
     NAMED,
     current,
@@ -30,15 +30,13 @@ from bench.report.claims.findings import (
     tally,
     too_wide,
 )
-from bench.report.claims.model import (
-    CANNOT_TELL,
-    CONTRADICTS,
-    SUPPORTS,
+from bench.report.judge.claims.model import (
     Claim,
+    ClaimAnswer,
     Finding,
-    Verdict,
     decide,
 )
+from bench.report.vocabulary import Stance, Verdict
 
 
 def _benchmark_pairs(a: Any, *shapes: str) -> pd.DataFrame:
@@ -51,12 +49,12 @@ def _benchmark_pairs(a: Any, *shapes: str) -> pd.DataFrame:
     return bm.loc[keep]
 
 
-def benchmark_static(claim: Claim, a: Any) -> Verdict:
+def benchmark_static(claim: Claim, a: Any) -> ClaimAnswer:
     pairs = _benchmark_pairs(a, "static")
     name = labeller(pairs)
     findings: list[Finding] = []
     for r in rows(pairs):
-        if r.verdict == "insufficient":
+        if r.verdict == Verdict.INSUFFICIENT:
             continue
         findings.append(Finding(
             stance(r.verdict, r.ci_low, r.ci_high), str(r.page), str(r.machine),
@@ -65,7 +63,7 @@ def benchmark_static(claim: Claim, a: Any) -> Verdict:
     summary = "; ".join(
         f"on {group['machine'].iloc[0]}: {verdict_counts(group, name, tight=split)} of "
         f"{plural(len(group), 'configurations with one input shape')}"
-        for _, group in pairs.loc[pairs["verdict"] != "insufficient"].groupby("page"))
+        for _, group in pairs.loc[pairs["verdict"] != Verdict.INSUFFICIENT].groupby("page"))
     return decide(claim, findings, summary or "no sufficient comparison", GPU_RUN)
 
 
@@ -86,10 +84,10 @@ def verdict_counts(pairs: pd.DataFrame, name: Callable[[Any], str] | None = None
         pairs["verdict"], pairs["ci_low"], pairs["ci_high"])]
     wide = sum(wide_mask)
     parts = []
-    for v in ("faster", "no clear difference", "slower"):
+    for v in (Verdict.FASTER, Verdict.NO_CLEAR_DIFFERENCE, Verdict.SLOWER):
         n = int(counts.get(v, 0))
         text = f"{v} in {n}"
-        if v == "no clear difference":
+        if v == Verdict.NO_CLEAR_DIFFERENCE:
             inside = pairs.loc[(pairs["verdict"] == v).to_numpy() & ~pd.Series(
                 wide_mask, dtype=bool).to_numpy()]
             said = []
@@ -102,14 +100,14 @@ def verdict_counts(pairs: pd.DataFrame, name: Callable[[Any], str] | None = None
                 text += f" ({'; '.join(said)})"
         elif name is not None and n:
             moved = pairs.loc[pairs["verdict"] == v].astype({"speedup": float}).sort_values(
-                "speedup", ascending=v == "slower", kind="stable")
+                "speedup", ascending=v == Verdict.SLOWER, kind="stable")
             text += " (" + name_list(
                 [f"{name(r)} {fmt.ratio(r.speedup)}" for r in rows(moved.head(NAMED))], n) + ")"
         parts.append(text)
     return ", ".join(parts)
 
 
-def benchmark_dynamic(claim: Claim, a: Any) -> Verdict:
+def benchmark_dynamic(claim: Claim, a: Any) -> ClaimAnswer:
     """Supported where changing shapes (cycled resolutions, or a smaller last batch: ragged)
     make each new shape's first pass dearer with benchmark on (it searches again) and
     benchmark on is not faster over the cycle; contradicted where it is faster even so (it
@@ -120,7 +118,7 @@ def benchmark_dynamic(claim: Claim, a: Any) -> Verdict:
                        "memory_format", "kernel_cache") if c in pairs.columns]
     static_extra = (static.drop_duplicates(key).set_index(key)["extra_cold_pass_s"]
                     if len(static) else pd.Series(dtype=float))
-    pairs = pairs.loc[pairs["verdict"] != "insufficient"]
+    pairs = pairs.loc[pairs["verdict"] != Verdict.INSUFFICIENT]
     counts = a.cells.set_index(["fingerprint_id", "cell_id"])["shape_count"].reindex(
         pd.MultiIndex.from_arrays([pairs["fingerprint_id"], pairs["variant_cell_id"]]))
     bases = static_extra.reindex(pd.MultiIndex.from_frame(pairs[key])) if len(pairs) and len(
@@ -131,9 +129,9 @@ def benchmark_dynamic(claim: Claim, a: Any) -> Verdict:
         extra = num(r.extra_cold_pass_s)
         searches = fmt.present(extra) and extra > max(0.0 if math.isnan(base) else base, 0.0)
         shapes = max(int(count) if fmt.present(count) else 1, 1)
-        said = (CONTRADICTS if r.verdict == "faster" else
-                CANNOT_TELL if too_wide(r.verdict, r.ci_low, r.ci_high) else
-                SUPPORTS if searches else CANNOT_TELL)
+        said = (Stance.CONTRADICTS if r.verdict == Verdict.FASTER else
+                Stance.CANNOT_TELL if too_wide(r.verdict, r.ci_low, r.ci_high) else
+                Stance.SUPPORTS if searches else Stance.CANNOT_TELL)
         findings.append(Finding(said, str(r.page), str(r.machine),
                                 functools.partial(_dynamic_text, r, name, shapes),
                                 pair_evidence(r), str(r.model), name(r)))
@@ -159,10 +157,10 @@ def _dynamic_text(r: Any, name: Callable[[Any], str], shapes: int) -> str:
             f"{fmt.seconds(median)} more on average in the median replicate{spread}; over the "
             f"cycle {interval(r)}, {said(r.verdict, r.ci_low, r.ci_high)}")
     return text + (" (it repays its searches in a long enough job)"
-                   if r.verdict == "faster" else "")
+                   if r.verdict == Verdict.FASTER else "")
 
 
-def benchmark_reproducibility(claim: Claim, a: Any) -> Verdict:
+def benchmark_reproducibility(claim: Claim, a: Any) -> ClaimAnswer:
     """Pairs the re-run checks with deterministic off that differ only in cudnn.benchmark (and
     the kernel cache, which holds the same kernels either way)."""
     rep = current(a.repro, a)
@@ -185,12 +183,12 @@ def benchmark_reproducibility(claim: Claim, a: Any) -> Verdict:
             if base is not None:
                 evidence.append((str(r.page), str(base["anchor"])))
             if bool(r.bitwise_equal):
-                stance, what = CONTRADICTS, "bitwise equal with benchmark on"
+                stance, what = Stance.CONTRADICTS, "bitwise equal with benchmark on"
             elif base is not None and bool(base["bitwise_equal"]):
-                stance, what = SUPPORTS, ("not bitwise equal with benchmark on, bitwise equal "
-                                          "with it off")
+                stance = Stance.SUPPORTS
+                what = "not bitwise equal with benchmark on, bitwise equal with it off"
             else:
-                stance = CANNOT_TELL
+                stance = Stance.CANNOT_TELL
                 what = ("not bitwise equal with benchmark on, and not with it off either, so "
                         "benchmark's part cannot be told apart" if base is not None else
                         "not bitwise equal with benchmark on; no check with it off to compare")
@@ -202,12 +200,12 @@ def benchmark_reproducibility(claim: Claim, a: Any) -> Verdict:
     if depends(findings):  # say where benchmark made the difference and where it did not
         summary += "; " + ", ".join(
             f"{word} in {name_list([label_of(f) for f in findings if f.stance == side])}"
-            for side, word in ((SUPPORTS, "unequal with it on but equal with it off"),
-                               (CONTRADICTS, "equal with it on")))
+            for side, word in ((Stance.SUPPORTS, "unequal with it on but equal with it off"),
+                               (Stance.CONTRADICTS, "equal with it on")))
     return decide(claim, findings, summary, GPU_RUN + ", whose re-run study checks benchmark on")
 
 
-def conv_algo_argument(claim: Claim, a: Any) -> Verdict:
+def conv_algo_argument(claim: Claim, a: Any) -> ClaimAnswer:
     machines = current(a.machines, a)
     findings: list[Finding] = []
     for m in rows(machines):
@@ -218,18 +216,19 @@ def conv_algo_argument(claim: Claim, a: Any) -> Verdict:
         took_any = any(took for _, took, _ in known)
         said = "; ".join(f"{entry} {'takes it' if took else 'refuses it'}"
                          + (f" ({err})" if err and not took else "") for entry, took, err in known)
-        findings.append(Finding(SUPPORTS if took_any else CONTRADICTS, str(m.page),
+        findings.append(Finding(Stance.SUPPORTS if took_any else Stance.CONTRADICTS, str(m.page),
                                 str(m.machine), f"torch {m.torch_version}: {said}",
                                 ((str(m.page), "environment"),),  # env.json, on its page
                                 label=f"torch {m.torch_version} on {m.page}"))
     versions = sorted({f.text.split(":", 1)[0] for f in findings})
     summary = (f"asked of the installed torch on {len(findings)} fingerprint(s) "
                f"({', '.join(versions)}): an algo argument is accepted by "
-               f"{sum(f.stance == SUPPORTS for f in findings)}" if findings else
+               f"{sum(f.stance == Stance.SUPPORTS for f in findings)}" if findings else
                "no run has asked its torch yet")
     if depends(findings):
         summary += " (" + "; ".join(
             f"{word}: {name_list([label_of(f) for f in findings if f.stance == side])}"
-            for side, word in ((SUPPORTS, "accepted by"), (CONTRADICTS, "refused by"))) + ")"
+            for side, word in ((Stance.SUPPORTS, "accepted by"),
+                               (Stance.CONTRADICTS, "refused by"))) + ")"
     return decide(claim, findings, summary,
                   "any run of this version of the runner (python -m bench run): its probe asks")

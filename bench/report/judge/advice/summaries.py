@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from bench.report.analysis import MIN_OK_REPLICATES
+from bench.report.vocabulary import Verdict
 
 
 def summarise(
@@ -29,7 +30,7 @@ def summarise(
     """Per regime (sorted): n_pairs, n_sufficient, verdict (agreed, "mixed" or "insufficient"),
     median speedup and the CI envelope, evidence, models; ``extra`` = {name: (column, agg)} over the
     sufficient pairs, ``extra_all`` over all pairs, ``anchors`` = more anchor columns to cite."""
-    suff = (pairs["verdict"] != "insufficient").to_numpy()
+    suff = (pairs["verdict"] != Verdict.INSUFFICIENT).to_numpy()
     work = pd.DataFrame({c: pairs[c] for c in by})
     work["_suff"] = suff
     work["_v"] = pairs["verdict"].where(suff)
@@ -55,8 +56,8 @@ def summarise(
     out = grouped.agg(**aggs)  # type: ignore[call-overload]
     out["verdict"] = np.select(
         [out["n_sufficient"] == 0, out["n_verdicts"] == 1],
-        ["insufficient", out["first_verdict"].astype(object)],
-        "mixed",
+        [Verdict.INSUFFICIENT, out["first_verdict"].astype(object)],
+        Verdict.MIXED,
     )
     page = pairs["page"].to_numpy(dtype=object)
     cited = [

@@ -50,20 +50,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.report.advice.record import (
-    DEPENDS,
-    ENABLE,
-    ENABLE_IF_NEEDED,
-    INSUFFICIENT,
-    KEEP_OFF,
-    LEAVE_DEFAULT,
+from bench.report.analysis.cells import model_family
+from bench.report.analysis.pairs import not_slower
+from bench.report.judge.advice.record import (
     MEMORY_CAVEAT_SHARE,
     REGIME_COLUMNS,
     Recommendation,
 )
-from bench.report.advice.summaries import figures, key_fields, number, summarise, variant_failed
-from bench.report.analysis.cells import model_family
-from bench.report.analysis.pairs import not_slower
+from bench.report.judge.advice.summaries import (
+    figures,
+    key_fields,
+    number,
+    summarise,
+    variant_failed,
+)
+from bench.report.vocabulary import Action, Verdict
 
 
 def benchmark_rules(costs: pd.DataFrame, job_lengths: Sequence[int]) -> list[Recommendation]:
@@ -104,21 +105,21 @@ def benchmark_rules(costs: pd.DataFrame, job_lengths: Sequence[int]) -> list[Rec
         if share is not None and share > MEMORY_CAVEAT_SHARE:
             caveats.append("extra-memory")
         for n in job_lengths:
-            if verdict == "insufficient":
-                rule, action = "bm-insufficient", INSUFFICIENT
-            elif verdict == "faster":
+            if verdict == Verdict.INSUFFICIENT:
+                rule, action = "bm-insufficient", Action.INSUFFICIENT
+            elif verdict == Verdict.FASTER:
                 pays = break_even is not None and n >= break_even
                 rule, action = (
-                    ("bm-faster-pays-back", ENABLE)
+                    ("bm-faster-pays-back", Action.ENABLE)
                     if pays
-                    else ("bm-cold-cost-not-repaid", KEEP_OFF)
+                    else ("bm-cold-cost-not-repaid", Action.KEEP_OFF)
                 )
-            elif verdict == "slower":
-                rule, action = "bm-slower", KEEP_OFF
-            elif verdict == "no clear difference":
-                rule, action = "bm-no-clear-difference", LEAVE_DEFAULT
+            elif verdict == Verdict.SLOWER:
+                rule, action = "bm-slower", Action.KEEP_OFF
+            elif verdict == Verdict.NO_CLEAR_DIFFERENCE:
+                rule, action = "bm-no-clear-difference", Action.LEAVE_DEFAULT
             else:
-                rule, action = "bm-mixed", DEPENDS
+                rule, action = "bm-mixed", Action.DEPENDS
             out.append(
                 Recommendation(
                     rule=rule,
@@ -160,7 +161,7 @@ def _cold_cache_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
 
 
 #: A side's re-run checks in a regime where some were bitwise equal and some were not.
-MIXED = "mixed"
+MIXED = Verdict.MIXED
 
 
 def _agreement(checks: Sequence[bool | None]) -> bool | str | None:
@@ -216,26 +217,26 @@ def determinism_rules(pairs: pd.DataFrame) -> list[Recommendation]:
         default_eq = _agreement([c[3] for c in checks["base"]])
         variant_eq = _agreement([c[3] for c in checks["var"]])
         verdict = row["verdict"]
-        if verdict == "insufficient":
-            rule, action = "det-insufficient", INSUFFICIENT
+        if verdict == Verdict.INSUFFICIENT:
+            rule, action = "det-insufficient", Action.INSUFFICIENT
         elif variant_eq is False:
-            rule, action = "det-does-not-reproduce", KEEP_OFF
+            rule, action = "det-does-not-reproduce", Action.KEEP_OFF
         elif default_eq is True:
-            rule, action = "det-default-reproduces", LEAVE_DEFAULT
+            rule, action = "det-default-reproduces", Action.LEAVE_DEFAULT
         elif variant_eq == MIXED:  # equal in some configurations with it on, not in others
-            rule, action = "det-reproduces-in-some", ENABLE_IF_NEEDED
+            rule, action = "det-reproduces-in-some", Action.ENABLE_IF_NEEDED
         elif variant_eq is None:  # not checked with it on everywhere: its cost, not its gain
-            rule, action = "det-unchecked", ENABLE_IF_NEEDED
-        elif verdict == "slower":
-            rule, action = "det-costs", ENABLE_IF_NEEDED
-        elif verdict == "faster" or (
-            verdict == "no clear difference" and not_slower(number(row["ci_low"]))
+            rule, action = "det-unchecked", Action.ENABLE_IF_NEEDED
+        elif verdict == Verdict.SLOWER:
+            rule, action = "det-costs", Action.ENABLE_IF_NEEDED
+        elif verdict == Verdict.FASTER or (
+            verdict == Verdict.NO_CLEAR_DIFFERENCE and not_slower(number(row["ci_low"]))
         ):
-            rule, action = "det-no-measurable-cost", ENABLE
-        elif verdict == "no clear difference":
-            rule, action = "det-cost-unclear", ENABLE_IF_NEEDED
+            rule, action = "det-no-measurable-cost", Action.ENABLE
+        elif verdict == Verdict.NO_CLEAR_DIFFERENCE:
+            rule, action = "det-cost-unclear", Action.ENABLE_IF_NEEDED
         else:
-            rule, action = "det-mixed", DEPENDS
+            rule, action = "det-mixed", Action.DEPENDS
         out.append(
             Recommendation(
                 rule=rule,
@@ -258,10 +259,10 @@ def determinism_rules(pairs: pd.DataFrame) -> list[Recommendation]:
 
 
 _SWITCH_RULES = {
-    "insufficient": ("insufficient", INSUFFICIENT),
-    "faster": ("faster", ENABLE),
-    "slower": ("slower", KEEP_OFF),
-    "no clear difference": ("no-clear-difference", LEAVE_DEFAULT),
+    Verdict.INSUFFICIENT: (Verdict.INSUFFICIENT, Action.INSUFFICIENT),
+    Verdict.FASTER: (Verdict.FASTER, Action.ENABLE),
+    Verdict.SLOWER: (Verdict.SLOWER, Action.KEEP_OFF),
+    Verdict.NO_CLEAR_DIFFERENCE: ("no-clear-difference", Action.LEAVE_DEFAULT),
 }
 
 
@@ -278,10 +279,11 @@ def switch_rules(pairs: pd.DataFrame, axis: str) -> list[Recommendation]:
         baseline, variant = str(fields.pop("baseline_value")), str(fields.pop("variant_value"))
         if axis == "precision":
             fields["precision"] = baseline
-        rule, action = _SWITCH_RULES.get(row["verdict"], ("mixed", DEPENDS))
+        rule, action = _SWITCH_RULES.get(row["verdict"], (Verdict.MIXED, Action.DEPENDS))
         caveats = []
         if axis == "precision":
-            if action in (ENABLE, DEPENDS):  # advice to switch (in some models): check accuracy
+            # advice to switch (in some models): check accuracy
+            if action in (Action.ENABLE, Action.DEPENDS):
                 caveats.append("changes-numerics")
             if fields["device"] == "cuda" and baseline == "fp32":
                 caveats.append("tf32-default")
@@ -312,13 +314,13 @@ def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommenda
     curves = curves.assign(
         model_family=[model_family(m, s) for m, s in zip(curves["model"],
                                                          curves["model_source"])],
-        _measured=[any(v != "insufficient" for v in vs) for vs in curves["verdicts"]],
+        _measured=[any(v != Verdict.INSUFFICIENT for v in vs) for vs in curves["verdicts"]],
     )
     crossings = {
         k if isinstance(k, tuple) else (k,): g["crossover_batch"].loc[g["_measured"]]
         for k, g in curves.groupby(regime, sort=True, dropna=False)
     }
-    thin = cpu_gpu.loc[cpu_gpu["verdict"] == "insufficient"]
+    thin = cpu_gpu.loc[cpu_gpu["verdict"] == Verdict.INSUFFICIENT]
     smallest_thin = {  # per regime, the smallest batch with too few ok replicates
         k if isinstance(k, tuple) else (k,): float(b)
         for k, b in thin.groupby(regime, sort=True, dropna=False)["batch_size"].min().items()
@@ -327,7 +329,7 @@ def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommenda
         k if isinstance(k, tuple) else (k,): float(b)
         for k, b in cpu_gpu.groupby(regime, sort=True, dropna=False)["batch_size"].max().items()
     }
-    sufficient = cpu_gpu.loc[cpu_gpu["verdict"] != "insufficient"]
+    sufficient = cpu_gpu.loc[cpu_gpu["verdict"] != Verdict.INSUFFICIENT]
     at_batch = sufficient.groupby([*regime, "batch_size"], sort=True, dropna=False).agg(
         speedup=("speedup", "median"), ci_low=("ci_low", "min"), ci_high=("ci_high", "max")
     )
@@ -339,25 +341,25 @@ def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommenda
         caveats: list[str] = []
         numbers = figures(row)
         if crossing.empty:
-            rule, action = "device-insufficient", INSUFFICIENT
+            rule, action = "device-insufficient", Action.INSUFFICIENT
         elif crossing.isna().all():
-            rule, action = "device-cpu-wins", KEEP_OFF
+            rule, action = "device-cpu-wins", Action.KEEP_OFF
         elif crossing.notna().all() and crossing.nunique() == 1:
             from_batch = int(crossing.iloc[0])
-            rule, action = "device-gpu-from-batch", ENABLE
+            rule, action = "device-gpu-from-batch", Action.ENABLE
             at = at_batch.loc[(*key, from_batch)]
             if smallest_thin.get(key, math.inf) < from_batch:
                 caveats.append("smaller-batches-insufficient")
             if largest.get(key) == from_batch:
                 caveats.append("largest-batch-only")
             numbers.update(
-                verdict="faster",
+                verdict=Verdict.FASTER,
                 speedup=number(at["speedup"]),
                 ci_low=number(at["ci_low"]),
                 ci_high=number(at["ci_high"]),
             )
         else:
-            rule, action = "device-mixed", DEPENDS
+            rule, action = "device-mixed", Action.DEPENDS
         out.append(
             Recommendation(
                 rule=rule,

@@ -5,19 +5,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
 
-SUPPORTED = "supported"
-CONTRADICTED = "contradicted"
-DEPENDS = "depends"
-NOT_MEASURED = "not measured here"
-VERDICTS: Final = (SUPPORTED, CONTRADICTED, DEPENDS, NOT_MEASURED)
-
-#: What one finding says about its claim.
-SUPPORTS = "supports"
-CONTRADICTS = "contradicts"
-CANNOT_TELL = "cannot tell"
-STANCES: Final = (SUPPORTS, CONTRADICTS, CANNOT_TELL)
+from bench.report.vocabulary import ClaimVerdict, Stance
 
 
 @dataclass(frozen=True)
@@ -39,7 +28,7 @@ class Finding:
     (machine page, row anchor) pairs, as everywhere on the site.
     """
 
-    stance: str  # one of STANCES
+    stance: Stance
     page: str  # the machine page key
     machine: str
     describe: Callable[[], str] | str  # the text, or how to write it when it is shown
@@ -55,12 +44,12 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ClaimAnswer:
     """A claim's computed verdict: the word, a summary true of every finding it cites, the
     findings themselves, and (when nothing could tell) the run that would measure it."""
 
     claim: Claim
-    verdict: str  # one of VERDICTS
+    verdict: ClaimVerdict
     summary: str
     findings: tuple[Finding, ...] = ()
     missing: str = ""
@@ -70,7 +59,7 @@ class Verdict:
         """What the verdict rests on, so it never reads as wider than that: ``3 findings
         (resnet50, vit_b_16) on nvidia-h200``, or ``7 of 9 findings …`` when some could not
         tell; empty when none could."""
-        telling = [f for f in self.findings if f.stance != CANNOT_TELL]
+        telling = [f for f in self.findings if f.stance != Stance.CANNOT_TELL]
         if not telling:
             return ""
         models = sorted({f.model for f in telling if f.model})
@@ -88,15 +77,16 @@ class Verdict:
 
 
 
-def decide(claim: Claim, findings: list[Finding], summary: str, missing: str) -> Verdict:
+def decide(claim: Claim, findings: list[Finding], summary: str, missing: str) -> ClaimAnswer:
     """The verdict that the findings which can tell give (see the module docstring)."""
-    stances = {f.stance for f in findings} - {CANNOT_TELL}
+    stances = {f.stance for f in findings} - {Stance.CANNOT_TELL}
     if not stances:
         if findings:  # measured, but nothing that could tell: say so before what would
             missing = (f"the {len(findings)} finding{'s' if len(findings) != 1 else ''} below "
                        f"could not tell (too few ok replicates or too wide an interval); more "
                        f"replicates of those rows, or {missing}")
-        return Verdict(claim, NOT_MEASURED, summary, tuple(findings), missing)
-    word = {frozenset({SUPPORTS}): SUPPORTED, frozenset({CONTRADICTS}): CONTRADICTED}.get(
-        frozenset(stances), DEPENDS)
-    return Verdict(claim, word, summary, tuple(findings))
+        return ClaimAnswer(claim, ClaimVerdict.NOT_MEASURED, summary, tuple(findings), missing)
+    word = {frozenset({Stance.SUPPORTS}): ClaimVerdict.SUPPORTED,
+            frozenset({Stance.CONTRADICTS}): ClaimVerdict.CONTRADICTED}.get(
+        frozenset(stances), ClaimVerdict.DEPENDS)
+    return ClaimAnswer(claim, word, summary, tuple(findings))

@@ -25,12 +25,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.report import advice
-from bench.report.advice import Recommendation
-from bench.report.advice.rules import switch_rules
 from bench.report.analysis import Analysis, analyse
 from bench.report.analysis.studies import one_off_costs
+from bench.report.judge import advice
+from bench.report.judge.advice import Recommendation
+from bench.report.judge.advice.rules import switch_rules
 from bench.report.load import Dataset
+from bench.report.vocabulary import Action, KnobStatus, Verdict
 
 #: The setting a comparison axis's recommendations are filed under.
 SETTING_OF = {"cudnn_benchmark": "cudnn.benchmark", "cudnn_deterministic": "cudnn.deterministic",
@@ -39,8 +40,8 @@ SETTING_OF = {"cudnn_benchmark": "cudnn.benchmark", "cudnn_deterministic": "cudn
 
 
 #: The report's pair read from its variant's side: its verdict and its advice mirrored.
-_MIRRORED_VERDICT = {"faster": "slower", "slower": "faster"}
-_MIRRORED_ACTION = {advice.ENABLE: advice.KEEP_OFF, advice.KEEP_OFF: advice.ENABLE}
+_MIRRORED_VERDICT = {Verdict.FASTER: Verdict.SLOWER, Verdict.SLOWER: Verdict.FASTER}
+_MIRRORED_ACTION = {Action.ENABLE: Action.KEEP_OFF, Action.KEEP_OFF: Action.ENABLE}
 #: Caveats that speak of one side of the report's pair, as they read from the other side.
 _MIRRORED_CAVEATS = {"tf32-default": "tf32-is-the-default", "variant-failed": "baseline-failed"}
 
@@ -57,18 +58,18 @@ class Ask:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class KnobAnswer:
     """One knob, judged: every figure as the report has it (None where it has none)."""
 
     knob: str
     axis: str
-    status: str  # measured | insufficient
+    status: KnobStatus
     reason: str  # why insufficient ("insufficient: 2 ok replicates"), else empty
     baseline: str
     variant: str
-    recommendation: str  # the report's action: enable, keep off, leave default, ...
+    recommendation: Action  # the report's action
     rule: str
-    verdict: str  # faster | slower | no clear difference | insufficient
+    verdict: Verdict
     speedup: float | None  # > 1: the variant is faster
     ci_low: float | None
     ci_high: float | None
@@ -144,7 +145,7 @@ def _memory(cells: pd.DataFrame, cost: Any) -> tuple[float | None, float | None,
     return var - base, (var - base) / base if base else None, "process peak resident memory"
 
 
-def judge(ds: Dataset, asks: Sequence[Ask], steps: int) -> list[Verdict]:
+def judge(ds: Dataset, asks: Sequence[Ask], steps: int) -> list[KnobAnswer]:
     """The verdict of each asked pair in ``ds`` (one run's rows), in the order asked."""
     a = analyse(ds)
     recs = recommendations(a, steps, [x.axis for x in asks])
@@ -196,7 +197,7 @@ def reverse(pairs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _mirrored(rec: Recommendation) -> tuple[str, tuple[str, ...]]:
+def _mirrored(rec: Recommendation) -> tuple[Action, tuple[str, ...]]:
     """The report's advice on its variant, as advice on the other side: turning to the
     default's side is keeping the variant off, and the other way round."""
     return (_MIRRORED_ACTION.get(rec.action, rec.action),
@@ -204,18 +205,19 @@ def _mirrored(rec: Recommendation) -> tuple[str, tuple[str, ...]]:
 
 
 def _verdict(ask: Ask, cost: Any, rec: Recommendation | None, cells: pd.DataFrame,
-             steps: int, backwards: bool = False) -> Verdict:
-    insufficient = cost.verdict == "insufficient"
-    action, caveats = (rec.action, rec.caveats) if rec else (advice.INSUFFICIENT, ())
+             steps: int, backwards: bool = False) -> KnobAnswer:
+    insufficient = cost.verdict == Verdict.INSUFFICIENT
+    action, caveats = (rec.action, rec.caveats) if rec else (Action.INSUFFICIENT, ())
     if rec and backwards:
         action, caveats = _mirrored(rec)
     break_even = _number(cost.break_even_iters_high)
     mem, share, basis = _memory(cells, cost)
-    return Verdict(
-        knob=ask.knob, axis=ask.axis, status="insufficient" if insufficient else "measured",
+    return KnobAnswer(
+        knob=ask.knob, axis=ask.axis,
+        status=KnobStatus.INSUFFICIENT if insufficient else KnobStatus.MEASURED,
         reason=_why(cells, cost) if insufficient else "",
         baseline=str(cost.baseline_value), variant=str(cost.variant_value),
-        recommendation=action, rule=rec.rule if rec else "", verdict=str(cost.verdict),
+        recommendation=action, rule=rec.rule if rec else "", verdict=Verdict(cost.verdict),
         speedup=_number(cost.speedup), ci_low=_number(cost.ci_low),
         ci_high=_number(cost.ci_high), n_base=int(cost.n_base), n_var=int(cost.n_var),
         cold_cost_s=_number(cost.extra_cold_pass_max_s), break_even_steps=break_even,
@@ -225,12 +227,12 @@ def _verdict(ask: Ask, cost: Any, rec: Recommendation | None, cells: pd.DataFram
         variant_cell_id=ask.variant_cell_id, reversed=backwards)
 
 
-def _unmeasured(ask: Ask, steps: int) -> Verdict:
+def _unmeasured(ask: Ask, steps: int) -> KnobAnswer:
     """A pair with no rows at all (the run stopped before it)."""
-    return Verdict(
-        knob=ask.knob, axis=ask.axis, status="insufficient",
+    return KnobAnswer(
+        knob=ask.knob, axis=ask.axis, status=KnobStatus.INSUFFICIENT,
         reason="insufficient: 0 ok replicates (no rows)", baseline="", variant="",
-        recommendation=advice.INSUFFICIENT, rule="", verdict="insufficient",
+        recommendation=Action.INSUFFICIENT, rule="", verdict=Verdict.INSUFFICIENT,
         speedup=None, ci_low=None, ci_high=None, n_base=0, n_var=0, cold_cost_s=None,
         break_even_steps=None, steps=steps, pays_back=None, memory_change_bytes=None,
         memory_change_share=None, memory="", caveats=(),

@@ -13,7 +13,7 @@ from bench.report import fmt
 from bench.report.analysis.bootstrap import ratio_ci
 from bench.report.analysis.pairs import DELTA
 from bench.report.analysis.pairs import verdict as pair_verdict
-from bench.report.claims.findings import (
+from bench.report.judge.claims.findings import (
     GPU_RUN,
     TOO_WIDE,
     current,
@@ -28,24 +28,22 @@ from bench.report.claims.findings import (
     tally,
     too_wide,
 )
-from bench.report.claims.model import (
-    CANNOT_TELL,
-    CONTRADICTS,
-    SUPPORTS,
+from bench.report.judge.claims.model import (
     Claim,
+    ClaimAnswer,
     Finding,
-    Verdict,
     decide,
 )
+from bench.report.vocabulary import Stance, Verdict
 from bench.schema import USER_MODEL_AXES
 
 
 def _cpu_gpu(a: Any) -> pd.DataFrame:
     cvg = current(a.cpu_gpu, a)
-    return cvg.loc[cvg["verdict"] != "insufficient"] if len(cvg) else cvg
+    return cvg.loc[cvg["verdict"] != Verdict.INSUFFICIENT] if len(cvg) else cvg
 
 
-def gpu_speedup_magnitude(claim: Claim, a: Any, target: float = 50.0) -> Verdict:
+def gpu_speedup_magnitude(claim: Claim, a: Any, target: float = 50.0) -> ClaimAnswer:
     """Per machine: the largest measured GPU-over-CPU speedup; supported where its interval
     contains ``target``, contradicted where it lies above (the claim understates) or where
     every speedup's interval lies below (it overstates)."""
@@ -57,11 +55,11 @@ def gpu_speedup_magnitude(claim: Claim, a: Any, target: float = 50.0) -> Verdict
         name = labeller(group, keep=("batch_size",))  # the batch, even where only one had enough
         hi, lo = num(top.ci_high), num(top.ci_low)
         if lo > target:
-            stance, how = CONTRADICTS, f"more than {target:g}× at its largest"
+            stance, how = Stance.CONTRADICTS, f"more than {target:g}× at its largest"
         elif hi < target:
-            stance, how = CONTRADICTS, f"never {target:g}×"
+            stance, how = Stance.CONTRADICTS, f"never {target:g}×"
         else:
-            stance, how = SUPPORTS, f"about {target:g}× at its largest"
+            stance, how = Stance.SUPPORTS, f"about {target:g}× at its largest"
         models = ", ".join(sorted(set(group["model"].astype(str))))
         text = (f"GPU over CPU, where both sides have enough ok replicates: "
                 f"{fmt.ratio(low.speedup)} ({name(low)}) to {fmt.ratio(top.speedup)} "
@@ -73,7 +71,7 @@ def gpu_speedup_magnitude(claim: Claim, a: Any, target: float = 50.0) -> Verdict
                   GPU_RUN + ", whose cpu_vs_gpu study runs both on one machine")
 
 
-def cpu_for_small_batches(claim: Claim, a: Any) -> Verdict:
+def cpu_for_small_batches(claim: Claim, a: Any) -> ClaimAnswer:
     """Per curve (machine, model, mode, …): the smallest batch measured. The CPU is the better
     choice there only when the GPU is clearly slower; too few replicates there tell nothing."""
     cvg = current(a.cpu_gpu, a)
@@ -86,16 +84,16 @@ def cpu_for_small_batches(claim: Claim, a: Any) -> Verdict:
         for r in rows(smallest):
             short = f"{name(r)} at batch {int(num(r.batch_size))}"
             where = f"{short}, the smallest measured"
-            if r.verdict == "insufficient":  # a thin small batch answers nothing
-                findings.append(Finding(CANNOT_TELL, str(r.page), str(r.machine),
+            if r.verdict == Verdict.INSUFFICIENT:  # a thin small batch answers nothing
+                findings.append(Finding(Stance.CANNOT_TELL, str(r.page), str(r.machine),
                                         f"{where}: too few ok replicates to judge",
                                         pair_evidence(r), str(r.model), short))
                 continue
-            who = {"slower": "the CPU is faster", "faster": "the GPU is faster"}.get(
+            who = {Verdict.SLOWER: "the CPU is faster", Verdict.FASTER: "the GPU is faster"}.get(
                 r.verdict, "neither is clearly faster")
             if too_wide(r.verdict, r.ci_low, r.ci_high):
                 who = f"{who}, {TOO_WIDE}"
-            findings.append(Finding(stance(r.verdict, r.ci_low, r.ci_high, yes="slower"),
+            findings.append(Finding(stance(r.verdict, r.ci_low, r.ci_high, yes=Verdict.SLOWER),
                                     str(r.page), str(r.machine),
                                     f"{where}: {who} (GPU {interval(r)})", pair_evidence(r),
                                     str(r.model), short))
@@ -115,7 +113,7 @@ _MEASURES = ("the GPU side is the allocator's peak over the whole run (the bytes
              "CPU side the whole process's peak resident set")
 
 
-def memory_limit(claim: Claim, a: Any) -> Verdict:
+def memory_limit(claim: Claim, a: Any) -> ClaimAnswer:
     """For each CPU/GPU pair of one workload with enough ok replicates on both sides (the
     site's replicate minimum): the whole run's peak as a share of each device's own memory
     (the GPU allocator's peak against the GPU's total, the CPU process's peak resident set
@@ -155,8 +153,8 @@ def memory_limit(claim: Claim, a: Any) -> Verdict:
         name = labeller(cvg, omit=("batch_size",))
         for r, m in zip(rows(cvg), on.itertuples(index=False)):
             gpu, cpu = m.gpu_peak / m.gpu_total, m.cpu_peak / m.host_total
-            said = (SUPPORTS if gpu >= MEMORY_MARGIN * cpu else
-                    CONTRADICTS if cpu >= MEMORY_MARGIN * gpu else CANNOT_TELL)
+            said = (Stance.SUPPORTS if gpu >= MEMORY_MARGIN * cpu else
+                    Stance.CONTRADICTS if cpu >= MEMORY_MARGIN * gpu else Stance.CANNOT_TELL)
             where = f"{name(r)} at batch {int(num(r.batch_size))}"
             findings.append(Finding(
                 said, str(r.page), str(r.machine),
@@ -181,16 +179,17 @@ def memory_limit(claim: Claim, a: Any) -> Verdict:
 
 def _memory_text(r: Any, m: Any, name: Callable[[Any], str], said: str) -> str:
     gpu, cpu = m.gpu_peak / m.gpu_total, m.cpu_peak / m.host_total
-    how = ({SUPPORTS: "the GPU's memory is the fuller", CONTRADICTS: "the host's is the fuller"}
-           .get(said, f"within {MEMORY_MARGIN:g}× of each other, too close for two different "
-                      "measures to tell"))
+    how = ({Stance.SUPPORTS: "the GPU's memory is the fuller",
+            Stance.CONTRADICTS: "the host's is the fuller"}
+           .get(Stance(said), f"within {MEMORY_MARGIN:g}× of each other, too close for two "
+                              "different measures to tell"))
     return (f"{name(r)} at batch {int(num(r.batch_size))}: the GPU run's allocator peak "
             f"{fmt.bytes_(m.gpu_peak)} of the GPU's {fmt.bytes_(m.gpu_total)} ({fmt.pct(gpu)}), "
             f"the CPU run's peak resident set {fmt.bytes_(m.cpu_peak)} of the host's "
             f"{fmt.bytes_(m.host_total)} ({fmt.pct(cpu)}): {how}")
 
 
-def cpu_threads(claim: Claim, a: Any) -> Verdict:
+def cpu_threads(claim: Claim, a: Any) -> ClaimAnswer:
     """One thread against every core the process may use, same cell otherwise; the same
     interval and verdict rules as every comparison."""
     cells = current(a.cells, a)
@@ -210,7 +209,7 @@ def cpu_threads(claim: Claim, a: Any) -> Verdict:
             threads = a.machines.set_index("fingerprint_id")["cpu_threads"]  # torch's, all cores
             for r, s, l_, h in zip(rows(pairs), est, lo, hi):
                 word = pair_verdict(l_, h, int(r.n_ok), int(r.n_ok_all))
-                if word == "insufficient":
+                if word == Verdict.INSUFFICIENT:
                     continue
                 n = threads.get(r.fingerprint_id)
                 every = f"every core ({int(n)} threads)" if fmt.present(n) else "every core"
@@ -227,7 +226,7 @@ def cpu_threads(claim: Claim, a: Any) -> Verdict:
                   "study runs one thread against every core")
 
 
-def memory_bandwidth(claim: Claim, a: Any, factor: float = 10.0) -> Verdict:
+def memory_bandwidth(claim: Claim, a: Any, factor: float = 10.0) -> ClaimAnswer:
     """Per machine: the device copy's sustained rate over the host's, with the bounds their
     intervals allow; supported when even the lowest ratio reaches ``factor``."""
     ceil = current(a.ceilings, a)
@@ -243,12 +242,12 @@ def memory_bandwidth(claim: Claim, a: Any, factor: float = 10.0) -> Verdict:
             lowest = num(gpu.ci_low) / num(cpu.ci_high)
             highest = num(gpu.ci_high) / num(cpu.ci_low)
             if fmt.present(lowest) and lowest >= factor:
-                stance = SUPPORTS
+                stance = Stance.SUPPORTS
             elif fmt.present(highest) and highest < factor:
-                stance = CONTRADICTS
+                stance = Stance.CONTRADICTS
             else:
-                stance = CANNOT_TELL  # too few replicates for an interval, or it straddles
-            why = ("" if stance != CANNOT_TELL else
+                stance = Stance.CANNOT_TELL  # too few replicates for an interval, or it straddles
+            why = ("" if stance != Stance.CANNOT_TELL else
                    "; too few ok replicates for an interval" if not fmt.present(lowest) else
                    f"; the intervals allow {fmt.ratio(lowest)} to {fmt.ratio(highest)}")
             findings.append(Finding(
@@ -261,7 +260,7 @@ def memory_bandwidth(claim: Claim, a: Any, factor: float = 10.0) -> Verdict:
                   GPU_RUN + ", whose copy studies measure the device and the host")
 
 
-def upgrade_vs_settings(claim: Claim, a: Any) -> Verdict:
+def upgrade_vs_settings(claim: Claim, a: Any) -> ClaimAnswer:
     """For each workload measured on two or more machines: the fastest machine's best
     throughput over the slowest's (the upgrade, with a bootstrap interval over both cells'
     replicates), against the best setting change measured on the slowest one (that
@@ -272,9 +271,9 @@ def upgrade_vs_settings(claim: Claim, a: Any) -> Verdict:
     findings: list[Finding] = []
     if len(best):
         key = ["model", "mode", "batch_size", "resolution", "precision", "shapes"]
-        thin = best.loc[best["insufficient"].astype(bool)]
+        thin = best.loc[best["too_few_ok"].astype(bool)]
         every = best
-        best = best.loc[~best["insufficient"].astype(bool)]  # the site's replicate minimum
+        best = best.loc[~best["too_few_ok"].astype(bool)]  # the site's replicate minimum
         # machines, not fingerprints: two torch versions on one box are no upgrade
         best = best.sort_values([*key, "samples_per_s"], kind="stable").reset_index(drop=True)
         slowest = best.drop_duplicates(key, keep="first")
@@ -297,7 +296,8 @@ def upgrade_vs_settings(claim: Claim, a: Any) -> Verdict:
                                int(num(slow.batch_size))))
             evidence: tuple[Any, ...] = ()
             if found is None:
-                said, how = CANNOT_TELL, "none was measured there for this model, mode and batch"
+                said = Stance.CANNOT_TELL
+                how = "none was measured there for this model, mode and batch"
             else:
                 s_lo, s_hi, how, evidence = found
                 said, how = _upgrade_stance(u_lo, u_hi, s_lo, s_hi, how)
@@ -333,20 +333,20 @@ def _thin_upgrades(every: pd.DataFrame, thin: pd.DataFrame, judged: pd.DataFrame
     out: list[Finding] = []
     # only the workloads of two machines or more with a thin cell go on (a 100k-row tree has
     # over a thousand workloads, and a group at a time is slow)
-    by = every.assign(_few=every["insufficient"].astype(bool)).groupby(key, dropna=False)
+    by = every.assign(_few=every["too_few_ok"].astype(bool)).groupby(key, dropna=False)
     keep = (by["machine"].transform("nunique") >= 2) & by["_few"].transform("max")
     ordered = every.loc[keep.to_numpy()].sort_values([*key, "samples_per_s"], kind="stable")
     for k, group in ordered.groupby(key, sort=True, dropna=False):
         if group["machine"].nunique() < 2 or tuple(map(str, k)) in done:
             continue
-        few = group.loc[group["insufficient"].astype(bool)]
+        few = group.loc[group["too_few_ok"].astype(bool)]
         if few.empty:
             continue
         slow = next(iter(rows(group.head(1))))
         what = f"{slow.model} · {slow.mode} · batch {int(num(slow.batch_size))}"
         machines = ", ".join(sorted(set(few["machine"].astype(str))))
         out.append(Finding(
-            CANNOT_TELL, str(slow.page), str(slow.machine),
+            Stance.CANNOT_TELL, str(slow.page), str(slow.machine),
             f"{what}: measured on {', '.join(sorted(set(group['machine'].astype(str))))}, but "
             f"with too few ok replicates on {machines} to compare",
             tuple((str(r.page), str(r.anchor)) for r in rows(group)), str(slow.model), what))
@@ -354,16 +354,16 @@ def _thin_upgrades(every: pd.DataFrame, thin: pd.DataFrame, judged: pd.DataFrame
 
 
 def _upgrade_stance(u_lo: float, u_hi: float, s_lo: float, s_hi: float,
-                    how: str) -> tuple[str, str]:
+                    how: str) -> tuple[Stance, str]:
     """The finding's stance and the setting's description with its interval and the outcome."""
     shown = f"{how} (95% CI {fmt.ci(s_lo, s_hi)})"
     if not all(fmt.present(x) for x in (u_lo, u_hi, s_lo, s_hi)):
-        return CANNOT_TELL, f"{shown}; too few ok replicates for both intervals"
+        return Stance.CANNOT_TELL, f"{shown}; too few ok replicates for both intervals"
     if u_lo > s_hi * (1 + DELTA):
-        return SUPPORTS, f"{shown}, clearly less"
+        return Stance.SUPPORTS, f"{shown}, clearly less"
     if u_hi < s_lo * (1 + DELTA):
-        return CONTRADICTS, f"{shown}, as much or more"
-    return CANNOT_TELL, f"{shown}; the intervals are too close to tell"
+        return Stance.CONTRADICTS, f"{shown}, as much or more"
+    return Stance.CANNOT_TELL, f"{shown}; the intervals are too close to tell"
 
 
 def _setting_gains(a: Any) -> dict[tuple[str, str, str, int],
@@ -373,7 +373,7 @@ def _setting_gains(a: Any) -> dict[tuple[str, str, str, int],
     below 1 means no setting change measured there was faster."""
     cols = ["page", "model", "mode", "batch_size", "baseline_value", "variant_value", "speedup",
             "ci_low", "ci_high", "baseline_anchor", "variant_anchor"]
-    frames = [current(f, a).loc[lambda f: f["verdict"] != "insufficient", cols]
+    frames = [current(f, a).loc[lambda f: f["verdict"] != Verdict.INSUFFICIENT, cols]
               for axis, f in a.comparisons.items() if axis not in ("device", "shapes") and len(f)]
     known = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
     if known.empty:

@@ -8,10 +8,11 @@ import math
 import pandas as pd
 import pytest
 
-from bench.report import advice, verdicts
-from bench.report.advice.rules import switch_rules
 from bench.report.analysis import Analysis, analyse
+from bench.report.judge import advice, asks
+from bench.report.judge.advice.rules import switch_rules
 from bench.report.load import Dataset, load_reports
+from bench.report.vocabulary import Action
 
 from .builders import FIXTURE_REPORTS
 
@@ -36,9 +37,9 @@ def _pair(a: Analysis, axis: str, **where: str) -> pd.Series:
     return rows.iloc[0]
 
 
-def _judge(ds: Dataset, knob: str, axis: str, row: pd.Series) -> verdicts.Verdict:
-    ask = verdicts.Ask(knob, axis, row["baseline_cell_id"], row["variant_cell_id"])
-    (out,) = verdicts.judge(ds, [ask], STEPS)
+def _judge(ds: Dataset, knob: str, axis: str, row: pd.Series) -> asks.KnobAnswer:
+    ask = asks.Ask(knob, axis, row["baseline_cell_id"], row["variant_cell_id"])
+    (out,) = asks.judge(ds, [ask], STEPS)
     return out
 
 
@@ -64,7 +65,7 @@ def test_a_precision_pair_is_the_reports_comparison_and_recommendation(ds: Datas
     assert (v.n_base, v.n_var, v.status, v.reason) == (row["n_base"], row["n_var"], "measured", "")
     rec = _rec_for(advice.recommend(a, job_lengths=(STEPS,)), "precision", row)
     assert (v.recommendation, v.rule, v.caveats) == (rec.action, rec.rule, rec.caveats)
-    assert v.recommendation == advice.KEEP_OFF
+    assert v.recommendation == Action.KEEP_OFF
     assert v.pays_back is False and v.break_even_steps == math.inf  # slower: never
 
 
@@ -89,7 +90,7 @@ def test_cpu_threads_go_through_the_switch_rule_and_memory_is_the_process_peak(
     row = _pair(a, "cpu_threads")
     assert (row["baseline_value"], row["variant_value"]) == ("all", "1")
     v = _judge(ds, "cpu_threads", "cpu_threads", row)
-    assert (v.verdict, v.recommendation) == ("slower", advice.KEEP_OFF)
+    assert (v.verdict, v.recommendation) == ("slower", Action.KEEP_OFF)
     assert all(_same(getattr(v, k), row[k]) for k in ("speedup", "ci_low", "ci_high"))
     rec = _rec_for(switch_rules(a.comparisons["cpu_threads"], "cpu_threads"), "cpu_threads", row)
     assert v.rule == rec.rule == "cpu_threads-slower"
@@ -107,12 +108,12 @@ def test_too_few_replicates_say_how_many_and_why(ds: Dataset, a: Analysis) -> No
     row = thin.iloc[0]
     v = _judge(ds, "knob", str(row["_axis"]), row)
     n = int(row["n_var"])
-    assert v.status == "insufficient" and v.recommendation == advice.INSUFFICIENT
+    assert v.status == "insufficient" and v.recommendation == Action.INSUFFICIENT
     assert v.reason.startswith(f"insufficient: {n} ok replicate{'' if n == 1 else 's'} "
                                f"(variant: ")
     assert v.ci_low is None and v.ci_high is None
 
 
 def test_a_pair_without_rows_is_insufficient_not_an_error(ds: Dataset) -> None:
-    (v,) = verdicts.judge(ds, [verdicts.Ask("amp-bf16", "precision", "nope", "none")], STEPS)
+    (v,) = asks.judge(ds, [asks.Ask("amp-bf16", "precision", "nope", "none")], STEPS)
     assert (v.status, v.reason) == ("insufficient", "insufficient: 0 ok replicates (no rows)")

@@ -8,9 +8,9 @@ comparison rows of that regime and yields a ``Recommendation``: structured field
 prose — the templates turn them into sentences and links. Fed other data, the same rules give
 other advice; "no clear difference — leave the default" is a normal outcome.
 
-The record and the decision table are in :mod:`~bench.report.advice.record`; how a regime's
-pairs are combined into one answer, in :mod:`~bench.report.advice.summaries`; the rules (and
-what each rule and caveat code means), in :mod:`~bench.report.advice.rules`. This package's
+The record and the decision table are in :mod:`~bench.report.judge.advice.record`; how a regime's
+pairs are combined into one answer, in :mod:`~bench.report.judge.advice.summaries`; the rules (and
+what each rule and caveat code means), in :mod:`~bench.report.judge.advice.rules`. This package's
 face is :func:`recommend`.
 """
 
@@ -21,15 +21,9 @@ from collections.abc import Callable, Sequence
 from typing import Union
 
 from bench.report import parallel
-from bench.report.advice.record import (
-    ACTIONS,
-    DEPENDS,
-    ENABLE,
-    ENABLE_IF_NEEDED,
-    INSUFFICIENT,
+from bench.report.analysis import Analysis, analyse
+from bench.report.judge.advice.record import (
     JOB_LENGTHS,
-    KEEP_OFF,
-    LEAVE_DEFAULT,
     MEMORY_CAVEAT_SHARE,
     REGIME_KEY,
     SETTINGS,
@@ -37,22 +31,25 @@ from bench.report.advice.record import (
     decision_columns,
     decision_table,
 )
-from bench.report.advice.rules import benchmark_rules, determinism_rules, device_rules, switch_rules
-from bench.report.analysis import Analysis, analyse
+from bench.report.judge.advice.rules import (
+    benchmark_rules,
+    determinism_rules,
+    device_rules,
+    switch_rules,
+)
 from bench.report.load import Dataset
 
 __all__ = [
-    "ACTIONS",
-    "DEPENDS",
-    "ENABLE",
-    "ENABLE_IF_NEEDED",
-    "INSUFFICIENT",
     "JOB_LENGTHS",
-    "KEEP_OFF",
-    "LEAVE_DEFAULT",
     "MEMORY_CAVEAT_SHARE",
     "REGIME_KEY",
     "SETTINGS",
+    "Action.DEPENDS",
+    "Action.ENABLE",
+    "Action.ENABLE_IF_NEEDED",
+    "Action.INSUFFICIENT",
+    "Action.KEEP_OFF",
+    "Action.LEAVE_DEFAULT",
     "Recommendation",
     "decision_columns",
     "decision_table",
