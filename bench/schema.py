@@ -23,7 +23,11 @@ from typing import Callable, Final
 #: in both files, which ties a replicate's samples to the row that commits them (earlier files
 #: kept none, or kept them under version 2: they migrate with it empty, or as they are), and
 #: the ``torch.compile`` axes and their figures (earlier rows ran eagerly: ``compile = "off"``).
-SCHEMA_VERSION: Final = 3
+#: 4: ``graph_breaks`` counts every break of the replicate, the cold pass's included (the
+#: model's own breaks, which Dynamo meets when it first compiles); the steady state's alone are
+#: ``steady_graph_breaks``, with ``graphs`` and ``graph_break_reasons`` beside them (a version 3
+#: figure counted the steady state only: it migrates to ``steady_graph_breaks``, see ``_v3_to_v4``).
+SCHEMA_VERSION: Final = 4
 #: The definition of the timed step, bumped whenever what a step does changes, so numbers
 #: measured by different definitions get different fingerprints and are never pooled (the
 #: child records it in env.json; the report tells a reader which rows predate the current
@@ -191,10 +195,20 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
     _c("kernel_cache_end_bytes", "float", "process", doc="the same when it ended"),
     _c("compile_time_s", "float", "figure",
        doc="compilation time torch reports (graph capture and Inductor, forward and backward)"),
-    _c("compiles", "int", "figure", doc="graphs torch.compile compiled in the whole replicate"),
-    _c("recompiles", "int", "figure", doc="graphs it compiled during the steady state"),
+    _c("compiles", "int", "figure",
+       doc="frames Dynamo compiled in the whole replicate (a graph break adds the frame it "
+           "resumes in)"),
+    _c("recompiles", "int", "figure", doc="frames it compiled during the steady state"),
     _c("graph_breaks", "int", "figure",
-       doc="graph breaks Dynamo met in the steady state (a recompile adds them)"),
+       doc="graph breaks Dynamo met in the whole replicate, the cold pass's (the model's own) "
+           "included, as torch counts them"),
+    _c("steady_graph_breaks", "int", "figure",
+       doc="those met in the steady state (only a recompile meets one there)"),
+    _c("graphs", "int", "figure",
+       doc="graphs Dynamo compiled in the whole replicate (one, for a model without breaks)"),
+    _c("graph_break_reasons", group="figure",
+       doc="the 3 most frequent break reasons, most frequent first, each 'COUNTx reason', "
+           "joined by '; ' (a reason: torch's first line, the name it quotes, its gbNNNN page)"),
     _c("flops_per_sample", "float", "figure", doc="FLOPs per sample of one step"),
     _c("work_per_iter", "float", "figure", doc="a ceiling's FLOPs or bytes per iteration"),
     _c("repro_max_abs_diff", "float", "figure", doc="re-run check: largest difference"),
@@ -276,8 +290,28 @@ def _v2_to_v3(row: Row) -> Row:
             "compile_dynamic": "auto", **dict.fromkeys(_COMPILE_FIGURES, "")}
 
 
+#: What a version 3 row that counted breaks says of them once migrated.
+V3_BREAKS_NOTE: Final = ("graph breaks: written before schema 4, which counted the steady "
+                         "state's only (steady_graph_breaks); the model's own breaks, met in "
+                         "the cold pass, were not counted, so graph_breaks and graphs are empty")
+
+
+def _v3_to_v4(row: Row) -> Row:
+    """Version 3's ``graph_breaks`` counted the steady state's breaks only: it becomes
+    ``steady_graph_breaks``, and the whole replicate's count, the graphs and the reasons, which
+    it never kept, are empty, so no reader is told "0 breaks" of a model that broke in its cold
+    pass. A row that had a figure says so in its notes; an eager or failed row had none."""
+    old = row.get("graph_breaks", "")
+    out = {**row, "graph_breaks": "", "steady_graph_breaks": old, "graphs": "",
+           "graph_break_reasons": ""}
+    if old != "":
+        out["notes"] = "; ".join(filter(None, (row.get("notes", ""), V3_BREAKS_NOTE)))
+    return out
+
+
 #: ``{from_version: function(row) -> row}``; applied in order until SCHEMA_VERSION is reached.
-MIGRATIONS: Final[dict[int, Callable[[Row], Row]]] = {1: _v1_to_v2, 2: _v2_to_v3}
+MIGRATIONS: Final[dict[int, Callable[[Row], Row]]] = {1: _v1_to_v2, 2: _v2_to_v3,
+                                                      3: _v3_to_v4}
 
 
 class SchemaError(ValueError):
@@ -311,3 +345,38 @@ def flag(value: bool | None) -> str:
     if value is None:
         return ""
     return "true" if value else "false"
+
+
+#: How many reasons ``graph_break_reasons`` keeps, and how long each may be.
+BREAK_REASONS_KEPT: Final = 3
+BREAK_REASON_CHARS: Final = 160
+_REASON_SEP = "; "
+
+
+def break_reasons(counts: dict[str, int]) -> str:
+    """Write ``graph_break_reasons``: ``"2x first reason; 1x second reason"``.
+
+    The most frequent ``BREAK_REASONS_KEPT`` reasons, most frequent first (ties in the order
+    given), each on one line, without ``;`` (written ``,``), at most ``BREAK_REASON_CHARS``
+    long; the breaks of the reasons left out are counted in ``graph_breaks`` only. Empty when
+    there were none. ``parse_break_reasons`` reads it back.
+    """
+    kept = sorted(((n, text) for text, n in counts.items() if n > 0), key=lambda e: -e[0])
+    out = []
+    for n, text in kept[:BREAK_REASONS_KEPT]:
+        one = " ".join(text.replace(";", ",").split())
+        if len(one) > BREAK_REASON_CHARS:
+            one = one[:BREAK_REASON_CHARS - 3].rstrip() + "..."
+        out.append(f"{n}x {one}")
+    return _REASON_SEP.join(out)
+
+
+def parse_break_reasons(text: str) -> list[tuple[int, str]]:
+    """``graph_break_reasons`` as ``[(count, reason), ...]``; a malformed entry is refused."""
+    out = []
+    for part in filter(None, text.split(_REASON_SEP)):
+        n, sep, reason = part.partition("x ")
+        if not sep or not n.isdigit() or not reason:
+            raise SchemaError(f"graph_break_reasons entry {part!r} is not 'COUNTx reason'")
+        out.append((int(n), reason))
+    return out

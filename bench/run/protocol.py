@@ -184,6 +184,9 @@ class Metrics:
     compiles: int | None = None
     recompiles: int | None = None
     graph_breaks: int | None = None
+    steady_graph_breaks: int | None = None
+    graphs: int | None = None
+    graph_break_reasons: str | None = None  # ``schema.break_reasons``'s text
     flops_per_sample: float | None = None
     work_per_iter: float | None = None
 

@@ -289,6 +289,24 @@ def test_older_schema_is_migrated(good, monkeypatch):
     assert res["line"].tolist() == [2, 3, 4, 5, 6, 7]
 
 
+def test_a_version_3_file_reads_its_break_figure_as_the_steady_states(good):
+    """Version 3 counted steady-state breaks only: loaded, an old compiled row tells no reader
+    "0 breaks" of a cold pass it never counted, and its notes say why the count is empty."""
+    root, path = good
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame = frame.drop(columns=["steady_graph_breaks", "graphs", "graph_break_reasons"])
+    frame["schema_version"] = "3"
+    frame.loc[:2, ["compile", "compiles", "recompiles", "graph_breaks"]] = ["default", "1", "0",
+                                                                          "0"]
+    frame.to_csv(path, index=False)
+    res = load_reports(root).results
+    assert res["schema_version"].tolist() == [schema.SCHEMA_VERSION] * 6
+    assert res["steady_graph_breaks"].tolist() == [0, 0, 0, pd.NA, pd.NA, pd.NA]
+    assert res["graph_breaks"].isna().all() and res["graphs"].isna().all()
+    assert res["graph_break_reasons"].tolist() == [""] * 6
+    assert res["notes"].tolist() == [schema.V3_BREAKS_NOTE] * 3 + [""] * 3
+
+
 def test_newer_schema_rows_are_skipped_with_skip_bad(good):
     root, path = good
     _set_field(path, 4, "schema_version", "7")

@@ -11,11 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from bench import schema
-from bench.run.child import compiling, factory
+from bench.run.child import breaks, compiling, factory
 from bench.run.matrix import Cell, ProfileError, parse_profile
 
 from .conftest import ROOT, read_csv, run_cli
@@ -56,18 +57,92 @@ def test_a_version_2_row_migrates_to_an_eager_one() -> None:
     assert row["schema_version"] == str(schema.SCHEMA_VERSION)
 
 
+def test_a_version_3_row_keeps_its_break_figure_as_the_steady_states_and_says_so() -> None:
+    """Version 3 counted the steady state's breaks only: a reader of the migrated row is never
+    told "0 breaks" of a cold pass nobody counted."""
+    compiled = schema.migrate({"schema_version": "3", "compile": "default", "graph_breaks": "0",
+                               "compiles": "1", "notes": "no FLOP count"})
+    assert (compiled["graph_breaks"], compiled["steady_graph_breaks"], compiled["graphs"],
+            compiled["graph_break_reasons"]) == ("", "0", "", "")
+    assert compiled["notes"] == f"no FLOP count; {schema.V3_BREAKS_NOTE}"
+    assert compiled["schema_version"] == str(schema.SCHEMA_VERSION)
+    # an eager row (or a failed one) had no figure, and gets no note
+    eager = schema.migrate({"schema_version": "3", "compile": "off", "graph_breaks": "",
+                            "notes": ""})
+    assert eager["steady_graph_breaks"] == eager["graph_breaks"] == eager["notes"] == ""
+    older = schema.migrate({"schema_version": "2", "model": "resnet50", "notes": ""})
+    assert older["steady_graph_breaks"] == older["graphs"] == older["notes"] == ""
+
+
+_ITEM = ("Unsupported Tensor.item() call with capture_scalar_outputs=False\n  Explanation: Dynamo "
+         "does not support tracing `Tensor.item()` with config.capture_scalar_outputs=False.\n"
+         "  Hint: Set `torch._dynamo.config.capture_scalar_outputs = True`\n\n For more details "
+         "about this graph break, please visit: https://example.org/gb/gb0124.html")
+_PRINT = ("Failed to trace builtin operator\n  Explanation: Dynamo does not know how to trace "
+          "builtin operator `print` with argument types ['str'] (has_kwargs False)\n  Hint: "
+          "Avoid calling builtin `print`; use an alternative.\n\n see .../gb/gb0059.html")
+
+
 def test_figures_are_differences_of_torch_counters() -> None:
-    start = compiling.Snapshot(1.0, 2, 0)
-    cold = compiling.Snapshot(9.5, 4, 2)
-    end = compiling.Snapshot(10.0, 5, 3)
+    start = compiling.Snapshot(1.0, 2, 1, ((_ITEM, 1),), 2, ())
+    cold = compiling.Snapshot(9.5, 4, 3, ((_ITEM, 2), (_PRINT, 1)), 4, ())
+    end = compiling.Snapshot(10.0, 5, 4, ((_ITEM, 3), (_PRINT, 1)), 5, ())
     got = compiling.figures(start, cold, end)
-    # compile time and compiles over the whole replicate; recompiles and breaks after the cold
-    assert (got.compile_time_s, got.compiles, got.recompiles, got.graph_breaks) == (
-        9.0, 3, 1, 1)
+    # the whole replicate's compile time, compiles, graphs and breaks; the steady state's
+    # recompiles and breaks after the cold pass
+    assert (got.compile_time_s, got.compiles, got.recompiles, got.graphs) == (9.0, 3, 1, 3)
+    assert (got.graph_breaks, got.steady_graph_breaks) == (3, 1)
+    assert got.graph_break_reasons == (
+        "2x Unsupported Tensor.item() call with capture_scalar_outputs=False (gb0124); "
+        "1x Failed to trace builtin operator: `print` (gb0059)")
     assert got.notes == ()
-    unknown = compiling.figures(*(compiling.Snapshot(None, None, None),) * 3)
+    unknown = compiling.figures(*(compiling.Snapshot(None, None),) * 3)
     assert unknown.compile_time_s is None and unknown.recompiles is None
+    assert unknown.graph_breaks is unknown.steady_graph_breaks is unknown.graphs is None
+    assert unknown.graph_break_reasons is None
     assert len(unknown.notes) == 2  # the row says what this torch did not report
+    assert "graph breaks" in unknown.notes[1]
+
+
+def test_a_reason_is_torchs_first_line_with_the_name_it_quotes_and_its_page() -> None:
+    assert breaks.short_reason(_PRINT) == "Failed to trace builtin operator: `print` (gb0059)"
+    # the first line names it already: nothing added
+    assert breaks.short_reason(_ITEM) == ("Unsupported Tensor.item() call with "
+                                          "capture_scalar_outputs=False (gb0124)")
+    # an older torch's one-line reason is kept as it is
+    assert breaks.short_reason("call_function BuiltinVariable(print) [] {}") == (
+        "call_function BuiltinVariable(print) [] {}")
+    # two messages that shorten alike (other argument types) are one reason
+    other = _PRINT.replace("['str']", "['int']")
+    assert breaks.tally([(_PRINT, 1), (_ITEM, 1), (other, 2)]) == {
+        "Failed to trace builtin operator: `print` (gb0059)": 3,
+        "Unsupported Tensor.item() call with capture_scalar_outputs=False (gb0124)": 1}
+
+
+def test_the_reasons_column_keeps_the_top_three_on_one_line_and_reads_back() -> None:
+    counts = {"a; b\nc": 1, "d": 4, "e": 1, "f": 2}
+    text = schema.break_reasons(counts)
+    assert text == "4x d; 2x f; 1x a, b c"  # most frequent first, ties in the order met
+    assert schema.parse_break_reasons(text) == [(4, "d"), (2, "f"), (1, "a, b c")]
+    long = schema.break_reasons({"x" * 500: 1})
+    assert len(long) == len("1x ") + schema.BREAK_REASON_CHARS and long.endswith("...")
+    assert schema.break_reasons({}) == "" and schema.parse_break_reasons("") == []
+    with pytest.raises(schema.SchemaError, match="is not 'COUNTx reason'"):
+        schema.parse_break_reasons("two breaks")
+
+
+def test_a_torch_without_the_counters_leaves_the_columns_empty_with_a_note(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    bare = SimpleNamespace(calculate_time_spent=lambda: {"total_wall_time": 1.5})
+    monkeypatch.setattr(torch._dynamo, "utils", bare)  # a torch that keeps no counters
+    snap = compiling.snapshot(torch)
+    assert (snap.time_s, snap.frames, snap.graphs, snap.breaks) == (1.5, None, None, None)
+    got = compiling.figures(snap, snap, snap)
+    assert (got.compiles, got.graph_breaks, got.steady_graph_breaks, got.graphs,
+            got.graph_break_reasons) == (None,) * 5
+    assert got.notes == ("compile counts (compiles, recompiles, graphs, graph breaks): this "
+                         "torch does not report them",)
 
 
 @pytest.mark.parametrize("dynamic", schema.COMPILE_DYNAMIC)
@@ -206,9 +281,9 @@ def test_a_compile_that_finds_no_cxx_compiler_after_all_is_skipped() -> None:
     assert compiling.guard(Cell(), other) is other  # eager steps are left alone
 
 
-def test_graph_breaks_count_the_steady_state_only() -> None:
-    """A model that breaks its graph: the cold pass's compile meets the break, a steady state
-    of the same shape meets none, and a new shape's recompile meets it again."""
+def test_graph_breaks_count_the_cold_pass_and_the_steady_state_apart() -> None:
+    """A model that breaks its graph: the cold pass's compile meets the break (the model's own),
+    a steady state of the same shape meets none, and a new shape's recompile meets it again."""
     torch = pytest.importorskip("torch")
 
     def f(x: object) -> object:
@@ -223,14 +298,93 @@ def test_graph_breaks_count_the_steady_state_only() -> None:
         cold = compiling.snapshot(torch)
         fn(torch.ones(2))
         steady = compiling.figures(start, cold, compiling.snapshot(torch))
-        assert cold.graph_breaks is not None and start.graph_breaks is not None
-        assert cold.graph_breaks > start.graph_breaks
-        assert (steady.recompiles, steady.graph_breaks) == (0, 0)
+        assert (steady.graph_breaks, steady.graphs) == (1, 2)
+        assert (steady.recompiles, steady.steady_graph_breaks) == (0, 0)
         fn(torch.ones(3))  # a new shape in the steady state
         grown = compiling.figures(start, cold, compiling.snapshot(torch))
-        assert grown.recompiles and grown.graph_breaks
+        assert grown.recompiles and grown.steady_graph_breaks == 1
+        assert (grown.graph_breaks, grown.graphs) == (2, 4)
+        (count, reason), = schema.parse_break_reasons(grown.graph_break_reasons or "")
+        assert count == 2 and "graph_break()" in reason, reason
     finally:
         torch._dynamo.reset()
+
+
+class _ThreeBreaks:
+    """A forward with three kinds of break: a ``print``, a data-dependent ``.item()`` branch
+    and a C builtin Dynamo cannot trace (``os.getpid``); with a positive input, three graphs
+    (the sum, the branch's product, the linear layer)."""
+
+    @staticmethod
+    def build(torch: Any) -> Any:
+        class Model(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.linear = torch.nn.Linear(4, 2)
+
+            def forward(self, x: Any) -> Any:
+                print("batch of", x.shape[0])
+                if x.sum().item() > 0:
+                    x = x * 2
+                os.getpid()
+                return self.linear(x)
+
+        return Model()
+
+
+@needs_cxx
+def test_a_real_cpu_compile_counts_and_names_the_breaks_torch_reports(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    from torch._inductor import config
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    model = _ThreeBreaks.build(torch).eval()
+    fn = torch.compile(model)  # Inductor, C++ kernels
+    x = torch.ones(2, 4)
+    torch._dynamo.reset()
+    try:
+        with config.patch({"compile_threads": 1}), torch.no_grad():
+            start = compiling.snapshot(torch)
+            fn(x)
+            cold = compiling.snapshot(torch)
+            fn(x)
+            fn(x)
+            got = compiling.figures(start, cold, compiling.snapshot(torch))
+    finally:
+        torch._dynamo.reset()
+    assert (got.graph_breaks, got.steady_graph_breaks, got.graphs) == (3, 0, 3)
+    assert got.recompiles == 0 and got.compiles and got.compiles >= 4  # and 3 resumed in
+    assert schema.parse_break_reasons(got.graph_break_reasons or "") == [
+        (1, "Failed to trace builtin operator: `print` (gb0059)"),
+        (1, "Unsupported Tensor.item() call with capture_scalar_outputs=False (gb0124)"),
+        (1, "Attempted to call function marked as skipped: `posix.getpid.` (gb0007)")]
+
+
+def test_a_frame_dynamo_gives_up_on_is_named_in_the_notes() -> None:
+    """A break in a loop cannot be resumed from: Dynamo runs the frame eagerly and counts no
+    break and no graph, so the row's notes say why its figures are 0."""
+    torch = pytest.importorskip("torch")
+
+    def f(x: Any) -> Any:
+        for i in range(2):
+            x = x + 1
+            print(i)
+        return x
+
+    fn = torch.compile(f, backend="eager")
+    torch._dynamo.reset()
+    try:
+        start = compiling.snapshot(torch)
+        fn(torch.ones(2))
+        end = compiling.snapshot(torch)
+    finally:
+        torch._dynamo.reset()
+    got = compiling.figures(start, end, end)
+    assert (got.graph_breaks, got.graphs, got.graph_break_reasons) == (0, 0, "")
+    assert got.notes == ("torch.compile: Dynamo gave up on 1 frame(s), which ran eagerly, with "
+                         "no graph or break counted (Failed to trace builtin operator: `print` "
+                         "(gb0059))",)
 
 
 _PROFILE = """
@@ -304,6 +458,10 @@ def test_a_tiny_model_compiles_on_the_cpu_with_its_caches_in_the_replicate_folde
     assert float(compiled["compile_time_s"]) > 0
     assert int(compiled["compiles"]) >= 1
     assert compiled["recompiles"] == "0" and compiled["graph_breaks"] == "0"
+    # a model without breaks: one graph, no reasons
+    assert (compiled["steady_graph_breaks"], compiled["graphs"]) == ("0", "1")
+    assert compiled["graph_break_reasons"] == "" and compiled["notes"] == ""
+    assert eager["graphs"] == eager["graph_breaks"] == eager["steady_graph_breaks"] == ""
     # the cold pass is where it compiled, and the compiled code went to the replicate's folder
     assert float(compiled["cold_pass_s"]) >= 0.9 * float(compiled["compile_time_s"])
     assert float(compiled["kernel_cache_end_bytes"]) > 0
@@ -320,6 +478,55 @@ def test_a_tiny_model_compiles_on_the_cpu_with_its_caches_in_the_replicate_folde
     # and nothing is left of them, nor of the scratch folder, once the run is over
     assert not any(f.exists() for f in folders)
     assert not list(scratch.glob("torch-knobs-*"))
+
+
+#: A user's model as a new user might write it: a data-dependent ``.item()`` branch and a
+#: ``print`` in its forward. torch counts two breaks and compiles two graphs for it (the sum the
+#: branch reads; the rest of the forward), whichever way the branch goes.
+_BREAKING_MODEL = """
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
+                                  nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        print("batch of", x.shape[0])
+        if x.sum().item() > 0:
+            x = x * 2
+        return self.body(x)
+
+
+def build() -> nn.Module:
+    return Net()
+"""
+
+
+@pytest.mark.e2e
+@needs_cxx
+def test_a_model_with_breaks_has_them_counted_and_named_in_its_row(tmp_path: Path) -> None:
+    """The model's breaks are met in the cold pass's compile, and its row counts them."""
+    model = tmp_path / "breaking.py"
+    model.write_text(_BREAKING_MODEL)
+    profile = tmp_path / "c.toml"
+    profile.write_text(_PROFILE.format(compile='["off", "default"]').replace(
+        "tests/advise/model.py:build", f"{model}:build"))
+    out = tmp_path / "run"
+    proc = run_cli("run", "--profile", str(profile), "--out", str(out),
+                   env={"TMPDIR": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    eager, compiled = read_csv(out / "results.csv")
+    assert eager["status"] == compiled["status"] == "ok", compiled["reason"]
+    assert eager["graph_breaks"] == eager["graphs"] == eager["graph_break_reasons"] == ""
+    assert (compiled["graph_breaks"], compiled["graphs"]) == ("2", "2")
+    assert (compiled["steady_graph_breaks"], compiled["recompiles"]) == ("0", "0")
+    assert sorted(schema.parse_break_reasons(compiled["graph_break_reasons"])) == [
+        (1, "Failed to trace builtin operator: `print` (gb0059)"),
+        (1, "Unsupported Tensor.item() call with capture_scalar_outputs=False (gb0124)")]
 
 
 @pytest.mark.e2e

@@ -11,10 +11,15 @@ What torch reports is kept apart from what we time. ``compile_time_s`` is torch'
 (``torch._dynamo.utils.calculate_time_spent``: graph capture and Inductor for the forward, and
 the backward's compilation, which AOT autograd does at the first backward); ``compiles`` is
 the frames Dynamo compiled, ``recompiles`` those compiled during the steady state (a healthy
-static cell has none), and ``graph_breaks`` the breaks Dynamo met during the steady state too
-(Dynamo counts a break when it traces a frame, so only a steady-state recompile adds one; the
-breaks of the cold pass's compile are not in it). These are private APIs: where the installed
-torch lacks one, the figure is left empty and the row's notes say so.
+static cell has none), ``graphs`` the graphs it compiled, and ``graph_breaks`` every break it
+met in the replicate, with the most frequent reasons (``bench.run.child.breaks``). Dynamo meets
+a model's breaks when it traces a frame, that is in the cold pass's compile, so those are the
+model's own; ``steady_graph_breaks``, the breaks met after the cold pass, only a steady-state
+recompile adds. The counters are process-wide and one process is one replicate; each figure is
+the difference of two readings, so nothing before the first one counts. These are private
+APIs: where the installed torch lacks one, the figure is left empty and the row's notes say so.
+A frame Dynamo gives up on (a break it cannot resume from, such as one in a loop) runs eagerly,
+with no graph and no break counted; the notes name it.
 
 On the CPU, Inductor builds its kernels with a C++ compiler; a cell whose compiler is missing
 or broken is ``skipped`` before its model is built (``cxx_problem``), and one whose compile
@@ -33,7 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.run.child import factory
+from bench import schema
+from bench.run.child import breaks, factory
 from bench.run.matrix import Cell
 
 #: What the C++ check builds: a shared library with a standard header, as Inductor's CPU
@@ -209,13 +215,31 @@ def settle(torch: Any) -> None:
         shutdown()
 
 
+Counts = tuple[tuple[str, int], ...]
+
+
 @dataclass(frozen=True)
 class Snapshot:
-    """torch's compile counters at one instant (None: this torch does not keep that one)."""
+    """torch's compile counters at one instant (None: this torch does not keep that one).
+
+    ``frames`` are the frames Dynamo compiled, ``tried`` those it set out to; ``breaks`` and
+    ``gave_up`` are ``counters["graph_break"]`` and ``counters["unimplemented"]`` as they stand:
+    each of torch's reasons with its count so far."""
 
     time_s: float | None
     frames: int | None
-    graph_breaks: int | None
+    graphs: int | None = None
+    breaks: Counts | None = None
+    tried: int | None = None
+    gave_up: Counts | None = None
+
+    @property
+    def graph_breaks(self) -> int | None:
+        return None if self.breaks is None else sum(n for _, n in self.breaks)
+
+
+def _counts(counter: Any) -> Counts:
+    return tuple((str(k), int(v)) for k, v in counter.items())
 
 
 def snapshot(torch: Any) -> Snapshot:
@@ -223,7 +247,7 @@ def snapshot(torch: Any) -> Snapshot:
     try:
         from torch._dynamo import utils
     except Exception:
-        return Snapshot(None, None, None)
+        return Snapshot(None, None)
     time_s = None
     spent = getattr(utils, "calculate_time_spent", None)
     if spent is not None:
@@ -234,11 +258,12 @@ def snapshot(torch: Any) -> Snapshot:
         except Exception:
             time_s = None
     counters = getattr(utils, "counters", None)
-    frames = breaks = None
-    if counters is not None:
-        frames = int(counters["frames"].get("ok", 0))
-        breaks = int(sum(counters["graph_break"].values()))
-    return Snapshot(time_s, frames, breaks)
+    if counters is None:
+        return Snapshot(time_s, None)
+    return Snapshot(time_s, int(counters["frames"].get("ok", 0)),
+                    int(counters["stats"].get("unique_graphs", 0)),
+                    _counts(counters["graph_break"]), int(counters["frames"].get("total", 0)),
+                    _counts(counters["unimplemented"]))
 
 
 @dataclass(frozen=True)
@@ -249,27 +274,51 @@ class Figures:
     compiles: int | None
     recompiles: int | None
     graph_breaks: int | None
+    steady_graph_breaks: int | None
+    graphs: int | None
+    graph_break_reasons: str | None
     notes: tuple[str, ...]
+
+
+def _diff(a: Any, b: Any) -> Any:
+    return None if a is None or b is None else b - a
+
+
+def _gave_up_note(start: Snapshot, end: Snapshot) -> str:
+    """What the notes say of frames Dynamo gave up on in the replicate, or empty."""
+    tried, done = _diff(start.tried, end.tried), _diff(start.frames, end.frames)
+    if tried is None or done is None or tried <= done:
+        return ""
+    tallied = breaks.tally(breaks.grown(start.gave_up, end.gave_up) or ())
+    # the most frequent reason, the first of a tie
+    why = f" ({max(tallied, key=lambda k: tallied[k])})".replace(";", ",") if tallied else ""
+    return (f"torch.compile: Dynamo gave up on {tried - done} frame(s), which ran eagerly, "
+            f"with no graph or break counted{why}")
 
 
 def figures(start: Snapshot, after_cold: Snapshot, end: Snapshot) -> Figures:
     """The compile columns from three snapshots: process start, after the cold pass, the end.
 
-    Compile time and compiles are the whole replicate's; recompiles and graph breaks are the
-    steady state's (after the cold pass), the figures that say whether compiling is done."""
+    Compile time, compiles, graphs and graph breaks are the whole replicate's; recompiles and
+    steady graph breaks the steady state's (after the cold pass), the figures that say whether
+    compiling is done."""
     notes = []
     if end.time_s is None:
         notes.append("compile time: this torch does not report it")
     if end.frames is None:
-        notes.append("compile counts: this torch does not report them")
-
-    def diff(a: float | int | None, b: float | int | None) -> Any:
-        return None if a is None or b is None else b - a
-
+        notes.append("compile counts (compiles, recompiles, graphs, graph breaks): this torch "
+                      "does not report them")
+    grew = breaks.grown(start.breaks, end.breaks)
+    gave_up = _gave_up_note(start, end)
+    if gave_up:
+        notes.append(gave_up)
     return Figures(
-        compile_time_s=diff(start.time_s, end.time_s),
-        compiles=diff(start.frames, end.frames),
-        recompiles=diff(after_cold.frames, end.frames),
-        graph_breaks=diff(after_cold.graph_breaks, end.graph_breaks),
+        compile_time_s=_diff(start.time_s, end.time_s),
+        compiles=_diff(start.frames, end.frames),
+        recompiles=_diff(after_cold.frames, end.frames),
+        graph_breaks=_diff(start.graph_breaks, end.graph_breaks),
+        steady_graph_breaks=_diff(after_cold.graph_breaks, end.graph_breaks),
+        graphs=_diff(start.graphs, end.graphs),
+        graph_break_reasons=None if grew is None else schema.break_reasons(breaks.tally(grew)),
         notes=tuple(notes),
     )

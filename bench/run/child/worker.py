@@ -174,6 +174,8 @@ def measure_cell(torch: Any, task: Task, record: Record) -> None:
         got = compiling.figures(at_start, after_cold, compiling.snapshot(torch))
         m.compile_time_s, m.compiles = got.compile_time_s, got.compiles
         m.recompiles, m.graph_breaks = got.recompiles, got.graph_breaks
+        m.steady_graph_breaks, m.graphs = got.steady_graph_breaks, got.graphs
+        m.graph_break_reasons = got.graph_break_reasons
         record.notes += got.notes
     s = measure.summarize(times)
     m.steady_median_s, m.steady_p10_s, m.steady_p90_s = s.median, s.p10, s.p90
