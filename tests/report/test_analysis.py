@@ -409,7 +409,7 @@ def test_compile_costs_pair_eager_with_each_mode_fresh_and_warm(write_tree):
         rows += cell(ENV, axes(kernel_cache=cache), [0.10] * 3, **eager)
         rows += cell(ENV, axes(kernel_cache=cache, compile="default"), [0.08] * 3,
                      cold_pass_s=compile_cold, compile_time_s=compile_cold - 0.5, compiles=1,
-                     recompiles=0, graph_breaks=2)
+                     recompiles=0, steady_graph_breaks=2)
     rows += cell(ENV, axes(compile="max-autotune", compile_dynamic="true"), [0.11] * 3,
                  cold_pass_s=100.5)
     costs = compile_costs(_load(write_tree, rows))
@@ -420,7 +420,7 @@ def test_compile_costs_pair_eager_with_each_mode_fresh_and_warm(write_tree):
     assert r.break_even_iters == pytest.approx(2000.0)  # 40 s / 0.02 s saved per step
     assert r.warm_extra_cold_pass_s == pytest.approx(4.0)  # the warm pair, beside it
     assert r.warm_break_even_iters == pytest.approx(200.0)
-    assert r.var_compile_time_s == pytest.approx(40.0) and r.var_graph_breaks_max == 2
+    assert r.var_compile_time_s == pytest.approx(40.0) and r.var_steady_graph_breaks_max == 2
     slow = costs.loc[costs["variant_value"] == "max-autotune"].iloc[0]
     assert slow["compile_dynamic"] == "true"  # dynamic= is the compiled side's
     assert slow["verdict"] == "slower" and slow["break_even_iters"] == math.inf

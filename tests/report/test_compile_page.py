@@ -63,7 +63,7 @@ def profile_rows(env: dict[str, Any] = GPU) -> list[dict[str, object]]:
             extra: dict[str, object] = {"cold_pass_s": _cold(c), "shape_count": c.shape_count}
             if c.compile != "off":
                 extra.update(compile_time_s=_cold(c) - 0.5, compiles=_compiles(c),
-                             recompiles=0, graph_breaks=0)
+                             recompiles=0, steady_graph_breaks=0)
             rows += cell(env, _row_axes(c), [t] * study.settings.replicates, **extra)
     return rows
 

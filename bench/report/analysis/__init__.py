@@ -62,6 +62,7 @@ __all__ = [
 class Analysis:
     """Every table the pages and the advice need, computed once (see ``analyse``)."""
 
+    source: Dataset  # the loaded rows these tables were computed from
     cells: pd.DataFrame
     comparisons: dict[str, pd.DataFrame]  # axis → compare(cells, axis), for every axis in AXES
     benchmark: pd.DataFrame  # benchmark_costs
@@ -93,6 +94,7 @@ def _analyse(ds: Dataset) -> Analysis:
     repro = repro_checks(ds)
     cpu_gpu = cpu_vs_gpu(cells, comparisons["device"])
     return Analysis(
+        source=ds,
         cells=cells,
         comparisons=comparisons,
         benchmark=benchmark_costs(cells, comparisons["cudnn_benchmark"]),

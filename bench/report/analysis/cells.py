@@ -67,7 +67,7 @@ MEDIANS = (
 )
 #: torch.compile's counts per cell: the largest over ok replicates (a count a page quotes, such
 #: as "no recompiles in the steady state", must hold for every replicate).
-COMPILE_COUNTS = ("compiles", "recompiles", "graph_breaks")
+COMPILE_COUNTS = ("compiles", "recompiles", "steady_graph_breaks")
 #: Whole-replicate memory figures per cell: the peak with the cold pass, and the workspace.
 WHOLE_MEMORY = (
     "whole_peak_mem_allocated_bytes",

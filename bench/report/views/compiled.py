@@ -49,7 +49,7 @@ _CSV_EXTRA = (
     "extra_cold_pass_s", "extra_cold_pass_max_s", "saving_per_iter_s", "break_even_iters",
     "break_even_iters_low", "break_even_iters_high", "warm_extra_cold_pass_max_s",
     "warm_break_even_iters_low", "warm_break_even_iters_high", "var_compile_time_s",
-    "var_compile_time_max_s", "var_compiles_max", "var_recompiles_max", "var_graph_breaks_max",
+    "var_compile_time_max_s", "var_compiles_max", "var_recompiles_max", "var_steady_graph_breaks_max",
     "extra_whole_peak_mem_allocated_bytes", "extra_peak_rss_bytes",
 )  # fmt: skip
 
@@ -238,7 +238,7 @@ def _links(p: Page, rows: Iterable[Any]) -> Md:
 
 
 def _counts(r: Any) -> str:
-    return f"{_count(r.var_recompiles_max)} / {_count(r.var_graph_breaks_max)}"
+    return f"{_count(r.var_recompiles_max)} / {_count(r.var_steady_graph_breaks_max)}"
 
 
 def _count(v: Any) -> str:

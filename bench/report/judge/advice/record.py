@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from bench.report.judge.selection import REGIME_COLUMNS as _REGIME
 from bench.report.vocabulary import Action, Verdict
 
 #: Job lengths (iterations) at which cudnn.benchmark is judged: a smoke test, a fine-tune, a
@@ -27,18 +28,7 @@ MEMORY_CAVEAT_SHARE = 0.10
 
 
 #: What a regime's rows are grouped by (each rule drops what it compares).
-REGIME_COLUMNS = [
-    "fingerprint_id",
-    "machine",
-    "page",
-    "device",
-    "model_family",
-    "mode",
-    "precision",
-    "memory_format",
-    "shapes",
-    "batch_size",
-]
+REGIME_COLUMNS = _REGIME
 
 
 #: What makes two recommendations the same regime (one row of the decision table): the setting,

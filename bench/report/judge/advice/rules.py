@@ -47,7 +47,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from bench.report.analysis.cells import model_family
@@ -64,16 +63,16 @@ from bench.report.judge.advice.summaries import (
     summarise,
     variant_failed,
 )
+from bench.report.judge.selection import counted_benchmark
 from bench.report.vocabulary import Action, Verdict
 
 
 def benchmark_rules(costs: pd.DataFrame, job_lengths: Sequence[int]) -> list[Recommendation]:
     if costs.empty:
         return []
-    pairs = costs.loc[costs["cudnn_deterministic"] == "off"]
+    pairs = counted_benchmark(costs)
     if pairs.empty:
         return []
-    pairs = _cold_cache_pairs(pairs)
     pairs = pairs.assign(_failed=variant_failed(pairs).astype(float))
     summary = summarise(
         pairs,
@@ -146,18 +145,6 @@ def benchmark_rules(costs: pd.DataFrame, job_lengths: Sequence[int]) -> list[Rec
                 )
             )
     return out
-
-
-def _cold_cache_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
-    """The pairs a cudnn.benchmark decision rests on: those whose cold passes met an empty
-    cache (or, in rows from before per-replicate caches, the machine's shared one). What a
-    fresh machine pays decides; the warm figures ride along on those rows (``warm_*``). A
-    regime measured only with a warm cache answers from its warm pairs, and says so."""
-    warm = (pairs["kernel_cache"] == "warm").to_numpy()
-    regime = pd.util.hash_pandas_object(pairs[REGIME_COLUMNS], index=False).to_numpy()
-    cold_regimes = set(regime[~warm].tolist())
-    keep = ~warm | ~np.isin(regime, list(cold_regimes))
-    return pairs.loc[keep]
 
 
 #: A side's re-run checks in a regime where some were bitwise equal and some were not.

@@ -36,17 +36,15 @@ from bench.report.judge.claims.model import (
     Finding,
     decide,
 )
+from bench.report.judge.selection import counted_benchmark
 from bench.report.vocabulary import Stance, Verdict
 
 
 def _benchmark_pairs(a: Any, *shapes: str) -> pd.DataFrame:
-    """benchmark off → on pairs with deterministic off, decided from cold (not warm) caches."""
-    bm = current(a.benchmark, a)
-    if bm.empty:
-        return bm
-    keep = bm["shapes"].isin(shapes) & (bm["cudnn_deterministic"] == "off") & (
-        bm["kernel_cache"] != "warm")
-    return bm.loc[keep]
+    """The benchmark off → on pairs that count (``selection.counted_benchmark``) of these
+    input shapes."""
+    bm = counted_benchmark(current(a.benchmark, a))
+    return bm.loc[bm["shapes"].isin(shapes)] if len(bm) else bm
 
 
 def benchmark_static(claim: Claim, a: Any) -> ClaimAnswer:

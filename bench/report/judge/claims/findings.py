@@ -16,6 +16,8 @@ import pandas as pd
 from bench.report import fmt
 from bench.report.analysis.pairs import DELTA, within_band
 from bench.report.judge.claims.model import Finding
+from bench.report.judge.selection import current as current_rows
+from bench.report.judge.selection import superseded_pages
 from bench.report.vocabulary import Stance, Verdict
 
 #: What a configuration is called in a finding, in this order (values that do not vary among a
@@ -28,10 +30,7 @@ GPU_RUN = "a run of the gpu profile on a CUDA machine (python -m bench run --pro
 
 def current(frame: pd.DataFrame, a: Any) -> pd.DataFrame:
     """``frame`` without the fingerprints a newer step definition superseded."""
-    if frame.empty:
-        return frame
-    old = set(a.machines.loc[a.machines["superseded"].astype(bool), "page"])
-    return frame.loc[~frame["page"].isin(old)] if old else frame
+    return current_rows(frame, superseded_pages(a.machines))
 
 
 def labeller(frame: pd.DataFrame, omit: tuple[str, ...] = (),

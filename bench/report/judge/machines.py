@@ -1,0 +1,86 @@
+"""A fingerprint as the pages name it, and which fingerprints the answers come from.
+
+A machine here is one fingerprint: its page key, a title safe for headings, its hardware in
+words, and whether a newer step definition superseded it (its rows stay on its own page, but
+no answer is drawn from them) or it was measured only under an older one (answers still come
+from it, with a note).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from bench import schema
+from bench.report import fmt
+from bench.report.pages import safe_title
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A fingerprint as the pages name it."""
+
+    page: str  # the analysis' page key (untrusted text; a slug of it names the file)
+    machine: str  # machine name from the data (untrusted)
+    fingerprint_id: str
+    title: str  # safe characters only: headings and navigation
+    hardware: str  # GPU name, or CPU model (untrusted)
+    #: (its step version, the machine's newest) when a newer step definition superseded it
+    superseded: tuple[str, str] | None = None
+    #: (its step version, the runner's) when it was measured only under an older definition
+    outdated: tuple[str, str] | None = None
+
+
+def machines_of(summary: pd.DataFrame) -> dict[str, Machine]:
+    """Page key → :class:`Machine`, from the analysis' machine summary."""
+    out: dict[str, Machine] = {}
+    for row in summary.itertuples(index=False):
+        hardware = row.gpu_name or row.cpu_model or "unknown hardware"
+        if row.gpu_count and row.gpu_count > 1:
+            hardware = f"{row.gpu_count} × {hardware}"
+        out[str(row.page)] = Machine(
+            page=str(row.page),
+            machine=str(row.machine),
+            fingerprint_id=str(row.fingerprint_id),
+            title=safe_title(f"{row.machine} {str(row.fingerprint_id)[:8]}"),
+            hardware=str(hardware),
+            superseded=(fmt.integer(row.step_version), fmt.integer(row.newest_step_version))
+            if row.superseded
+            else None,
+            outdated=(fmt.integer(row.step_version), str(schema.WORKLOAD_VERSION))
+            if not row.superseded and row.step_version < schema.WORKLOAD_VERSION
+            else None,
+        )
+    return out
+
+
+def link_labels(machines: Mapping[str, Machine]) -> dict[str, str]:
+    """Link text for the machines measured under several fingerprints: name plus fingerprint.
+
+    Without it the home page would list, say, two ``laptop`` rows that differ only in the torch
+    version or the step definition behind them, and a reader could not tell which is which.
+    """
+    names = Counter(m.machine for m in machines.values())
+    return {key: m.title for key, m in machines.items() if names[m.machine] > 1}
+
+
+def by_machine(
+    frame: pd.DataFrame, machines: Mapping[str, Machine]
+) -> list[tuple[Machine, pd.DataFrame]]:
+    """``frame``'s rows per machine page, in page order."""
+    if frame.empty:
+        return []
+    out = []
+    for page, group in frame.groupby("page", sort=True):
+        m = machines.get(str(page)) or unknown_machine(
+            str(page), str(group["machine"].iloc[0]), str(group["fingerprint_id"].iloc[0]))
+        out.append((m, group.reset_index(drop=True)))
+    return out
+
+
+def unknown_machine(page: str, machine: str = "", fingerprint_id: str = "") -> Machine:
+    """A page key the machine summary does not know (rows of a run whose env.json is gone)."""
+    return Machine(page, machine or page, fingerprint_id, safe_title(page), "")
