@@ -1,14 +1,19 @@
 """``python -m bench report``: results CSVs → pages and charts → ``mkdocs build --strict``.
 
-The steps, each in its own module:
+The steps, each a package or module of its own, as :func:`build` calls them:
 
-1. :mod:`bench.report.load` reads and validates every run under ``reports/``;
-2. :mod:`bench.report.analysis` and :mod:`bench.report.judge.advice` turn rows into answers;
-3. :mod:`bench.report.site` renders them, page by page through :mod:`bench.report.views`
-   (with the Markdown kit :mod:`bench.report.pages` and :mod:`bench.report.charts`), into
-   ``<docs_dir>/generated/``, which is wiped and rebuilt every time;
-4. MkDocs builds the site with ``--strict``, so a broken link or anchor fails the build, while
-   :mod:`bench.report.drawing` draws the charts (MkDocs copies them last).
+1. ``results = load(...)``: :mod:`bench.report.load` reads and validates every run under
+   ``reports/``;
+2. ``analysis = analyse(results)``: :mod:`bench.report.analysis` computes the statistics
+   (per-cell figures, paired comparisons with their intervals and verdicts, the studies);
+3. ``answers = judge(analysis)``: :mod:`bench.report.judge` makes every decision (the advice,
+   the claims, one model per page);
+4. ``render(answers)``: :mod:`bench.report.site` formats them, page by page through
+   :mod:`bench.report.views` (with the Markdown kit :mod:`bench.report.pages` and
+   :mod:`bench.report.charts`), into ``<docs_dir>/generated/``, which is wiped and rebuilt
+   every time; then MkDocs builds the site with ``--strict``, so a broken link or anchor
+   fails the build, while :mod:`bench.report.drawing` draws the charts (MkDocs copies them
+   last).
 
 MkDocs runs from a derived copy of ``mkdocs.yml`` (written to a temporary folder) that points
 at the absolute ``docs_dir``, the snippets base path and the machine pages of this build, so
@@ -31,6 +36,8 @@ from typing import Any
 import yaml
 
 from bench.report import drawing, load, site
+from bench.report.analysis import analyse
+from bench.report.judge import judge
 from bench.report.mkdocs_hooks import CHARTS_READY_FD
 from bench.report.paths import GENERATED, MACHINES_INDEX
 
@@ -65,14 +72,11 @@ def build(
         what = "is not a folder" if reports.exists() else "not found"
         raise BuildError(f"{reports}: {what}; --reports names the folder of runs "
                          f"(<machine>/<run>/results.csv)")
-    dataset = load.load_reports(reports, skip_bad=skip_bad)
-    if dataset.results.empty and not quiet:  # a folder, but perhaps not the one meant
-        print(f"note: no result rows under {reports} (no <machine>/<run>/results.csv with "
-              f"rows); the site will say nothing was measured", file=sys.stderr)
-    if dataset.skipped and not quiet:
-        for line in dataset.skipped:
-            print(f"skipped: {line}", file=sys.stderr)
-    rendered = site.render_site(dataset, reports, docs_dir / GENERATED, prices=prices)
+    results = load.load_reports(reports, skip_bad=skip_bad)
+    _say_what_was_read(results, reports, quiet)
+    analysis = analyse(results)
+    answers = judge(analysis, prices=prices)
+    rendered = site.render(answers, reports, docs_dir / GENERATED)
     with drawing.drawing(rendered.charts) as charts:  # drawn while MkDocs reads the pages
         if run_mkdocs:
             run_mkdocs_build(
@@ -84,6 +88,17 @@ def build(
                 quiet=quiet,
                 charts=charts,
             )
+
+
+def _say_what_was_read(results: load.Dataset, reports: Path, quiet: bool) -> None:
+    """An empty tree, and every row ``--skip-bad-rows`` left out, on stderr."""
+    if quiet:
+        return
+    if results.results.empty:  # a folder, but perhaps not the one meant
+        print(f"note: no result rows under {reports} (no <machine>/<run>/results.csv with "
+              f"rows); the site will say nothing was measured", file=sys.stderr)
+    for line in results.skipped:
+        print(f"skipped: {line}", file=sys.stderr)
 
 
 def derived_config(

@@ -125,3 +125,13 @@ def cell(
         else result_row(env, cell_axes, i, status="crash", seconds=None)
         for i, t in enumerate(times)
     ]
+
+
+def render_tree(root: Path, generated: Path, prices: Path | None = None) -> Any:
+    """The four steps of a build without MkDocs: load, analyse, judge, render."""
+    from bench.report.analysis import analyse
+    from bench.report.judge import judge
+    from bench.report.load import load_reports
+    from bench.report.site import render
+
+    return render(judge(analyse(load_reports(root)), prices=prices), root, generated)

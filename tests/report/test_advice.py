@@ -10,6 +10,7 @@ import pytest
 from bench.report.analysis import DELTA, analyse
 from bench.report.analysis.cells import cell_stats
 from bench.report.judge import advice
+from bench.report.judge.regimes import Regime, regimes
 from bench.report.load import load_reports
 from bench.report.views import sentences
 from bench.report.vocabulary import Action
@@ -163,7 +164,7 @@ def test_determinism_without_a_rerun_check_claims_no_reproducibility(write_tree,
     assert rec.bitwise_equal_variant is None
     from bench.report.pages import Page
 
-    text = str(sentences.sentence(sentences.Regime((rec,)), Page("index.md")))
+    text = str(sentences.sentence(Regime((rec,)), Page("index.md")))
     assert "not checked" in text and "reproducibility matters" not in text
     (checked,) = [r for r in advice.recommend(load_reports(write_tree([(ENV, _checked(rows),
                                                                         [])])))
@@ -189,7 +190,7 @@ def test_benchmark_cold_cost_is_true_of_every_replicate(write_tree):
     assert rec.break_even_iters == pytest.approx((16.0 - 0.62) / 0.05, rel=1e-6)
     from bench.report.pages import Page
 
-    text = str(sentences.sentence(sentences.Regime((rec,)), Page("index.md")))
+    text = str(sentences.sentence(Regime((rec,)), Page("index.md")))
     assert "15.4 s" in text and "16.0 s" in text, text
 
 
@@ -209,7 +210,7 @@ def test_benchmark_decides_from_an_empty_cache_and_shows_the_warm_one(write_tree
     assert (rec.action, rec.rule) == (Action.KEEP_OFF, "bm-cold-cost-not-repaid")
     from bench.report.pages import Page
 
-    text = str(sentences.sentence(sentences.Regime((rec,)), Page("index.md")))
+    text = str(sentences.sentence(Regime((rec,)), Page("index.md")))
     assert "empty kernel cache" in text and "warm kernel cache it adds up to 3.00 s" in text, text
     only_warm = [r for r in rows if r["kernel_cache"] == "warm"]
     rec = _bm(advice.recommend(load_reports(write_tree([(ENV, only_warm, [])]))), 100)
@@ -231,7 +232,7 @@ def test_benchmark_memory_counts_the_cold_pass(write_tree):
     assert "extra-memory" in rec.caveats
     from bench.report.pages import Page
 
-    text = str(sentences.sentence(sentences.Regime((rec,)), Page("index.md")))
+    text = str(sentences.sentence(Regime((rec,)), Page("index.md")))
     assert "5.20 GiB (+49.1%)" in text, text
     small = cell(ENV, axes(), [0.1] * 3, peak_mem_allocated_bytes=10.6 * gib,
                  cold_peak_mem_allocated_bytes=10.5 * gib)
@@ -254,13 +255,13 @@ def test_a_crossover_with_thin_smaller_batches_says_so(write_tree):
     assert rec.from_batch == 128 and "smaller-batches-insufficient" in rec.caveats
     from bench.report.pages import Page
 
-    text = str(sentences.sentence(sentences.Regime((rec,)), Page("index.md")))
+    text = str(sentences.sentence(Regime((rec,)), Page("index.md")))
     assert "not enough data below batch 128" in text and "from batch 128**" not in text, text
     # and 128 is the largest batch measured: no "and up" above it either
     assert "largest-batch-only" in rec.caveats
     assert "batch 128, the largest measured; there is not enough data" in text, text
     assert "and up" not in text
-    assert sentences.decision(sentences.Regime((rec,))) == (
+    assert sentences.decision(Regime((rec,))) == (
         "GPU at batch 128, the largest measured; not enough data below it")
 
 
@@ -391,7 +392,7 @@ def test_no_clear_difference_says_whether_the_interval_is_tight(tmp_path):
     from bench.report.views import sentences
 
     def said(recs):
-        return str(sentences.sentence(sentences.regimes(recs)[0], Page("index.md")))
+        return str(sentences.sentence(regimes(recs)[0], Page("index.md")))
 
     recs = [r for r in advice.recommend(_benchmark_dataset(tmp_path, 1.0))
             if r.setting == "cudnn.benchmark"]
@@ -405,6 +406,7 @@ def test_no_clear_difference_says_whether_the_interval_is_tight(tmp_path):
 def test_a_machine_summary_names_what_it_covers_and_where_it_mattered(write_tree):
     """A box that says "no clear difference" on one GPU must not read as a verdict for every
     model there: it lists the models, precisions and layouts measured, and the exceptions."""
+    from bench.report.judge.pages.common import scope_of
     from bench.report.views.labels import exceptions, scope
 
     rows = []
@@ -412,7 +414,7 @@ def test_a_machine_summary_names_what_it_covers_and_where_it_mattered(write_tree
         rows += cell(ENV, axes(model=model), [0.10, 0.101, 0.099])
         rows += cell(ENV, axes(model=model, cudnn_benchmark="on"), [on, on * 1.01, on * 0.99])
     costs = analyse(load_reports(write_tree([(ENV, rows, [])]))).benchmark
-    assert scope(costs) == ("convnext_tiny, resnet50, vit_b_16 · train · fp32 · nchw · "
+    assert scope(scope_of(costs)) == ("convnext_tiny, resnet50, vit_b_16 · train · fp32 · nchw · "
                             "static shapes · batch 64 · fresh kernel cache")
     assert exceptions(costs, ["model"]).startswith("faster in convnext_tiny (1.25×)")
     assert "resnet50" not in exceptions(costs, ["model"])
@@ -430,7 +432,7 @@ def test_a_switch_with_no_clear_difference_says_whether_the_interval_is_tight(tm
                  for r in recs]
 
     def said(ci_low, ci_high):
-        regime = sentences.regimes([dataclasses.replace(r, ci_low=ci_low, ci_high=ci_high)
+        regime = regimes([dataclasses.replace(r, ci_low=ci_low, ci_high=ci_high)
                                     for r in as_switch])[0]
         return str(sentences.sentence(regime, Page("index.md")))
 
@@ -461,7 +463,7 @@ def test_determinism_with_checks_that_disagree_names_where(write_tree):
         rows = _repro_rows(checks)
         (rec,) = [r for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
                   if r.setting == "cudnn.deterministic"]
-        return rec, str(sentences.sentence(sentences.Regime((rec,)), Page("index.md")))
+        return rec, str(sentences.sentence(Regime((rec,)), Page("index.md")))
 
     mixed, text = rec_for({"off": "true", "on": "false"})
     assert (mixed.action, mixed.rule) == (Action.ENABLE_IF_NEEDED, "det-reproduces-in-some")
@@ -471,7 +473,7 @@ def test_determinism_with_checks_that_disagree_names_where(write_tree):
     assert "No two-process re-run check ran" not in text, text
     assert ("bitwise equal for resnet50 with benchmark off but not for resnet50 with "
             "benchmark on") in text, text
-    assert "re-runs matched in some" in sentences.decision(sentences.Regime((mixed,)))
+    assert "re-runs matched in some" in sentences.decision(Regime((mixed,)))
     # every check unequal: it does not reproduce; none at all: unchecked
     assert rec_for({"off": "false", "on": "false"})[0].rule == "det-does-not-reproduce"
     none, text = rec_for({})

@@ -172,11 +172,11 @@ def test_changing_shapes_name_their_regime_and_every_replicate(write_tree: Any) 
 def _render(write_tree: Any, tmp_path: Path, rows: list[dict[str, object]],
             *pages: str) -> list[str]:
     """``rows`` rendered into a site: the text of each generated page named."""
-    from bench.report.site import render_site
+    from .builders import render_tree
 
     root = write_tree([(ENV, rows, [])])
     generated = tmp_path / "docs" / "generated"
-    render_site(load_reports(root), root, generated)
+    render_tree(root, generated)
     return [(generated / f"{page}.md").read_text(encoding="utf-8") for page in pages]
 
 
@@ -425,12 +425,12 @@ def test_an_upgrade_against_a_setting_change(write_tree: Any) -> None:
 def test_each_finding_page_shows_its_claims_box_once(write_tree: Any, tmp_path: Path) -> None:
     """Two machines with cycled shapes give the dynamic-shapes page two sections; the box of
     the claims it answers stands once above them, not in each."""
-    from bench.report.site import render_site
+    from .builders import render_tree
 
     other = env_for("box-two", "run-2")
     root = write_tree([(ENV, _dynamic(1.0), []), (other, _dynamic(0.6, env=other), [])])
     generated = tmp_path / "docs" / "generated"
-    render_site(load_reports(root), root, generated)
+    render_tree(root, generated)
     for page in ("dynamic-shapes", "cudnn-benchmark", "determinism", "cpu-vs-gpu"):
         text = (generated / f"{page}.md").read_text(encoding="utf-8")
         assert text.count('"Common advice, checked"') == 1, page
@@ -442,12 +442,12 @@ def _static_section(write_tree: Any, tmp_path: Path, models: int
                     ) -> tuple[list[dict[str, object]], Path, str]:
     """``models`` static benchmark pairs rendered: their rows, the generated folder, and the
     Claims page's section of the static-shapes claim."""
-    from bench.report.site import render_site
+    from .builders import render_tree
 
     rows = [r for i in range(models) for r in _benchmark(1.0, model=f"net{i:02d}")]
     root = write_tree([(ENV, rows, [])])
     generated = tmp_path / "docs" / "generated"
-    render_site(load_reports(root), root, generated)
+    render_tree(root, generated)
     page = (generated / "claims.md").read_text(encoding="utf-8")
     return rows, generated, page.split("{ #claim-benchmark-static }")[1].split("\n## ")[0]
 

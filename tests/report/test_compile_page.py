@@ -18,10 +18,9 @@ import pytest
 
 from bench.report.analysis import analyse, machines
 from bench.report.load import load_reports
-from bench.report.site import render_site
 from bench.run.matrix import Cell, load_profile
 
-from .builders import axes, cell, env_for, synth
+from .builders import axes, cell, env_for, render_tree, synth
 
 ROOT = Path(__file__).resolve().parents[2]
 GPU = env_for("gpu-box", "run-gpu")
@@ -75,7 +74,7 @@ def _render(tmp_path: Path, runs: list[tuple[dict[str, Any], list[dict[str, obje
         synth.write_run(root / env["machine"] / env["run_id"], rows, synth.samples_for(rows),
                         env)
     generated = tmp_path / "docs" / "generated"
-    render_site(load_reports(root), root, generated)
+    render_tree(root, generated)
     return generated
 
 

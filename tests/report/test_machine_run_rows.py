@@ -7,10 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.report.load import load_reports
-from bench.report.site import render_site
-
-from .builders import axes, cell, env_for
+from .builders import axes, cell, env_for, render_tree
 
 
 def test_a_run_id_shared_by_two_machines_counts_each_folder_alone(write_tree: Any,
@@ -22,7 +19,7 @@ def test_a_run_id_shared_by_two_machines_counts_each_folder_alone(write_tree: An
             (b, cell(b, axes(), [0.1] * 3) + cell(b, axes(batch_size=8), [0.1] * 3), [])]
     root = write_tree(runs)
     generated = tmp_path / "docs" / "generated"
-    render_site(load_reports(root), root, generated)
+    render_tree(root, generated)
     (page_a,) = (generated / "machines").glob("box-a-*.md")
     (page_b,) = (generated / "machines").glob("box-b-*.md")
     assert "3 ok; 3 of 6 planned rows (unfinished)" in page_a.read_text(encoding="utf-8")

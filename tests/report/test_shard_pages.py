@@ -6,10 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.report.load import load_reports
-from bench.report.site import render_site
-
-from .builders import axes, cell, env_for
+from .builders import axes, cell, env_for, render_tree
 
 
 def _page(write_tree: Any, tmp_path: Path, shards: bool,
@@ -27,7 +24,7 @@ def _page(write_tree: Any, tmp_path: Path, shards: bool,
         (root / "box" / f"r1-shard{k}" / "slurm-jobs.txt").write_text(
             "".join(f"{j}\n" for j in [str(40 + k), *jobs]))
     generated = tmp_path / "docs" / "generated"
-    render_site(load_reports(root), root, generated)
+    render_tree(root, generated)
     (page,) = (generated / "machines").glob("box-*.md")
     return page.read_text(encoding="utf-8")
 

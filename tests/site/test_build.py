@@ -321,9 +321,9 @@ def test_compare_table_is_capped_to_the_most_compared_workloads(
     links a CSV holding every machine's best throughput for every workload."""
     import csv
 
-    from bench.report.views import compare
+    from bench.report.judge.pages import machines
 
-    monkeypatch.setattr(compare, "TABLE_ROWS", 2)
+    monkeypatch.setattr(machines, "SHOWN_WORKLOADS", 2)
     built = build_copy(tmp_path / "capped", FIXTURE_REPORTS, run_mkdocs=False)
     page = (built.generated / "compare.md").read_text()
     throughput = page.split("## Throughput", 1)[1].split("## Images", 1)[0]

@@ -15,8 +15,21 @@ from typing import Any
 import pandas as pd
 
 from bench.report import fmt
-from bench.report.analysis.compiled import compiled_only, with_compile_counts
 from bench.report.escape import Md, cat
+from bench.report.judge import Answers
+from bench.report.judge.pages.compiled import (
+    CACHES,
+    CHOICES,
+    WORKLOAD,
+    BenchmarkUnderCompile,
+    Choice,
+    CompileSection,
+    DynamicComparison,
+    Recompile,
+    UnderCompile,
+    Why,
+    WorkloadAdvice,
+)
 from bench.report.pages import Page, table
 from bench.report.paths import COMPILE_PAGE, chart_file
 from bench.report.views.comparisons import (
@@ -26,22 +39,12 @@ from bench.report.views.comparisons import (
     speedup_chart,
     write_comparisons,
 )
-from bench.report.views.costs import (
-    break_even_range,
-    break_even_text,
-    pays_back,
-    warm_text,
-)
-from bench.report.views.frames import CONFIG_AXES, present, rows_of, sort_rows
-from bench.report.views.inputs import Inputs, by_machine, machine_context
+from bench.report.views.context import machine_context, page, verdict
+from bench.report.views.costs import break_even_range, break_even_text, warm_text
+from bench.report.views.frames import CONFIG_AXES, present, rows_of
 from bench.report.views.labels import cold_text, comparison_columns, label, varying
 from bench.report.vocabulary import Verdict
 from bench.report.writer import Writer
-
-#: What makes two compile pairs the same workload: every axis but the compile mode, its
-#: dynamic= and the kernel cache (the three a reader chooses between on this page).
-_CHOICES = ("compile", "compile_dynamic", "kernel_cache")
-_WORKLOAD = [c for c in CONFIG_AXES if c not in _CHOICES]
 
 #: The cost columns the page's CSV carries beside the comparison.
 _CSV_EXTRA = (
@@ -49,103 +52,78 @@ _CSV_EXTRA = (
     "extra_cold_pass_s", "extra_cold_pass_max_s", "saving_per_iter_s", "break_even_iters",
     "break_even_iters_low", "break_even_iters_high", "warm_extra_cold_pass_max_s",
     "warm_break_even_iters_low", "warm_break_even_iters_high", "var_compile_time_s",
-    "var_compile_time_max_s", "var_compiles_max", "var_recompiles_max", "var_steady_graph_breaks_max",
+    "var_compile_time_max_s", "var_compiles_max", "var_recompiles_max",
+    "var_steady_graph_breaks_max",
     "extra_whole_peak_mem_allocated_bytes", "extra_peak_rss_bytes",
 )  # fmt: skip
 
 
-def compile_page(writer: Writer, data: Inputs, common: dict[str, Any]) -> None:
-    here = COMPILE_PAGE
-    p = data.page(here)
-    costs = data.a.compiled
+def _section(writer: Writer, answers: Answers, p: Page, s: CompileSection, csv: str
+             ) -> dict[str, Any]:
+    m, group = s.machine, s.costs
+    cols = [c for c in comparison_columns(group, "compile") if c not in CHOICES]
+    return {
+        **machine_context(p, m),
+        "advice": _advice(p, s),
+        "table": _cost_table(p, answers, group, cols) if len(group) else None,
+        "chart": speedup_chart(
+            group.assign(variant_value=group["variant_value"].astype(str)),
+            [*cols, "kernel_cache", "variant_value"],
+            chart_file("compile-speedup", m.page),
+            writer,
+            title=f"torch.compile against eager: {m.title}",
+            xlabel="steady-state speedup compiled (> 1 is faster), 95% CI",
+            what=f"Steady-state speedup from torch.compile on {m.title}",
+        ) if len(group) else None,
+        "more": more_rows(p, len(group), csv),
+        "shapes": _shapes_section(p, answers, s),
+        "benchmark": _benchmark_section(p, answers, s),
+    }
+
+
+def compile_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
+    model = answers.compiled
+    p = page(answers, COMPILE_PAGE)
+    costs = model.costs
     csv = write_comparisons(writer, "torch-compile", costs, _CSV_EXTRA) if len(costs) else ""
-    shapes = compiled_only(data.a.shapes)
-    benchmark = compiled_only(data.a.benchmark)
-    where = ["page", "machine", "fingerprint_id"]
-    seen = pd.concat([f[where] for f in (costs, shapes, benchmark) if len(f)] or
-                     [pd.DataFrame(columns=where)])
-    cells = data.a.cells
-    cuda_compiled = set(cells.loc[(cells["kind"] == "model") & (cells["device"] == "cuda")
-                                  & (cells["compile"] != "off"), "page"])
-    sections = []
-    for m, _ in by_machine(seen.drop_duplicates(), data.machines):
-        group = sort_rows(costs.loc[costs["page"] == m.page])
-        cols = [c for c in comparison_columns(group, "compile") if c not in _CHOICES]
-        sections.append({
-            **machine_context(p, m),
-            "advice": _advice(p, group),
-            "table": _cost_table(p, data, group, cols) if len(group) else None,
-            "chart": speedup_chart(
-                group.assign(variant_value=group["variant_value"].astype(str)),
-                [*cols, "kernel_cache", "variant_value"],
-                chart_file("compile-speedup", m.page),
-                writer,
-                title=f"torch.compile against eager: {m.title}",
-                xlabel="steady-state speedup compiled (> 1 is faster), 95% CI",
-                what=f"Steady-state speedup from torch.compile on {m.title}",
-            ) if len(group) else None,
-            "more": more_rows(p, len(group), csv),
-            "shapes": _shapes_section(p, data, shapes.loc[shapes["page"] == m.page]),
-            "benchmark": _benchmark_section(p, data, benchmark.loc[benchmark["page"] == m.page],
-                                            m.page in cuda_compiled),
-        })
-    writer.page(here, "torch-compile.md.j2", p=p, sections=sections, **common)
+    writer.page(COMPILE_PAGE, "torch-compile.md.j2", p=p,
+                sections=[_section(writer, answers, p, s, csv) for s in model.sections],
+                **common)
 
 
-def _workloads(group: pd.DataFrame) -> list[tuple[Any, pd.DataFrame]]:
-    keys = [c for c in _WORKLOAD if c in group.columns]
-    return [(next(rows_of(g.head(1))), g)
-            for _, g in group.groupby(keys, sort=False, dropna=False)]
-
-
-#: The kernel caches in the order the advice quotes them: a first run's, then a rerun's.
-_CACHES = ("fresh", "shared", "warm")
-
-
-def _advice(p: Page, group: pd.DataFrame) -> list[Md]:
+def _advice(p: Page, s: CompileSection) -> list[Md]:
     """One sentence per workload: the mode to use (the fastest of those clearly faster than
     eager, with whichever kernel cache each was measured) with what it costs up front and when
     it pays back, from each cache it was measured with, or why eager stays. Every figure names
     the cache it was measured with and links the two rows it comes from."""
-    out = []
-    cols = varying(group, _WORKLOAD)
-    for first, rows in _workloads(group):
-        name = label(first, cols)
-        judged = rows.loc[rows["verdict"] != Verdict.INSUFFICIENT]
-        if judged.empty:
-            out.append(cat(f"{name}: not enough ok replicates to judge torch.compile ",
-                           _links(p, rows_of(rows)), "."))
-            continue
-        faster = judged.loc[judged["verdict"] == Verdict.FASTER].sort_values(
-            "speedup", ascending=False, kind="stable")
-        if faster.empty:
-            out.append(cat(f"{name}: stay eager. No mode measured ({_measured(judged)}) was "
-                           "clearly faster than eager in the steady state ",
-                           _links(p, rows_of(judged)), "."))
-            continue
-        best = next(rows_of(faster.head(1)))
-        mine = (rows["variant_value"] == best.variant_value) & (
-            rows["compile_dynamic"] == best.compile_dynamic)
-        others = faster.loc[~mine.loc[faster.index]]
-        if _choices(rows) == 1:
-            which = "the only mode measured"
-        elif others.empty:
-            which = (f"the only one of the modes measured ({_measured(rows)}) that is clearly "
-                     "faster than eager")
-        else:
-            which = ("the mode with the highest speedup measured among those clearly faster "
-                     "than eager")
-        parts: list[object] = [f"{name}: use {_mode(best)}, {which}. "]
-        parts += _costs(p, rows.loc[mine])
-        if len(others):
-            parts += [" Also clearly faster than eager: ", *_speedups(p, others), "."]
-        out.append(cat(*parts))
-    return out
+    cols = varying(s.costs, WORKLOAD)
+    return [_workload_sentence(p, w, cols) for w in s.advice]
 
 
-def _choices(rows: pd.DataFrame) -> int:
-    """How many (mode, dynamic=) choices ``rows`` measured."""
-    return len(rows[["variant_value", "compile_dynamic"]].drop_duplicates())
+def _why(w: WorkloadAdvice) -> str:
+    """Why the chosen mode was chosen, in words."""
+    if w.why is Why.ONLY_MEASURED:
+        return "the only mode measured"
+    if w.why is Why.ONLY_FASTER:
+        return (f"the only one of the modes measured ({_measured(w.rows)}) that is clearly "
+                "faster than eager")
+    return "the mode with the highest speedup measured among those clearly faster than eager"
+
+
+def _workload_sentence(p: Page, w: WorkloadAdvice, cols: list[str]) -> Md:
+    name = label(next(rows_of(w.rows.head(1))), cols)
+    if w.choice is Choice.TOO_FEW:
+        return cat(f"{name}: not enough ok replicates to judge torch.compile ",
+                   _links(p, rows_of(w.rows)), ".")
+    if w.choice is Choice.STAY_EAGER:
+        return cat(f"{name}: stay eager. No mode measured ({_measured(w.judged)}) was "
+                   "clearly faster than eager in the steady state ",
+                   _links(p, rows_of(w.judged)), ".")
+    parts: list[object] = [f"{name}: use {_mode(w.best)}, {_why(w)}. "]
+    parts += _costs(p, w)
+    if len(w.others):
+        parts += [" Also clearly faster than eager: ", *_speedups(p, w.others), "."]
+    return cat(*parts)
 
 
 def _mode(r: Any) -> str:
@@ -165,7 +143,7 @@ def _measured(rows: pd.DataFrame) -> str:
 
 
 def _cache_rank(cache: str) -> int:
-    return _CACHES.index(cache) if cache in _CACHES else len(_CACHES)
+    return CACHES.index(cache) if cache in CACHES else len(CACHES)
 
 
 def _speedups(p: Page, rows: pd.DataFrame) -> list[object]:
@@ -181,17 +159,14 @@ def _speedups(p: Page, rows: pd.DataFrame) -> list[object]:
     return parts
 
 
-def _costs(p: Page, mine: pd.DataFrame) -> list[object]:
+def _costs(p: Page, w: WorkloadAdvice) -> list[object]:
     """The chosen mode, one clause per kernel cache it was measured with: its speedup, what it
     costs before its first step and when it pays back, each linking its own two rows; a cache
     it was not measured with is said to be unmeasured, so that a warm-only figure never reads
     as a first run's."""
     parts: list[object] = []
-    seen = set()
-    for r in sorted(rows_of(mine), key=lambda r: _cache_rank(str(r.kernel_cache))):
-        cache = str(r.kernel_cache)
-        seen.add(cache)
-        lead = f"{'With' if not parts else '; with'} a {cache} kernel cache"
+    for r in rows_of(w.chosen):
+        lead = f"{'With' if not parts else '; with'} a {r.kernel_cache} kernel cache"
         if r.verdict == Verdict.FASTER:
             parts.append(f"{lead} it runs at {fmt.ratio(r.speedup)} the eager speed (95% CI "
                          f"{fmt.ci(r.ci_low, r.ci_high)}), " + _paid(r) + " ")
@@ -201,10 +176,9 @@ def _costs(p: Page, mine: pd.DataFrame) -> list[object]:
             parts.append(f"{lead} it was not clearly faster ({fmt.ratio(r.speedup)}, "
                          f"{r.verdict}) ")
         parts.append(_links(p, [r]))
-    missing = [c for c in ("fresh", "warm") if c not in seen]
-    if missing and not (missing == ["fresh"] and "shared" in seen):
-        first_run = " (what a first run pays)" if "fresh" in missing else ""
-        parts.append(f"; it was not measured with a {' or a '.join(missing)} kernel "
+    if w.missing_caches:
+        first_run = " (what a first run pays)" if "fresh" in w.missing_caches else ""
+        parts.append(f"; it was not measured with a {' or a '.join(w.missing_caches)} kernel "
                      f"cache{first_run}")
     parts.append(".")
     return parts
@@ -245,7 +219,7 @@ def _count(v: Any) -> str:
     return str(int(v)) if present(v) else fmt.MISSING
 
 
-def _cost_table(p: Page, data: Inputs, group: pd.DataFrame, cols: list[str]) -> Md:
+def _cost_table(p: Page, answers: Answers, group: pd.DataFrame, cols: list[str]) -> Md:
     rows = []
     for r in rows_of(group.head(TABLE_ROWS)):
         rows.append([
@@ -254,14 +228,14 @@ def _cost_table(p: Page, data: Inputs, group: pd.DataFrame, cols: list[str]) -> 
             str(r.kernel_cache),
             fmt.ratio(r.speedup),
             fmt.ci(r.ci_low, r.ci_high),
-            data.verdict(r),
+            verdict(answers, r),
             f"{fmt.seconds(r.base_median_s)} → {fmt.seconds(r.var_median_s)}",
             f"{fmt.seconds(r.base_cold_pass_s)} → "
             + cold_text(r.var_cold_pass_s, r.var_cold_pass_min_s, r.var_cold_pass_max_s),
             fmt.seconds(r.var_compile_time_max_s),
             break_even_text(r),
             break_even_range(r.break_even_iters_low, r.break_even_iters_high, r.verdict)
-            if pays_back(r) else fmt.MISSING,
+            if r.pays_back else fmt.MISSING,
             warm_text(r),
             _counts(r),
             f"{r.n_base} / {r.n_var}",
@@ -280,24 +254,16 @@ def _cost_table(p: Page, data: Inputs, group: pd.DataFrame, cols: list[str]) -> 
     )
 
 
-#: What makes two compiled new-shape comparisons the same question asked at two dynamic=
-#: settings: every axis but dynamic= (the static cell and the cycled one share all of them).
-_SHAPE_KEY = ["fingerprint_id", "variant_value",
-              *(c for c in CONFIG_AXES if c not in ("shapes", "compile_dynamic"))]
-
-
-def _shapes_section(p: Page, data: Inputs, group: pd.DataFrame) -> Md | None:
+def _shapes_section(p: Page, answers: Answers, s: CompileSection) -> Md | None:
     """Dynamic and ragged shapes against static inside compiled cells: one sentence per
     configuration comparing its dynamic= settings (the extra cold time per new shape, how
     often it compiled against its static cell, recompiles in the steady state), then the table
     of what each new shape costs at each dynamic= setting."""
+    group = s.shapes
     if group.empty:
         return None
-    group = sort_rows(with_compile_counts(group, data.a.cells))
     named = [c for c in varying(group, CONFIG_AXES) if c not in _NOT_NAMED]
-    sentences = [_dynamic_sentence(p, rows, named) for _, rows in
-                 group.groupby([c for c in _SHAPE_KEY if c in group.columns], sort=False,
-                               dropna=False)]
+    sentences = [_dynamic_sentence(p, d, named) for d in s.dynamic]
     cols = comparison_columns(group, "shapes")
     rows = [[
         label(r, cols),
@@ -310,7 +276,7 @@ def _shapes_section(p: Page, data: Inputs, group: pd.DataFrame) -> Md | None:
         _count(r.var_recompiles_max),
         fmt.ratio(r.speedup),
         fmt.ci(r.ci_low, r.ci_high),
-        data.verdict(r),
+        verdict(answers, r),
         cell_links(p, r.page, [("static", r.baseline_anchor),
                                (str(r.variant_value), r.variant_anchor)]),
     ] for r in rows_of(group.head(TABLE_ROWS))]
@@ -321,43 +287,33 @@ def _shapes_section(p: Page, data: Inputs, group: pd.DataFrame) -> Md | None:
     return cat(*[cat("- ", x, Md("\n")) for x in sentences], Md("\n"), shown)
 
 
-#: The order the dynamic= settings are compared in: torch's default first.
-_DYNAMIC_ORDER = ("auto", "true", "false")
-
-
 #: What a new-shape sentence does not name from its configuration: what it compares, and the
 #: compile mode, which it names itself.
 _NOT_NAMED = ("shapes", "compile_dynamic", "compile")
 
 
-def _dynamic_sentence(p: Page, rows: pd.DataFrame, named: list[str]) -> Md:
+def _dynamic_sentence(p: Page, d: DynamicComparison, named: list[str]) -> Md:
     """``resnet18 · infer · compile default · dynamic shapes (3 shapes): dynamic=auto: +10.7 s
     of cold pass per extra shape against its static cell, compiled 2 times against its static
     cell's 1 (rows); dynamic=true: … Of the two, dynamic=true avoided the recompile …``: one
-    configuration's dynamic= settings side by side (``rows``: its compiled shapes pairs, one
-    per setting; ``named``: the axes its label names)."""
-    by = {str(r.compile_dynamic): r for r in rows_of(rows)}
-    order = sorted(by, key=lambda d: _DYNAMIC_ORDER.index(d) if d in _DYNAMIC_ORDER else 9)
-    first = by[order[0]]
+    configuration's dynamic= settings side by side (``named``: the axes its label names)."""
+    first = d.by_dynamic[0][1]
     shapes = (f"{first.variant_value} shapes ({int(first.shape_count)} shapes)"
               if present(first.shape_count) else f"{first.variant_value} shapes")
     what = [cat(
-        f"dynamic={d}: {fmt.signed_seconds(by[d].extra_cold_per_new_shape_s)} of cold pass per "
-        f"extra shape against its static cell, {_compiles(by[d])} (rows: ",
-        cell_links(p, str(by[d].page), [("static", by[d].baseline_anchor),
-                                        (str(by[d].variant_value), by[d].variant_anchor)]), ")")
-        for d in order]
+        f"dynamic={dyn}: {fmt.signed_seconds(r.extra_cold_per_new_shape_s)} of cold pass per "
+        f"extra shape against its static cell, {_compiles(r)} (rows: ",
+        cell_links(p, str(r.page), [("static", r.baseline_anchor),
+                                    (str(r.variant_value), r.variant_anchor)]), ")")
+        for dyn, r in d.by_dynamic]
     text: list[object] = [
         f"{label(first, named)} · compile {first.compile} · {shapes}: ",
-        Md("; ".join(what)), ". "]
-    text.append(_verdict_on_true(by))
-    steady = [by[d].var_recompiles_max for d in order]
-    if all(present(v) for v in steady):
-        none = all(int(v) == 0 for v in steady)
-        text.append(" No cycled cell recompiled in the steady state." if none else
-                    " Some cycled cells also recompiled in the steady state (see the table).")
-    n = [int(by[d].n_var) for d in order if present(by[d].n_var)]
-    if n and max(n) < 2:
+        Md("; ".join(what)), ". ", _recompile_text(d)]
+    if d.steady_recompiled is not None:
+        text.append(" Some cycled cells also recompiled in the steady state (see the table)."
+                    if d.steady_recompiled else
+                    " No cycled cell recompiled in the steady state.")
+    if d.one_replicate:
         text.append(" One replicate each: no interval, so a small difference may be noise.")
     return cat(*text)
 
@@ -371,90 +327,74 @@ def _compiles(r: Any) -> str:
             "(most in a replicate)")
 
 
-def _verdict_on_true(by: dict[str, Any]) -> str:
+_RECOMPILE_WORDS = {
+    Recompile.NO_COUNTS: "This torch did not report its compile counts, so whether "
+                         "dynamic=true avoids the recompile is not known",
+    Recompile.AVOIDED: "Of the two, dynamic=true avoided the recompile that dynamic=auto paid "
+                       "for the new shapes",
+    Recompile.NOT_AVOIDED: "Of the two, dynamic=true did not avoid recompiling for the new "
+                           "shapes",
+    Recompile.NEITHER: "Of the two, neither recompiled for the new shapes",
+}
+
+
+def _recompile_text(d: DynamicComparison) -> str:
     """Whether dynamic=true avoided the recompile dynamic=auto paid for the new shapes, and
-    which cost less per new shape, from the rows (or why that cannot be said)."""
-    auto, true = by.get("auto"), by.get("true")
-    if auto is None or true is None:
-        missing = "true" if true is None else "auto"
-        return (f"dynamic={missing} was not measured here, so whether dynamic=true avoids "
+    which cost less per new shape (or why that cannot be said)."""
+    if d.recompile is Recompile.NOT_MEASURED:
+        return (f"dynamic={d.missing} was not measured here, so whether dynamic=true avoids "
                 "the recompile for a new shape is not known.")
-    counts = [auto.var_compiles_max, auto.base_compiles_max, true.var_compiles_max,
-              true.base_compiles_max]
-    if not all(present(v) for v in counts):
-        said = ("This torch did not report its compile counts, so whether dynamic=true avoids "
-                "the recompile is not known")
-    else:
-        auto_new = int(auto.var_compiles_max) - int(auto.base_compiles_max)
-        true_new = int(true.var_compiles_max) - int(true.base_compiles_max)
-        if true_new <= 0 < auto_new:
-            said = ("Of the two, dynamic=true avoided the recompile that dynamic=auto paid for "
-                    "the new shapes")
-        elif true_new > 0:
-            said = "Of the two, dynamic=true did not avoid recompiling for the new shapes"
-        else:
-            said = "Of the two, neither recompiled for the new shapes"
-    a, t = auto.extra_cold_per_new_shape_s, true.extra_cold_per_new_shape_s
-    if present(a) and present(t) and float(a) != float(t):
-        cheaper = "true" if float(t) < float(a) else "auto"
-        said += (f"; dynamic={cheaper} cost {fmt.seconds(abs(float(a) - float(t)))} less of "
-                 "cold pass per extra shape")
+    said = _RECOMPILE_WORDS[d.recompile]
+    if d.cheaper is not None:
+        said += (f"; dynamic={d.cheaper[0]} cost {fmt.seconds(d.cheaper[1])} less of cold pass "
+                 "per extra shape")
     return said + "."
 
 
-def _benchmark_section(p: Page, data: Inputs, group: pd.DataFrame, cuda: bool) -> Md:
+def _benchmark_section(p: Page, answers: Answers, s: CompileSection) -> Md:
     """cudnn.benchmark off → on where both cells are compiled with the same mode, or why it
-    was not measured on this machine (``cuda``: whether any compiled cell here ran on CUDA):
-    a sentence per pair beside the same switch measured eagerly, then the table."""
-    if group.empty:
-        why = ("no two compiled cells here differ only in cudnn.benchmark" if cuda else
+    was not measured on this machine: a sentence per pair beside the same switch measured
+    eagerly, then the table."""
+    if not s.benchmark:
+        why = ("no two compiled cells here differ only in cudnn.benchmark" if s.cuda else
                "cudnn.benchmark is a cuDNN switch, and no compiled cell here ran on a CUDA "
                "device")
         return cat(f"Not measured on this machine: {why}, so whether it still matters in a "
                    "compiled model is not known for it. The ", Md("`compile`"), " profile's "
                    "benchmark study measures it on a CUDA machine.")
-    group = sort_rows(group)
-    cols = comparison_columns(group, "cudnn_benchmark")
-    eager = _eager_benchmark(data.a.benchmark, group)
-    sentences = [_benchmark_sentence(p, r, e, [c for c in cols if c != "compile"])
-                 for r, e in zip(rows_of(group.head(TABLE_ROWS)), eager)]
+    shown = s.benchmark[:TABLE_ROWS]
+    pairs = pd.DataFrame([b.pair for b in s.benchmark])
+    cols = [c for c in comparison_columns(pairs, "cudnn_benchmark") if c != "compile"]
     rows = [[
-        label(r, [c for c in cols if c != "compile"]),
-        str(r.compile),
-        fmt.ratio(r.speedup),
-        fmt.ci(r.ci_low, r.ci_high),
-        data.verdict(r),
-        fmt.signed_seconds(r.extra_cold_pass_max_s),
-        f"{fmt.ratio(e.speedup)} ({e.verdict})" if e is not None else "not measured",
-        cell_links(p, r.page, [("off", r.baseline_anchor), ("on", r.variant_anchor)]),
-    ] for r, e in zip(rows_of(group.head(TABLE_ROWS)), eager)]
-    shown = table(["Configuration", "Compile mode", "Speedup with benchmark on", "95% CI",
-                   "Verdict", "Extra cold pass, slowest replicate", "The same eagerly",
-                   "Rows"], rows)
-    return cat(*[cat("- ", x, Md("\n")) for x in sentences], Md("\n"), shown)
+        label(b.pair, cols), str(b.pair.compile), fmt.ratio(b.pair.speedup),
+        fmt.ci(b.pair.ci_low, b.pair.ci_high), verdict(answers, b.pair),
+        fmt.signed_seconds(b.pair.extra_cold_pass_max_s),
+        f"{fmt.ratio(b.eager.speedup)} ({b.eager.verdict})" if b.eager is not None
+        else "not measured",
+        cell_links(p, b.pair.page, [("off", b.pair.baseline_anchor),
+                                    ("on", b.pair.variant_anchor)]),
+    ] for b in shown]
+    table_ = table(["Configuration", "Compile mode", "Speedup with benchmark on", "95% CI",
+                    "Verdict", "Extra cold pass, slowest replicate", "The same eagerly",
+                    "Rows"], rows)
+    sentences = [_benchmark_sentence(p, b, cols) for b in shown]
+    return cat(*[cat("- ", x, Md("\n")) for x in sentences], Md("\n"), table_)
 
 
-#: What makes a compiled cudnn.benchmark pair and an eager one the same question: every axis
-#: but the compile mode and its dynamic=.
-_BM_KEY = ["fingerprint_id",
-           *(c for c in CONFIG_AXES if c not in ("cudnn_benchmark", "cudnn_benchmark_limit",
-                                                 "compile", "compile_dynamic"))]
+_UNDER_COMPILE = {
+    UnderCompile.TOO_FEW: ": too few ok replicates to tell whether compiling changes it.",
+    UnderCompile.NO_LONGER: ": under {mode} it was no longer clearly faster here.",
+    UnderCompile.STILL: ": it was still clearly faster under {mode}.",
+    UnderCompile.ONLY_COMPILED: ": it was clearly faster only under {mode}.",
+    UnderCompile.NEITHER: ": it was not clearly faster either way.",
+}
 
 
-def _eager_benchmark(benchmark: pd.DataFrame, compiled: pd.DataFrame) -> list[Any | None]:
-    """For each compiled benchmark pair (in ``compiled``'s first TABLE_ROWS rows), the eager
-    pair of the same configuration, or None where that was not measured."""
-    eager = benchmark.loc[benchmark["compile"] == "off"] if len(benchmark) else benchmark
-    keys = [c for c in _BM_KEY if c in compiled.columns]
-    lookup = {tuple(str(getattr(e, k)) for k in keys): e for e in rows_of(eager)}
-    return [lookup.get(tuple(str(getattr(r, k)) for k in keys))
-            for r in rows_of(compiled.head(TABLE_ROWS))]
-
-
-def _benchmark_sentence(p: Page, r: Any, eager: Any | None, cols: list[str]) -> Md:
+def _benchmark_sentence(p: Page, b: BenchmarkUnderCompile, cols: list[str]) -> Md:
     """``resnet18 · infer · compile max-autotune-no-cudagraphs: with cudnn.benchmark on
     1.01× (95% CI …), no clear difference (rows); eagerly 1.21×, faster (rows): under
     max-autotune-no-cudagraphs it was no longer clearly faster here.``"""
+    r, eager = b.pair, b.eager
     links = cat("(rows: ", cell_links(p, r.page, [("off", r.baseline_anchor),
                                                   ("on", r.variant_anchor)]), ")")
     text: list[object] = [
@@ -467,31 +407,6 @@ def _benchmark_sentence(p: Page, r: Any, eager: Any | None, cols: list[str]) -> 
         return cat(*text)
     text += [f"; eagerly {fmt.ratio(eager.speedup)}, {eager.verdict} (rows: ",
              cell_links(p, eager.page, [("off", eager.baseline_anchor),
-                                        ("on", eager.variant_anchor)]), ")"]
-    if Verdict.INSUFFICIENT in (r.verdict, eager.verdict):
-        text.append(": too few ok replicates to tell whether compiling changes it.")
-    elif eager.verdict == Verdict.FASTER and r.verdict != Verdict.FASTER:
-        text.append(f": under {r.compile} it was no longer clearly faster here.")
-    elif eager.verdict == Verdict.FASTER:
-        text.append(f": it was still clearly faster under {r.compile}.")
-    elif r.verdict == Verdict.FASTER:
-        text.append(f": it was clearly faster only under {r.compile}.")
-    else:
-        text.append(": it was not clearly faster either way.")
+                                        ("on", eager.variant_anchor)]), ")",
+             _UNDER_COMPILE[b.outcome].format(mode=r.compile)]
     return cat(*text)
-
-
-def summary_line(data: Inputs) -> str:
-    """The home page's line: how many eager-against-compiled pairs the current fingerprints
-    hold, on how many machines, and their verdicts (superseded fingerprints left out)."""
-    costs = data.a.compiled
-    costs = costs.loc[~costs["page"].isin(list(data.superseded))] if len(costs) else costs
-    if costs.empty:
-        return "not measured yet (the cpu profile's compile study and the compile profile)"
-    counts = costs["verdict"].value_counts()
-    verdicts = ", ".join(f"{v} {int(counts[v])}" for v in (Verdict.FASTER, Verdict.SLOWER,
-                         Verdict.NO_CLEAR_DIFFERENCE, Verdict.INSUFFICIENT) if v in counts)
-    machines = costs["page"].nunique()
-    return (f"{len(costs)} comparison(s) of a compile mode against eager on {machines} "
-            f"machine fingerprint(s): {verdicts}")
-

@@ -1,7 +1,8 @@
 """One-off costs in words: break-even, "never pays back", the warm-cache figures beside them.
 
 Shared by every page that weighs a setting's up-front cost (cudnn.benchmark's search,
-torch.compile's compilation) against what it saves per step, so both read alike.
+torch.compile's compilation) against what it saves per step, so both read alike. The rows carry
+``pays_back`` (``judge.pages.common.with_pay_back``): whether a break-even is worth quoting.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ def warm_text(r: Any) -> str:
     if r.kernel_cache == "warm" or not present(r.warm_extra_cold_pass_max_s):
         return fmt.MISSING
     text = f"{fmt.signed_seconds(r.warm_extra_cold_pass_max_s)} cold"
-    if pays_back(r) and present(r.warm_break_even_iters_high):
+    if r.pays_back and present(r.warm_break_even_iters_high):
         text += f", break-even {warm_break_even(r)}"
     return text
 
@@ -29,11 +30,6 @@ def warm_break_even(r: Any) -> str:
     the replicates (``32 to 48``), so the two read alike."""
     return break_even_range(r.warm_break_even_iters_low,
                             r.warm_break_even_iters_high, r.verdict)
-
-
-def pays_back(r: Any) -> bool:
-    """Only a clearly faster configuration has a break-even worth quoting."""
-    return r.verdict == Verdict.FASTER and fmt.present(r.break_even_iters)
 
 
 def no_pay_back(r: Any) -> str:
@@ -49,7 +45,7 @@ def break_even_text(r: Any) -> str:
         fmt.present(r.break_even_iters) or is_inf(r.break_even_iters)
     ):
         return fmt.MISSING
-    if not pays_back(r):
+    if not r.pays_back:
         return no_pay_back(r)
     if float(r.break_even_iters) <= 0:
         return "immediately (no extra cold cost)"

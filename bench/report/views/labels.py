@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from bench.report import analysis, fmt
+from bench.report.judge.pages.common import Scope
 from bench.report.views.frames import CONFIG_AXES, present, rows_of
 from bench.report.vocabulary import Verdict
 
@@ -111,29 +112,15 @@ def verdict_counts(verdicts: Iterable[str]) -> dict[Verdict, int]:
     return counts
 
 
-#: What a machine-level summary names, so that it never reads as a verdict for every model
-#: on that machine: the models, modes, precisions, layouts, shapes, batches, kernel caches and
-#: (where any cell compiled) torch.compile modes its comparisons cover.
-SCOPE_AXES = ("model", "mode", "precision", "memory_format", "shapes", "batch_size",
-              "kernel_cache", "compile")
 _SCOPE_WORDS = {"shapes": "{} shapes", "batch_size": "batch {}", "kernel_cache": "{} kernel cache",
                 "compile": "compile {}"}
 
 
-def scope(frame: pd.DataFrame) -> str:
+def scope(found: Scope) -> str:
     """``resnet50, vit_b_16 · infer, train · fp32, amp-bf16 · nchw · static shapes · batch 128
-    · fresh kernel cache``: the distinct values of ``SCOPE_AXES`` among ``frame``'s rows."""
-    parts = []
-    for col in SCOPE_AXES:
-        if col not in frame.columns:
-            continue
-        values = frame[col].dropna().astype(str)
-        values = values.loc[(values != "") & (values != "n/a")].unique().tolist()
-        if not values or (col == "compile" and values == ["off"]):  # eager: said nowhere else
-            continue
-        values = sorted(values, key=float) if col == "batch_size" else sorted(values)
-        parts.append(_SCOPE_WORDS.get(col, "{}").format(", ".join(values)))
-    return " · ".join(parts)
+    · fresh kernel cache``: what a summary's rows cover (``judge.pages.common.scope_of``)."""
+    return " · ".join(_SCOPE_WORDS.get(col, "{}").format(", ".join(values))
+                      for col, values in found)
 
 
 def exceptions(frame: pd.DataFrame, columns: Sequence[str], *, limit: int = 6) -> str:

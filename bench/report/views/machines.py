@@ -8,12 +8,14 @@ from typing import Any
 import pandas as pd
 
 from bench.report import fmt
-from bench.report.escape import anchor, attr, cat, html_text, md, slug
-from bench.report.pages import fragment_placeholder, html_table, row_anchor, table
+from bench.report.escape import Md, anchor, attr, cat, html_text, md, slug
+from bench.report.judge import Answers
+from bench.report.judge.pages.machines import MachinePage
+from bench.report.pages import Page, fragment_placeholder, html_table, row_anchor, table
 from bench.report.paths import MACHINES_INDEX, data_file, fragment_file, machine_file
-from bench.report.views.data import Copies, file_links
-from bench.report.views.frames import CONFIG_AXES, present, rows_of
-from bench.report.views.inputs import Inputs
+from bench.report.views.context import page
+from bench.report.views.files import Copies, file_links
+from bench.report.views.frames import present, rows_of
 from bench.report.views.labels import cold_text, equal_text
 from bench.report.writer import Writer
 from bench.schema import DRIFT
@@ -36,9 +38,6 @@ def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
         )
         out.append((prefix, text))
     return out
-
-
-_CELL_ORDER = ["kind", *CONFIG_AXES, "cell_id"]
 
 
 CELL_HEADERS = (
@@ -149,25 +148,18 @@ def _run_rows(n_ok: int, n_rows: int, planned: int | None) -> str:
     return f"{n_ok:,} ok; {n_rows:,} of {planned:,} planned rows{done}"
 
 
-def machine_cells(data: Inputs, fingerprint: str) -> pd.DataFrame:
-    """One fingerprint's cells, in the order its page lists them."""
-    cells = data.a.cells.loc[data.a.cells["fingerprint_id"] == fingerprint]
-    return cells.sort_values(_CELL_ORDER, kind="stable", na_position="first")
-
-
-def cells_fragments(data: Inputs) -> list[Callable[[Writer], None]]:
+def cells_fragments(answers: Answers) -> list[Callable[[Writer], None]]:
     """One job per machine page, the largest first: its table of every cell, the slowest part of
     the page, so that the machines can be shared out (see ``views.render_all``)."""
+    by_page = {mp.machine.page: mp for mp in answers.machine_pages.pages}
 
-    def job(page: str) -> Callable[[Writer], None]:
+    def job(key: str) -> Callable[[Writer], None]:
         def write(writer: Writer) -> None:
-            cells = machine_cells(data, data.machines[page].fingerprint_id)
-            writer.text(fragment_file(f"{slug(page)}-cells"), cells_fragment(cells))
+            writer.text(fragment_file(f"{slug(key)}-cells"), cells_fragment(by_page[key].cells))
 
         return write
 
-    largest = data.a.machines.sort_values("n_cells", ascending=False, kind="stable")
-    return [job(str(page)) for page in largest["page"]]
+    return [job(key) for key in answers.machine_pages.largest_first]
 
 
 #: A shard's jobs named one by one up to this many; more are the first, the latest and a count.
@@ -191,155 +183,97 @@ def shard_note(run: Any) -> str:
             "the latest last)")
 
 
-def machine_pages(writer: Writer, data: Inputs, copied: Copies) -> list[tuple[str, str]]:
-    """Every machine page (their cells tables come from ``cells_fragments``) and the index."""
-    nav = []
-    runs_by_fp: dict[str, list[Any]] = {}
-    for run in data.dataset.runs:
-        runs_by_fp.setdefault(str(run.fingerprint_id), []).append(run)
-    results = data.dataset.results
-    index_rows = []
-    index_p = data.page(MACHINES_INDEX)
-    # per run folder (its results.csv, the rows' ``source``), once, not per machine: two
-    # folders can share a run id (a shard resubmitted to another kind of node)
-    rows_by_run = results["source"].value_counts()
-    ok_by_run = results.loc[results["status"] == "ok", "source"].value_counts()
-    for row in data.a.machines.itertuples(index=False):
-        m = data.machines[str(row.page)]
-        here = machine_file(m.page)
-        p = data.page(here)
-        fp = m.fingerprint_id
-        env = data.dataset.envs.get(fp)
-        flags = env.get("flag_defaults", {}) if isinstance(env, dict) else {}
-        env_rows = [  # the plan (what a resume must match) lists every cell id: not here
-            [k, v]
-            for k, v in flatten(
-                {k: v for k, v in (env or {}).items() if k not in ("flag_defaults", "plan")})
-        ]
-        flag_rows = [[k, v] for k, v in flatten(flags)] if isinstance(flags, dict) else []
-        cells = machine_cells(data, fp)
-        mine = results.loc[(results["fingerprint_id"] == fp) & (results["status"] != "ok")]
-        mine = mine.sort_values(["kind", "cell_name", "replicate", "run_id"], kind="stable")
-        name = slug(m.page)
-        if len(mine):
-            writer.text(fragment_file(f"{name}-failures"), failures_fragment(mine))
-        repro_rows = []
-        rep = data.a.repro.loc[data.a.repro["fingerprint_id"] == fp]
-        for r in rep.itertuples(index=False):
-            repro_rows.append(
-                [
-                    cat(row_anchor(r.anchor), md(r.cell_name, limit=160)),
-                    equal_text(r.n_ok_checks, r.bitwise_equal, r.max_abs_diff),
-                    str(r.status_summary),
-                    p.link("timed cell", here, r.cell_anchor)
-                    if r.cell_anchor in set(cells["anchor"])
-                    else fmt.MISSING,
-                ]
-            )
-        drifting = cells.loc[cells["n_drift"] > 0]
-        drift_rows = [
-            [
-                p.link(str(c.cell_name), here, c.anchor),
-                f"{c.n_drift} of {c.n_ok}",
-                f"{fmt.num(c.drift_max)}×",
-            ]
-            for c in drifting.itertuples(index=False)
-        ]
-        ceil = data.a.ceilings.loc[data.a.ceilings["fingerprint_id"] == fp]
-        ceil_rows = [
-            [
-                str(c.op),
-                str(c.device),
-                f"{fmt.num(c.achieved)} {c.unit}",
-                f"{fmt.num(c.ci_low)}–{fmt.num(c.ci_high)} {c.unit}"
-                if present(c.ci_low)
-                else fmt.MISSING,
-                f"{fmt.num(c.burst)} {c.unit}" if present(c.burst) else fmt.MISSING,
-                str(c.status_summary),
-                p.link("row", here, c.anchor),
-            ]
-            for c in ceil.itertuples(index=False)
-        ]
-        runs = []
-        for run in sorted(runs_by_fp.get(fp, []), key=lambda r: str(r.results)):
-            runs.append(
-                [
-                    str(run.run_id) + shard_note(run),
-                    _run_rows(
-                        int(ok_by_run.get(run.results.as_posix(), 0)),
-                        int(rows_by_run.get(run.results.as_posix(), 0)),
-                        run.planned_rows,
-                    ),
-                    file_links(p, "results.csv", run.results, copied),
-                    file_links(p, "samples.csv", run.samples, copied)
-                    if run.samples in copied
-                    else fmt.MISSING,
-                    p.link("env.json", data_file(run.env)) if run.env in copied else fmt.MISSING,
-                ]
-            )
-        writer.page(
-            here,
-            "machine.md.j2",
-            p=p,
-            title=m.title,
-            superseded=m.superseded,
-            outdated=m.outdated,
-            machine=m.machine,
-            hardware=m.hardware,
-            fingerprint=fp,
-            summary=row,
-            n_ok=int(row.n_ok),
-            n_failed=int(row.n_failed),
-            n_replaced=int(row.n_replaced),
-            n_rows=int(row.n_rows),
-            n_cells=int(row.n_cells),
-            runs=table(["Run", "Rows", "Results", "Samples", "Environment"], runs),
-            sharded=any(run.shard for run in runs_by_fp.get(fp, [])),
-            env=table(["Key", "Value"], env_rows) if env_rows else None,
-            flags=table(["Flag", "Default"], flag_rows) if flag_rows else None,
-            drift=table(["Cell", "Drifting ok replicates", "Worst drift"], drift_rows)
-            if drift_rows
-            else None,
-            drift_limit=f"{DRIFT:g}×",
-            ceilings=table(
-                ["Op", "Device", "Sustained", "95% CI", "Best 10-iteration window", "Status",
-                 "Row"],
-                ceil_rows,
-            )
-            if ceil_rows
-            else None,
-            cells=fragment_placeholder(f"{name}-cells"),
-            failures=fragment_placeholder(f"{name}-failures") if len(mine) else None,
-            n_failures=len(mine),
-            repro=table(
-                ["Configuration", "Two fresh processes", "Status", "Timed cell"], repro_rows
-            )
-            if repro_rows
-            else None,
-        )
-        nav.append((m.title, here))
-        index_rows.append(
-            [
-                index_p.machine_link(m.title, m.page),
-                m.machine,
-                m.hardware,
-                str(row.cpu_model),
-                str(row.torch_version),
-                str(row.workload_version)
-                + (" (superseded)" if m.superseded else ""),
-                str(row.n_runs),
-                str(row.n_cells),
-                f"{row.n_ok} ok, {row.n_failed} not ok",
-            ]
-        )
+def _repro_rows(p: Page, mp: MachinePage, here: str) -> list[list[Any]]:
+    anchors = set(mp.cells["anchor"])
+    return [[cat(row_anchor(r.anchor), md(r.cell_name, limit=160)),
+             equal_text(r.n_ok_checks, r.bitwise_equal, r.max_abs_diff), str(r.status_summary),
+             p.link("timed cell", here, r.cell_anchor) if r.cell_anchor in anchors
+             else fmt.MISSING]
+            for r in mp.checks.itertuples(index=False)]
+
+
+def _ceiling_rows(p: Page, mp: MachinePage, here: str) -> list[list[Any]]:
+    return [[str(c.op), str(c.device), f"{fmt.num(c.achieved)} {c.unit}",
+             f"{fmt.num(c.ci_low)}–{fmt.num(c.ci_high)} {c.unit}" if present(c.ci_low)
+             else fmt.MISSING,
+             f"{fmt.num(c.burst)} {c.unit}" if present(c.burst) else fmt.MISSING,
+             str(c.status_summary), p.link("row", here, c.anchor)]
+            for c in mp.ceilings.itertuples(index=False)]
+
+
+def _run_table(p: Page, mp: MachinePage, copied: Copies) -> Md:
+    rows = [[
+        str(rr.run.run_id) + shard_note(rr.run),
+        _run_rows(rr.n_ok, rr.n_rows, rr.run.planned_rows),
+        file_links(p, "results.csv", rr.run.results, copied),
+        file_links(p, "samples.csv", rr.run.samples, copied) if rr.run.samples in copied
+        else fmt.MISSING,
+        p.link("env.json", data_file(rr.run.env)) if rr.run.env in copied else fmt.MISSING,
+    ] for rr in mp.runs]
+    return table(["Run", "Rows", "Results", "Samples", "Environment"], rows)
+
+
+def _env_tables(env: Any) -> tuple[Md | None, Md | None]:
+    flags = env.get("flag_defaults", {}) if isinstance(env, dict) else {}
+    env_rows = [  # the plan (what a resume must match) lists every cell id: not here
+        [k, v] for k, v in flatten(
+            {k: v for k, v in (env or {}).items() if k not in ("flag_defaults", "plan")})]
+    flag_rows = [[k, v] for k, v in flatten(flags)] if isinstance(flags, dict) else []
+    return (table(["Key", "Value"], env_rows) if env_rows else None,
+            table(["Flag", "Default"], flag_rows) if flag_rows else None)
+
+
+def machine_page(writer: Writer, answers: Answers, mp: MachinePage, copied: Copies) -> str:
+    """One machine's page (its cells table comes from ``cells_fragments``); returns its path."""
+    m, row = mp.machine, mp.summary
+    here = machine_file(m.page)
+    p = page(answers, here)
+    name = slug(m.page)
+    if len(mp.failures):
+        writer.text(fragment_file(f"{name}-failures"), failures_fragment(mp.failures))
+    drift_rows = [[p.link(str(c.cell_name), here, c.anchor), f"{c.n_drift} of {c.n_ok}",
+                   f"{fmt.num(c.drift_max)}×"] for c in mp.drifting.itertuples(index=False)]
+    ceil_rows = _ceiling_rows(p, mp, here)
+    repro_rows = _repro_rows(p, mp, here)
+    env, flags = _env_tables(mp.env)
     writer.page(
-        MACHINES_INDEX,
-        "machines-index.md.j2",
-        table=table(
-            ["Page", "Machine", "Hardware", "CPU", "torch", "Step", "Runs", "Cells", "Replicates"],
-            index_rows,
-        )
-        if index_rows
-        else None,
+        here, "machine.md.j2", p=p, title=m.title, superseded=m.superseded,
+        outdated=m.outdated, machine=m.machine, hardware=m.hardware,
+        fingerprint=m.fingerprint_id, summary=row, n_ok=int(row.n_ok),
+        n_failed=int(row.n_failed), n_replaced=int(row.n_replaced), n_rows=int(row.n_rows),
+        n_cells=int(row.n_cells), runs=_run_table(p, mp, copied),
+        sharded=any(rr.run.shard for rr in mp.runs), env=env, flags=flags,
+        drift=table(["Cell", "Drifting ok replicates", "Worst drift"], drift_rows)
+        if drift_rows else None,
+        drift_limit=f"{DRIFT:g}×",
+        ceilings=table(["Op", "Device", "Sustained", "95% CI", "Best 10-iteration window",
+                        "Status", "Row"], ceil_rows) if ceil_rows else None,
+        cells=fragment_placeholder(f"{name}-cells"),
+        failures=fragment_placeholder(f"{name}-failures") if len(mp.failures) else None,
+        n_failures=len(mp.failures),
+        repro=table(["Configuration", "Two fresh processes", "Status", "Timed cell"],
+                    repro_rows) if repro_rows else None,
+    )
+    return here
+
+
+def _index_row(p: Page, mp: MachinePage) -> list[Any]:
+    m, row = mp.machine, mp.summary
+    return [p.machine_link(m.title, m.page), m.machine, m.hardware, str(row.cpu_model),
+            str(row.torch_version),
+            str(row.workload_version) + (" (superseded)" if m.superseded else ""),
+            str(row.n_runs), str(row.n_cells), f"{row.n_ok} ok, {row.n_failed} not ok"]
+
+
+def machine_pages(writer: Writer, answers: Answers, copied: Copies) -> list[tuple[str, str]]:
+    """Every machine page and the index; returns the navigation entries (title, path)."""
+    nav = [(mp.machine.title, machine_page(writer, answers, mp, copied))
+           for mp in answers.machine_pages.pages]
+    index_p = page(answers, MACHINES_INDEX)
+    rows = [_index_row(index_p, mp) for mp in answers.machine_pages.pages]
+    writer.page(
+        MACHINES_INDEX, "machines-index.md.j2",
+        table=table(["Page", "Machine", "Hardware", "CPU", "torch", "Step", "Runs", "Cells",
+                     "Replicates"], rows) if rows else None,
     )
     return nav

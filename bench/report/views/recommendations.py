@@ -12,11 +12,10 @@ import pandas as pd
 
 from bench.report.escape import Md, cat
 from bench.report.judge import advice
+from bench.report.judge.pages.common import AdviceList
 from bench.report.pages import Page
 from bench.report.paths import DECISIONS_CSV
 from bench.report.views import sentences
-from bench.report.views.inputs import Inputs
-from bench.report.vocabulary import Action
 from bench.report.writer import Writer
 
 #: Recommendation sentences (and "not enough data" entries) listed per page; the rest are in
@@ -41,37 +40,17 @@ def more_decisions(p: Page, hidden: int) -> Md | None:
     )
 
 
-def recommendations_for(
-    data: Inputs, setting: str, p: Page, *, shapes_only: bool = False
-) -> dict[str, Any]:
-    """One setting's recommendations: sentences, and the regimes without enough data."""
-    said: list[Md] = []
-    unknown: list[Md] = []
-    n_said = n_unknown = 0  # only the entries shown are rendered; the rest are counted
-    for regime in data.current_regimes:
-        r = regime.main
-        if r.setting != setting or (shapes_only and r.shapes == "static"):
-            continue
-        if r.action == Action.INSUFFICIENT:
-            n_unknown += 1
-            if n_unknown <= RECS_SHOWN:
-                unknown.append(undecided(r, p))
-        else:
-            n_said += 1
-            if n_said <= RECS_SHOWN:
-                said.append(sentences.sentence(regime, p, with_setting=False))
-    hidden = max(n_said - RECS_SHOWN, 0) + max(n_unknown - RECS_SHOWN, 0)
+def advice_items(advice: AdviceList, p: Page) -> dict[str, Any]:
+    """One setting's advice as the page lists it: a sentence per decided regime and a link per
+    regime without enough data, each capped at ``RECS_SHOWN`` (the rest are counted and are in
+    the decisions CSV)."""
+    hidden = max(len(advice.said) - RECS_SHOWN, 0) + max(len(advice.unknown) - RECS_SHOWN, 0)
     return {
-        "said": said[:RECS_SHOWN],
-        "unknown": unknown[:RECS_SHOWN],
+        "said": [sentences.sentence(g, p, with_setting=False)
+                 for g in advice.said[:RECS_SHOWN]],
+        "unknown": [undecided(r, p) for r in advice.unknown[:RECS_SHOWN]],
         "more": more_decisions(p, hidden),
     }
-
-
-def merged(*parts: dict[str, Any]) -> dict[str, Any]:
-    """Several settings' lists as one (the precision page lists precision and layout)."""
-    lists = {key: [item for part in parts for item in part[key]] for key in ("said", "unknown")}
-    return {**lists, "more": next((part["more"] for part in parts if part["more"]), None)}
 
 
 def write_decisions(writer: Writer, decisions: pd.DataFrame) -> None:

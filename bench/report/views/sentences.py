@@ -8,44 +8,17 @@ table rows. Every number comes from the record; every string from the data is es
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
-from bench.report import analysis, caveats, fmt
-from bench.report.analysis.pairs import within_band
+from bench.report import caveats, fmt
 from bench.report.caveats import CAVEATS
 from bench.report.escape import Md, cat
-from bench.report.judge import advice
-from bench.report.judge.advice import Recommendation
+from bench.report.judge import DELTA, Recommendation, Regime
 from bench.report.pages import Page
 from bench.report.vocabulary import Action, Verdict
 
-_KEY = advice.REGIME_KEY
-
 #: How many evidence rows get their own link in a sentence.
 EVIDENCE_LINKS = 6
-
-
-@dataclass(frozen=True)
-class Regime:
-    """All recommendations of one regime (several job lengths for cudnn.benchmark)."""
-
-    recs: tuple[Recommendation, ...]
-
-    @property
-    def main(self) -> Recommendation:
-        """The record at the longest job length (the only one for other settings)."""
-        return max(self.recs, key=lambda r: r.job_length or 0)
-
-
-def regimes(recs: Iterable[Recommendation]) -> list[Regime]:
-    """Group recommendations by regime, keeping advice's order."""
-    groups: dict[tuple[str, ...], list[Recommendation]] = {}
-    key = operator.attrgetter(*_KEY)  # every key field is a str
-    for r in recs:
-        groups.setdefault(key(r), []).append(r)
-    return [Regime(tuple(g)) for g in groups.values()]
 
 
 def workload(r: Recommendation, *, with_precision: bool = True) -> str:
@@ -254,8 +227,8 @@ def _band(r: Recommendation) -> str:
     A tight interval inside 1 ± δ is evidence that the setting does not matter; a wide one that
     merely straddles the band is not, and saying "within 1 ± δ" of it would overstate.
     """
-    band = f"1 ± {fmt.pct(analysis.DELTA)}"
-    if within_band(r.ci_low, r.ci_high):
+    band = f"1 ± {fmt.pct(DELTA)}"
+    if r.in_band:
         return f"within {band}"
     return f"but the interval reaches beyond {band}, so more replicates could still show a change"
 
@@ -328,7 +301,7 @@ def _determinism(r: Recommendation) -> Md:
         return cat(
             Md("**enable it only if you need bitwise reproducibility**: "),
             f"{speed}, an interval too wide to rule out a cost above "
-            f"{fmt.pct(analysis.DELTA)}.",
+            f"{fmt.pct(DELTA)}.",
         )
     if r.rule == "det-no-measurable-cost":
         return cat(

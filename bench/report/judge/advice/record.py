@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from bench.report.analysis.pairs import within_band
 from bench.report.judge.selection import REGIME_COLUMNS as _REGIME
 from bench.report.vocabulary import Action, Verdict
 
@@ -96,6 +97,12 @@ class Recommendation:
     #: part of the regime (the gain from AMP or benchmark depends on the layout); empty for the
     #: memory_format setting, whose baseline and variant are the layouts
     memory_format: str = ""
+
+    @property
+    def in_band(self) -> bool:
+        """Whether the interval lies inside 1 ± δ as printed: "no clear difference" then shows
+        the setting does not matter here, rather than only failing to show that it does."""
+        return within_band(self.ci_low, self.ci_high)
 
 
 #: The decision table's columns before and after the per-job-length actions.

@@ -10,7 +10,7 @@ so a sentence never overstates.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,22 @@ import pandas as pd
 
 from bench.report.analysis import MIN_OK_REPLICATES
 from bench.report.vocabulary import Verdict
+
+
+def agreed(n_judged: Any, n_distinct: Any, first: Any) -> Any:
+    """The verdict of several comparisons, from how many have a verdict, how many distinct
+    verdicts those are, and the first of them: none → insufficient, one → it, several → mixed.
+    Works on arrays (a regime per element) and on single values alike, so the advice and the
+    page summaries apply the same rule."""
+    return np.select([np.asarray(n_judged) == 0, np.asarray(n_distinct) == 1],
+                     [Verdict.INSUFFICIENT, np.asarray(first, dtype=object)], Verdict.MIXED)
+
+
+def agreement(verdicts: Iterable[str]) -> Verdict:
+    """``agreed`` over one group's verdicts (insufficient ones tell nothing)."""
+    judged = [Verdict(v) for v in verdicts if v != Verdict.INSUFFICIENT]
+    first = judged[0] if judged else Verdict.INSUFFICIENT
+    return Verdict(str(agreed(len(judged), len(set(judged)), first)))
 
 
 def summarise(
@@ -54,11 +70,8 @@ def summarise(
         aggs[name] = (f"_{name}", how)
     grouped = work.groupby(by, sort=True, dropna=False)
     out = grouped.agg(**aggs)  # type: ignore[call-overload]
-    out["verdict"] = np.select(
-        [out["n_sufficient"] == 0, out["n_verdicts"] == 1],
-        [Verdict.INSUFFICIENT, out["first_verdict"].astype(object)],
-        Verdict.MIXED,
-    )
+    out["verdict"] = agreed(out["n_sufficient"].to_numpy(), out["n_verdicts"].to_numpy(),
+                            out["first_verdict"].to_numpy(dtype=object))
     page = pairs["page"].to_numpy(dtype=object)
     cited = [
         pairs[c].to_numpy(dtype=object) for c in ("baseline_anchor", "variant_anchor", *anchors)

@@ -1,0 +1,200 @@
+"""The machine pages, the Compare-machines page and the Data page, judged: which rows each
+machine's page lists, which machines and workloads are compared side by side, and what each
+price buys."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from bench import schema
+from bench.report import prices as price_table
+from bench.report.analysis.cells import page_slug
+from bench.report.analysis.machines import COMPILED_WORKLOAD_KEY, best_throughput
+from bench.report.judge.facts import Facts
+from bench.report.judge.machines import Machine
+from bench.report.judge.pages.common import CONFIG_AXES
+from bench.report.load import Dataset, RunFiles
+
+#: The order a machine page lists its cells in.
+CELL_ORDER = ["kind", *CONFIG_AXES, "cell_id"]
+#: What the Compare page's throughput table compares across machines: a workload, eager or
+#: compiled.
+WORKLOAD_KEY = COMPILED_WORKLOAD_KEY
+#: Workloads the throughput table lists at most: those measured on the most machines.
+SHOWN_WORKLOADS = 100
+
+
+@dataclass(frozen=True)
+class RunRows:
+    """One run folder of a machine, and how many of its rows (and ok ones) the site counts."""
+
+    run: RunFiles
+    n_rows: int
+    n_ok: int
+
+
+@dataclass(frozen=True)
+class MachinePage:
+    machine: Machine
+    summary: Any  # its row of the analysis' machine summary
+    env: Mapping[str, Any] | None  # its env.json
+    cells: pd.DataFrame = field(repr=False)  # every cell, in page order
+    failures: pd.DataFrame = field(repr=False)  # every replicate that did not end ok
+    checks: pd.DataFrame = field(repr=False)  # its re-run checks
+    drifting: pd.DataFrame = field(repr=False)  # cells with drifting ok replicates
+    ceilings: pd.DataFrame = field(repr=False)
+    runs: tuple[RunRows, ...]
+
+
+@dataclass(frozen=True)
+class MachinePages:
+    pages: tuple[MachinePage, ...]  # in the machine summary's order
+    largest_first: tuple[str, ...]  # page keys by number of cells, the largest first
+
+
+def machine_cells(facts: Facts, fingerprint: str) -> pd.DataFrame:
+    cells = facts.analysis.cells
+    cells = cells.loc[cells["fingerprint_id"] == fingerprint]
+    return cells.sort_values(CELL_ORDER, kind="stable", na_position="first")
+
+
+def _runs(facts: Facts, fingerprint: str) -> tuple[RunRows, ...]:
+    # per run folder (its results.csv, the rows' ``source``), not per run id: two folders can
+    # share a run id (a shard resubmitted to another kind of node)
+    results = facts.analysis.source.results
+    rows = results["source"].value_counts()
+    ok = results.loc[results["status"] == "ok", "source"].value_counts()
+    mine = [r for r in facts.analysis.source.runs if str(r.fingerprint_id) == fingerprint]
+    return tuple(RunRows(r, int(rows.get(r.results.as_posix(), 0)),
+                         int(ok.get(r.results.as_posix(), 0)))
+                 for r in sorted(mine, key=lambda r: str(r.results)))
+
+
+def machine_page(facts: Facts, row: Any) -> MachinePage:
+    a = facts.analysis
+    m = facts.machines[str(row.page)]
+    fp = m.fingerprint_id
+    cells = machine_cells(facts, fp)
+    results = a.source.results
+    failed = results.loc[(results["fingerprint_id"] == fp) & (results["status"] != "ok")]
+    return MachinePage(
+        machine=m, summary=row, env=a.source.envs.get(fp), cells=cells,
+        failures=failed.sort_values(["kind", "cell_name", "replicate", "run_id"], kind="stable"),
+        checks=a.repro.loc[a.repro["fingerprint_id"] == fp],
+        drifting=cells.loc[cells["n_drift"] > 0],
+        ceilings=a.ceilings.loc[a.ceilings["fingerprint_id"] == fp],
+        runs=_runs(facts, fp),
+    )
+
+
+def machine_pages(facts: Facts) -> MachinePages:
+    summary = facts.analysis.machines
+    largest = summary.sort_values("n_cells", ascending=False, kind="stable")
+    return MachinePages(
+        tuple(machine_page(facts, row) for row in summary.itertuples(index=False)),
+        tuple(str(p) for p in largest["page"]))
+
+
+@dataclass(frozen=True)
+class Priced:
+    """What the prices file given to the build buys."""
+
+    rows: pd.DataFrame = field(repr=False)  # every machine's best throughput, priced
+    unmatched: tuple[str, ...]  # keys of the file that name no machine
+
+
+@dataclass(frozen=True)
+class ComparePage:
+    summary: pd.DataFrame = field(repr=False)  # the current fingerprints' summary rows
+    machines: tuple[Machine, ...]  # in the same order
+    ceilings: pd.DataFrame = field(repr=False)
+    best: pd.DataFrame = field(repr=False)  # every machine's best throughput per workload
+    workloads: pd.DataFrame = field(repr=False)  # those the table lists, in workload order
+    total_workloads: int
+    priced: Priced | None  # None: no prices file was given
+    superseded: tuple[Machine, ...]
+    outdated: tuple[Machine, ...]
+
+
+def rank(column: pd.Series) -> pd.Series:
+    """A sort key for ``WORKLOAD_KEY``'s columns: eager before the compile modes, each in the
+    schema's order (and dynamic= likewise), every other column as it is."""
+    order = {"compile": schema.COMPILE_MODES, "compile_dynamic": schema.COMPILE_DYNAMIC}.get(
+        str(column.name))
+    if order is None:
+        return column
+    return column.map(lambda v: order.index(v) if v in order else len(order))
+
+
+def shown_workloads(best: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The workloads the throughput table lists, in workload order, and how many there are.
+
+    At most ``SHOWN_WORKLOADS``: those measured on the most machines, since a row is only a
+    comparison where several machines have a number.
+    """
+    key = WORKLOAD_KEY
+    counts = best.groupby(key, sort=False, dropna=False)["page"].nunique().rename("n").reset_index()
+    counts = counts.sort_values(["n", *key], ascending=[False] + [True] * len(key), kind="stable",
+                                key=rank)
+    shown = counts.head(SHOWN_WORKLOADS)[key].sort_values(key, kind="stable", key=rank)
+    return shown, len(counts)
+
+
+def _priced(best: pd.DataFrame, machines: tuple[Machine, ...], path: Path) -> Priced:
+    table = price_table.load_prices(path)
+    unmatched = price_table.unknown_keys(table, [m.machine for m in machines],
+                                         [m.page for m in machines])
+    rows = price_table.per_dollar(best, table) if len(best) else pd.DataFrame()
+    if len(rows):
+        rows = rows.sort_values(
+            [*WORKLOAD_KEY, "images_per_s_per_usd", "page"],
+            ascending=[True] * len(WORKLOAD_KEY) + [False, True],
+            kind="stable", na_position="last", key=rank)
+    return Priced(rows, tuple(unmatched))
+
+
+def compare_page(facts: Facts, prices: Path | None) -> ComparePage:
+    a = facts.analysis
+    summary = facts.current(a.machines)
+    machines = tuple(facts.machines[str(p)] for p in summary["page"]) if len(summary) else ()
+    best = facts.current(best_throughput(a.cells, WORKLOAD_KEY))
+    workloads, total = shown_workloads(best) if len(best) else (pd.DataFrame(), 0)
+    return ComparePage(
+        summary=summary, machines=machines, ceilings=facts.current(a.ceilings), best=best,
+        workloads=workloads, total_workloads=total,
+        priced=_priced(best, machines, prices) if prices is not None else None,
+        superseded=tuple(facts.machines[k] for k in sorted(facts.superseded)),
+        outdated=tuple(m for _, m in sorted(facts.machines.items()) if m.outdated),
+    )
+
+
+@dataclass(frozen=True)
+class DataRun:
+    run: RunFiles
+    page: str | None  # its machine page, where there is one
+    n_rows: int
+    n_replaced: int  # rows a resume replaced (in the file, not counted)
+
+
+@dataclass(frozen=True)
+class DataPage:
+    source: Dataset = field(repr=False)  # the loaded rows (their files are copied)
+    runs: tuple[DataRun, ...]
+    skipped: int  # rows ``--skip-bad-rows`` left out
+
+
+def data_page(facts: Facts) -> DataPage:
+    ds = facts.analysis.source
+    counts = ds.results.groupby("source").size().to_dict() if len(ds.results) else {}
+    runs = []
+    for run in sorted(ds.runs, key=lambda r: str(r.results)):
+        page = page_slug(run.machine, run.fingerprint_id)
+        key = Path(run.results).as_posix()
+        runs.append(DataRun(run, page if page in facts.machines else None,
+                            int(counts.get(key, 0)), int(ds.replaced.get(key, 0))))
+    return DataPage(ds, tuple(runs), len(ds.skipped))

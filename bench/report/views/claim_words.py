@@ -1,0 +1,66 @@
+"""A claim's verdict in words, its anchor, and the one-line forms the finding pages and the
+home page show (the Claims page lays every claim out in full)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from bench.report.escape import Md, cat
+from bench.report.judge import ClaimAnswer
+from bench.report.judge.pages.claims import ClaimsPage
+from bench.report.pages import Page
+from bench.report.paths import CLAIMS_PAGE
+from bench.report.vocabulary import ClaimVerdict, Stance
+
+#: The admonition each verdict is shown in, and the words it opens with.
+BOX = {
+    ClaimVerdict.SUPPORTED: ("success", "Supported"),
+    ClaimVerdict.CONTRADICTED: ("failure", "Contradicted"),
+    ClaimVerdict.DEPENDS: ("warning", "It depends"),
+    ClaimVerdict.NOT_MEASURED: ("note", "Not measured here"),
+}
+STANCE_WORDS = {
+    Stance.SUPPORTS: "supports it",
+    Stance.CONTRADICTS: "contradicts it",
+    Stance.CANNOT_TELL: Stance.CANNOT_TELL.value,
+}
+
+def title(v: ClaimAnswer) -> str:
+    """The verdict's words; "not measured here" over findings says they were measured but
+    could not tell, so it does not read as if nothing ran."""
+    word = BOX[v.verdict][1]
+    if v.verdict == ClaimVerdict.NOT_MEASURED and v.findings:
+        return f"{word}: measured, but too few ok replicates or too wide an interval to tell"
+    return word
+
+
+
+def anchor(v: ClaimAnswer) -> str:
+    return f"claim-{v.claim.id}"
+
+
+
+def claims_box(answers: Iterable[ClaimAnswer], p: Page) -> list[Md]:
+    """One line per claim a finding page answers: the claim, its verdict, a link to it."""
+    out = []
+    for v in answers:
+        out.append(cat(f"“{v.claim.claim}” ", Md("**"), title(v).lower(), Md("**"), ": ",
+                       v.summary, " (", p.link("details", CLAIMS_PAGE, anchor(v)), ")"))
+    return out
+
+
+
+def verdict_line(v: ClaimAnswer | None, p: Page) -> Md:
+    """One claim's computed summary with a link to it, for a page that states the claim's
+    subject in its own words (empty when the claim is not in the claims file)."""
+    if v is None:
+        return Md("")
+    return cat(Md("**"), title(v).lower(), Md("**"), ": ", v.summary, " (",
+               p.link("details", CLAIMS_PAGE, anchor(v)), ")")
+
+
+
+def counts_line(model: ClaimsPage) -> str:
+    """``supported 3, contradicted 2, it depends 1, not measured here 4``."""
+    return ", ".join(f"{word.lower()} {model.counts[verdict]}"
+                     for verdict, (_, word) in BOX.items())
