@@ -30,9 +30,6 @@ REGIME_COLUMNS = [
     "batch_size",
 ]
 
-#: What a summary of cudnn.benchmark counts, in words (see ``counted_benchmark``).
-COUNTED_BENCHMARK = "with cudnn.deterministic off and no warm kernel cache"
-
 
 def current(frame: pd.DataFrame, superseded: Collection[str]) -> pd.DataFrame:
     """``frame`` (keyed by ``page``) without the fingerprints a newer step definition

@@ -14,8 +14,9 @@ from typing import Any
 import pandas as pd
 
 from bench import schema
-from bench.report import analysis, charts, fmt
+from bench.report import charts, fmt
 from bench.report.escape import Md, cat
+from bench.report.judge import DELTA
 from bench.report.pages import Page
 from bench.report.paths import COMPARISONS
 from bench.report.views.frames import present, rows_of
@@ -116,7 +117,7 @@ def speedup_chart(
         _ci_words(r) for r in _speedup_rows(drawable.head(charts.MAX_ROWS), columns, short=False)
     ]
     writer.chart(
-        charts.speedup_chart, path, shown, title=title, xlabel=xlabel, delta=analysis.DELTA
+        charts.speedup_chart, path, shown, title=title, xlabel=xlabel, delta=DELTA
     )
     return {
         "path": path,

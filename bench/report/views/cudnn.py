@@ -11,7 +11,6 @@ from bench.report import charts, fmt
 from bench.report.escape import Md
 from bench.report.judge import Answers
 from bench.report.judge.pages.cudnn import BenchmarkSummary, CudnnSection
-from bench.report.judge.selection import COUNTED_BENCHMARK
 from bench.report.pages import Page, table
 from bench.report.paths import CUDNN_PAGE, chart_file
 from bench.report.views.claim_words import claims_box, verdict_line
@@ -27,6 +26,7 @@ from bench.report.views.context import machine_context, page, verdict
 from bench.report.views.costs import break_even_range, break_even_text, no_pay_back, warm_text
 from bench.report.views.frames import present, rows_of
 from bench.report.views.labels import (
+    COUNTED_BENCHMARK,
     alt_list,
     cold_text,
     comparison_columns,

@@ -17,7 +17,6 @@ from bench.report.judge.pages.home import (
     HomePage,
     PrecisionHeadline,
 )
-from bench.report.judge.selection import COUNTED_BENCHMARK
 from bench.report.pages import Page, table
 from bench.report.paths import (
     CPU_GPU_PAGE,
@@ -30,7 +29,7 @@ from bench.report.paths import (
 from bench.report.views import sentences
 from bench.report.views.claim_words import counts_line
 from bench.report.views.context import outdated_links, page, superseded_links
-from bench.report.views.labels import comparison_columns, exceptions, scope, span
+from bench.report.views.labels import COUNTED_BENCHMARK, comparison_columns, exceptions, scope, span
 from bench.report.views.recommendations import more_decisions, undecided
 from bench.report.vocabulary import Verdict
 from bench.report.writer import Writer

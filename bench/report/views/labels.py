@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from bench.report import analysis, fmt
+from bench.report import fmt
 from bench.report.judge.pages.common import Scope
 from bench.report.views.frames import CONFIG_AXES, present, rows_of
 from bench.report.vocabulary import Verdict
@@ -105,13 +105,6 @@ def alt_list(items: Iterable[str], limit: int = 12) -> str:
     return text
 
 
-def verdict_counts(verdicts: Iterable[str]) -> dict[Verdict, int]:
-    counts = dict.fromkeys(analysis.VERDICTS, 0)
-    for v in verdicts:
-        counts[Verdict(v)] = counts.get(Verdict(v), 0) + 1
-    return counts
-
-
 _SCOPE_WORDS = {"shapes": "{} shapes", "batch_size": "batch {}", "kernel_cache": "{} kernel cache",
                 "compile": "compile {}"}
 
@@ -167,3 +160,7 @@ def equal_text(n_checks: Any, equal: Any, diff: Any) -> str:
     if bool(equal):
         return "bitwise equal"
     return f"differs (max |Δ| {fmt.num(diff)})"
+
+
+#: What a summary of cudnn.benchmark counts, in words (``judge.selection.counted_benchmark``).
+COUNTED_BENCHMARK = "with cudnn.deterministic off and no warm kernel cache"

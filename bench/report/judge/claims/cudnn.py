@@ -59,7 +59,7 @@ def benchmark_static(claim: Claim, a: Any) -> ClaimAnswer:
             functools.partial(_static_text, r, name), pair_evidence(r), str(r.model)))
     split = depends(findings)
     summary = "; ".join(
-        f"on {group['machine'].iloc[0]}: {verdict_counts(group, name, tight=split)} of "
+        f"on {group['machine'].iloc[0]}: {counts_text(group, name, tight=split)} of "
         f"{plural(len(group), 'configurations with one input shape')}"
         for _, group in pairs.loc[pairs["verdict"] != Verdict.INSUFFICIENT].groupby("page"))
     return decide(claim, findings, summary or "no sufficient comparison", GPU_RUN)
@@ -71,7 +71,7 @@ def _static_text(r: Any, name: Callable[[Any], str]) -> str:
     return f"{name(r)}: {interval(r)}, {said(r.verdict, r.ci_low, r.ci_high)}{cold}"
 
 
-def verdict_counts(pairs: pd.DataFrame, name: Callable[[Any], str] | None = None,
+def counts_text(pairs: pd.DataFrame, name: Callable[[Any], str] | None = None,
                    tight: bool = False) -> str:
     """``faster in 2 (resnet50 · fp32-strict 1.10×, …), no clear difference in 12 (3 of them
     too wide to tell), slower in 0``: with ``name``, the regimes that moved are named, the
