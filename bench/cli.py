@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
-from bench import advise
+from bench.commands import advise
 from bench.run import hooks, matrix, runner, session, shards
 from bench.run.interrupts import EXIT_CODES, INTERRUPTS
 from bench.run.launch import ForkServerLauncher, Launcher, SpawnLauncher
