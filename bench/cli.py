@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from bench.commands import advise
-from bench.run import hooks, matrix, runner, session, shards
+from bench.run import hooks, matrix, runner, session
+from bench.run.cluster import shards
 from bench.run.interrupts import EXIT_CODES, INTERRUPTS
 from bench.run.launch import ForkServerLauncher, Launcher, SpawnLauncher
 from bench.run.store import StoreError
@@ -40,10 +41,10 @@ def _fail(msg: str) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     if args.executor == "slurm":  # first: without submitit, nothing else is worth saying
-        from bench.run import cluster  # submitit is only needed, and imported, here
+        from bench.run.cluster import executor as cluster  # only for a Slurm run
 
         return cluster.cmd_slurm(args)
-    from bench.run.cluster import local_refusal  # argparse only, as in build_parser
+    from bench.run.cluster.executor import local_refusal  # argparse only, as in build_parser
 
     refused = local_refusal(args)  # a Slurm option a local run would silently ignore
     if refused:
@@ -208,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--run-id", help="name the run folder (default: a UTC time and the profile)")
     run.add_argument("--shard", metavar="K/N", help="run only shard K of N (what each cluster "
                      "job runs; see --executor slurm)")
-    from bench.run.cluster import add_arguments as add_cluster  # argparse only
+    from bench.run.cluster.executor import add_arguments as add_cluster  # argparse only
 
     add_cluster(run)
     run.set_defaults(func=cmd_run)
@@ -241,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from bench.run import cluster
+    from bench.run.cluster import executor as cluster
 
     return cluster.cmd_status(args)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.run import runner, shards
+from bench.run import runner
+from bench.run.cluster import shards
 from bench.run.matrix import load_profile
 
 

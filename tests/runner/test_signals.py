@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.run import runner, shards
+from bench.run import runner
+from bench.run.cluster import shards
 from bench.run.matrix import load_profile
 
 from .conftest import ROOT, one_error_line, read_csv, run_fake_cli

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from bench.run import runner, slurm, squeue
+from bench.run import runner
+from bench.run.cluster import slurm, squeue
 from bench.run.matrix import load_profile
 
 from .conftest import ROOT, one_error_line, run_cli
@@ -83,7 +84,7 @@ def test_without_submitit_a_slurm_run_is_one_line_naming_the_extra(tmp_path: Pat
 
 def test_the_submitting_side_never_imports_torch() -> None:
     pytest.importorskip("submitit")
-    mods = imported_by(["bench.run.cluster", "bench.run.slurm", "submitit"],
+    mods = imported_by(["bench.run.cluster.executor", "bench.run.cluster.slurm", "submitit"],
                        first="import bench.cli; bench.cli.build_parser()")
     assert "torch" not in {m.split(".")[0] for m in mods}
 
@@ -397,7 +398,7 @@ def test_a_resume_takes_each_slurm_option_left_out_from_the_record() -> None:
 
 
 def test_the_resume_hint_is_the_whole_command() -> None:
-    from bench.run import cluster
+    from bench.run.cluster import executor as cluster
 
     sub = slurm.Submission("r1", "smoke", "/r", [4, 4], [["1"], ["2"]],
                            asdict(slurm.Options("debug", None, 15, None, "a&b",
@@ -428,7 +429,7 @@ def _path_env(shim: Path) -> dict[str, str]:
 
 def _record(reports: Path, run_id: str = "r1-smoke", shard_count: int = 2) -> slurm.Submission:
     """A submission of the smoke profile as ``bench run --executor slurm`` records it."""
-    from bench.run import shards
+    from bench.run.cluster import shards
 
     planned = [len(p) for p in shards.split(runner.plan(load_profile("smoke")), shard_count)]
     return slurm.submit("smoke", planned, reports, run_id, slurm.Options(time_min=15),

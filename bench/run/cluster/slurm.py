@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bench import schema
-from bench.run import shards
+from bench.run.cluster import shards
+from bench.run.cluster.squeue import ACTIVE, UNKNOWN, QueryError, Queue, Runner, run_command
 from bench.run.progress import Progress
-from bench.run.squeue import ACTIVE, UNKNOWN, QueryError, Queue, Runner, run_command
 
 EXTRA = "torch-knobs[slurm]"
 RECORD = "submission.json"

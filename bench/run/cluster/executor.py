@@ -1,9 +1,9 @@
 """``bench run --executor slurm`` and ``bench status``: the command side of a cluster run.
 
 Kept apart from the local runner: the submitting process plans and splits the profile, submits
-one Slurm job per shard through submitit (:mod:`bench.run.slurm`), and follows them; it never
-probes (the nodes' hardware is theirs to find) and never imports torch. submitit is imported
-only once a Slurm run is asked for, so ``--executor local`` needs nothing new.
+one Slurm job per shard through submitit (:mod:`bench.run.cluster.slurm`), and follows them;
+it never probes (the nodes' hardware is theirs to find) and never imports torch. submitit is
+imported only once a Slurm run is asked for, so ``--executor local`` needs nothing new.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench.run import matrix, runner, shards, slurm, squeue
+from bench.run import matrix, runner
+from bench.run.cluster import shards, slurm, squeue
 
 #: ``bench status``'s exit codes (0: every shard complete).
 EXIT_STOPPED = 1  # a shard stopped short and no job of it is queued: --resume submits it
