@@ -7,13 +7,12 @@ copied together from two runs holds two environments under one run id, and an en
 is not its rows' own names hardware they were not measured on. So, per folder:
 
 - every row has env.json's fingerprint and machine (one folder is one environment);
-- samples come in blocks, one per write: consecutive samples of one replicate and attempt
-  whose iterations go forward. A block belongs to the row with its cell, replicate and
-  attempt (``attempt_id``; rows and samples written before it was kept match with it empty,
-  and then, as a resume appends, the last block of a replicate is its row's). A block with
-  no such row, or whose row is not ok, is a problem; so is a sample whose fingerprint or run
-  is not its row's;
-- an ok model or ceiling row has a block.
+- samples come in blocks, one per write, and a block belongs to the row with its cell,
+  replicate and attempt; of a row's blocks the last is its own (the rules, which ``bench
+  check`` applies too, are ``bench.consistency``'s: an earlier block is left out before
+  attempt ids were kept, and a problem with them). A block with no such row, or whose row is
+  not ok, is a problem; so is a sample whose fingerprint or run is not its row's;
+- an ok model or ceiling row has a block, of as many steady samples as its ``steady_iters``.
 
 Across folders: a replicate (its run id, fingerprint, cell and replicate) is measured in one
 folder, so the same one in a second folder is a copy of a run (``copies``), never an attempt
@@ -33,11 +32,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bench import consistency as rules
 from bench.report.errors import LoadError, Problems, drop_bad, report, short
 
 #: The samples of a row: its cell, replicate and attempt.
-KEY = ("cell_id", "replicate", "attempt_id")
-TIMED = ("model", "ceiling")
+KEY = list(rules.SAMPLE_KEY)
+TIMED = list(rules.TIMED_KINDS)
 
 
 @dataclass(frozen=True)
@@ -79,20 +79,17 @@ def _changes(values: np.ndarray) -> np.ndarray:
     return values[1:] != values[:-1]
 
 
-def _blocks(samples: pd.DataFrame) -> np.ndarray:
-    """The position of each block's first sample."""
+def _blocks(samples: pd.DataFrame, steady: np.ndarray) -> np.ndarray:
+    """The position of each block's first sample (``steady``: which samples are steady)."""
     n = len(samples)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    step = np.where(samples["phase"].to_numpy(object) == "steady", 1 << 40, 0) + samples[
-        "iter"].to_numpy(dtype=np.int64, na_value=-1)
+    step = rules.step(steady, samples["iter"].to_numpy(dtype=np.int64, na_value=-1))
     new = np.ones(n, dtype=bool)
-    new[1:] = (
-        _changes(samples["cell_id"].to_numpy(object))
-        | _changes(samples["replicate"].to_numpy(dtype=np.int64, na_value=-1))
-        | _changes(samples["attempt_id"].to_numpy(object))
-        | (step[1:] <= step[:-1])
-    )
+    other = (_changes(samples["cell_id"].to_numpy(object))
+             | _changes(samples["replicate"].to_numpy(dtype=np.int64, na_value=-1))
+             | _changes(samples["attempt_id"].to_numpy(object)))
+    new[1:] = rules.new_block(other, step[:-1], step[1:])
     return np.flatnonzero(new)
 
 
@@ -106,6 +103,97 @@ def _mismatch(samples: pd.DataFrame, column: str, rows: pd.DataFrame, row_of: np
     return values != wanted[row_of]
 
 
+@dataclass(frozen=True)
+class _Blocks:
+    """A folder's sample blocks: where each starts, its size and steady samples, its first
+    sample, the position of its row (-1: none) and whether an earlier block of that row (not
+    its last)."""
+
+    starts: np.ndarray
+    steady: np.ndarray
+    counts: np.ndarray
+    firsts: pd.DataFrame
+    owner: np.ndarray
+    earlier: np.ndarray
+
+
+def _owned_blocks(res: pd.DataFrame, samples: pd.DataFrame) -> _Blocks:
+    """The blocks of ``samples`` and the row each belongs to: the last timed row of its key
+    (legacy rows share a key)."""
+    timed = res.loc[res["kind"].isin(TIMED)]
+    owners = timed.loc[~timed.duplicated(KEY, keep="last")]
+    steady = samples["phase"].to_numpy(object) == rules.STEADY
+    starts = _blocks(samples, steady)
+    counts = np.diff(np.append(starts, len(samples)))
+    per_block = np.add.reduceat(steady.astype(np.int64), starts) if len(samples) else counts
+    firsts = samples.iloc[starts]
+    index = pd.MultiIndex.from_arrays([owners[k] for k in KEY])
+    hit = index.get_indexer(pd.MultiIndex.from_arrays([firsts[k] for k in KEY]))
+    owner = np.full(len(starts), -1, dtype=np.int64)
+    owner[hit >= 0] = owners.index.to_numpy()[hit[hit >= 0]]
+    last = pd.Series(np.arange(len(starts))).groupby(owner).transform("max").to_numpy()
+    earlier = (owner >= 0) & (np.arange(len(starts)) != last)
+    return _Blocks(starts, per_block, counts, firsts, owner, earlier)
+
+
+def _block_problems(res: pd.DataFrame, samples: pd.DataFrame, b: _Blocks, superseded: np.ndarray,
+                    where: Folder) -> tuple[np.ndarray, np.ndarray]:
+    """Per block: its problem (``""``: none) and the line it is listed at."""
+    n, owner, starts, counts = len(samples), b.owner, b.starts, b.counts
+    row_of = np.repeat(owner, counts)  # -1: no row
+    problem = np.full(len(starts), "", dtype=object)
+    bad_line = b.firsts["line"].to_numpy(dtype=np.int64).copy()
+    status = res["status"].to_numpy(object)
+    lines = res["line"].to_numpy(dtype=np.int64)
+    for column in ("fingerprint_id", "run_id"):
+        off = _mismatch(samples, column, res, row_of) if len(res) else np.ones(n, dtype=bool)
+        block_off = np.logical_or.reduceat(off, starts) if n else off
+        for k in np.flatnonzero(block_off & (owner >= 0) & (problem == "")):
+            i = starts[k] + int(np.argmax(off[starts[k]:starts[k] + counts[k]]))
+            bad_line[k] = int(samples["line"].iloc[i])
+            problem[k] = (f"{column} {short(samples[column].iloc[i])} differs from its row's "
+                          f"{short(res[column].iloc[owner[k]])} ({where.results.name}:"
+                          f"{lines[owner[k]]})")
+    repeated = rules.repeated(b.earlier, b.firsts["attempt_id"].to_numpy(object))
+    not_ok = np.zeros(len(starts), dtype=bool)
+    not_ok[owner >= 0] = status[owner[owner >= 0]] != "ok"
+    suspect = (owner < 0) | repeated | (not_ok & ~superseded)
+    for k in np.flatnonzero(suspect & (problem == "")):  # only the blocks with a problem
+        cell = f"cell {short(b.firsts['cell_id'].iloc[k])} #r{b.firsts['replicate'].iloc[k]}"
+        if owner[k] < 0:
+            problem[k] = f"{counts[k]} sample(s) of {cell} have no valid row in " \
+                         f"{where.results.name}"
+        elif repeated[k]:
+            problem[k] = (f"{counts[k]} sample(s) of {cell} repeat attempt "
+                          f"{short(b.firsts['attempt_id'].iloc[k])}, whose row "
+                          f"({where.results.name}:{lines[owner[k]]}) has a later block (an "
+                          f"attempt writes one)")
+        else:
+            problem[k] = (f"{counts[k]} sample(s) belong to a row that is not ok "
+                          f"({where.results.name}:{lines[owner[k]]}, "
+                          f"status {status[owner[k]]})")
+    return problem, bad_line
+
+
+def _row_problems(res: pd.DataFrame, b: _Blocks, keep_block: np.ndarray, where: Folder
+                  ) -> Problems:
+    """Per row: an ok timed row needs a block of its own, of ``steady_iters`` steady
+    samples."""
+    has = np.zeros(len(res), dtype=bool)
+    has[b.owner[keep_block]] = True
+    steady = np.zeros(len(res), dtype=np.int64)
+    steady[b.owner[keep_block]] = b.steady[keep_block]
+    iters = res["steady_iters"]
+    ok_timed = (res["status"] == "ok").to_numpy() & res["kind"].isin(TIMED).to_numpy()
+    p = Problems(res.index)
+    p.add(ok_timed & ~has, f"status ok but {where.samples.name} has no samples for it")
+    p.add(ok_timed & has & iters.notna().to_numpy()
+          & rules.count_differs(steady, iters.to_numpy(dtype=np.float64, na_value=-1.0)),
+          lambda idx: [f"status ok with steady_iters {iters[i]}, but {where.samples.name} "
+                       f"has {steady[i]} steady sample(s) for it" for i in idx])
+    return p
+
+
 def match_samples(
     res: pd.DataFrame, samples: pd.DataFrame, where: Folder, skip_bad: bool,
     bad_results: list[str], bad_samples: list[str],
@@ -113,59 +201,22 @@ def match_samples(
     """The rows and samples that agree; each sample gains ``row``, its row's position in the
     rows returned."""
     res = res.reset_index(drop=True)
-    timed = res.loc[res["kind"].isin(TIMED)]
-    # the last row of each key is the one its samples belong to (legacy rows share a key)
-    owners = timed.loc[~timed.duplicated(list(KEY), keep="last")]
-    starts = _blocks(samples)
-    n = len(samples)
-    counts = np.diff(np.append(starts, n))
-    firsts = samples.iloc[starts]
-    index = pd.MultiIndex.from_arrays([owners[k] for k in KEY])
-    hit = index.get_indexer(pd.MultiIndex.from_arrays([firsts[k] for k in KEY]))
-    owner = np.full(len(starts), -1, dtype=np.int64)
-    owner[hit >= 0] = owners.index.to_numpy()[hit[hit >= 0]]
-    # the last block of a row is its own: earlier ones were written by an attempt a kill cut
+    b = _owned_blocks(res, samples)
+    # the last block of a row is its own: an earlier one was written by an attempt a kill cut
     # short, before attempts were kept (with them, an attempt has one block)
-    last = pd.Series(np.arange(len(starts))).groupby(owner).transform("max").to_numpy()
-    superseded = (owner >= 0) & (np.arange(len(starts)) != last)
-    row_of = np.repeat(owner, counts)  # -1: no row
-    problem = np.full(len(starts), "", dtype=object)
-    bad_line = firsts["line"].to_numpy(dtype=np.int64).copy()
-    status = res["status"].to_numpy(object)
-    lines = res["line"].to_numpy(dtype=np.int64)
-    for column in ("fingerprint_id", "run_id"):
-        off = _mismatch(samples, column, res, row_of) if len(res) else np.ones(n, dtype=bool)
-        block_off = np.logical_or.reduceat(off, starts) if n else off
-        for b in np.flatnonzero(block_off & (owner >= 0) & (problem == "")):
-            i = starts[b] + int(np.argmax(off[starts[b]:starts[b] + counts[b]]))
-            bad_line[b] = int(samples["line"].iloc[i])
-            problem[b] = (f"{column} {short(samples[column].iloc[i])} differs from its row's "
-                          f"{short(res[column].iloc[owner[b]])} ({where.results.name}:"
-                          f"{lines[owner[b]]})")
-    for b in np.flatnonzero(problem == ""):
-        if owner[b] < 0:
-            problem[b] = (f"{counts[b]} sample(s) of cell {short(firsts['cell_id'].iloc[b])} "
-                          f"#r{firsts['replicate'].iloc[b]} have no valid row in "
-                          f"{where.results.name}")
-        elif status[owner[b]] != "ok" and not superseded[b]:
-            problem[b] = (f"{counts[b]} sample(s) belong to a row that is not ok "
-                          f"({where.results.name}:{lines[owner[b]]}, "
-                          f"status {status[owner[b]]})")
+    superseded = rules.superseded(b.earlier, b.firsts["attempt_id"].to_numpy(object))
+    problem, bad_line = _block_problems(res, samples, b, superseded, where)
     bad = problem != ""
     if bad.any():
         report(where.samples, bad_line[bad].tolist(), problem[bad].tolist(), skip_bad,
                bad_samples)
     keep_block = ~bad & ~superseded
-    # an ok timed row needs a block of its own
-    has = np.zeros(len(res), dtype=bool)
-    has[owner[keep_block]] = True
-    p = Problems(res.index)
-    p.add((status == "ok") & res["kind"].isin(TIMED).to_numpy() & ~has,
-          f"status ok but {where.samples.name} has no samples for it")
-    kept = drop_bad(res, p, where.results, skip_bad, bad_results)
+    kept = drop_bad(res, _row_problems(res, b, keep_block, where), where.results,
+                    skip_bad, bad_results)
     position = np.full(len(res) + 1, -1, dtype=np.int64)  # and -1 for a block without a row
     position[kept.index.to_numpy()] = np.arange(len(kept))
-    keep = np.repeat(keep_block, counts) & (position[row_of] >= 0)
+    row_of = np.repeat(b.owner, b.counts)
+    keep = np.repeat(keep_block, b.counts) & (position[row_of] >= 0)
     out = samples.loc[keep]
     out = out.assign(row=position[row_of[keep]])
     return kept.reset_index(drop=True), out.reset_index(drop=True)

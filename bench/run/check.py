@@ -18,12 +18,14 @@ DIR`` prints them and exits non-zero if any check failed. Checks:
   iterations is within ``DRIFT`` times that of the earlier half. A drift means something
   changed under the measurement (the workload's numerics, thermal throttling, another
   process), so the median describes no single regime;
-- the folder is one the report will load, by the same rules as its loader
-  (``bench.report.consistency``, re-stated here in the standard library, since this side
-  never imports pandas or the report): no zero-byte results.csv or samples.csv (a run killed
-  as it created it); every sample's replicate and attempt has a row, and an ok one (samples
-  that no row commits were left by a kill between the samples and the row); every ok model
-  or ceiling row has its samples.
+- the folder is one the report will load: no zero-byte results.csv or samples.csv (a run
+  killed as it created it); every block of samples has a row, and an ok one (samples that no
+  row commits were left by a kill between the samples and the row), and is that row's only
+  block of its attempt; every ok model or ceiling row has its samples.
+
+The rules on samples (which block is a row's, its count and median, drift) are
+``bench.consistency``'s, which the report's loader and statistics apply too: the two sides
+cannot disagree about the same folder.
 """
 
 from __future__ import annotations
@@ -35,14 +37,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.schema import DRIFT, FIGURE_COLUMNS, RESULTS_FILE, SAMPLES_FILE
+from bench import consistency as rules
+from bench.schema import FIGURE_COLUMNS, RESULTS_FILE, SAMPLES_FILE
 
 Row = dict[str, str]
+Key = tuple[str, str, str]
 TOL = 1e-9
 
 
 @dataclass(frozen=True)
-class Finding:
+class Anomaly:
+    """One thing a check found implausible: which check, where, and what."""
+
     check: str
     where: str  # "<file>:<line> <cell name> #r<replicate>"
     problem: str
@@ -57,45 +63,92 @@ def _where(row: Row) -> str:
     return f"{row['_source']}:{row['_line']} {row['cell_name']} #r{row['replicate']}"
 
 
-def _key(row: Row) -> tuple[str, str, str]:
+def _key(row: Row) -> Key:
     """A replicate's samples: its cell, replicate and attempt (empty before attempts were
     kept), so samples a killed attempt left are never taken for its re-run's."""
     return (row["cell_id"], row["replicate"], row.get("attempt_id") or "")
 
 
-def _ok(rows: list[Row], kinds: tuple[str, ...] = ("model", "ceiling")) -> Iterator[Row]:
+def _ok(rows: list[Row], kinds: tuple[str, ...] = rules.TIMED_KINDS) -> Iterator[Row]:
     return (r for r in rows if r["status"] == "ok" and r["kind"] in kinds)
 
 
-def check_order(rows: list[Row], samples: dict[tuple[str, str, str], list[float]]
-                ) -> Iterator[
-        Finding]:
+def _int(value: str | None) -> int:
+    try:
+        return int(value or "")
+    except ValueError:
+        return -1  # as the loader reads an iteration that is not a number
+
+
+@dataclass
+class Block:
+    """One write of samples: consecutive samples of one key whose steps go forward
+    (``rules.new_block``); ``earlier`` when a later block of its row follows."""
+
+    key: Key
+    samples: list[Row]
+    earlier: bool = False
+
+    @property
+    def attempt(self) -> str:
+        return self.key[2]
+
+
+def blocks_of(rows: list[Row], samples: list[Row]) -> list[Block]:
+    """The blocks of ``samples`` in file order, each marked ``earlier`` when it is not the
+    last block of a key that has a model or ceiling row."""
+    found: list[Block] = []
+    key_before: Key | None = None
+    step_before = 0
+    for s in samples:
+        key = _key(s)
+        step = rules.step(s["phase"] == rules.STEADY, _int(s["iter"]))
+        if not found or rules.new_block(key != key_before, step_before, step):
+            found.append(Block(key, []))
+        found[-1].samples.append(s)
+        key_before, step_before = key, step
+    owned = {_key(r) for r in rows if r["kind"] in rules.TIMED_KINDS}
+    last = {b.key: i for i, b in enumerate(found) if b.key in owned}
+    for i, b in enumerate(found):
+        b.earlier = b.key in last and i != last[b.key]
+    return found
+
+
+def steady_of(blocks: list[Block], column: str) -> dict[Key, list[str]]:
+    """Per key, ``column`` of the steady samples of its row's own block (the last; an
+    earlier one is never the row's)."""
+    out: dict[Key, list[str]] = {}
+    for b in blocks:
+        if not b.earlier:
+            out[b.key] = [s[column] for s in b.samples if s["phase"] == rules.STEADY]
+    return out
+
+
+def check_order(rows: list[Row], samples: dict[Key, list[float]]) -> Iterator[Anomaly]:
     for r in _ok(rows):
         p10, med, p90 = (_f(r, c) for c in ("steady_p10_s", "steady_median_s", "steady_p90_s"))
-        if p10 is None or med is None or p90 is None:
+        if p10 is not None and med is not None and p90 is not None and \
+                not p10 <= med + TOL <= p90 + 2 * TOL:
+            yield Anomaly("p10<=median<=p90", _where(r), f"p10={p10} median={med} p90={p90}")
+        xs, iters = samples.get(_key(r)), _f(r, "steady_iters")
+        if xs is None:
             continue
-        if not p10 <= med + TOL <= p90 + 2 * TOL:
-            yield Finding("p10<=median<=p90", _where(r), f"p10={p10} median={med} p90={p90}")
-        xs = samples.get(_key(r))
-        if xs is not None:
-            if len(xs) != int(r["steady_iters"]):
-                yield Finding("samples", _where(r), f"{len(xs)} steady samples, row says "
-                                                    f"{r['steady_iters']}")
-            elif abs(statistics.median(xs) - med) > 1e-9 * max(1.0, med):
-                yield Finding("samples", _where(r), f"median of samples "
-                                                    f"{statistics.median(xs)} != {med}")
+        if iters is not None and rules.count_differs(len(xs), iters):
+            yield Anomaly("samples", _where(r), f"{len(xs)} steady samples, row says "
+                                                f"{r['steady_iters']}")
+        elif xs and med is not None and rules.median_differs(statistics.median(xs), med):
+            yield Anomaly("samples", _where(r), f"median of samples "
+                                                f"{statistics.median(xs)} != {med}")
 
 
-def check_cold(rows: list[Row]) -> Iterator[Finding]:
+def check_cold(rows: list[Row]) -> Iterator[Anomaly]:
     for r in _ok(rows):
         first, whole = _f(r, "cold_first_iter_s"), _f(r, "cold_pass_s")
         if first is not None and whole is not None and whole + TOL < first:
-            yield Finding("cold pass", _where(r), f"cold_pass_s {whole} < first {first}")
+            yield Anomaly("cold pass", _where(r), f"cold_pass_s {whole} < first {first}")
 
 
-def check_throughput(rows: list[Row], shapes: dict[tuple[str, str, str], list[int]]
-                     ) -> Iterator[
-        Finding]:
+def check_throughput(rows: list[Row], shapes: dict[Key, list[int]]) -> Iterator[Anomaly]:
     for r in _ok(rows, ("model",)):
         sps, mean = _f(r, "samples_per_s"), _f(r, "steady_mean_s")
         if sps is None or mean is None:
@@ -104,11 +157,11 @@ def check_throughput(rows: list[Row], shapes: dict[tuple[str, str, str], list[in
         batch = statistics.fmean(batches) if batches else float(r["batch_size"])
         expected = batch / mean
         if abs(sps - expected) > 0.01 * expected:
-            yield Finding("samples/s", _where(r), f"{sps:.4g} samples/s but batch {batch:g} / "
+            yield Anomaly("samples/s", _where(r), f"{sps:.4g} samples/s but batch {batch:g} / "
                                                   f"mean step {mean:.4g} s = {expected:.4g}")
 
 
-def check_ceiling(rows: list[Row]) -> Iterator[Finding]:
+def check_ceiling(rows: list[Row]) -> Iterator[Anomaly]:
     best: dict[tuple[str, str], float] = defaultdict(float)
     for r in _ok(rows, ("ceiling",)):
         work, med = _f(r, "work_per_iter"), _f(r, "steady_median_s")
@@ -119,90 +172,95 @@ def check_ceiling(rows: list[Row]) -> Iterator[Finding]:
         ceiling = best.get((r["fingerprint_id"], r["device"]))
         flops, sps = _f(r, "flops_per_sample"), _f(r, "samples_per_s")
         if ceiling and flops and sps and flops * sps / 1e12 > ceiling:
-            yield Finding("TFLOP/s < ceiling", _where(r),
+            yield Anomaly("TFLOP/s < ceiling", _where(r),
                           f"{flops * sps / 1e12:.3g} TFLOP/s above the best measured matmul "
                           f"{ceiling:.3g} TFLOP/s")
 
 
-def check_flags(rows: list[Row]) -> Iterator[Finding]:
+def check_flags(rows: list[Row]) -> Iterator[Anomaly]:
     for r in rows:
         if r["status"] != "ok" or r["device"] != "cuda" or r["kind"] == "ceiling":
             continue
         for axis in ("cudnn_benchmark", "cudnn_deterministic"):
             want = "true" if r[axis] == "on" else "false"
             if r[f"eff_{axis}"] != want:
-                yield Finding("effective flags", _where(r),
+                yield Anomaly("effective flags", _where(r),
                               f"{axis}={r[axis]} but read back eff_{axis}={r[f'eff_{axis}']}")
         if r["precision"] == "fp32-strict" and r["eff_cudnn_allow_tf32"] != "false":
-            yield Finding("effective flags", _where(r), "fp32-strict but cuDNN TF32 is on")
+            yield Anomaly("effective flags", _where(r), "fp32-strict but cuDNN TF32 is on")
 
 
-def check_drift(rows: list[Row], samples: dict[tuple[str, str, str], list[float]]
-                ) -> Iterator[
-        Finding]:
+def drift_halves(xs: list[float]) -> tuple[float, float] | None:
+    """The medians of the earlier and the later half of a replicate's steady iterations
+    (``rules.early_half``, ``rules.late_half``); None when it has too few to halve."""
+    n = len(xs)
+    early = [x for i, x in enumerate(xs) if rules.early_half(i, n)]
+    late = [x for i, x in enumerate(xs) if rules.late_half(i, n)]
+    return (statistics.median(early), statistics.median(late)) if early and late else None
+
+
+def check_drift(rows: list[Row], samples: dict[Key, list[float]]) -> Iterator[Anomaly]:
     for r in _ok(rows, ("model",)):
-        xs = samples.get(_key(r), [])
-        if r["shapes"] != "static" or len(xs) < 3:  # other schedules cycle shapes on purpose
+        halves = drift_halves(samples.get(_key(r), []))
+        if halves is None or not rules.drift_applies(r["kind"], r["shapes"]):
             continue
-        half = len(xs) // 2
-        early, late = statistics.median(xs[:half]), statistics.median(xs[-half:])
-        if early > 0 and not 1 / DRIFT <= late / early <= DRIFT:
-            yield Finding("steady drift", _where(r),
+        early, late = halves
+        if early > 0 and rules.drifted(late / early):
+            yield Anomaly("steady drift", _where(r),
                           f"later steady iterations take {late / early:.3g}x the earlier ones "
                           f"({early:.4g} s -> {late:.4g} s)")
 
 
-def check_cache(rows: list[Row]) -> Iterator[Finding]:
+def check_cache(rows: list[Row]) -> Iterator[Anomaly]:
     for r in rows:
         start = _f(r, "kernel_cache_start_bytes")
         if r.get("kernel_cache") == "fresh" and start is not None and start > 0:
-            yield Finding("kernel cache", _where(r),
+            yield Anomaly("kernel cache", _where(r),
                           f"a fresh replicate's cache folder held {start:.0f} bytes at start")
 
 
-def check_empties(rows: list[Row]) -> Iterator[Finding]:
+def check_empties(rows: list[Row]) -> Iterator[Anomaly]:
     for r in rows:
         filled = [c for c in FIGURE_COLUMNS if r.get(c) not in ("", None)]
         if r["status"] != "ok" and filled:
-            yield Finding("failed rows", _where(r), f"status {r['status']} but has {filled[0]}")
+            yield Anomaly("failed rows", _where(r), f"status {r['status']} but has {filled[0]}")
         if r["status"] == "ok" and r["kind"] == "model" and not r.get("steady_median_s"):
-            yield Finding("ok rows", _where(r), "status ok without a steady median")
+            yield Anomaly("ok rows", _where(r), "status ok without a steady median")
 
 
-def check_files(run_dir: Path) -> Iterator[Finding]:
+def check_files(run_dir: Path) -> Iterator[Anomaly]:
     for name in (RESULTS_FILE, SAMPLES_FILE):
         path = run_dir / name
         if path.is_file() and path.stat().st_size == 0:
-            yield Finding("files", f"{path}:1", "empty file: no header line (the report "
+            yield Anomaly("files", f"{path}:1", "empty file: no header line (the report "
                                                 "refuses it; a run killed as it created it?)")
 
 
-def check_rows_and_samples(rows: list[Row], samples: list[Row]) -> Iterator[Finding]:
-    """Samples without a row (or whose row is not ok), and ok timed rows without samples.
-
-    As the loader matches them: a replicate's samples are its attempt's (cell, replicate,
-    attempt id), the last model or ceiling row of that key is theirs (rows written before
-    attempt ids were kept share a key, and a resume appends)."""
-    owner = {_key(r): r for r in rows if r["kind"] in ("model", "ceiling")}
-    found: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
-    for s in samples:
-        found[_key(s)].append(s)
-    for key, block in found.items():
-        row = owner.get(key)
-        first = block[0]
+def check_rows_and_samples(rows: list[Row], blocks: list[Block]) -> Iterator[Anomaly]:
+    """Blocks of samples without a row (or whose row is not ok, or that repeat an attempt),
+    and ok timed rows without samples: the loader's rules (``bench.consistency``)."""
+    owner = {_key(r): r for r in rows if r["kind"] in rules.TIMED_KINDS}  # the last one
+    for block in blocks:
+        row, key, first, n = owner.get(block.key), block.key, block.samples[0], len(block.samples)
         where = f"{first['_source']}:{first['_line']} cell {key[0]} #r{key[1]}"
         if row is None:
-            yield Finding("samples without a row", where,
-                          f"{len(block)} sample(s) of attempt {key[2] or '(none)'} have no row "
+            yield Anomaly("samples without a row", where,
+                          f"{n} sample(s) of attempt {key[2] or '(none)'} have no row "
                           f"in {RESULTS_FILE} (left by a kill between the samples and the row; "
                           "the report refuses them)")
-        elif row["status"] != "ok":
-            yield Finding("samples without a row", where,
-                          f"{len(block)} sample(s) belong to a row that is not ok "
+        elif rules.repeated(block.earlier, block.attempt):
+            yield Anomaly("samples without a row", where,
+                          f"{n} sample(s) repeat attempt {block.attempt}, whose row "
+                          f"({row['_source']}:{row['_line']}) has a later block (an attempt "
+                          "writes one; the report refuses them)")
+        elif row["status"] != "ok" and not rules.superseded(block.earlier, block.attempt):
+            yield Anomaly("samples without a row", where,
+                          f"{n} sample(s) belong to a row that is not ok "
                           f"({row['_source']}:{row['_line']}, status {row['status']})")
+    found = {b.key for b in blocks}
     for r in _ok(rows):
         if _key(r) not in found:
-            yield Finding("rows without samples", _where(r),
+            yield Anomaly("rows without samples", _where(r),
                           f"status ok but {SAMPLES_FILE} has no samples for it")
 
 
@@ -215,22 +273,18 @@ def _read(path: Path) -> list[Row]:
         return rows
 
 
-def check_run(run_dir: Path) -> tuple[int, list[Finding]]:
+def check_run(run_dir: Path) -> tuple[int, list[Anomaly]]:
     """All checks on one run directory: (rows checked, findings)."""
     rows = _read(run_dir / RESULTS_FILE)
     every = _read(run_dir / SAMPLES_FILE) if (run_dir / SAMPLES_FILE).exists() else []
-    samples: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-    shapes: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-    for s in every:
-        if s["phase"] == "steady":
-            samples[_key(s)].append(float(s["seconds"]))
-            shapes[_key(s)].append(int(s["batch_size"]))
-    # only ok replicates write samples, a resume never re-runs an ok one, and each attempt
-    # has its own id, so each key has the samples of exactly one row
+    blocks = blocks_of(rows, every)
+    # each row's own block of steady samples: never an earlier block of its key
+    samples = {k: [float(x) for x in xs] for k, xs in steady_of(blocks, "seconds").items()}
+    shapes = {k: [int(x) for x in xs] for k, xs in steady_of(blocks, "batch_size").items()}
     findings = [*check_order(rows, samples), *check_cold(rows), *check_throughput(rows, shapes),
                 *check_ceiling(rows), *check_flags(rows), *check_drift(rows, samples),
                 *check_cache(rows), *check_empties(rows), *check_files(run_dir),
-                *check_rows_and_samples(rows, every)]
+                *check_rows_and_samples(rows, blocks)]
     return len(rows), findings
 
 

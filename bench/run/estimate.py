@@ -1,4 +1,4 @@
-"""A rough duration estimate per replicate, for ``--dry-run`` and the progress ETA.
+"""A rough duration estimate per replicate and per job, for ``--dry-run`` and the progress ETA.
 
 It only needs to be right within a factor of about two: its job is to tell a user whether a
 profile takes minutes or hours before they start it. The constants are round numbers fitted
@@ -8,7 +8,12 @@ figures for any machine are in its results.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from bench.run import usermodels
 from bench.run.matrix import Cell, Settings
+from bench.run.plan import Job, skip_reason
+from bench.run.protocol import Probe
 
 #: Forward GFLOPs per sample at 224x224 (torchvision's documented figures), and a factor for
 #: how well the architecture uses the hardware (depthwise convolutions use it poorly).
@@ -165,3 +170,19 @@ def replicate_s(cell: Cell, st: Settings, cores: int, skipped: bool = False,
     steady = min(max(steady, st.min_iters * t), max(st.max_iters, st.min_iters) * t)
     return _OVERHEAD_S.get(cell.device, 1.0) + cold_pass_s(
         cell, cores, flops_per_sample=flops_per_sample) + warm + steady
+
+
+def jobs_s(jobs: Sequence[Job], probe: Probe) -> list[float]:
+    """Seconds per job; a warm cell's first job also carries the process that primes it."""
+    cores = probe.cores
+    out = []
+    primed: set[str] = set()
+    for j in jobs:
+        skipped = bool(skip_reason(j.cell, probe))
+        t = replicate_s(j.cell, j.study.settings, cores, skipped,
+                        usermodels.flops_for(probe, j.cell))
+        if j.cell.kernel_cache == "warm" and not skipped and j.cell.cell_id not in primed:
+            primed.add(j.cell.cell_id)
+            t += prime_s(j.cell, cores)
+        out.append(2 * t if j.op == "repro" else t)
+    return out

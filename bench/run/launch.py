@@ -308,3 +308,9 @@ class SpawnLauncher(ForkServerLauncher):
                          start_timeout=SPAWN_START_S, stop_wait_s=grace_s + CLOSE_MARGIN_S,
                          clock=clock)
         self.grace_s = grace_s
+
+
+def by_name(name: str) -> Launcher:
+    """The launcher ``--launcher`` names: ``spawn`` (a fresh interpreter per child), else the
+    fork server (torch imported once)."""
+    return SpawnLauncher() if name == "spawn" else ForkServerLauncher()

@@ -1,12 +1,7 @@
-"""The parent process: plan the replicates, launch one child per replicate, record each row.
+"""The parent process: launch one child per planned job, record each row.
 
-It never imports torch. What it knows about the machine comes from a *probe* child (the
-fingerprint, the installed torchvision models, whether CUDA exists), so bad input is refused
-with the real list of valid models before anything is written.
-
-Scheduling: replicates run round-robin over every cell of the profile (replicate 0 of every
-cell, then replicate 1, ...), so the arms of every comparison alternate A B A B and slow drift
-(thermals, clocks, a neighbour's job) spreads over both arms instead of biasing one.
+It never imports torch. What it knows about the machine comes from the probe
+(``bench.run.probe``); the jobs and their order from the plan (``bench.run.plan``).
 
 Faults: each child has a wall-clock timeout, after which its owner (the fork server, or the
 spawn launcher's torch-free one) kills its whole process group, and on Linux what left it
@@ -20,7 +15,7 @@ written either. So does such a fault in the runner's scratch space under TMPDIR 
 files, the kernel-cache folders, and the children's own files: a child that cannot write
 them exits ``SCRATCH_EXIT``), which is no more the cell's fault than a full store is: it
 is never recorded as the cell's crash. ``--resume`` skips replicates already ok under the
-same fingerprint.
+same fingerprint (``bench.run.resume``).
 """
 
 from __future__ import annotations
@@ -28,72 +23,29 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import signal
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from bench.run import caches, durable, estimate, hooks, usermodels
+from bench.run import caches, durable, hooks
 from bench.run.durable import ScratchError
 from bench.run.interrupts import EXIT_CODES, INTERRUPTS
-from bench.run.launch import Launcher, LaunchError
-from bench.run.matrix import Cell, Profile, Settings, Study
+from bench.run.launch import Launcher
+from bench.run.matrix import Cell
+from bench.run.outcome import Outcome, run_child
+from bench.run.plan import Job, skip_reason
 from bench.run.progress import NOT_WRITTEN, Progress
-from bench.run.protocol import ModelCheck, Probe, ProtocolError, Record, Task, new_task
+from bench.run.protocol import Probe, Record, Task, new_task
 from bench.run.store import RunStore, StoreError, new_attempt_id
 from bench.schema import SCHEMA_VERSION
 
 LOG_KEEP_BYTES = 64 * 1024
 #: The exit code of a run stopped because its store could not be written (sysexits' EX_IOERR).
 EXIT_STORE = 74
-
-
-@dataclass(frozen=True)
-class Job:
-    """One child process to run: a replicate (op=measure) or half of a repro check."""
-
-    study: Study
-    cell: Cell
-    replicate: int
-    op: str = "measure"
-
-    @property
-    def kind(self) -> str:
-        return "repro" if self.op == "repro" else self.cell.kind
-
-    @property
-    def key(self) -> tuple[str, str, int]:
-        return (self.kind, self.cell.cell_id, self.replicate)
-
-    @property
-    def target(self) -> str:
-        """What a fault spec or a hook matches: ``"<cell_id> <cell name> #r<replicate>"``."""
-        return f"{self.cell.cell_id} {self.cell.name} #r{self.replicate}"
-
-
-def plan(profile: Profile) -> list[Job]:
-    """All jobs in run order: replicate rounds over every cell, then the repro checks.
-
-    Round r runs replicate r of every cell of every study (cells shared by several studies
-    are measured once). Rotating over the whole profile, not study by study, keeps the two
-    arms of every comparison interleaved even when one arm is shared with an earlier study.
-    """
-    planned = profile.planned()
-    rounds = max((s.settings.replicates for s, _ in planned), default=0)
-    jobs = [Job(study, cell, r) for r in range(rounds) for study, cell in planned
-            if r < study.settings.replicates]
-    repro_seen: set[str] = set()
-    for study in profile.studies:
-        if study.settings.repro:  # a check belongs to the study asking for it, even for a
-            for c in study.cells:  # cell an earlier study already measures
-                if c.kind == "model" and c.cell_id not in repro_seen:
-                    repro_seen.add(c.cell_id)
-                    jobs.append(Job(study, c, 0, "repro"))
-    return jobs
 
 
 @dataclass
@@ -111,15 +63,6 @@ class RunContext:
     @property
     def machine(self) -> str:
         return self.probe.machine
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How one child ended: its status and reason, and its record if it left one."""
-
-    status: str
-    reason: str = ""
-    record: Record | None = None
 
 
 @dataclass
@@ -144,24 +87,6 @@ def base_row(ctx: RunContext, job: Job) -> dict[str, Any]:
     }
     row.update({k: v for k, v in asdict(cell).items() if k != "kind"})
     return row
-
-
-def _signal_name(code: int) -> str:
-    with contextlib.suppress(ValueError):
-        return signal.Signals(-code).name
-    return f"signal {-code}"
-
-
-def _log_tail(path: Path, limit: int = 200) -> str:
-    with contextlib.suppress(OSError):
-        with open(path, "rb") as f:
-            f.seek(0, 2)
-            f.seek(max(0, f.tell() - 4096))
-            lines = [ln.strip() for ln in f.read(4096).decode(errors="replace").splitlines()]
-        lines = [ln for ln in lines if ln]
-        if lines:
-            return lines[-1][:limit]
-    return ""
 
 
 def _flops_key(cell: Cell) -> tuple[Any, ...]:
@@ -208,47 +133,8 @@ class Runner:
 
     # -- one child -------------------------------------------------------------------------
     def _run_child(self, task: Task, timeout_s: float, target: str = "") -> Outcome:
-        """Launch one task and wait for it."""
-        task.path.write_text(task.to_json(), encoding="utf-8")
-        try:
-            child = self.launcher.launch(task.path, timeout_s)
-        except LaunchError as exc:
-            return Outcome("crash", f"launcher failed: {exc}")
-        try:
-            self.hook("launched", target)
-            end = child.wait(self.poll_s)
-            while end is None:
-                end = child.wait(self.poll_s)
-        except LaunchError as exc:
-            child.stop()
-            return Outcome("crash", f"launcher failed: {exc}")
-        except BaseException:  # Ctrl-C or SIGTERM: the child's owner ends it, then we stop
-            self.hook("stopping", target)
-            child.stop()
-            raise
-        if end.timed_out:
-            return Outcome("timeout", f"no result after {timeout_s:g} s; process group killed")
-        result = Path(task.result_path)
-        if result.exists():
-            try:
-                record = Record.from_json(result.read_text(encoding="utf-8"))
-            except (ProtocolError, UnicodeDecodeError) as exc:  # garbage: its row says so
-                return Outcome("crash", f"unreadable result: {exc}")
-            return Outcome(record.status, record.reason, record)
-        if end.code == durable.SCRATCH_EXIT:
-            raise self._child_scratch_error(task)
-        tail = _log_tail(Path(task.log_path))
-        how = _signal_name(end.code) if end.code < 0 else f"exit code {end.code}"
-        return Outcome("crash", f"{how} without a result" + (
-            f"; last output: {tail}" if tail else ""))
-
-    def _child_scratch_error(self, task: Task) -> ScratchError:
-        """Why a child could not write its files: the line it left in its log if it could,
-        else its exit code (a full disk may refuse that line too)."""
-        tail = _log_tail(Path(task.log_path), limit=400)
-        why = tail.partition(durable.SCRATCH_MARK)[2].strip()
-        return ScratchError(Path(task.result_path).parent, OSError(
-            why or f"a child could not write its files there (exit code {durable.SCRATCH_EXIT})"))
+        return run_child(self.launcher, task, timeout_s, poll_s=self.poll_s, hook=self.hook,
+                         target=target)
 
     def _keep_log(self, task: Task, job: Job) -> None:
         """Failed replicates keep the tail of their output next to the results (part of the
@@ -317,13 +203,13 @@ class Runner:
         row = base_row(self.ctx, job)
         samples: list[dict[str, Any]] = []
         cache = CacheSizes()
-        skip = job.cell.device == "cuda" and not self.ctx.probe.cuda
+        skip = skip_reason(job.cell, self.ctx.probe)
         if not skip and job.cell.kernel_cache == "warm":
             self._warm_cache(job)  # priming is not part of the replicate's time
         row["started_at"] = now_iso()
         t0 = self.clock()
         if skip:
-            out = Outcome("skipped", "no-cuda")
+            out = Outcome("skipped", skip)
         elif job.op == "repro":
             out = self._repro(job, cache)
         else:
@@ -453,111 +339,3 @@ class Runner:
                 raise
             self._failure_row(job, "crash", f"runner error: {type(exc).__name__}: {exc}"[:500])
             return "crash"
-
-
-@contextlib.contextmanager
-def probe_folder() -> Iterator[Path]:
-    """A scratch folder for the probe under TMPDIR, removed after. A TMPDIR that cannot hold
-    one (full, read-only) is one line (``RuntimeError``, as the probe's own failures are), and
-    a removal that fails there is left to the system's cleaning."""
-    try:
-        tmp = tempfile.TemporaryDirectory(prefix="torch-knobs-probe-")
-    except OSError as exc:
-        raise RuntimeError(f"cannot make a scratch folder under {tempfile.gettempdir()} (the "
-                           f"runner's scratch space, TMPDIR): {exc.strerror or exc}") from None
-    try:
-        yield Path(tmp.name)
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.cleanup()
-
-
-def probe(launcher: Launcher, workdir: Path, timeout_s: float = 600.0,
-          models: Sequence[ModelCheck] = ()) -> Probe:
-    """Ask a child what this machine is, and whether the user ``models`` run (its answers are
-    in ``Probe.user_models``); raises RuntimeError with a one-line reason."""
-    task = replace(new_task("probe", Cell(), Settings(), 0, workdir), models=list(models))
-    runner = Runner(launcher, RunStore(workdir), RunContext("", "", Probe({}, [], False)),
-                    workdir=workdir)
-    try:
-        out = runner._run_child(task, timeout_s)
-    except (StoreError, OSError) as exc:  # its own files under TMPDIR: one line, not a trace
-        raise RuntimeError(f"could not inspect the environment: {exc}") from None
-    if out.status != "ok" or out.record is None or out.record.probe is None:
-        # the user's code may have taken it down: then say whose, not "is torch installed?"
-        died = usermodels.probe_death(Path(task.log_path), out.status, out.reason) if models \
-            else ""
-        raise RuntimeError(died or f"could not inspect the environment (is torch installed?): "
-                                   f"{out.status}: {out.reason}")
-    return out.record.probe
-
-
-def completed_keys(rows: Iterable[dict[str, str]], fingerprint_id: str
-                   ) -> set[tuple[str, str, int]]:
-    """Replicates already ok (or skipped, e.g. no-cuda) under this fingerprint, among the
-    complete ``rows`` (``RunStore.open``): a resume does not run them again. Failed and
-    interrupted ones run again."""
-    done = set()
-    for row in rows:
-        if row.get("status") in ("ok", "skipped") and row.get("fingerprint_id") == \
-                fingerprint_id:
-            with contextlib.suppress(ValueError):
-                done.add((row["kind"], row["cell_id"], int(row["replicate"])))
-    return done
-
-
-def new_run_id(profile: str, when: dt.datetime | None = None) -> str:
-    when = when or dt.datetime.now(dt.timezone.utc)
-    return f"{when:%Y%m%dT%H%M%SZ}-{profile}"
-
-
-def latest_run(root: Path, machine: str, profile: str) -> Path | None:
-    """The newest run directory of this machine and profile, for ``--resume`` without --out."""
-    runs = sorted(p for p in (root / machine).glob(f"*-{profile}") if p.is_dir())
-    return runs[-1] if runs else None
-
-
-def estimate_jobs(jobs: Sequence[Job], probe_: Probe) -> list[float]:
-    """Seconds per job; a warm cell's first job also carries the process that primes it."""
-    cores = probe_.cores
-    out = []
-    primed: set[str] = set()
-    for j in jobs:
-        skipped = j.cell.device == "cuda" and not probe_.cuda
-        t = estimate.replicate_s(j.cell, j.study.settings, cores, skipped,
-                                 usermodels.flops_for(probe_, j.cell))
-        if j.cell.kernel_cache == "warm" and not skipped and j.cell.cell_id not in primed:
-            primed.add(j.cell.cell_id)
-            t += estimate.prime_s(j.cell, cores)
-        out.append(2 * t if j.op == "repro" else t)
-    return out
-
-
-def print_dry_run(jobs: Sequence[Job], probe_: Probe, stream: TextIO = sys.stdout) -> float:
-    est = estimate_jobs(jobs, probe_)
-    per_cell: dict[tuple[str, str, str], list[float]] = {}
-    for j, t in zip(jobs, est):
-        per_cell.setdefault((j.study.name, j.cell.cell_id, j.cell.name + (
-            " (repro check)" if j.op == "repro" else "")), []).append(t)
-    width = max((len(k[0]) for k in per_cell), default=5)
-    print(f"{'study':<{width}}  {'cell id':<10}  reps  {'est':>7}  cell", file=stream)
-    for (study, cid, name), ts in per_cell.items():
-        note = "  [skipped: no-cuda]" if " cuda " in f" {name} " and not probe_.cuda else ""
-        print(f"{study:<{width}}  {cid:<10}  {len(ts):>4}  {sum(ts):>6.1f}s  {name}{note}",
-              file=stream)
-    total = sum(est)
-    print(f"{len(per_cell)} cells, {len(jobs)} processes, estimated {total / 60:.1f} min "
-          f"here (a rough estimate: see bench/run/estimate.py)", file=stream)
-    if not probe_.cuda and any(j.cell.device == "cuda" for j in jobs):
-        with_cuda = sum(estimate_jobs(jobs, Probe(probe_.env, probe_.models, True)))
-        cores = probe_.cores
-        print(f"on a CUDA machine with this one's {cores} CPU core{'s' if cores != 1 else ''}: "
-              f"estimated {with_cuda / 60:.1f} min (the CPU cells and compiling scale with the "
-              f"cores)", file=stream)
-    return total
-
-
-def logs_hint(run_dir: Path) -> str:
-    logs = run_dir / "logs"
-    return f" (logs of failed replicates in {logs})" if logs.exists() else ""
-

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from bench.run import hooks, identity, matrix, runner, usermodels
+from bench.run import estimate, hooks, identity, matrix, runid, runner, usermodels
 from bench.run.launch import Launcher
 from bench.run.matrix import Profile, ProfileError
+from bench.run.plan import Job, plan
 from bench.run.progress import Progress
 from bench.run.protocol import ModelCheck, Probe
-from bench.run.runner import Job
+from bench.run.resume import completed_keys, latest_run
 from bench.run.store import RunStore, StoreError
 from bench.schema import SchemaError
 
@@ -54,13 +55,13 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
     if out:
         folder = Path(out)
     elif resume:
-        found = runner.latest_run(reports, env["machine"], profile.name)
+        found = latest_run(reports, env["machine"], profile.name)
         if found is None:
             raise SessionError(f"nothing to resume: no run of profile {profile.name} under "
                                f"{reports / env['machine']}")
         folder = found
     else:
-        folder = reports / env["machine"] / (run_id or runner.new_run_id(profile.name))
+        folder = reports / env["machine"] / (run_id or runid.new_run_id(profile.name))
     store = RunStore(folder)
     if store.exists() and not resume:
         raise SessionError(f"{folder} already holds results; pass --resume to finish that run, "
@@ -88,7 +89,7 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
     for moved in store.aside:
         print(f"set aside {moved}: the end of a file that a killed run left without its "
               "whole record", file=sys.stderr)
-    done = runner.completed_keys(rows, env["fingerprint_id"]) if resume else set()
+    done = completed_keys(rows, env["fingerprint_id"]) if resume else set()
     return Session(folder, store, env, jobs, done)
 
 
@@ -109,7 +110,7 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
     (see ``bench.run.hooks``) is called at the instants a test may act."""
     env, todo = session.env, session.todo
     ctx = runner.RunContext(env["run_id"], str(env["profile"]), probe, fault=fault)
-    eta = sum(runner.estimate_jobs(todo, probe))
+    eta = sum(estimate.jobs_s(todo, probe))
     print(f"run {env['run_id']} on {env['machine']} (fingerprint {env['fingerprint_id']}): "
           f"{len(todo)} processes to run, {len(session.jobs) - len(todo)} already done, "
           f"~{eta / 60:.1f} min estimated; writing to {session.out}", file=stream)
@@ -125,11 +126,14 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
     return Ended(code, dict(run.counts), run.store_error)
 
 
-def summary(ended: Ended, out: Path) -> str:
-    """``done: ok=12 skipped=2; results in DIR`` (or ``interrupted: …``)."""
-    counts = " ".join(f"{k}={v}" for k, v in sorted(ended.counts.items()))
-    verb = "interrupted" if ended.code else "done"
-    return f"{verb}: {counts or 'nothing to run'}; results in {out}{runner.logs_hint(out)}"
+def summary(code: int, counts: dict[str, int], out: Path) -> str:
+    """The end of a run in one sentence, ``done: ok=12 skipped=2; results in DIR`` (or
+    ``interrupted: …`` for a non-zero ``code``), with where the failed replicates' logs are."""
+    done = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
+    verb = "interrupted" if code else "done"
+    logs = out / "logs"
+    hint = f" (logs of failed replicates in {logs})" if logs.exists() else ""
+    return f"{verb}: {done or 'nothing to run'}; results in {out}{hint}"
 
 
 def planned(profile: Profile, probe: Probe) -> tuple[Profile, list[Job]]:
@@ -137,7 +141,7 @@ def planned(profile: Profile, probe: Probe) -> tuple[Profile, list[Job]]:
     ProfileError when a model is unknown or cannot run."""
     matrix.check_models(profile, probe.models)
     profile = usermodels.bind(profile, probe)
-    return profile, runner.plan(profile)
+    return profile, plan(profile)
 
 
 def user_checks(profile: Profile | None) -> list[ModelCheck]:

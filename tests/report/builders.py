@@ -98,7 +98,7 @@ def result_row(
             steady_p10_s=seconds * 0.98,
             steady_p90_s=seconds * 1.02,
             steady_mean_s=seconds,
-            steady_iters=10,
+            steady_iters=3,
             wall_s=2.0,
         )
         if kind == "model":

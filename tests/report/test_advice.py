@@ -370,10 +370,10 @@ def _samples(row: dict, seconds: list[float]) -> list[dict[str, object]]:
 
 def test_a_drifting_cell_is_counted_and_flags_the_advice_it_feeds(write_tree):
     """A steady state that slows down as it runs (here 10x) is flagged, not silently pooled."""
-    off = cell(ENV, axes(), [0.10] * 3)
-    on = cell(ENV, axes(cudnn_benchmark="on"), [0.10] * 3)
-    other = cell(ENV, axes(batch_size=8), [0.10] * 3)
-    other_on = cell(ENV, axes(batch_size=8, cudnn_benchmark="on"), [0.10] * 3)
+    off = cell(ENV, axes(), [0.10] * 3, steady_iters=4)  # the samples' count, below
+    on = cell(ENV, axes(cudnn_benchmark="on"), [0.10] * 3, steady_iters=4)
+    other = cell(ENV, axes(batch_size=8), [0.10] * 3, steady_iters=4)
+    other_on = cell(ENV, axes(batch_size=8, cudnn_benchmark="on"), [0.10] * 3, steady_iters=4)
     samples = [s for r in off for s in _samples(r, [0.05, 0.05, 0.5, 0.5])]
     samples += [s for r in on + other + other_on for s in _samples(r, [0.1, 0.1, 0.1, 0.1])]
     ds = load_reports(write_tree([(ENV, off + on + other + other_on, samples)]))

@@ -433,7 +433,7 @@ def test_the_best_window_is_a_median_and_never_reads_slower_than_the_sustained_r
               memory_format="", shapes="", cudnn_benchmark="n/a", cudnn_deterministic="n/a",
               cudnn_benchmark_limit="")
     rows = [result_row(ENV, ax, i, kind="ceiling", seconds=s, work_per_iter=1e12,
-                       work_unit="flop") for i, s in enumerate((1.0, 0.5))]
+                       work_unit="flop", steady_iters=12) for i, s in enumerate((1.0, 0.5))]
     samples = []
     for row, times in zip(rows, ([1.0] * 6 + [2.0] + [1.0] * 5, [0.5] * 12)):
         ids = {k: row.get(k, "") for k in ("schema_version", "run_id", "fingerprint_id",

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import cli
-from bench.run import runner
+from bench.run import launch
+from bench.run import probe as probing
 from bench.run.protocol import Probe
 
 from .fakes import LIVE_ENV, FakeLauncher
@@ -86,8 +87,8 @@ def main(argv: list[str]) -> int:
         n, _, what = spec.partition("=")
         action, _, path = what.partition(":")
         at_launch[int(n)] = partial(ACTIONS[action], path)
-    cli._launcher = lambda name: FakeLauncher(at_launch=at_launch)  # type: ignore[assignment]
-    runner.probe = (  # type: ignore[assignment]
+    launch.by_name = lambda name: FakeLauncher(at_launch=at_launch)  # type: ignore[assignment]
+    probing.probe = (  # type: ignore[assignment]
         lambda launcher, workdir, timeout_s=600.0, models=(): Probe(dict(env), MODELS, False))
     args = opts.args[1:] if opts.args[:1] == ["--"] else opts.args
     if opts.refuse:

@@ -45,7 +45,7 @@ class FakeChild:
                 flags=Flags(eff_num_threads="2"), cache_start_bytes=self.task.cache_bytes,
                 notes=["flop count failed: TypeError: not a module"],
                 metrics=Metrics(steady_median_s=0.5, steady_p10_s=0.4, steady_p90_s=0.6,
-                                steady_iters=3, samples_per_s=2.0, flops_per_sample=1e9),
+                                steady_iters=1, samples_per_s=2.0, flops_per_sample=1e9),
                 samples=[Sample("cold", 0, 1, 224, 0.9), Sample("steady", 1, 1, 224, 0.5)],
                 timeline=Timeline(build_start=0.0))
             Path(task.result_path).write_text(record.to_json())

@@ -348,7 +348,7 @@ def test_a_folder_that_holds_results_is_refused_without_naming_a_resume(
 
 
 def test_a_budget_too_small_for_a_verdict_says_what_it_would_take() -> None:
-    from bench.advise import Request, plan
+    from bench.commands.advise import Request, plan
     from bench.run.protocol import Probe
 
     probe = Probe({"cpu": {"affinity": 2}}, ["resnet18"], False)
@@ -368,7 +368,7 @@ def test_a_budget_too_small_for_a_verdict_says_what_it_would_take() -> None:
 
 
 def test_a_break_even_of_never_is_valid_json() -> None:
-    from bench.advise import _plain
+    from bench.commands.advise import _plain
 
     entry = _plain({"break_even_steps": math.inf, "speedup": math.nan, "caveats": ("a",)})
     assert entry == {"break_even_steps": None, "speedup": None, "caveats": ["a"],
@@ -377,7 +377,7 @@ def test_a_break_even_of_never_is_valid_json() -> None:
 
 
 def _request(device: str, mode: str) -> Any:
-    from bench.advise import Request
+    from bench.commands.advise import Request
 
     return Request("m.py:build", device, mode, 4, "3,32,32", "", "", "static", 10_000, 60.0)
 
@@ -394,7 +394,7 @@ def test_the_table_says_every_caveat_the_json_carries() -> None:
     """One note per caveat code, in words, after the table: the terminal hides nothing."""
     import io
 
-    from bench.advise import Plan, print_verdicts
+    from bench.commands.advise import Plan, print_verdicts
     from bench.report.caveats import CAVEATS
 
     req, plan = _request("cpu", "infer"), Plan("cpu", None, (), {}, 3, 10.0)  # type: ignore[arg-type]
@@ -434,7 +434,7 @@ def test_the_tf32_line_says_what_turning_tf32_on_buys() -> None:
     import io
     from types import SimpleNamespace
 
-    from bench.advise import Plan, Request, _plain, print_verdicts, verdicts_of
+    from bench.commands.advise import Plan, Request, _plain, print_verdicts, verdicts_of
 
     row, reports = _fixture_tf32_pair()
     tf32 = next(k for k in knobs.KNOBS if k.name == "tf32")
@@ -475,7 +475,7 @@ def test_the_memory_column_and_its_caveat_give_the_share_too() -> None:
     """As the pages say it: ``+5.21 GiB (+12%)``, not a size alone."""
     import io
 
-    from bench.advise import Plan, print_verdicts
+    from bench.commands.advise import Plan, print_verdicts
 
     req, plan = _request("cuda", "train"), Plan("cuda", None, (), {}, 3, 10.0)  # type: ignore[arg-type]
     entry = _measured("cudnn.benchmark", memory_change_bytes=5.21 * 2**30,

@@ -22,6 +22,7 @@ import tomllib
 from bench.run import runner
 from bench.run.launch import Exit, ForkServerLauncher, LaunchError
 from bench.run.matrix import Cell, Settings, parse_profile
+from bench.run.plan import plan
 from bench.run.protocol import new_task
 from bench.run.store import RunStore
 
@@ -73,7 +74,7 @@ def _rows(tmp_path: Path, launcher: ForkServerLauncher) -> list[dict[str, str]]:
                                                       [], False), fault="hang")
     with launcher:
         r = runner.Runner(launcher, store, ctx, workdir=tmp_path, poll_s=0.05)
-        assert r.run(runner.plan(parse_profile(tomllib.loads(PROFILE), "t"))) == 0
+        assert r.run(plan(parse_profile(tomllib.loads(PROFILE), "t"))) == 0
         r.close()
     return read_csv(store.results_path)
 

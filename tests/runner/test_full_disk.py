@@ -19,6 +19,7 @@ import pytest
 
 from bench.run import durable, runner
 from bench.run.matrix import load_profile
+from bench.run.plan import plan
 from bench.run.store import RunStore
 
 from .conftest import Disk, one_error_line, read_csv, run_fake_cli
@@ -108,7 +109,7 @@ def test_an_io_error_stops_the_runner_and_leaves_whole_rows(
     launcher = FakeLauncher()
     ctx = runner.RunContext("run1", "smoke", runner.Probe(ENV, [], False))
     r = runner.Runner(launcher, store, ctx, clock=launcher.clock, workdir=tmp_path)
-    code = r.run(runner.plan(select(load_profile("smoke"), ["modes"])))
+    code = r.run(plan(select(load_profile("smoke"), ["modes"])))
     monkeypatch.undo()
     assert code == runner.EXIT_STORE and len(launcher.launched) == 3
     assert r.store_error is not None and "Input/output error" in str(r.store_error)
@@ -184,7 +185,7 @@ def test_a_start_whose_write_fails_takes_back_what_it_created(
 
     profile = select(load_profile("smoke"), ["modes"])
     probe = runner.Probe(dict(ENV), ["mobilenet_v3_small"], False)
-    jobs = runner.plan(profile)
+    jobs = plan(profile)
     out = tmp_path / "reports" / "test-box" / "run"
 
     def start() -> session.Session:
@@ -210,7 +211,7 @@ def test_a_resume_whose_start_fails_keeps_every_file(
 
     profile = select(load_profile("smoke"), ["modes"])
     probe = runner.Probe(dict(LIVE_ENV), ["mobilenet_v3_small"], False)
-    jobs = runner.plan(profile)
+    jobs = plan(profile)
     out = tmp_path / "run"
     opened = session.open_run(profile, probe, jobs, reports=tmp_path, out=str(out))
     assert session.execute(opened, FakeLauncher(), probe, progress=False).code == 0

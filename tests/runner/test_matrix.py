@@ -205,10 +205,12 @@ def test_gpu_profile_answers_every_gpu_question() -> None:
 
 def test_gpu_profile_fits_about_eight_minutes_of_an_h200() -> None:
     """The estimate (from the H200's measured costs) for a 16-core CUDA host like that one."""
-    from bench.run import runner
+    from bench.run import estimate
+    from bench.run.plan import plan
+    from bench.run.protocol import Probe
 
-    jobs = runner.plan(load_profile("gpu"))
-    seconds = sum(runner.estimate_jobs(jobs, runner.Probe({"cpu": {"affinity": 16}}, [], True)))
+    jobs = plan(load_profile("gpu"))
+    seconds = sum(estimate.jobs_s(jobs, Probe({"cpu": {"affinity": 16}}, [], True)))
     assert 6 * 60 < seconds <= 8.5 * 60, seconds / 60
 
 
@@ -241,11 +243,13 @@ def test_has_pair_needs_a_single_axis_difference() -> None:
 def test_compile_profile_fits_about_eight_minutes_of_an_h200() -> None:
     """The compile profile's estimate for a 16-core CUDA host (its GPU compile costs are guesses
     until a GPU run measures them; the profile says so)."""
-    from bench.run import runner
+    from bench.run import estimate
+    from bench.run.plan import plan
+    from bench.run.protocol import Probe
 
     p = load_profile("compile")
-    jobs = runner.plan(p)
-    seconds = sum(runner.estimate_jobs(jobs, runner.Probe({"cpu": {"affinity": 16}}, [], True)))
+    jobs = plan(p)
+    seconds = sum(estimate.jobs_s(jobs, Probe({"cpu": {"affinity": 16}}, [], True)))
     assert 6 * 60 < seconds <= 8.5 * 60, seconds / 60
     modes = {c.compile for s in p.studies for c in s.cells}
     assert {"off", "default", "reduce-overhead", "max-autotune-no-cudagraphs"} <= modes

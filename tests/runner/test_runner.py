@@ -16,7 +16,9 @@ import pytest
 
 from bench.run import runner
 from bench.run.matrix import load_profile
+from bench.run.plan import plan
 from bench.run.protocol import Task
+from bench.run.resume import completed_keys
 from bench.run.store import RunStore
 from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS
 
@@ -33,7 +35,7 @@ def _run(tmp_path: Path, launcher: FakeLauncher, profile: str = "smoke", cuda: b
     store.open()
     ctx = runner.RunContext("run1", prof.name, runner.Probe(ENV, [], cuda))
     r = runner.Runner(launcher, store, ctx, clock=launcher.clock, workdir=tmp_path)
-    code = r.run(runner.plan(prof), done or set())
+    code = r.run(plan(prof), done or set())
     assert not launcher.closed, "the launcher belongs to whoever opened it, not the runner"
     return code, store.results_path
 
@@ -105,9 +107,9 @@ def test_interrupt_kills_the_child_keeps_rows_and_exits_non_zero(tmp_path: Path)
 def test_resume_skips_what_is_ok_under_the_same_fingerprint(tmp_path: Path) -> None:
     _run(tmp_path, FakeLauncher({2: "interrupt"}))
     store = RunStore(tmp_path / "run")
-    done = runner.completed_keys(store.existing_rows(), "f" * 12)
+    done = completed_keys(store.existing_rows(), "f" * 12)
     assert len(done) == 2
-    assert runner.completed_keys(store.existing_rows(), "0" * 12) == set()
+    assert completed_keys(store.existing_rows(), "0" * 12) == set()
     launcher = FakeLauncher()
     code, results = _run(tmp_path, launcher, done=done)
     assert code == 0 and len(launcher.launched) == 6
@@ -144,7 +146,7 @@ def test_fault_spec_is_handed_to_the_worker(tmp_path: Path) -> None:
     store.open()
     ctx = runner.RunContext("r", "smoke", runner.Probe(ENV, [], False), fault="crash@#r1")
     runner.Runner(launcher, store, ctx, clock=launcher.clock, workdir=tmp_path).run(
-        runner.plan(prof)[:1])
+        plan(prof)[:1])
     assert launcher.launched[0].task.fault == "crash@#r1"
 
 
@@ -162,7 +164,7 @@ mode = ["infer", "train"]
 mode = "train"
 batch_size = [1, 4]
 """), "t")
-    order = [(j.cell.mode, j.cell.batch_size, j.replicate) for j in runner.plan(prof)]
+    order = [(j.cell.mode, j.cell.batch_size, j.replicate) for j in plan(prof)]
     # round 0 covers every cell (including b's arm that a does not have), then round 1
     assert order == [("infer", 1, 0), ("train", 1, 0), ("train", 4, 0),
                      ("infer", 1, 1), ("train", 1, 1), ("train", 4, 1)]
@@ -233,7 +235,7 @@ def test_every_replicate_gets_its_own_kernel_cache_and_the_row_says_which(
     launcher = FakeLauncher()
     ctx = runner.RunContext("run1", "t", runner.Probe(ENV, [], False))
     r = runner.Runner(launcher, store, ctx, clock=launcher.clock, workdir=tmp_path / "work")
-    assert r.run(runner.plan(prof)) == 0
+    assert r.run(plan(prof)) == 0
     ops = [(s.task.op, s.task.cell.kernel_cache, s.task.replicate) for s in launcher.launched]
     # the warm cell's cache is primed once, by a process of its own, before its first replicate
     assert ops == [("measure", "fresh", 0), ("prime", "warm", 0), ("measure", "warm", 0),
@@ -267,7 +269,7 @@ def test_a_failed_priming_is_the_warm_replicates_status(tmp_path: Path) -> None:
     launcher = FakeLauncher({1: "oom"})  # the prime process runs out of memory
     ctx = runner.RunContext("run1", "t", runner.Probe(ENV, [], False))
     runner.Runner(launcher, store, ctx, clock=launcher.clock, workdir=tmp_path / "w").run(
-        runner.plan(prof))
+        plan(prof))
     rows = read_csv(store.results_path)
     assert [r["status"] for r in rows] == ["ok", "oom", "ok", "oom"]
     assert rows[1]["reason"] == ("priming the warm kernel cache failed: OutOfMemoryError: "

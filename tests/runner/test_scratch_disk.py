@@ -23,9 +23,11 @@ from typing import Any
 import pytest
 
 from bench.run import durable, runner, session
+from bench.run import probe as probing
 from bench.run.durable import ScratchError
 from bench.run.launch import SpawnLauncher
 from bench.run.matrix import load_profile, parse_profile, select
+from bench.run.plan import plan
 from bench.run.store import RunStore
 
 from .conftest import Disk, one_error_line, read_csv, run_fake_cli
@@ -70,7 +72,7 @@ def _stopped(r: runner.Runner, code: int, rows: int, words: str) -> None:
 def test_a_child_that_cannot_write_its_record_stops_the_run(tmp_path: Path) -> None:
     """The second replicate's record lands on a full disk: its child exits ``SCRATCH_EXIT``,
     saying why in its log, and the run stops (the child's traceback used to be a crash)."""
-    jobs = runner.plan(select(load_profile("smoke"), ["modes"]))
+    jobs = plan(select(load_profile("smoke"), ["modes"]))
     work = tmp_path / "work"
     work.mkdir()
     token = f"measure-{jobs[1].cell.cell_id}-r{jobs[1].replicate}"
@@ -88,7 +90,7 @@ def test_a_child_that_could_not_even_log_why_stops_the_run(tmp_path: Path) -> No
     exit_code = f"raise SystemExit({durable.SCRATCH_EXIT})"
     with SpawnLauncher([sys.executable, "-c", exit_code]) as launcher:
         r = _runner(tmp_path, launcher)
-        code = r.run(runner.plan(select(load_profile("smoke"), ["modes"])))
+        code = r.run(plan(select(load_profile("smoke"), ["modes"])))
     _stopped(r, code, rows=0, words=f"exit code {durable.SCRATCH_EXIT}")
 
 
@@ -109,7 +111,7 @@ def test_a_task_file_that_cannot_be_written_stops_the_run(
     monkeypatch.setattr(Path, "write_text", write_text)
     launcher = FakeLauncher()
     r = _runner(tmp_path, launcher)
-    status = r.run(runner.plan(select(load_profile("smoke"), ["modes"])))
+    status = r.run(plan(select(load_profile("smoke"), ["modes"])))
     monkeypatch.undo()
     _stopped(r, status, rows=2, words=f"cannot write {written[-1]}")
     assert os.strerror(code) in str(r.store_error)
@@ -131,7 +133,7 @@ def test_a_kernel_cache_folder_that_cannot_be_made_stops_the_run(
     monkeypatch.setattr(Path, "mkdir", mkdir)
     launcher = FakeLauncher()
     r = _runner(tmp_path, launcher)
-    code = r.run(runner.plan(select(load_profile("smoke"), ["modes"])))
+    code = r.run(plan(select(load_profile("smoke"), ["modes"])))
     monkeypatch.undo()
     _stopped(r, code, rows=1, words=os.strerror(errno.EDQUOT))
     assert len(launcher.launched) == 1
@@ -150,7 +152,7 @@ def test_a_warm_cache_that_cannot_be_copied_stops_the_run(
     launcher = FakeLauncher()
     r = _runner(tmp_path, launcher, profile="t")
     prof = parse_profile(tomllib.loads(WARM_PROFILE), "t")
-    code = r.run(runner.plan(prof))
+    code = r.run(plan(prof))
     monkeypatch.undo()
     _stopped(r, code, rows=1, words="No space left on device")
     assert [s.task.op for s in launcher.launched] == ["measure", "prime"]
@@ -162,7 +164,7 @@ def test_a_scratch_folder_that_cannot_be_made_stops_the_run_before_its_first_job
 
     prof = select(load_profile("smoke"), ["modes"])
     probe = runner.Probe(ENV, ["mobilenet_v3_small"], False)
-    opened = session.open_run(prof, probe, runner.plan(prof), reports=tmp_path,
+    opened = session.open_run(prof, probe, plan(prof), reports=tmp_path,
                               out=str(tmp_path / "run"))
 
     def read_only(*args: Any, **kwargs: Any) -> None:
@@ -207,8 +209,8 @@ def test_a_tmpdir_that_cannot_hold_the_probes_folder_is_one_line(
     def full(*args: Any, **kwargs: Any) -> Any:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(runner.tempfile, "TemporaryDirectory", full)
-    with pytest.raises(RuntimeError) as caught, runner.probe_folder():
+    monkeypatch.setattr(probing.tempfile, "TemporaryDirectory", full)
+    with pytest.raises(RuntimeError) as caught, probing.probe_folder():
         pass  # pragma: no cover - never entered
     (line,) = str(caught.value).splitlines()
     assert "cannot make a scratch folder under" in line and "TMPDIR" in line

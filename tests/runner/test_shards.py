@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from bench.run import runner, shards
+from bench.run.cluster import shards
 from bench.run.matrix import load_profile
+from bench.run.plan import plan
 
 
 @pytest.mark.parametrize(("profile", "count"), [("smoke", 2), ("cpu", 3), ("gpu", 4)])
 def test_every_job_lands_in_one_shard_with_its_cell(profile: str, count: int) -> None:
-    jobs = runner.plan(load_profile(profile))
+    jobs = plan(load_profile(profile))
     parts = shards.split(jobs, count)
     assert len(parts) == count and all(parts), "no shard is empty"
     assert sorted(map(id, (j for p in parts for j in p))) == sorted(map(id, jobs))
@@ -27,7 +28,7 @@ def test_every_job_lands_in_one_shard_with_its_cell(profile: str, count: int) ->
 def test_shards_share_the_estimated_time_out_evenly() -> None:
     from bench.run import estimate
 
-    jobs = runner.plan(load_profile("cpu"))
+    jobs = plan(load_profile("cpu"))
     cost = [sum(estimate.replicate_s(j.cell, j.study.settings, 1) * (2 if j.op == "repro"
                                                                      else 1) for j in part)
             for part in shards.split(jobs, 2)]
@@ -35,7 +36,7 @@ def test_shards_share_the_estimated_time_out_evenly() -> None:
 
 
 def test_the_submitter_and_each_shard_agree_on_the_split() -> None:
-    jobs = runner.plan(load_profile("smoke"))
+    jobs = plan(load_profile("smoke"))
     parts = shards.split(jobs, 3)
     assert [shards.select(jobs, k, 3) for k in (1, 2, 3)] == parts
 
@@ -48,6 +49,6 @@ def test_a_bad_shard_is_one_line(spec: str, words: str) -> None:
 
 
 def test_more_shards_than_cells_is_refused() -> None:
-    jobs = runner.plan(load_profile("smoke"))
+    jobs = plan(load_profile("smoke"))
     with pytest.raises(shards.ShardError, match="is more than the profile's"):
         shards.split(jobs, 1000)

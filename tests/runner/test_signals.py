@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.run import runner, shards
+from bench.run.cluster import shards
 from bench.run.matrix import load_profile
+from bench.run.plan import plan
 
 from .conftest import ROOT, one_error_line, read_csv, run_fake_cli
 from .procs import assert_none_survive, descendants
@@ -118,7 +119,7 @@ def test_a_shards_resume_line_finishes_that_shard_and_only_it(
                     f"--out {out} --resume")
     resumed = run_fake_cli("--", *last.split()[6:])
     assert resumed.returncode == 0, resumed.stderr
-    mine = {j.cell.cell_id for j in shards.select(runner.plan(load_profile(str(profile))), 1, 2)}
+    mine = {j.cell.cell_id for j in shards.select(plan(load_profile(str(profile))), 1, 2)}
     rows = read_csv(out / "results.csv")
     assert {r["cell_id"] for r in rows} == mine, "no other shard's cell in its folder"
     ok = [(r["cell_id"], r["replicate"]) for r in rows if r["status"] == "ok"]

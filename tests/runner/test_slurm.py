@@ -22,8 +22,9 @@ from typing import Any
 
 import pytest
 
-from bench.run import runner, slurm, squeue
+from bench.run.cluster import node, slurm, squeue
 from bench.run.matrix import load_profile
+from bench.run.plan import plan
 
 from .conftest import ROOT, one_error_line, run_cli
 from .test_walls import imported_by
@@ -83,7 +84,7 @@ def test_without_submitit_a_slurm_run_is_one_line_naming_the_extra(tmp_path: Pat
 
 def test_the_submitting_side_never_imports_torch() -> None:
     pytest.importorskip("submitit")
-    mods = imported_by(["bench.run.cluster", "bench.run.slurm", "submitit"],
+    mods = imported_by(["bench.run.cluster.executor", "bench.run.cluster.slurm", "submitit"],
                        first="import bench.cli; bench.cli.build_parser()")
     assert "torch" not in {m.split(".")[0] for m in mods}
 
@@ -113,7 +114,7 @@ def test_submit_records_one_job_per_shard_and_names_the_shard_function(tmp_path:
     assert sub.jobs == [["101"], ["102"]]
     assert [c[1:] for c in ex.calls] == [("smoke", str(tmp_path), "r1-smoke", k, 2, ["modes"])
                                          for k in (1, 2)]
-    assert all(c[0] is slurm.run_shard for c in ex.calls), "a module function: pickled by name"
+    assert all(c[0] is node.run_shard for c in ex.calls), "a module function: pickled by name"
     assert [p["job_name"] for p in ex.params] == ["torch-knobs-r1-smoke-shard1",
                                                   "torch-knobs-r1-smoke-shard2"]
     again = slurm.Submission.load(slurm.slurm_folder(tmp_path, "r1-smoke"))
@@ -187,12 +188,12 @@ def test_a_shard_that_ends_non_zero_fails_its_job(tmp_path: Path,
     handlers = [signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGUSR2)]
     with pytest.raises(RuntimeError, match=r"shard 1/2 of run r1: bench run ended with exit "
                                            r"code 2; its rows are kept"):
-        slurm.run_shard(str(tmp_path / "no-such-profile.toml"), str(tmp_path), "r1", 1, 2)
+        node.run_shard(str(tmp_path / "no-such-profile.toml"), str(tmp_path), "r1", 1, 2)
     assert [signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGUSR2)] == handlers
 
 
 def test_a_shard_resumes_its_own_folder_when_an_earlier_job_left_one(tmp_path: Path) -> None:
-    fresh = slurm.shard_argv("smoke", tmp_path, "r1", 2, 3, ["modes"])
+    fresh = node.shard_argv("smoke", tmp_path, "r1", 2, 3, ["modes"])
     assert fresh == ["run", "--profile", "smoke", "--shard", "2/3", "--only", "modes",
                      "--reports", str(tmp_path), "--run-id", "r1-shard2"]
     folder = tmp_path / "some-machine" / "r1-shard2"
@@ -200,13 +201,13 @@ def test_a_shard_resumes_its_own_folder_when_an_earlier_job_left_one(tmp_path: P
     (folder / "results.csv").write_text("status\n")
     (folder / "env.json").write_text(json.dumps({"fingerprint_id": "aaaa1111bbbb"}))
 
-    def node(machine: str, fp: str) -> Any:
+    def a_node(machine: str, fp: str) -> Any:
         return lambda: {"machine": machine, "fingerprint_id": fp}
 
-    same = slurm.shard_argv("smoke", tmp_path, "r1", 2, 3,
-                            env_of_node=node("some-machine", "aaaa1111bbbb"))
+    same = node.shard_argv("smoke", tmp_path, "r1", 2, 3,
+                            env_of_node=a_node("some-machine", "aaaa1111bbbb"))
     assert same[-3:] == ["--out", str(folder), "--resume"]
-    assert slurm.shard_argv("smoke", tmp_path, "r1", 2, 3, env_of_node=lambda: None)[-3:] == [
+    assert node.shard_argv("smoke", tmp_path, "r1", 2, 3, env_of_node=lambda: None)[-3:] == [
         "--out", str(folder), "--resume"]  # no probe answer: bench run says what it finds
 
 
@@ -218,10 +219,10 @@ def test_a_shard_resubmitted_to_another_kind_of_node_gets_a_folder_of_its_own(
     folder.mkdir(parents=True)
     (folder / "results.csv").write_text("status\n")
     (folder / "env.json").write_text(json.dumps({"fingerprint_id": "aaaa1111bbbb"}))
-    other_machine = slurm.shard_argv("smoke", tmp_path, "r1", 2, 3, env_of_node=lambda: {
+    other_machine = node.shard_argv("smoke", tmp_path, "r1", 2, 3, env_of_node=lambda: {
         "machine": "other-box", "fingerprint_id": "cccc2222dddd"})
     assert other_machine[-4:] == ["--reports", str(tmp_path), "--run-id", "r1-shard2"]
-    same_name = slurm.shard_argv("smoke", tmp_path, "r1", 2, 3, env_of_node=lambda: {
+    same_name = node.shard_argv("smoke", tmp_path, "r1", 2, 3, env_of_node=lambda: {
         "machine": "box", "fingerprint_id": "cccc2222dddd"})
     assert same_name[-2:] == ["--run-id", "r1-shard2-cccc2222"]
     second = tmp_path / "box" / "r1-shard2-cccc2222"
@@ -229,7 +230,7 @@ def test_a_shard_resubmitted_to_another_kind_of_node_gets_a_folder_of_its_own(
     (second / "results.csv").write_text("status\n")
     (tmp_path / "box" / "r1-shard20").mkdir()
     (tmp_path / "box" / "r1-shard20" / "results.csv").write_text("status\n")
-    assert slurm.shard_dirs(tmp_path, "r1", 2) == [folder, second]  # not shard 20's
+    assert node.shard_dirs(tmp_path, "r1", 2) == [folder, second]  # not shard 20's
 
 
 class FakeCommands:
@@ -397,7 +398,7 @@ def test_a_resume_takes_each_slurm_option_left_out_from_the_record() -> None:
 
 
 def test_the_resume_hint_is_the_whole_command() -> None:
-    from bench.run import cluster
+    from bench.run.cluster import executor as cluster
 
     sub = slurm.Submission("r1", "smoke", "/r", [4, 4], [["1"], ["2"]],
                            asdict(slurm.Options("debug", None, 15, None, "a&b",
@@ -428,9 +429,9 @@ def _path_env(shim: Path) -> dict[str, str]:
 
 def _record(reports: Path, run_id: str = "r1-smoke", shard_count: int = 2) -> slurm.Submission:
     """A submission of the smoke profile as ``bench run --executor slurm`` records it."""
-    from bench.run import shards
+    from bench.run.cluster import shards
 
-    planned = [len(p) for p in shards.split(runner.plan(load_profile("smoke")), shard_count)]
+    planned = [len(p) for p in shards.split(plan(load_profile("smoke")), shard_count)]
     return slurm.submit("smoke", planned, reports, run_id, slurm.Options(time_min=15),
                         executor=FakeExecutor())
 
@@ -544,13 +545,13 @@ def test_a_resumed_shard_folder_lists_every_job_it_ran_under(tmp_path: Path) -> 
     folder.mkdir(parents=True)
     (folder / "env.json").write_text(json.dumps({"shard": {"spec": "1/2",
                                                            "slurm_job_id": "191"}}))
-    slurm.note_job(folder, "193")
-    slurm.note_job(folder, "193")  # once each
-    slurm.note_job(folder, "")  # not a Slurm job: nothing to note
-    slurm.note_job(folder, "197")
-    assert slurm.job_ids(folder) == ["191", "193", "197"]
-    assert (folder / slurm.JOBS_FILE).read_text() == "191\n193\n197\n"
-    slurm.note_job(tmp_path / "nowhere", "5")  # no folder: the runner says so, not this
+    node.note_job(folder, "193")
+    node.note_job(folder, "193")  # once each
+    node.note_job(folder, "")  # not a Slurm job: nothing to note
+    node.note_job(folder, "197")
+    assert node.job_ids(folder) == ["191", "193", "197"]
+    assert (folder / node.JOBS_FILE).read_text() == "191\n193\n197\n"
+    node.note_job(tmp_path / "nowhere", "5")  # no folder: the runner says so, not this
     assert not (tmp_path / "nowhere").exists()
 
 
@@ -611,7 +612,7 @@ def test_a_smoke_run_over_two_slurm_shards_pools_into_one_fingerprint(
     proc = run_cli("run", *SHARDS, "--reports", str(reports), "--run-id", "t-smoke",
                    timeout=600)
     assert proc.returncode == 0, proc.stderr
-    planned = len(runner.plan(load_profile("smoke")))
+    planned = len(plan(load_profile("smoke")))
     keys = _ok_keys(reports, "t-smoke")
     assert len(keys) == len(set(keys)) == planned, "every replicate ok once"
     assert "shard 2/2: Slurm job" in proc.stderr and "COMPLETED" in proc.stderr
@@ -667,12 +668,12 @@ def test_a_cancelled_shard_is_resubmitted_and_the_matrix_completes_without_dupli
     after = slurm.Submission.load(slurm.slurm_folder(reports, "c-smoke"))
     assert len(after.jobs[0]) == 2 and after.jobs[1] == sub.jobs[1]
     keys = _ok_keys(reports, "c-smoke")
-    planned = len(runner.plan(load_profile("smoke")))
+    planned = len(plan(load_profile("smoke")))
     assert len(keys) == len(set(keys)) == planned, "complete, and no replicate ok twice"
     assert sorted(p.name for p in reports.glob("*/c-smoke-shard*")) == [
         "c-smoke-shard1", "c-smoke-shard2"], "the resumed shard kept its own folder"
     [folder] = reports.glob("*/c-smoke-shard1")
-    assert slurm.job_ids(folder) == after.jobs[0], "every job that ran it, for the machine page"
+    assert node.job_ids(folder) == after.jobs[0], "every job that ran it, for the machine page"
 
 
 def _time_limit(job_id: str) -> str:
@@ -788,7 +789,7 @@ def test_slurms_time_limit_warning_interrupts_a_shard_which_fails_and_resumes(
         assert resumed.returncode == 0, resumed.stderr
         assert "shard(s) 1 submitted again" in resumed.stderr
         keys = _ok_keys(reports, "w-smoke")
-        planned = len(runner.plan(load_profile("smoke")))
+        planned = len(plan(load_profile("smoke")))
         assert len(keys) == len(set(keys)) == planned, "complete, and no replicate ok twice"
     finally:  # a failed check must not leave its jobs on the cluster
         with contextlib.suppress(slurm.SlurmError):

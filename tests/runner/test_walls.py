@@ -6,8 +6,9 @@
   scipy, so a bare PyTorch box can measure.
 - Nothing under ``bench/report/`` imports torch or the measuring side, so the report builds on
   a laptop from committed CSVs.
-- ``bench/schema.py`` and ``bench/cli.py``, which both sides share, import neither; nor does
-  ``bench/advise.py`` until it has checked that the report's dependencies are there.
+- ``bench/schema.py``, ``bench/cli.py`` and ``bench/commands/``, which both sides share, import
+  neither; nor does ``bench/commands/advise.py`` until it has checked that the report's
+  dependencies are there.
 
 The module lists come from walking the folders, so a new module is inside its wall from the
 moment it exists.
@@ -66,7 +67,7 @@ def test_the_folders_are_walked() -> None:
         CHILD)
     assert not set(PARENT) & set(CHILD)
     assert "bench.report.build" in REPORT
-    assert {"bench", "bench.schema", "bench.cli", "bench.advise"} <= set(SHARED)
+    assert {"bench", "bench.schema", "bench.cli", "bench.commands.advise"} <= set(SHARED)
 
 
 @pytest.mark.parametrize("module", PARENT)
@@ -90,8 +91,10 @@ def test_the_child_never_imports_presentation() -> None:
     assert not _ours(mods, "bench.report"), _ours(mods, "bench.report")
 
 
-#: The shared modules: every module directly in bench/ (a new one is shared from the start).
-SHARED = sorted({"bench", *(f"bench.{p.stem}" for p in BENCH.glob("*.py") if p.stem != "__init__")})
+#: The shared modules: every module directly in bench/ and every command module (a new one is
+#: shared from the start).
+SHARED = sorted({"bench", *(f"bench.{p.stem}" for p in BENCH.glob("*.py") if p.stem != "__init__"),
+                 *modules_under(BENCH / "commands")})
 
 
 def _ours(mods: set[str], package: str) -> set[str]:

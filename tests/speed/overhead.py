@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from bench.run import matrix, runner  # noqa: E402
+from bench.run import probe as probing  # noqa: E402
 from bench.run.launch import ForkServerLauncher  # noqa: E402
+from bench.run.plan import plan  # noqa: E402
 from bench.run.store import RunStore  # noqa: E402
 
 PROFILE = """
@@ -52,12 +54,12 @@ def harness(n: int) -> list[float]:
         path.write_text(PROFILE.format(n=n))
         profile = matrix.load_profile(str(path))
         with ForkServerLauncher() as launcher:
-            probe = runner.probe(launcher, tmpdir)  # starts the server: paid once per run
+            probe = probing.probe(launcher, tmpdir)  # starts the server: paid once per run
             store = RunStore(tmpdir / "run")
             store.open()
             ctx = runner.RunContext("speed", "overhead", probe)
             r = runner.Runner(launcher, store, ctx)
-            r.run(runner.plan(profile))
+            r.run(plan(profile))
             r.close()
         return [o["launch_to_build_s"] + o.get("write_s", 0.0) for o in r.overheads]
 

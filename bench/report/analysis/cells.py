@@ -16,10 +16,10 @@ from typing import Final, Union
 import numpy as np
 import pandas as pd
 
+from bench import consistency as rules
 from bench import schema
 from bench.report.analysis.bootstrap import MIN_OK_REPLICATES
 from bench.report.load import Dataset
-from bench.schema import DRIFT
 
 #: Model families, longest prefix first (``wide_resnet50_2`` is not a ``resnet``).
 MODEL_FAMILIES = (
@@ -220,8 +220,8 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     if len(drift):
         key = pd.MultiIndex.from_arrays([okf["run_id"], okf["cell_id"], okf["replicate"]])
         ratio = drift.reindex(key).to_numpy(dtype=float)
-        static = (okf["shapes"] == "static").to_numpy() & (okf["kind"] == "model").to_numpy()
-        drifted = static & ((ratio > DRIFT) | (ratio < 1 / DRIFT))
+        drifted = rules.drift_applies(okf["kind"].to_numpy(object),
+                                      okf["shapes"].to_numpy(object)) & rules.drifted(ratio)
     else:
         ratio, drifted = np.full(len(okf), np.nan), np.zeros(len(okf), dtype=bool)
     windows = best_window(ds.samples, okf.loc[okf["kind"] == "ceiling"])
@@ -307,7 +307,7 @@ def replicate_drift(samples: pd.DataFrame) -> pd.Series:
     """Per (run_id, cell_id, replicate): median of the later half of the steady iterations over
     that of the earlier half, for replicates with at least 3 steady iterations.
 
-    The same test as ``bench check``'s "steady drift" (see :mod:`bench.run.check`): a ratio far
+    The same rule as ``bench check``'s "steady drift" (:mod:`bench.consistency`): a ratio far
     from 1 means the step changed under the measurement, so its median describes no single
     regime. Samples are in iteration order within a replicate (the runner writes them so).
     """
@@ -319,9 +319,8 @@ def replicate_drift(samples: pd.DataFrame) -> pd.Series:
     g = steady.groupby(key, sort=False)
     rank = g.cumcount().to_numpy()
     n = g["seconds"].transform("size").to_numpy()
-    half = n // 2
-    early = steady.loc[(n >= 3) & (rank < half)].groupby(key, sort=False)["seconds"].median()
-    late = steady.loc[(n >= 3) & (rank >= n - half)].groupby(key, sort=False)["seconds"].median()
+    early = steady.loc[rules.early_half(rank, n)].groupby(key, sort=False)["seconds"].median()
+    late = steady.loc[rules.late_half(rank, n)].groupby(key, sort=False)["seconds"].median()
     return (late / early.where(early > 0)).rename("drift")
 
 

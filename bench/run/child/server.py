@@ -47,6 +47,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from io import FileIO
 
 from bench.run.protocol import (
     TERM_GRACE_S,
@@ -292,6 +293,92 @@ def _terminated(signum: int, frame: object) -> None:
     raise _Terminated
 
 
+class _Loop:
+    """The server loop's state: the protocol pipe out, the inbox, the running child and a task
+    sent while a stopped child was still dying."""
+
+    def __init__(self, target: Callable[[str], int], cuda_initialised: Callable[[], bool],
+                 clock: Callable[[], float], grace_s: float, out: FileIO) -> None:
+        self.target = target
+        self.cuda_initialised = cuda_initialised
+        self.clock = clock
+        self.grace_s = grace_s
+        self.out = out
+        self.inbox = Channel(sys.stdin.fileno())
+        self.rep: Replicate | None = None
+        self.queued: Run | None = None
+
+    def reply(self, msg: Message) -> None:
+        self.out.write(encode(msg))
+
+    def start(self, run: Run) -> None:
+        try:
+            pid = fork_child(lambda: self.target(run.task), close_fds=[self.out.fileno()])
+        except OSError as exc:  # out of memory or processes: this task fails, not the server
+            self.reply(Refused(f"fork failed: {exc}"))
+            return
+        # known before it is announced
+        self.rep = Replicate(pid, run.timeout_s, self.clock, self.grace_s)
+        self.reply(Started(pid))
+
+    def handle(self, msg: Message) -> int | None:
+        if isinstance(msg, Stop):
+            if self.rep is not None and self.rep.pid == msg.pid:
+                self.rep.end()
+        elif not isinstance(msg, Run):
+            self.reply(Refused(f"the server takes run and stop, not {msg}"))
+        elif self.cuda_initialised():  # pragma: no cover - a guard against a future preload
+            self.reply(Refused("CUDA initialised in the fork server"))
+            return 1
+        elif self.rep is None:
+            self.start(msg)
+        elif self.queued is None:  # it starts once the running child is reaped and reported
+            self.queued = msg
+        else:
+            self.reply(Refused(f"child {self.rep.pid} is still running and a task waits"))
+        return None
+
+    def step(self) -> int | None:
+        """One message handled, or one wait for a message or the child; then the child's
+        deadlines and end. An exit code when the server must stop."""
+        try:
+            msg = self.inbox.pending()
+        except ProtocolError as exc:
+            self.reply(Refused(str(exc)))
+            return None
+        if msg is not None:
+            code = self.handle(msg)
+            if code is not None:
+                return code
+        else:
+            rep = self.rep
+            fds = [self.inbox.fileno()]
+            if rep is not None and rep.fd is not None:
+                fds.append(rep.fd)
+            if self.inbox.fileno() in select.select(fds, [], [],
+                                                    rep.wake_in() if rep else None)[0]:
+                self.inbox.fill()
+        if self.rep is not None:
+            self.rep.tick()
+            if self.rep.ended():
+                self.reply(self.rep.reap())
+                self.rep.reported = True
+                self.rep = None
+                if self.queued is not None:
+                    self.start(self.queued)
+                    self.queued = None
+        return None
+
+    def shut_down(self) -> None:
+        """End the running child and whatever it left, and report its end if anyone listens."""
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one shutdown at a time
+        end = self.rep.shut_down() if self.rep is not None else None
+        sweep_adopted(clock=self.clock)
+        if end is not None:
+            with contextlib.suppress(OSError):  # for a runner still listening
+                self.reply(end)
+
+
 def serve(target: Callable[[str], int], cuda_initialised: Callable[[], bool] = lambda: False,
           clock: Callable[[], float] = time.monotonic, runner_pid: int | None = None,
           grace_s: float = TERM_GRACE_S) -> int:
@@ -305,80 +392,20 @@ def serve(target: Callable[[str], int], cuda_initialised: Callable[[], bool] = l
     ignore_warning()  # ... and about Slurm's warning, which reaches every process
     signal.signal(signal.SIGTERM, _terminated)
     runner = os.getppid() if runner_pid is None else runner_pid
-    inbox = Channel(sys.stdin.fileno())
-    rep: Replicate | None = None
-    queued: Run | None = None  # a task sent while a stopped child was still dying
-
-    def reply(msg: Message) -> None:
-        out.write(encode(msg))
-
-    def start(run: Run) -> None:
-        nonlocal rep
-        try:
-            pid = fork_child(lambda: target(run.task), close_fds=[out.fileno()])
-        except OSError as exc:  # out of memory or processes: this task fails, not the server
-            reply(Refused(f"fork failed: {exc}"))
-            return
-        rep = Replicate(pid, run.timeout_s, clock, grace_s)  # known before it is announced
-        reply(Started(pid))
-
-    def handle(msg: Message) -> int | None:
-        nonlocal queued
-        if isinstance(msg, Stop):
-            if rep is not None and rep.pid == msg.pid:
-                rep.end()
-        elif not isinstance(msg, Run):
-            reply(Refused(f"the server takes run and stop, not {msg}"))
-        elif cuda_initialised():  # pragma: no cover - a guard against a future preload
-            reply(Refused("CUDA initialised in the fork server"))
-            return 1
-        elif rep is None:
-            start(msg)
-        elif queued is None:  # it starts once the running child is reaped and reported
-            queued = msg
-        else:
-            reply(Refused(f"child {rep.pid} is still running and a task waits"))
-        return None
-
-    reply(Ready(os.getpid()))
+    loop = _Loop(target, cuda_initialised, clock, grace_s, out)
+    loop.reply(Ready(os.getpid()))
     try:
         bind_to_runner(runner)
         while True:
-            try:
-                msg = inbox.pending()
-            except ProtocolError as exc:
-                reply(Refused(str(exc)))
-                continue
-            if msg is not None:
-                code = handle(msg)
-                if code is not None:
-                    return code
-            else:
-                fds = [inbox.fileno()]
-                if rep is not None and rep.fd is not None:
-                    fds.append(rep.fd)
-                if inbox.fileno() in select.select(fds, [], [], rep.wake_in() if rep else None)[0]:
-                    inbox.fill()
-            if rep is not None:
-                rep.tick()
-                if rep.ended():
-                    reply(rep.reap())
-                    rep.reported = True
-                    rep = None
-                    if queued is not None:
-                        start(queued)
-                        queued = None
+            code = loop.step()
+            if code is not None:
+                return code
     except (EOFError, BrokenPipeError):  # the runner has gone: its child goes too
         return 0
     except _Terminated:
         return 143
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one shutdown at a time
-        end = rep.shut_down() if rep is not None else None
-        sweep_adopted(clock=clock)
-        if end is not None:
-            with contextlib.suppress(OSError):  # for a runner still listening
-                reply(end)
+        loop.shut_down()
 
 
 def exec_target(command: Sequence[str]) -> Callable[[str], int]:

@@ -29,8 +29,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bench import schema
+from bench.commands.exits import fail as _fail
 from bench.report.vocabulary import KnobStatus, Verdict
-from bench.run import estimate, knobs, matrix, modelspec, runner, session, usermodels
+from bench.run import estimate, knobs, matrix, modelspec, session, usermodels
+from bench.run import probe as probing
 from bench.run.knobs import Knob
 from bench.run.launch import Launcher
 from bench.run.protocol import ModelCheck, Probe
@@ -269,11 +271,6 @@ def missing_report_extra() -> list[str]:
     return missing
 
 
-def _fail(msg: str) -> int:
-    print(f"error: {msg}", file=sys.stderr)
-    return 2
-
-
 def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
                clock: Callable[[], float] = time.monotonic) -> int:
     """The whole command; ``launcher_of`` is the CLI's (a test may pass its own)."""
@@ -295,8 +292,8 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
         return _fail(str(exc))
     with launcher_of(args.launcher) as launcher:
         try:
-            with runner.probe_folder() as tmp:
-                probe = runner.probe(launcher, tmp, models=req.checks())
+            with probing.probe_folder() as tmp:
+                probe = probing.probe(launcher, tmp, models=req.checks())
             advice_plan = plan(req, probe, req.budget_s - (clock() - start) - REPORT_RESERVE_S)
             bound, jobs = session.planned(advice_plan.profile, probe)
         except (RuntimeError, AdviseError, matrix.ProfileError) as exc:
@@ -326,7 +323,7 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
         except session.SessionError as exc:
             return _fail(str(exc))
         ended = session.execute(opened, launcher, probe)
-    print(session.summary(ended, opened.out), file=sys.stderr)
+    print(session.summary(ended.code, ended.counts, opened.out), file=sys.stderr)
     if ended.code:
         return ended.code
     entries = verdicts_of(req, advice_plan, cells, opened.out)

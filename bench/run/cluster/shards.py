@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 
 from bench.run import estimate
-from bench.run.runner import Job
+from bench.run.plan import Job
 
 
 class ShardError(ValueError):

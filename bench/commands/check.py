@@ -1,0 +1,29 @@
+"""``python -m bench check RUN_DIR...``: the plausibility checks of ``bench.run.check`` on each
+run folder, one line per check; exit 1 when any check failed."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from bench.commands.exits import fail
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from bench.run import check as checks
+
+    failed = 0
+    for run_dir in map(Path, args.runs):
+        if not (run_dir / "results.csv").is_file():
+            return fail(f"{run_dir} has no results.csv")
+        n, findings = checks.check_run(run_dir)
+        bad = {f.check for f in findings}
+        print(f"{run_dir}: {n} rows")
+        for check in checks.CHECKS:
+            count = sum(f.check == check for f in findings)
+            print(f"  {'FAIL' if check in bad else 'ok  '} {check}" + (
+                f" ({count} findings)" if count else ""))
+        for f in findings[: args.limit]:
+            print(f"    {f.where}: {f.problem}")
+        failed += bool(findings)
+    return 1 if failed else 0

@@ -1,0 +1,161 @@
+"""``python -m bench run``: measure a profile here, or on a Slurm cluster (``--executor
+slurm``: one job per shard, ``bench.run.cluster``).
+
+A run stopped by a signal exits 128 + its number (130 SIGINT, 143 SIGTERM, 140 SIGUSR2,
+Slurm's time-limit warning), one stopped because its folder could not be written (a full
+disk, a read-only folder) exits 74 with one ``error:`` line; both keep every row already
+written and print how to resume.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.commands.exits import fail
+from bench.run import dryrun, hooks, launch, matrix, session
+from bench.run import probe as probing
+from bench.run.cluster import shards
+from bench.run.cluster.executor import local_refusal
+from bench.run.interrupts import EXIT_CODES, INTERRUPTS
+from bench.run.launch import Launcher
+from bench.run.resume import resume_command
+from bench.run.store import StoreError
+
+FAULT_ENV = "TORCH_KNOBS_FAULT"
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.executor == "slurm":  # first: without submitit, nothing else is worth saying
+        return _slurm(args)
+    refused = local_refusal(args)  # a Slurm option a local run would silently ignore
+    if refused:
+        return fail(refused)
+    try:
+        profile = matrix.select(matrix.load_profile(args.profile), args.only) if args.profile \
+            else None
+        hook = hooks.from_spec(os.environ.get(hooks.SIGNAL_ENV, ""))
+    except (matrix.ProfileError, ValueError) as exc:
+        return fail(str(exc))
+    ending = _Ending()
+    code = 0
+    # One handler for the whole command: the first SIGINT/SIGTERM/SIGUSR2 stops the run, and any
+    # signal after it, or during the close-down, is noted and the close-down finishes.
+    with INTERRUPTS.installed() as signals:
+        try:
+            with launch.by_name(args.launcher) as launcher:  # the one owner: leaving ends it
+                try:
+                    code = _run(args, launcher, profile, hook, ending)
+                finally:
+                    signals.closing()
+                    hook("closing", "")
+        except KeyboardInterrupt as exc:  # before the run began (the probe), or in its set-up
+            code = EXIT_CODES.get(getattr(exc, "signum", signal.SIGINT), 130)
+        code = signals.exit_code(code)
+        _finish(ending, code)
+    return code
+
+
+@dataclass
+class _Ending:
+    """What the end of ``bench run`` reports: where the run writes, and how it ended."""
+
+    out: Path | None = None  # set once the run has begun writing
+    resume: str = ""  # the command that finishes the run
+    counts: dict[str, int] = field(default_factory=dict)
+    store_error: StoreError | None = None
+
+
+def _finish(ending: _Ending, code: int) -> None:
+    """The last lines: what was done and, for a run that stopped early, how to resume it."""
+    out = ending.out
+    if out is None:
+        if code in EXIT_CODES.values():
+            print("interrupted before the run began; nothing was written", file=sys.stderr)
+        return
+    if ending.store_error is not None:  # one line: what failed, what is safe, what next
+        print(f"error: {ending.store_error}; the run stopped, and the rows already written "
+              f"in {out} are intact; once it can be written again, resume with: "
+              f"{ending.resume}", file=sys.stderr)
+        return
+    print(session.summary(code, ending.counts, out), file=sys.stderr)
+    if code:
+        print(f"resume with: {ending.resume}", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile | None,
+         hook: hooks.Hook, ending: _Ending) -> int:
+    try:
+        with probing.probe_folder() as tmp:
+            probe = probing.probe(launcher, tmp, models=session.user_checks(profile))
+    except RuntimeError as exc:
+        return fail(str(exc))
+    try:
+        if profile is None:
+            name = "gpu" if probe.cuda else "cpu"
+            print(f"profile: {name} (chosen from the hardware found)", file=sys.stderr)
+            profile = matrix.select(matrix.load_profile(name), args.only)
+        profile, jobs = session.planned(profile, probe)
+    except matrix.ProfileError as exc:
+        return fail(str(exc))
+    if args.shard:  # one shard of a cluster run: its own cells, in the plan's order
+        try:
+            k, n = shards.parse(args.shard)
+            jobs = shards.select(jobs, k, n)
+        except shards.ShardError as exc:
+            return fail(str(exc))
+    if args.dry_run:
+        dryrun.print_dry_run(jobs, probe)
+        return 0
+    shard = ({"spec": args.shard, "slurm_job_id": os.environ.get("SLURM_JOB_ID", "")}
+             if args.shard else None)  # which part of which cluster run this folder is
+    try:
+        opened = session.open_run(profile, probe, jobs, reports=Path(args.reports),
+                                  out=args.out, resume=args.resume, run_id=args.run_id,
+                                  shard=shard)
+    except session.SessionError as exc:
+        return fail(str(exc))
+    ending.out = opened.out
+    ending.resume = resume_command(  # a shard resumes only its own cells
+        args.profile or profile.name, args.only or [],
+        rest=[*(("--shard", args.shard) if args.shard else ()), "--out", str(opened.out)])
+    ended = session.execute(opened, launcher, probe, fault=os.environ.get(FAULT_ENV, ""),
+                            hook=hook)
+    ending.counts, ending.store_error = ended.counts, ended.store_error
+    return ended.code
+
+
+def _slurm(args: argparse.Namespace) -> int:
+    """``bench run --executor slurm``: plan, split, submit (or, with ``--resume``, submit the
+    unfinished shards again), then follow the shards unless ``--no-wait``."""
+    from bench.run.cluster import executor, slurm, squeue  # only for a Slurm run
+
+    reports = Path(args.reports).resolve()
+    try:
+        executor.check_args(args)
+        cluster = executor.prepare(args, reports)
+    except (matrix.ProfileError, slurm.SlurmError, shards.ShardError) as exc:
+        return fail(str(exc))
+    if args.dry_run:
+        for k, n in enumerate(cluster.planned, start=1):
+            print(f"shard {k}/{len(cluster.planned)}: {n} processes")
+        return 0
+    queue = squeue.Queue()
+    try:
+        sub, said = (executor.resubmit(cluster, reports, queue) if cluster.record is not None
+                     else executor.submit_new(cluster, args, reports))
+    except slurm.SlurmError as exc:
+        return fail(str(exc))
+    print(said, file=sys.stderr)
+    if args.no_wait:
+        print(f"follow with: python -m bench status {sub.run_id} --reports {args.reports}",
+              file=sys.stderr)
+        return 0
+    code = slurm.watch(sub, queue)
+    if code and code != slurm.EXIT_LEFT:
+        print(f"resume with: {executor.resume_command(sub)}", file=sys.stderr)
+    return code

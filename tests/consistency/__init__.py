@@ -1,0 +1,1 @@
+"""The rules both sides keep, and both sides keeping them alike."""
