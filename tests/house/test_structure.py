@@ -20,26 +20,6 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 MAX_LINES = 600
 MAX_FUNCTION_LINES = 80
-#: The functions over ``MAX_FUNCTION_LINES`` today, all of them page and statistics builders of
-#: the report, each to be cut into shorter ones: this list only shrinks, to empty. A function
-#: that is shortened must leave it (``test_the_long_function_list_names_only_long_ones``).
-LONG_FUNCTIONS = frozenset({
-    "bench/report/analysis/cells.py:cell_stats",
-    "bench/report/analysis/pairs.py:compare",
-    "bench/report/views/compare.py:compare_page",
-    "bench/report/views/cpu_gpu.py:cpu_gpu_page",
-    "bench/report/views/cudnn.py:cudnn_page",
-    "bench/report/views/determinism.py:determinism_page",
-    "bench/report/views/home.py:home_page",
-    "bench/report/views/machines.py:machine_pages",
-    "bench/report/views/precision.py:precision_page",
-    "bench/report/views/shapes.py:shapes_page",
-})
-#: Public class names defined in more than one module today, with those modules: this list only
-#: shrinks, to empty (one of each pair is to be renamed).
-SHARED_CLASS_NAMES = {
-    "Verdict": {"bench/report/claims/model.py", "bench/report/verdicts.py"},
-}
 
 
 def _package(root: Path, files: dict[str, str]) -> Path:
@@ -148,15 +128,8 @@ def test_no_function_is_over_80_lines() -> None:
     found = _functions(BENCH)
     assert "bench/run/runner.py:run_job" in found  # it read the whole tree, methods included
     long = {f"{where} ({n} lines)" for where, n in found.items()
-            if n > MAX_FUNCTION_LINES and where not in LONG_FUNCTIONS}
+            if n > MAX_FUNCTION_LINES}
     assert not long, sorted(long)
-
-
-def test_the_long_function_list_names_only_long_ones() -> None:
-    found = _functions(BENCH)
-    fixed = {where for where in LONG_FUNCTIONS if found.get(where, 0) <= MAX_FUNCTION_LINES}
-    assert not fixed, f"no longer over {MAX_FUNCTION_LINES} lines (or gone): take them off " \
-                      f"LONG_FUNCTIONS: {sorted(fixed)}"
 
 
 def test_a_long_function_is_found(tmp_path: Path) -> None:
@@ -170,11 +143,8 @@ def test_a_long_function_is_found(tmp_path: Path) -> None:
 def test_no_two_public_classes_share_a_name() -> None:
     found = _public_classes(BENCH)
     assert "bench/run/runner.py" in found["Runner"]  # it read the whole tree
-    shared = {name: paths for name, paths in found.items()
-              if len(paths) > 1 and SHARED_CLASS_NAMES.get(name) != paths}
+    shared = {name: paths for name, paths in found.items() if len(paths) > 1}
     assert not shared, shared
-    fixed = {name for name, paths in SHARED_CLASS_NAMES.items() if found.get(name) != paths}
-    assert not fixed, f"take them off SHARED_CLASS_NAMES: {sorted(fixed)}"
 
 
 def test_two_public_classes_of_one_name_are_found(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ key starts with fingerprint_id.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Final, Union
 
 import numpy as np
@@ -149,20 +150,68 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     """
     res = ds.results
     timed = res.loc[res["kind"].isin(["model", "ceiling"])]
-    labels = [
-        "machine",
-        "cell_name",
-        *schema.AXIS_COLUMNS,
-        "shape_count",
-        "work_unit",
-        "eff_cudnn_allow_tf32",
-    ]
     # Factorise the (fingerprint, kind, cell) key once; every later aggregate groups by the
     # integer group id, which is much cheaper than re-hashing three string columns each time.
     g = timed.groupby(_CELL_KEY, sort=True)
-    out = g[labels].last()
-    n_groups = len(out)
-    gid = g.ngroup().to_numpy()
+    out = g[_LABELS].last()
+    groups = _Groups.of(timed, g.ngroup().to_numpy())
+    _statuses(out, timed, groups)
+    _steady(out, groups)
+    _memory(out, groups)
+    _replicates(out, groups)
+    _drift(out, ds, groups)
+    _best_windows(out, ds, groups)
+    tf32 = (groups.ok["eff_cudnn_allow_tf32"] == "true").groupby(groups.gok).any()
+    out["eff_cudnn_allow_tf32"] = np.where(
+        tf32.reindex(groups.whole, fill_value=False).to_numpy(dtype=bool),
+        "true",
+        out["eff_cudnn_allow_tf32"].to_numpy(),
+    )
+    out = out.reset_index()
+    _throughput(out)
+    out["page"] = out["machine"] + "-" + out["fingerprint_id"].str.slice(0, 8)
+    out["anchor"] = "cell-" + out["cell_id"]
+    out["model_family"] = [model_family(m, s) for m, s in zip(out["model"], out["model_source"])]
+    out["too_few_ok"] = out["n_ok"] < MIN_OK_REPLICATES
+    _add_achieved(out)
+    return out[list(CELL_COLUMNS)]
+
+
+#: Per cell, the last replicate's value of these (they are the same for every replicate).
+_LABELS = ["machine", "cell_name", *schema.AXIS_COLUMNS, "shape_count", "work_unit",
+           "eff_cudnn_allow_tf32"]
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """The rows' cell numbers (``gid``), the ok rows and theirs (``gok``): what every
+    per-cell aggregate groups by."""
+
+    gid: np.ndarray
+    ok: pd.DataFrame
+    gok: np.ndarray
+    n: int
+
+    @classmethod
+    def of(cls, timed: pd.DataFrame, gid: np.ndarray) -> _Groups:
+        ok = (timed["status"] == "ok").to_numpy()
+        return cls(gid, timed.loc[ok], gid[ok], int(gid.max()) + 1 if len(gid) else 0)
+
+    @property
+    def whole(self) -> pd.RangeIndex:
+        return pd.RangeIndex(self.n)
+
+    def per_group(self, series: pd.Series) -> np.ndarray:
+        return series.reindex(self.whole).to_numpy(dtype=float)
+
+    def replicate_key(self) -> pd.MultiIndex:
+        return pd.MultiIndex.from_arrays([self.ok["run_id"], self.ok["cell_id"],
+                                          self.ok["replicate"]])
+
+
+def _statuses(out: pd.DataFrame, timed: pd.DataFrame, groups: _Groups) -> None:
+    """Replicates per status, their summary, and the distinct failure reasons."""
+    n_groups, gid = groups.n, groups.gid
     status_code = pd.Categorical(timed["status"], categories=schema.STATUSES).codes
     counts = np.bincount(
         gid * len(schema.STATUSES) + status_code, minlength=n_groups * len(schema.STATUSES)
@@ -179,21 +228,17 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
             reasons[i] = (*reasons[i], reason)
     out["reasons"] = pd.Series(reasons, index=out.index, dtype=object)
 
-    ok = (timed["status"] == "ok").to_numpy()
-    gok = gid[ok]
-    okf = timed.loc[ok]
+
+def _steady(out: pd.DataFrame, groups: _Groups) -> None:
+    """The steady state and the cold pass over ok replicates, and compile's figures."""
+    okf, gok, per_group = groups.ok, groups.gok, groups.per_group
     steady = okf["steady_median_s"].groupby(gok)
-    whole = pd.RangeIndex(n_groups)
-
-    def per_group(series: pd.Series) -> np.ndarray:
-        return series.reindex(whole).to_numpy(dtype=float)
-
     out["steady_median_s"] = per_group(steady.median())
     out["steady_q25_s"] = per_group(steady.quantile(0.25))
     out["steady_q75_s"] = per_group(steady.quantile(0.75))
     out["iqr_s"] = out["steady_q75_s"] - out["steady_q25_s"]
     out["cv"] = per_group(steady.std(ddof=1)) / per_group(steady.mean())
-    medians = okf[list(MEDIANS)].groupby(gok).median().reindex(whole)
+    medians = okf[list(MEDIANS)].groupby(gok).median().reindex(groups.whole)
     for col in MEDIANS:
         out[col] = medians[col].to_numpy(dtype=float)
     cold = okf["cold_pass_s"].groupby(gok)
@@ -202,56 +247,60 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     out["compile_time_max_s"] = per_group(okf["compile_time_s"].groupby(gok).max())
     for col in COMPILE_COUNTS:
         out[f"{col}_max"] = per_group(okf[col].groupby(gok).max())
+
+
+def _memory(out: pd.DataFrame, groups: _Groups) -> None:
+    """The whole replicate's peaks and the first pass's workspace, largest over replicates."""
+    okf, gok = groups.ok, groups.gok
     for kind in ("allocated", "reserved"):
         cold_peak = okf[f"cold_peak_mem_{kind}_bytes"].to_numpy(dtype=float)
         steady_peak = okf[f"peak_mem_{kind}_bytes"].to_numpy(dtype=float)
         with np.errstate(invalid="ignore"):
             workspace = np.clip(cold_peak - steady_peak, 0.0, None)
-        out[f"whole_peak_mem_{kind}_bytes"] = per_group(
+        out[f"whole_peak_mem_{kind}_bytes"] = groups.per_group(
             pd.Series(np.fmax(cold_peak, steady_peak)).groupby(gok).max())
-        out[f"workspace_mem_{kind}_bytes"] = per_group(pd.Series(workspace).groupby(gok).max())
-    out["replicate_medians"] = _grouped_tuples(gok, okf["steady_median_s"], n_groups)
-    out["replicate_throughputs"] = _grouped_tuples(gok, okf["samples_per_s"], n_groups)
+        out[f"workspace_mem_{kind}_bytes"] = groups.per_group(
+            pd.Series(workspace).groupby(gok).max())
+
+
+def _replicates(out: pd.DataFrame, groups: _Groups) -> None:
+    """Each cell's replicate figures as tuples, for the bootstraps."""
+    okf, gok, n = groups.ok, groups.gok, groups.n
+    out["replicate_medians"] = _grouped_tuples(gok, okf["steady_median_s"], n)
+    out["replicate_throughputs"] = _grouped_tuples(gok, okf["samples_per_s"], n)
     # FLOP/s (= sum of FLOPs / sum of time): the fair rate when the arms process different
     # resolutions or batch sizes, as dynamic and ragged schedules do
     out["replicate_work_rates"] = _grouped_tuples(
-        gok, okf["samples_per_s"] * okf["flops_per_sample"], n_groups)
+        gok, okf["samples_per_s"] * okf["flops_per_sample"], n)
+
+
+def _drift(out: pd.DataFrame, ds: Dataset, groups: _Groups) -> None:
+    """How many ok replicates drifted while timed, and the worst drift."""
+    okf, gok = groups.ok, groups.gok
     drift = replicate_drift(ds.samples)
     if len(drift):
-        key = pd.MultiIndex.from_arrays([okf["run_id"], okf["cell_id"], okf["replicate"]])
-        ratio = drift.reindex(key).to_numpy(dtype=float)
+        ratio = drift.reindex(groups.replicate_key()).to_numpy(dtype=float)
         drifted = rules.drift_applies(okf["kind"].to_numpy(object),
                                       okf["shapes"].to_numpy(object)) & rules.drifted(ratio)
     else:
         ratio, drifted = np.full(len(okf), np.nan), np.zeros(len(okf), dtype=bool)
-    windows = best_window(ds.samples, okf.loc[okf["kind"] == "ceiling"])
-    if len(windows):
-        key = pd.MultiIndex.from_arrays([okf["run_id"], okf["cell_id"], okf["replicate"]])
-        # the median of the replicates' rates, as a time, as the sustained rate is taken (the
-        # two differ when an even number of replicates is averaged)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rates = 1.0 / windows.reindex(key).to_numpy(dtype=float)
-            out["best_window_s"] = 1.0 / per_group(pd.Series(rates).groupby(gok).median())
-    else:
-        out["best_window_s"] = np.nan
-    out["n_drift"] = np.bincount(gok[drifted], minlength=n_groups)
+    out["n_drift"] = np.bincount(gok[drifted], minlength=groups.n)
     worst = pd.Series(np.maximum(ratio, 1 / ratio)[drifted]).groupby(gok[drifted]).max()
-    out["drift_max"] = per_group(worst)
-    tf32 = (okf["eff_cudnn_allow_tf32"] == "true").groupby(gok).any()
-    out["eff_cudnn_allow_tf32"] = np.where(
-        tf32.reindex(whole, fill_value=False).to_numpy(dtype=bool),
-        "true",
-        out["eff_cudnn_allow_tf32"].to_numpy(),
-    )
-    out = out.reset_index()
-    _throughput(out)
+    out["drift_max"] = groups.per_group(worst)
 
-    out["page"] = out["machine"] + "-" + out["fingerprint_id"].str.slice(0, 8)
-    out["anchor"] = "cell-" + out["cell_id"]
-    out["model_family"] = [model_family(m, s) for m, s in zip(out["model"], out["model_source"])]
-    out["too_few_ok"] = out["n_ok"] < MIN_OK_REPLICATES
-    _add_achieved(out)
-    return out[list(CELL_COLUMNS)]
+
+def _best_windows(out: pd.DataFrame, ds: Dataset, groups: _Groups) -> None:
+    """A ceiling's best short window: the median of its replicates' rates, as a time, as the
+    sustained rate is taken (the two differ when an even number of replicates is averaged)."""
+    okf = groups.ok
+    windows = best_window(ds.samples, okf.loc[okf["kind"] == "ceiling"])
+    if not len(windows):
+        out["best_window_s"] = np.nan
+        return
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rates = 1.0 / windows.reindex(groups.replicate_key()).to_numpy(dtype=float)
+        out["best_window_s"] = 1.0 / groups.per_group(pd.Series(rates).groupby(groups.gok)
+                                                      .median())
 
 
 #: How a cell's samples/s is defined (``throughput_basis``). With one input shape: the batch

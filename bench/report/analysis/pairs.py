@@ -180,22 +180,44 @@ def compare(data: Source, axis: str) -> pd.DataFrame:
     ]
     pairs = base.merge(var[take].add_prefix("v_"), left_on="_key", right_on="v__key", how="inner")
     metric = "throughput" if axis == "shapes" else "time"
-    if metric == "time":
-        est, lo, hi = ratio_ci(
-            pairs["replicate_medians"].tolist(), pairs["v_replicate_medians"].tolist()
-        )
-    else:
-        # work rates where both arms have FLOP counts, plain samples/s otherwise
-        def finite(t: tuple[float, ...]) -> bool:
-            return len(t) > 0 and bool(np.all(np.isfinite(np.asarray(t, dtype=float))))
+    est, lo, hi = _ratios(pairs, metric)
+    out = _pair_columns(pairs, axis, metric)
+    out["model_family"] = pairs["model_family"]
+    out["n_base"] = pairs["n_ok"].astype("int64")
+    out["n_var"] = pairs["v_n_ok"].astype("int64")
+    out["base_median_s"] = pairs["steady_median_s"]
+    out["var_median_s"] = pairs["v_steady_median_s"]
+    out["base_samples_per_s"] = pairs["samples_per_s"]
+    out["var_samples_per_s"] = pairs["v_samples_per_s"]
+    out["speedup"], out["ci_low"], out["ci_high"] = est, lo, hi
+    out["verdict"] = _verdicts(lo, hi, out["n_base"].to_numpy(), out["n_var"].to_numpy())
+    insufficient = out["verdict"] == Verdict.INSUFFICIENT
+    out.loc[insufficient, ["ci_low", "ci_high"]] = np.nan
+    order = ["fingerprint_id", *(c for c in schema.AXIS_COLUMNS if c != axis), "variant_value"]
+    return out.sort_values(order, kind="stable", na_position="first").reset_index(drop=True)
 
-        use_work = [finite(a) and finite(b) for a, b in
-                    zip(pairs["v_replicate_work_rates"], pairs["replicate_work_rates"])]
-        var_rates = [w if u else t for u, w, t in zip(
-            use_work, pairs["v_replicate_work_rates"], pairs["v_replicate_throughputs"])]
-        base_rates = [w if u else t for u, w, t in zip(
-            use_work, pairs["replicate_work_rates"], pairs["replicate_throughputs"])]
-        est, lo, hi = ratio_ci(var_rates, base_rates)
+
+def _ratios(pairs: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each pair's ratio and its interval: of step times (baseline over variant), or of
+    throughputs (variant over baseline), as work rates where both arms have FLOP counts and
+    plain samples/s otherwise."""
+    if metric == "time":
+        return ratio_ci(pairs["replicate_medians"].tolist(), pairs["v_replicate_medians"].tolist())
+
+    def finite(t: tuple[float, ...]) -> bool:
+        return len(t) > 0 and bool(np.all(np.isfinite(np.asarray(t, dtype=float))))
+
+    use_work = [finite(a) and finite(b) for a, b in
+                zip(pairs["v_replicate_work_rates"], pairs["replicate_work_rates"])]
+    var_rates = [w if u else t for u, w, t in zip(
+        use_work, pairs["v_replicate_work_rates"], pairs["v_replicate_throughputs"])]
+    base_rates = [w if u else t for u, w, t in zip(
+        use_work, pairs["replicate_work_rates"], pairs["replicate_throughputs"])]
+    return ratio_ci(var_rates, base_rates)
+
+
+def _pair_columns(pairs: pd.DataFrame, axis: str, metric: str) -> pd.DataFrame:
+    """Which pair, of which axis, where, and the other axes as its context."""
     out = pd.DataFrame(
         {
             "fingerprint_id": pairs["fingerprint_id"],
@@ -215,19 +237,7 @@ def compare(data: Source, axis: str) -> pd.DataFrame:
         if col == axis:
             continue
         out[col] = pairs[f"v_{col}"] if col in _FROM_VARIANT.get(axis, ()) else pairs[col]
-    out["model_family"] = pairs["model_family"]
-    out["n_base"] = pairs["n_ok"].astype("int64")
-    out["n_var"] = pairs["v_n_ok"].astype("int64")
-    out["base_median_s"] = pairs["steady_median_s"]
-    out["var_median_s"] = pairs["v_steady_median_s"]
-    out["base_samples_per_s"] = pairs["samples_per_s"]
-    out["var_samples_per_s"] = pairs["v_samples_per_s"]
-    out["speedup"], out["ci_low"], out["ci_high"] = est, lo, hi
-    out["verdict"] = _verdicts(lo, hi, out["n_base"].to_numpy(), out["n_var"].to_numpy())
-    insufficient = out["verdict"] == Verdict.INSUFFICIENT
-    out.loc[insufficient, ["ci_low", "ci_high"]] = np.nan
-    order = ["fingerprint_id", *(c for c in schema.AXIS_COLUMNS if c != axis), "variant_value"]
-    return out.sort_values(order, kind="stable", na_position="first").reset_index(drop=True)
+    return out
 
 
 def threads_text(threads: pd.Series) -> pd.Series:

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from bench.report.escape import Md, cat
-from bench.report.judge import advice
+from bench.report.judge import Recommendation
 from bench.report.judge.pages.common import AdviceList
 from bench.report.pages import Page
 from bench.report.paths import DECISIONS_CSV
@@ -23,7 +23,7 @@ from bench.report.writer import Writer
 RECS_SHOWN = 50
 
 
-def undecided(r: advice.Recommendation, p: Page) -> Md:
+def undecided(r: Recommendation, p: Page) -> Md:
     """A workload without enough ok replicates to decide: what, where, and its rows."""
     return cat(sentences.workload(r), " on ", p.machine_link(r.machine, r.page), " (",
                sentences.evidence_links(p, r.evidence), ")")

@@ -1,0 +1,122 @@
+"""The report's rooms: the build reads as its four steps, the views only format what the
+judging step hands them, and the verdict words live in one place.
+
+Each rule is read off the source (``ast`` and the template text); nothing is imported or run.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from pathlib import Path
+
+import pytest
+
+from bench.report import vocabulary
+
+from .imports import import_graph
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench"
+REPORT = BENCH / "report"
+VIEWS = "bench.report.views"
+#: What a view may import of the judging and statistics side: the answers (the judge
+#: package's face) and the page models.
+ALLOWED_JUDGING = re.compile(r"bench\.report\.judge(\.pages(\.\w+)?)?$")
+#: What a view must not import: the statistics, the rules, and the judge's insides.
+JUDGING = re.compile(r"bench\.report\.(analysis|judge)(\..*)?$")
+#: The view modules shared by several pages; every other module of views is one page's.
+SHARED_VIEWS = {"context", "frames", "labels", "costs", "comparisons", "sentences",
+                "recommendations", "claim_words", "files"}
+TEMPLATES = REPORT / "templates"
+WORDS = {w.value for enum in vocabulary.VOCABULARY for w in enum}
+
+
+def _view_imports() -> dict[str, set[str]]:
+    return {m: deps for m, deps in import_graph(REPORT).items()
+            if m == VIEWS or m.startswith(VIEWS + ".")}
+
+
+def test_views_import_only_the_answers_and_their_page_models() -> None:
+    found = _view_imports()
+    assert f"{VIEWS}.cudnn" in found  # it read the views
+    wrong = {f"{m} imports {d}" for m, deps in found.items() for d in deps
+             if JUDGING.match(d) and not ALLOWED_JUDGING.match(d)}
+    assert not wrong, sorted(wrong)
+
+
+def test_page_modules_do_not_import_each_other() -> None:
+    found = _view_imports()
+    pages = {m for m in found if m != VIEWS and m.rsplit(".", 1)[1] not in SHARED_VIEWS}
+    assert f"{VIEWS}.home" in pages and f"{VIEWS}.cudnn" in pages
+    wrong = {f"{m} imports {d}" for m in pages for d in found[m] if d in pages}
+    assert not wrong, sorted(wrong)
+
+
+def test_the_build_reads_as_its_four_steps() -> None:
+    tree = ast.parse((REPORT / "build.py").read_text(encoding="utf-8"))
+    build = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "build")
+    calls = sorted(((n.lineno, n.col_offset, n.func) for n in ast.walk(build)
+                    if isinstance(n, ast.Call)), key=lambda t: (t[0], t[1]))
+    names = [f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+             for _, _, f in calls]
+    steps = ["load_reports", "analyse", "judge", "render"]
+    found = [n for n in names if n in steps]
+    assert found == steps, found
+
+
+def _spelled_words(path: Path, base: Path = ROOT) -> list[str]:
+    """The string literals of a module that are words of the vocabulary (docstrings and
+    f-strings are prose, not literals, and are not read)."""
+    out = []
+    source = path.read_text(encoding="utf-8")
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type != tokenize.STRING or tok.string[0] not in "\"'":
+            continue
+        try:
+            value = ast.literal_eval(tok.string)
+        except (ValueError, SyntaxError):
+            continue
+        if value in WORDS:
+            out.append(f"{path.relative_to(base)}:{tok.start[0]}: {value!r}")
+    return out
+
+
+def test_no_module_spells_a_verdict_word_itself() -> None:
+    found = [hit for path in sorted(BENCH.rglob("*.py"))
+             if path != BENCH / "report" / "vocabulary.py" for hit in _spelled_words(path)]
+    assert not found, found
+
+
+def test_no_template_spells_a_verdict_word_or_chooses() -> None:
+    """A template neither names a verdict (``c["no clear difference"]``, ``c.faster``) nor
+    compares values in a condition: what a page says is chosen by its page model."""
+    words = "|".join(re.escape(w) for w in sorted(WORDS, key=len, reverse=True))
+    spelled = re.compile(rf"""["']({words})["']|\.({words})\b""")
+    condition = re.compile(r"{%-?\s*(?:if|elif)\s+(.*?)\s*-?%}")
+    presence = re.compile(r"^(not\s+)?[\w.]+(\s+(and|or)\s+(not\s+)?[\w.]+)*$")
+    found = []
+    for path in sorted(TEMPLATES.rglob("*.j2")):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            where = f"{path.relative_to(ROOT)}:{n}"
+            for block in re.findall(r"{[{%].*?[%}]}", line):
+                if spelled.search(block):
+                    found.append(f"{where}: {block}")
+            found += [f"{where}: chooses: {c}" for c in condition.findall(line)
+                      if not presence.match(c)]
+    assert not found, found
+
+
+@pytest.mark.parametrize("text, hits", [
+    ('x = "faster"\n', 1),
+    ('x = Verdict.FASTER\n', 0),
+    ('def f():\n    """Only "faster" in prose."""\n', 0),
+    ('x = f"faster in {n}"\n', 0),
+    ("x = {'no clear difference': 1}\n", 1),
+])
+def test_a_spelled_word_is_found(tmp_path: Path, text: str, hits: int) -> None:
+    path = tmp_path / "words.py"
+    path.write_text(text, encoding="utf-8")
+    assert len(_spelled_words(path, tmp_path)) == hits
