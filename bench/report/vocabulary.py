@@ -3,7 +3,8 @@
 String-valued enums, so that a table's ``verdict`` column, a CSV, a page and
 ``bench advise --json`` all read the same words (``Verdict.FASTER == "faster"``), and typed,
 so that a renamed or mistyped word is an error mypy sees instead of a branch that silently
-never runs. No other module spells these words as string literals (a test holds this).
+never runs. No other module spells these words as string literals (a test holds this), and
+each word's meaning is here too (``MEANINGS``), which the Methodology page prints.
 
 Free of every dependency, so ``bench advise`` can import it where only torch is installed.
 """
@@ -30,7 +31,8 @@ class Verdict(Word):
     FASTER = "faster"
     SLOWER = "slower"
     NO_CLEAR_DIFFERENCE = "no clear difference"
-    INSUFFICIENT = "insufficient"
+    INSUFFICIENT = "too few replicates"
+    NOT_MEASURED = "not measured"
     MIXED = "mixed"
 
 
@@ -39,8 +41,11 @@ class ClaimVerdict(Word):
 
     SUPPORTED = "supported"
     CONTRADICTED = "contradicted"
+    LARGER = "larger than claimed"
+    SMALLER = "smaller than claimed"
     DEPENDS = "depends"
-    NOT_MEASURED = "not measured here"
+    TOO_FEW = "too few replicates"
+    NOT_MEASURED = "not measured"
 
 
 class Stance(Word):
@@ -48,6 +53,8 @@ class Stance(Word):
 
     SUPPORTS = "supports"
     CONTRADICTS = "contradicts"
+    LARGER = "larger"  # a claimed figure, measured larger
+    SMALLER = "smaller"  # measured smaller
     CANNOT_TELL = "cannot tell"
 
 
@@ -67,7 +74,7 @@ class KnobStatus(Word):
 
     PLANNED = "planned"  # a dry run's plan: nothing measured yet
     MEASURED = "measured"
-    INSUFFICIENT = "insufficient"
+    INSUFFICIENT = "too few replicates"
     NOT_IN_BUDGET = "not in budget"
     SKIPPED = "skipped"
 
@@ -75,3 +82,26 @@ class KnobStatus(Word):
 #: The judged words (verdicts, stances, actions), for the test that no module spells them
 #: itself (a knob's status shares "skipped" with a row's, which the schema spells).
 VOCABULARY: tuple[type[Word], ...] = (Verdict, ClaimVerdict, Stance, Action)
+
+#: What each word a page shows means: the Methodology page's definitions.
+MEANINGS: dict[Word, str] = {
+    Verdict.FASTER: "the whole 95% interval of the speedup lies above 1 + δ",
+    Verdict.SLOWER: "the whole 95% interval lies below 1 − δ",
+    Verdict.NO_CLEAR_DIFFERENCE: "the interval overlaps 1 ± δ; where it lies inside that band "
+                                 "the setting does not matter there, where it reaches beyond "
+                                 "it more replicates could still show a change",
+    Verdict.INSUFFICIENT: "fewer ok replicates than a verdict needs on one side; the figure "
+                          "says how many of the needed (2 of 3), and the statuses say why",
+    Verdict.NOT_MEASURED: "no run measured this configuration on this machine",
+    Verdict.MIXED: "a summary over several configurations whose verdicts disagree; the page "
+                   "names which went which way",
+    ClaimVerdict.SUPPORTED: "every finding that can tell agrees with the claim",
+    ClaimVerdict.CONTRADICTED: "every finding that can tell goes against the claim",
+    ClaimVerdict.LARGER: "the claim names a figure, and every finding measured more than it",
+    ClaimVerdict.SMALLER: "the claim names a figure, and every finding measured less than it",
+    ClaimVerdict.DEPENDS: "the findings disagree; the verdict names the regimes on each side",
+    ClaimVerdict.TOO_FEW: "measured, but no finding can tell: too few ok replicates, or an "
+                          "interval too wide to decide",
+    ClaimVerdict.NOT_MEASURED: "no run measured what the claim is about; the verdict names "
+                               "the run that would",
+}

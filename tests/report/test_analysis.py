@@ -24,6 +24,7 @@ from bench.report.analysis.studies import (
     dynamic_shapes,
 )
 from bench.report.load import load_reports
+from bench.report.vocabulary import Verdict
 
 from .builders import axes, cell, env_for, result_row
 
@@ -71,7 +72,7 @@ def test_cell_stats_summarise_replicates(write_tree):
         ([1.02] * 3, [1.00] * 3, "no clear difference"),  # 2 % is inside δ = 3 %
         ([1.04] * 3, [1.00] * 3, "faster"),  # identical replicates: the CI is the point
         ([0.90, 1.10, 1.00], [0.80, 0.95, 1.05], "no clear difference"),  # noisy: CI straddles
-        ([1.00, 1.01, 0.99], [0.50, 0.505, None], "insufficient"),
+        ([1.00, 1.01, 0.99], [0.50, 0.505, None], Verdict.INSUFFICIENT),
     ],
 )
 def test_verdict_thresholds(write_tree, base, var, expected):
@@ -81,7 +82,7 @@ def test_verdict_thresholds(write_tree, base, var, expected):
     assert row["verdict"] == expected
     ok_var = [v for v in var if v is not None]
     assert row["speedup"] == pytest.approx(np.median(base) / np.median(ok_var))
-    if expected == "insufficient":
+    if expected == Verdict.INSUFFICIENT:
         assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
         assert (row["n_base"], row["n_var"]) == (3, 2)
     else:
@@ -95,7 +96,7 @@ def test_verdict_function_is_strict_at_the_band_edge():
     assert verdict(edge, 2.0, 3, 3) == "no clear difference"
     assert verdict(edge + 1e-9, 2.0, 3, 3) == "faster"
     assert verdict(0.5, 1 - DELTA - 1e-9, 3, 3) == "slower"
-    assert verdict(1.5, 2.0, 3, MIN_OK_REPLICATES - 1) == "insufficient"
+    assert verdict(1.5, 2.0, 3, MIN_OK_REPLICATES - 1) == Verdict.INSUFFICIENT
 
 
 def test_ci_of_a_pair_does_not_depend_on_other_pairs():
@@ -195,8 +196,8 @@ def _curve(batches, verdicts):
         (["faster", "faster", "faster", "faster"], 1),
         (["faster", "faster", "slower", "faster"], 128),  # must win at every larger batch
         (["faster", "faster", "faster", "no clear difference"], None),
-        (["slower", "faster", "insufficient", "faster"], 8),  # a failed batch is not an answer
-        (["insufficient"] * 4, None),
+        (["slower", "faster", Verdict.INSUFFICIENT, "faster"], 8),  # a failed batch: no answer
+        ([Verdict.INSUFFICIENT] * 4, None),
         (["slower", "slower", "slower", "slower"], None),
     ],
 )

@@ -12,7 +12,7 @@ from bench.report.analysis import Analysis, analyse
 from bench.report.judge import advice, asks
 from bench.report.judge.advice.rules import switch_rules
 from bench.report.load import Dataset, load_reports
-from bench.report.vocabulary import Action
+from bench.report.vocabulary import Action, KnobStatus, Verdict
 
 from .builders import FIXTURE_REPORTS
 
@@ -104,16 +104,17 @@ def test_cpu_threads_go_through_the_switch_rule_and_memory_is_the_process_peak(
 def test_too_few_replicates_say_how_many_and_why(ds: Dataset, a: Analysis) -> None:
     pairs = pd.concat([a.comparisons[x].assign(_axis=x) for x in ("precision", "memory_format",
                                                                  "cudnn_benchmark")])
-    thin = pairs.loc[(pairs["verdict"] == "insufficient") & (pairs["n_var"] < pairs["n_base"])]
+    thin = pairs.loc[(pairs["verdict"] == Verdict.INSUFFICIENT)
+                     & (pairs["n_var"] < pairs["n_base"])]
     row = thin.iloc[0]
     v = _judge(ds, "knob", str(row["_axis"]), row)
     n = int(row["n_var"])
-    assert v.status == "insufficient" and v.recommendation == Action.INSUFFICIENT
-    assert v.reason.startswith(f"insufficient: {n} ok replicate{'' if n == 1 else 's'} "
-                               f"(variant: ")
+    assert v.status == KnobStatus.INSUFFICIENT and v.recommendation == Action.INSUFFICIENT
+    assert v.reason.startswith(f"too few replicates: {n} of 3 ok (variant: ")
     assert v.ci_low is None and v.ci_high is None
 
 
 def test_a_pair_without_rows_is_insufficient_not_an_error(ds: Dataset) -> None:
     (v,) = asks.judge(ds, [asks.Ask("amp-bf16", "precision", "nope", "none")], STEPS)
-    assert (v.status, v.reason) == ("insufficient", "insufficient: 0 ok replicates (no rows)")
+    assert (v.status, v.reason) == (KnobStatus.INSUFFICIENT,
+                                    "too few replicates: 0 of 3 ok (no rows)")

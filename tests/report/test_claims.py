@@ -106,7 +106,7 @@ def test_benchmark_with_static_shapes(write_tree: Any) -> None:
 
 def test_a_wide_interval_is_no_evidence_against_benchmark(write_tree: Any) -> None:
     wide = _verdict(write_tree, "benchmark-static", _benchmark(1.0, WIDE))
-    assert wide.verdict == ClaimVerdict.NOT_MEASURED and wide.scope == ""
+    assert wide.verdict == ClaimVerdict.TOO_FEW and wide.scope == ""
     assert wide.missing.startswith("the 1 finding below could not tell")
     assert "too wide to tell" in wide.findings[0].text
     assert "no clear difference in 1 (1 of them too wide to tell)" in wide.summary
@@ -135,7 +135,7 @@ def test_benchmark_with_cycled_shapes(write_tree: Any) -> None:
     assert "each of its 3 shapes' first pass costs 3.50 s more" in searches.findings[0].text
     # dearer first passes, but an interval over the cycle too wide to say it does not repay
     wide = _verdict(write_tree, "benchmark-dynamic", _dynamic(1.0, WIDE))
-    assert wide.verdict == ClaimVerdict.NOT_MEASURED and "too wide to tell" in wide.findings[0].text
+    assert wide.verdict == ClaimVerdict.TOO_FEW and "too wide to tell" in wide.findings[0].text
 
 
 def _colds(env: dict[str, Any], cell_axes: dict[str, Any], colds: tuple[float, ...],
@@ -227,7 +227,7 @@ def test_benchmark_and_reproducibility(write_tree: Any) -> None:
     assert (makes.verdict, keeps.verdict) == (ClaimVerdict.SUPPORTED, ClaimVerdict.CONTRADICTED)
     assert keeps.summary.endswith("equal in 1 of 1 checks")
     # unequal with benchmark off too: benchmark's part cannot be told apart
-    assert either.verdict == ClaimVerdict.NOT_MEASURED
+    assert either.verdict == ClaimVerdict.TOO_FEW
     assert "cannot be told apart" in either.findings[0].text
     assert {a for _, a in makes.evidence} == {f"repro-{r['cell_id']}" for r in
                                                (_repro("on", False), _repro("off", True))}
@@ -263,7 +263,7 @@ def test_gpu_up_to_fifty_times(write_tree: Any) -> None:
     less = _verdict(write_tree, "gpu-50x", _cpu_gpu([0.5] * 3, [0.1] * 3))
     assert about.verdict == ClaimVerdict.SUPPORTED and "95% CI 48.0–52.0×" in about.summary
     assert "(resnet50 · infer · batch 128, 95% CI" in about.summary  # one batch, still named
-    assert more.verdict == less.verdict == ClaimVerdict.CONTRADICTED
+    assert (more.verdict, less.verdict) == (ClaimVerdict.LARGER, ClaimVerdict.SMALLER)
     assert "more than 50×" in more.summary and "never 50×" in less.summary
 
 
@@ -278,9 +278,9 @@ def test_cpu_for_small_batches(write_tree: Any) -> None:
     wide = _cpu_gpu([0.006] * 3, [0.0045, 0.006, 0.0078], batch=1)
     assert _verdict(write_tree, "cpu-for-small", even).verdict == ClaimVerdict.CONTRADICTED
     found = _verdict(write_tree, "cpu-for-small", wide)
-    assert found.verdict == ClaimVerdict.NOT_MEASURED and "too wide" in found.findings[0].text
+    assert found.verdict == ClaimVerdict.TOO_FEW and "too wide" in found.findings[0].text
     # the smallest batch lost its replicates: batch 128 does not answer for small batches
-    assert _verdict(write_tree, "cpu-for-small", thin).verdict == ClaimVerdict.NOT_MEASURED
+    assert _verdict(write_tree, "cpu-for-small", thin).verdict == ClaimVerdict.TOO_FEW
 
 
 def test_it_depends_names_the_regimes_on_each_side(write_tree: Any) -> None:
@@ -328,7 +328,7 @@ def test_which_memory_fills_first(write_tree: Any) -> None:
     # 11.6% of the host against 13.3% of the GPU: within the margin, so it cannot tell
     close = _verdict(write_tree, "gpu-memory-limit",
                      _cpu_gpu([1.0] * 3, [0.01] * 3, rss=2e9, gpu_mem=20e9))
-    assert close.verdict == ClaimVerdict.NOT_MEASURED
+    assert close.verdict == ClaimVerdict.TOO_FEW
     assert f"within {hardware.MEMORY_MARGIN:g}× of each other" in close.findings[0].text
     # the GPU cell kept one ok replicate: the site's replicate minimum leaves the pair out
     thin = _verdict(write_tree, "gpu-memory-limit",
@@ -356,13 +356,13 @@ def test_threads(write_tree: Any) -> None:
     assert faster.findings[0].text.startswith(  # its batch and how many threads "every" is
         "resnet50 · infer · batch 8: every core (4 threads) against one thread 2.00×")
     assert _verdict(write_tree, "threads", rows(0.2)).verdict == ClaimVerdict.CONTRADICTED
-    assert _verdict(write_tree, "threads", rows(0.2, WIDE)).verdict == ClaimVerdict.NOT_MEASURED
+    assert _verdict(write_tree, "threads", rows(0.2, WIDE)).verdict == ClaimVerdict.TOO_FEW
     # a compiled all-cores cell is not one-thread eager's partner
     compiled = rows(0.1, compile="default")
     assert _verdict(write_tree, "threads", compiled).verdict == ClaimVerdict.NOT_MEASURED
 
 
-def _copies(gpu_gbps: float, cpu_gbps: float = 40.0) -> list[dict[str, object]]:
+def _copies(gpu_gbps: float, cpu_gbps: float = 40.0, n: int = 3) -> list[dict[str, object]]:
     rows = []
     for device, rate in (("cuda", gpu_gbps), ("cpu", cpu_gbps)):
         ceiling = {k: "" for k in axes()} | {
@@ -371,7 +371,7 @@ def _copies(gpu_gbps: float, cpu_gbps: float = 40.0) -> list[dict[str, object]]:
         work = 2 * 2**30
         rows += [result_row(ENV, ceiling, i, kind="ceiling", seconds=work / (rate * 1e9) * f,
                             work_per_iter=work, work_unit="byte")
-                 for i, f in enumerate((0.99, 1.0, 1.01))]
+                 for i, f in enumerate((0.99, 1.0, 1.01)[:n])]
     return rows
 
 
@@ -379,6 +379,19 @@ def test_memory_bandwidth(write_tree: Any) -> None:
     assert _verdict(write_tree, "gpu-bandwidth", _copies(4000.0)).verdict == ClaimVerdict.SUPPORTED
     found = _verdict(write_tree, "gpu-bandwidth", _copies(120.0))
     assert found.verdict == ClaimVerdict.CONTRADICTED
+
+
+def test_a_measured_ratio_without_an_interval_decides_when_it_is_far_from_the_claim(
+        write_tree: Any) -> None:
+    """Two ok replicates give no interval, but 50× against a claim of 10× is measured: the rule
+    decides on it (and says why), where a ratio near the threshold stays too few replicates."""
+    far = _verdict(write_tree, "gpu-bandwidth", _copies(2000.0, n=2))  # 50×
+    assert far.verdict == ClaimVerdict.SUPPORTED
+    assert "too few ok replicates for an interval, but it is over 2 times" in far.summary
+    under = _verdict(write_tree, "gpu-bandwidth", _copies(160.0, n=2))  # 4×
+    assert under.verdict == ClaimVerdict.CONTRADICTED
+    near = _verdict(write_tree, "gpu-bandwidth", _copies(480.0, n=2))  # 12×
+    assert near.verdict == ClaimVerdict.TOO_FEW and near.findings
 
 
 def test_an_upgrade_against_a_setting_change(write_tree: Any) -> None:
@@ -404,15 +417,15 @@ def test_an_upgrade_against_a_setting_change(write_tree: Any) -> None:
     # 1.5× point against 1.5×: no more; intervals that overlap the setting's: cannot tell
     assert tree(0.20).verdict == ClaimVerdict.CONTRADICTED
     close = tree([0.17, 0.20, 0.23])
-    assert close.verdict == ClaimVerdict.NOT_MEASURED and "too close" in close.findings[0].text
+    assert close.verdict == ClaimVerdict.TOO_FEW and "too close" in close.findings[0].text
     # a setting change measured at another batch answers nothing for batch 8
     elsewhere = tree(0.03, setting_batch=1)
-    assert elsewhere.verdict == ClaimVerdict.NOT_MEASURED
+    assert elsewhere.verdict == ClaimVerdict.TOO_FEW
     assert "none was measured there" in elsewhere.findings[0].text
     # the fast box kept one ok replicate: not dropped, but a finding that cannot tell, with
     # the rows of both machines
     thin = tree([0.03, None, None])
-    assert thin.verdict == ClaimVerdict.NOT_MEASURED and len(thin.findings) == 1
+    assert thin.verdict == ClaimVerdict.TOO_FEW and len(thin.findings) == 1
     (finding,) = thin.findings
     assert finding.stance == Stance.CANNOT_TELL and finding.text == (
         "resnet50 · infer · batch 8: measured on box, slow-box, but with too few ok replicates "

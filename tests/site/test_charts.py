@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from bench.report import charts
+from bench.report.vocabulary import Verdict
 
 ROWS = [
     charts.SpeedupRow("resnet50 · train", 1.24, 1.2, 1.3, "faster"),
     charts.SpeedupRow("vit $x$ <script>" + "v" * 500, 1.0, 0.97, 1.03, "no clear difference"),
     charts.SpeedupRow("mobilenet", 0.9, 0.88, 0.93, "slower"),
-    charts.SpeedupRow("thin", 1.1, math.nan, math.nan, "insufficient"),
+    charts.SpeedupRow("thin", 1.1, math.nan, math.nan, Verdict.INSUFFICIENT),
 ]
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.report.analysis import Analysis, analyse
+from bench.report.analysis import MIN_OK_REPLICATES, Analysis, analyse
 from bench.report.analysis.studies import one_off_costs
 from bench.report.judge import advice
 from bench.report.judge.advice import Recommendation
@@ -64,7 +64,7 @@ class KnobAnswer:
     knob: str
     axis: str
     status: KnobStatus
-    reason: str  # why insufficient ("insufficient: 2 ok replicates"), else empty
+    reason: str  # why too few ("too few replicates: 2 of 3 ok"), else empty
     baseline: str
     variant: str
     recommendation: Action  # the report's action
@@ -121,10 +121,15 @@ def _cell(cells: pd.DataFrame, row: Any, cell_id: str) -> pd.Series:
                      & (cells["cell_id"] == cell_id)].iloc[0]
 
 
+def thin_text(n_ok: int) -> str:
+    """``too few replicates: 2 of 3 ok``: how many of the replicates a verdict needs."""
+    return f"{Verdict.INSUFFICIENT}: {n_ok} of {MIN_OK_REPLICATES} ok"
+
+
 def _why(cells: pd.DataFrame, row: Any) -> str:
-    """``insufficient: 2 ok replicates`` and, where a side failed, how (its first reason)."""
+    """``too few replicates: 2 of 3 ok`` and, where a side failed, how (its first reason)."""
     n = min(int(row.n_base), int(row.n_var))
-    text = f"insufficient: {n} ok replicate{'' if n == 1 else 's'}"
+    text = thin_text(n)
     for side, cid in (("variant", row.variant_cell_id), ("baseline", row.baseline_cell_id)):
         cell = _cell(cells, row, cid)
         if int(cell["n_failed"]):
@@ -231,7 +236,7 @@ def _unmeasured(ask: Ask, steps: int) -> KnobAnswer:
     """A pair with no rows at all (the run stopped before it)."""
     return KnobAnswer(
         knob=ask.knob, axis=ask.axis, status=KnobStatus.INSUFFICIENT,
-        reason="insufficient: 0 ok replicates (no rows)", baseline="", variant="",
+        reason=f"{thin_text(0)} (no rows)", baseline="", variant="",
         recommendation=Action.INSUFFICIENT, rule="", verdict=Verdict.INSUFFICIENT,
         speedup=None, ci_low=None, ci_high=None, n_base=0, n_var=0, cold_cost_s=None,
         break_even_steps=None, steps=steps, pays_back=None, memory_change_bytes=None,

@@ -12,27 +12,28 @@ from bench.report.pages import Page
 from bench.report.paths import CLAIMS_PAGE
 from bench.report.vocabulary import ClaimVerdict, Stance
 
-#: The admonition each verdict is shown in, and the words it opens with.
+#: The admonition each verdict is shown in (the words are the verdict's own).
 BOX = {
-    ClaimVerdict.SUPPORTED: ("success", "Supported"),
-    ClaimVerdict.CONTRADICTED: ("failure", "Contradicted"),
-    ClaimVerdict.DEPENDS: ("warning", "It depends"),
-    ClaimVerdict.NOT_MEASURED: ("note", "Not measured here"),
+    ClaimVerdict.SUPPORTED: "success",
+    ClaimVerdict.CONTRADICTED: "failure",
+    ClaimVerdict.LARGER: "info",
+    ClaimVerdict.SMALLER: "info",
+    ClaimVerdict.DEPENDS: "warning",
+    ClaimVerdict.TOO_FEW: "note",
+    ClaimVerdict.NOT_MEASURED: "note",
 }
 STANCE_WORDS = {
     Stance.SUPPORTS: "supports it",
     Stance.CONTRADICTS: "contradicts it",
+    Stance.LARGER: "measured larger",
+    Stance.SMALLER: "measured smaller",
     Stance.CANNOT_TELL: Stance.CANNOT_TELL.value,
 }
 
-def title(v: ClaimAnswer) -> str:
-    """The verdict's words; "not measured here" over findings says they were measured but
-    could not tell, so it does not read as if nothing ran."""
-    word = BOX[v.verdict][1]
-    if v.verdict == ClaimVerdict.NOT_MEASURED and v.findings:
-        return f"{word}: measured, but too few ok replicates or too wide an interval to tell"
-    return word
 
+def title(v: ClaimAnswer) -> str:
+    """The verdict's words, as a box's title."""
+    return str(v.verdict).capitalize()
 
 
 def anchor(v: ClaimAnswer) -> str:
@@ -61,6 +62,5 @@ def verdict_line(v: ClaimAnswer | None, p: Page) -> Md:
 
 
 def counts_line(model: ClaimsPage) -> str:
-    """``supported 3, contradicted 2, it depends 1, not measured here 4``."""
-    return ", ".join(f"{word.lower()} {model.counts[verdict]}"
-                     for verdict, (_, word) in BOX.items())
+    """``supported 3, contradicted 2, larger than claimed 1, …``: the verdicts that occur."""
+    return ", ".join(f"{verdict} {n}" for verdict, n in model.counts.items() if n)

@@ -27,7 +27,7 @@ def claims_page(writer: Writer, answers: Answers) -> None:
     p = page(answers, CLAIMS_PAGE)
     entries = []
     for v in answers.claims.answers:
-        kind, word = BOX[v.verdict][0], title(v)
+        kind, word = BOX[v.verdict], title(v)
         listed = [
             cat(p.machine_link(f.machine, f.page), f" ({STANCE_WORDS[f.stance]}): {f.text}",
                 cat(" (", evidence_links(p, f.evidence), ")") if f.evidence else "")

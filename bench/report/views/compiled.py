@@ -370,7 +370,7 @@ def _benchmark_section(p: Page, answers: Answers, s: CompileSection) -> Md:
         fmt.ci(b.pair.ci_low, b.pair.ci_high), verdict(answers, b.pair),
         fmt.signed_seconds(b.pair.extra_cold_pass_max_s),
         f"{fmt.ratio(b.eager.speedup)} ({b.eager.verdict})" if b.eager is not None
-        else "not measured",
+        else Verdict.NOT_MEASURED,
         cell_links(p, b.pair.page, [("off", b.pair.baseline_anchor),
                                     ("on", b.pair.variant_anchor)]),
     ] for b in shown]

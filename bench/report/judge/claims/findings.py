@@ -99,9 +99,8 @@ def name_list(names: list[str], total: int | None = None) -> str:
 
 
 def depends(findings: list[Finding]) -> bool:
-    """Whether the findings give "it depends": some support the claim, some contradict it."""
-    stances = {f.stance for f in findings}
-    return Stance.SUPPORTS in stances and Stance.CONTRADICTS in stances
+    """Whether the findings give "it depends": those that can tell say different things."""
+    return len({f.stance for f in findings} - {Stance.CANNOT_TELL}) > 1
 
 
 def label_of(f: Finding) -> str:
