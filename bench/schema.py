@@ -35,6 +35,13 @@ SCHEMA_VERSION: Final = 4
 #: the gradients subnormal, and some CPUs then ran steps many times slower). 3: per-replicate
 #: kernel caches.
 WORKLOAD_VERSION: Final = 3
+#: What each step definition changed, in words a reader of an older run's figures needs.
+WORKLOAD_CHANGES: Final[dict[int, str]] = {
+    2: "a training step runs at learning rate 0, so a fixed synthetic batch no longer drives "
+       "the gradients subnormal and the steps no longer drift",
+    3: "every replicate's first pass meets an empty kernel cache of its own, not one that "
+       "earlier processes filled",
+}
 
 #: Every replicate ends in exactly one of these.
 STATUSES: Final = ("ok", "oom", "timeout", "crash", "error", "skipped", "interrupted")

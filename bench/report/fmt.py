@@ -166,6 +166,18 @@ def tflops(value: Any) -> str:
     return f"{num(value)} TFLOP/s" if present(value) else MISSING
 
 
+def cudnn_version(value: Any) -> str:
+    """cuDNN's version as torch reports it, in dots: ``91900`` → ``9.19.0``, ``8902`` →
+    ``8.9.2`` (empty stays empty; anything else is shown as it is)."""
+    text = str(value or "")
+    if not text.isdigit():
+        return text
+    n = int(text)
+    if n >= 10000:  # cuDNN 9 and later: major·10000 + minor·100 + patch
+        return f"{n // 10000}.{n // 100 % 100}.{n % 100}"
+    return f"{n // 1000}.{n // 100 % 10}.{n % 100}"
+
+
 def iterations(value: Any) -> str:
     """A break-even count: whole iterations, rounded up."""
     if not present(value):

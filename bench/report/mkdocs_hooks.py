@@ -22,7 +22,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from bench.report.paths import CHARTS, fragment_file
+from bench.report.paths import CHARTS, PROVENANCE_SNIPPET, fragment_file
 
 #: The environment variable naming the pipe on which ``python -m bench report`` says that the
 #: charts are drawn (see ``on_env``).
@@ -94,6 +94,24 @@ def on_post_build(config: Any) -> None:
         Path(dest).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, dest)
     _held.clear()
+
+
+#: What a page's own provenance line is marked with (the generated pages write theirs).
+PROVENANCE_MARK = "tk-provenance"
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    """End every hand-written page with the site's provenance line: which runs its data comes
+    from and which commit built it (``paths.PROVENANCE_SNIPPET``, written by the report). A
+    generated page carries its own; a page that includes the home snippet gets the home's."""
+    if PROVENANCE_MARK in markdown or "snippets/home.md" in markdown:
+        return markdown
+    path = Path(config["docs_dir"]) / PROVENANCE_SNIPPET
+    try:
+        line = path.read_text(encoding="utf-8")
+    except OSError:
+        return markdown  # MkDocs run by hand on a tree the report did not render
+    return markdown.rstrip("\n") + "\n\n" + line
 
 
 def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:

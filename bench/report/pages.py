@@ -28,12 +28,13 @@ import markupsafe
 
 from bench.report import fmt
 from bench.report.escape import Md, anchor, attr, md
-from bench.report.paths import machine_file
+from bench.report.paths import fingerprint_anchor, machine_file
 from bench.report.vocabulary import Verdict
 
 TEMPLATES = Path(__file__).parent / "templates"
 
-#: The only filters templates may use; each keeps values as they are (escaping happens after).
+#: The only filters templates may use; each keeps values as they are (escaping happens after),
+#: and ``indent`` (below) keeps built Markdown built.
 _FILTERS = ("length", "first", "last", "list", "default")
 
 
@@ -56,6 +57,17 @@ def _finalize(value: Any) -> Any:
     raise TypeError(f"a {type(value).__name__} reached a template: {value!r}")
 
 
+def _indent(value: Any, width: int = 4, first: bool = False) -> Md:
+    """Indent every line but the first (all of them with ``first``) by ``width`` spaces: how a
+    table or list goes inside a collapsed block (``???``). Text from the data is escaped
+    first, so indenting never lets it out."""
+    text = value if isinstance(value, (Md, markupsafe.Markup)) else md(value)
+    pad = " " * width
+    lines = str(text).split("\n")
+    out = [(pad + line if (i or first) and line else line) for i, line in enumerate(lines)]
+    return Md("\n".join(out))
+
+
 def environment() -> jinja2.Environment:
     """The Jinja environment for page templates (see the module docstring)."""
     env = jinja2.Environment(
@@ -68,6 +80,7 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters = {name: env.filters[name] for name in _FILTERS}
+    env.filters["indent"] = _indent
     env.globals.update(table=table, fmt=fmt)
     return env
 
@@ -126,7 +139,9 @@ class Page:
         return self.link(text, machine_file(page), row_anchor)
 
     def machine_link(self, text: object, page: str) -> Md:
-        return self.link(self.labels.get(page, text), machine_file(page))
+        """A link to one fingerprint's section of its machine's page."""
+        return self.link(self.labels.get(page, text), machine_file(page),
+                         fingerprint_anchor(page))
 
     def image(self, chart: str, alt: str) -> Md:
         """A chart image (``chart`` docs-relative) with alt text; styled as a light card."""

@@ -33,6 +33,11 @@ MACHINES = f"{GENERATED}/machines"
 HOME = "index.md"
 HOME_SNIPPET = f"{SNIPPETS}/home.md"
 CONSTANTS_SNIPPET = f"{SNIPPETS}/constants.md"
+#: The words of the vocabulary and what each means (the Methodology page includes it).
+VOCABULARY_SNIPPET = f"{SNIPPETS}/vocabulary.md"
+#: Where the whole site's figures come from and what built it: the line the MkDocs hook adds to
+#: every hand-written page (the generated ones carry their own).
+PROVENANCE_SNIPPET = f"{SNIPPETS}/provenance.md"
 CUDNN_PAGE = f"{GENERATED}/cudnn-benchmark.md"
 SHAPES_PAGE = f"{GENERATED}/dynamic-shapes.md"
 DETERMINISM_PAGE = f"{GENERATED}/determinism.md"
@@ -47,9 +52,27 @@ MACHINES_INDEX = f"{MACHINES}/index.md"
 DECISIONS_CSV = f"{COMPARISONS}/decisions.csv"
 
 
+def machine_name(page: str) -> str:
+    """The machine of an analysis ``page`` key (``<machine>-<8 characters of fingerprint>``)."""
+    return page.rsplit("-", 1)[0] if "-" in page else page
+
+
 def machine_file(page: str) -> str:
-    """The page of one fingerprint, from the analysis' ``page`` key (untrusted text)."""
-    return f"{MACHINES}/{slug(page)}.md"
+    """The page of one machine, every fingerprint of it a section, from an analysis ``page``
+    key (untrusted text): it lives at the machine's name, so a new run of the same machine
+    keeps its address."""
+    return f"{MACHINES}/{slug(machine_name(page))}.md"
+
+
+def fingerprint_anchor(page: str) -> str:
+    """The section of one fingerprint on its machine's page."""
+    return f"fp-{page.rsplit('-', 1)[-1]}"
+
+
+def old_machine_file(page: str) -> str:
+    """Where a fingerprint's page lived before machine pages were named after machines: a
+    redirect to its section keeps links posted to it working."""
+    return f"{MACHINES}/{slug(page)}.html"
 
 
 def chart_file(kind: str, page: str) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.report import views
+from bench.report.buildinfo import BuildInfo, build_info
 from bench.report.judge import Answers
 from bench.report.pages import environment
 from bench.report.paths import GENERATED
@@ -39,12 +40,14 @@ def reset(generated: Path) -> None:
     generated.mkdir(parents=True)
 
 
-def render(answers: Answers, reports_root: Path, generated: Path) -> SiteResult:
+def render(answers: Answers, reports_root: Path, generated: Path,
+           build: BuildInfo | None = None) -> SiteResult:
     """Render every generated page of ``answers`` into ``generated`` (the run files they cite
-    are copied from ``reports_root``). The charts are left to draw: ``SiteResult.charts``
-    (see :mod:`bench.report.drawing`)."""
+    are copied from ``reports_root``; ``build``: the commit and day every page names, this
+    checkout's by default). The charts are left to draw: ``SiteResult.charts`` (see
+    :mod:`bench.report.drawing`)."""
     reset(generated)
     writer = Writer(generated.parent, environment())
-    nav = views.render_all(answers, Path(reports_root), writer)
+    nav = views.render_all(answers, Path(reports_root), writer, build or build_info())
     return SiteResult(machine_nav=nav, build_epoch=answers.build_epoch,
                       written=list(writer.written), charts=writer.charts)

@@ -83,25 +83,34 @@ class KnobStatus(Word):
 #: itself (a knob's status shares "skipped" with a row's, which the schema spells).
 VOCABULARY: tuple[type[Word], ...] = (Verdict, ClaimVerdict, Stance, Action)
 
-#: What each word a page shows means: the Methodology page's definitions.
-MEANINGS: dict[Word, str] = {
-    Verdict.FASTER: "the whole 95% interval of the speedup lies above 1 + δ",
-    Verdict.SLOWER: "the whole 95% interval lies below 1 − δ",
-    Verdict.NO_CLEAR_DIFFERENCE: "the interval overlaps 1 ± δ; where it lies inside that band "
-                                 "the setting does not matter there, where it reaches beyond "
-                                 "it more replicates could still show a change",
-    Verdict.INSUFFICIENT: "fewer ok replicates than a verdict needs on one side; the figure "
-                          "says how many of the needed (2 of 3), and the statuses say why",
-    Verdict.NOT_MEASURED: "no run measured this configuration on this machine",
-    Verdict.MIXED: "a summary over several configurations whose verdicts disagree; the page "
-                   "names which went which way",
-    ClaimVerdict.SUPPORTED: "every finding that can tell agrees with the claim",
-    ClaimVerdict.CONTRADICTED: "every finding that can tell goes against the claim",
-    ClaimVerdict.LARGER: "the claim names a figure, and every finding measured more than it",
-    ClaimVerdict.SMALLER: "the claim names a figure, and every finding measured less than it",
-    ClaimVerdict.DEPENDS: "the findings disagree; the verdict names the regimes on each side",
-    ClaimVerdict.TOO_FEW: "measured, but no finding can tell: too few ok replicates, or an "
-                          "interval too wide to decide",
-    ClaimVerdict.NOT_MEASURED: "no run measured what the claim is about; the verdict names "
-                               "the run that would",
-}
+#: What each word a page shows means: the Methodology page's definitions. Pairs, not a dict:
+#: a comparison's and a claim's "too few replicates" are equal strings, and would collide.
+MEANINGS: tuple[tuple[Word, str], ...] = (
+    (Verdict.FASTER, "the whole 95% interval of the speedup lies above 1 + δ"),
+    (Verdict.SLOWER, "the whole 95% interval lies below 1 − δ"),
+    (Verdict.NO_CLEAR_DIFFERENCE, "the interval overlaps 1 ± δ; where it lies inside that band "
+                                  "the setting does not matter there, where it reaches beyond "
+                                  "it more replicates could still show a change"),
+    (Verdict.INSUFFICIENT, "fewer ok replicates than a verdict needs on one side; the figure "
+                           "says how many of the needed (2 of 3), and the statuses say why"),
+    (Verdict.NOT_MEASURED, "no run measured this configuration on this machine"),
+    (Verdict.MIXED, "a summary over several configurations whose verdicts disagree; the page "
+                    "names which went which way"),
+    (ClaimVerdict.SUPPORTED, "every finding that can tell agrees with the claim"),
+    (ClaimVerdict.CONTRADICTED, "every finding that can tell goes against the claim"),
+    (ClaimVerdict.LARGER, "the claim names a figure, and every finding measured more than it"),
+    (ClaimVerdict.SMALLER, "the claim names a figure, and every finding measured less than it"),
+    (ClaimVerdict.DEPENDS, "the findings disagree; the verdict names the regimes on each side"),
+    (ClaimVerdict.TOO_FEW, "measured, but no finding can tell: too few ok replicates, or an "
+                           "interval too wide to decide"),
+    (ClaimVerdict.NOT_MEASURED, "no run measured what the claim is about; the verdict names "
+                                "the run that would"),
+    (Stance.SUPPORTS, "this measurement agrees with the claim"),
+    (Stance.CONTRADICTS, "this measurement goes against the claim"),
+    (Stance.LARGER, "this measurement's figure is above the claim's (its whole interval "
+                    "too, where it has one)"),
+    (Stance.SMALLER, "this measurement's figure is below the claim's (its whole interval "
+                     "too, where it has one)"),
+    (Stance.CANNOT_TELL, "this measurement cannot decide the claim: too few ok replicates, an "
+                         "interval too wide, or a check that cannot single the setting out"),
+)

@@ -59,7 +59,8 @@ def test_benchmark_advice_follows_the_data(tmp_path):
     assert long_hurts.break_even_iters == float("inf")
     # every recommendation cites the rows it came from
     assert {a for _, a in long_helps.evidence} == {
-        f"cell-{c}" for c in cell_stats(load_reports(tmp_path / "helps"))["cell_id"]
+        f"cell-{ENV['fingerprint_id'][:8]}-{c}"
+        for c in cell_stats(load_reports(tmp_path / "helps"))["cell_id"]
     }
     assert all(p == f"box-{ENV['fingerprint_id'][:8]}" for p, _ in long_helps.evidence)
 

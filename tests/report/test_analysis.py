@@ -54,7 +54,7 @@ def test_cell_stats_summarise_replicates(write_tree):
     )
     assert r50["cv"] == pytest.approx(np.std([0.10, 0.12, 0.11, 0.50], ddof=1) / 0.2075)
     assert (r50["n_total"], r50["n_ok"], r50["too_few_ok"]) == (4, 4, False)
-    assert r50["anchor"] == f"cell-{r50['cell_id']}"
+    assert r50["anchor"] == f"cell-{ENV['fingerprint_id'][:8]}-{r50['cell_id']}"
     assert r50["page"] == f"box-{ENV['fingerprint_id'][:8]}"
     assert r50["model_family"] == "resnet"
     vit = cells.loc["vit_b_16"]
@@ -315,7 +315,7 @@ def test_determinism_joins_the_rerun_checks(write_tree):
     assert row["verdict"] == "slower"
     assert (bool(row["base_bitwise_equal"]), bool(row["var_bitwise_equal"])) == (False, True)
     assert row["base_max_abs_diff"] == pytest.approx(3e-6)
-    assert row["var_repro_anchor"] == f"repro-{row['variant_cell_id']}"
+    assert row["var_repro_anchor"] == f"repro-{row['fingerprint_id'][:8]}-{row['variant_cell_id']}"
     assert len(cell_stats(ds)) == 2  # repro rows are not cells
 
 

@@ -1,5 +1,5 @@
 """Claims: each verdict comes from the rows. The same claim, fed rows that support it and rows
-that contradict it, gets two verdicts; with no rows to answer from, it is "not measured here"."""
+that contradict it, gets two verdicts; with no rows to answer from, it is "not measured"."""
 
 from __future__ import annotations
 
@@ -187,9 +187,10 @@ def test_the_shapes_table_shows_each_cold_pass_range_and_its_cache(write_tree: A
     rows += _colds(ENV, axes(batch_size=32, shapes="dynamic", cudnn_benchmark="on"),
                    (50.4, 23.1, 19.6), shape_count=8)
     (page,) = _render(write_tree, tmp_path, rows, "dynamic-shapes")
-    header = next(line for line in page.splitlines() if line.startswith("| Configuration"))
-    assert "| Kernel cache | Cold pass, all shapes (range) |" in header
-    on = next(line for line in page.splitlines() if "benchmark on | dynamic" in line)
+    header = next(line for line in page.splitlines() if "| Configuration | Cache" in line)
+    assert "| Cache | First pass, all shapes (range) |" in header
+    on = next(line for line in page.splitlines()
+              if "bm&#61;on" in line and "| fresh |" in line)
     assert "| fresh | 23.1 s (19.6 s–50.4 s) |" in on, on
 
 
@@ -203,13 +204,12 @@ def test_the_cudnn_box_and_home_count_what_the_claims_page_counts(write_tree: An
     cudnn, home = _render(write_tree, tmp_path, rows, "cudnn-benchmark", "snippets/home")
     found = _verdict(write_tree, "benchmark-static", rows)
     assert "of 2 configurations with one input shape" in found.summary
-    assert "Of 2 configuration(s) measured with benchmark off and on" in cudnn
-    assert ("the counts below are of its 2 configuration(s) with cudnn.deterministic off and no "
-            "warm kernel cache (2 of them with one input shape") in cudnn
-    assert "its 2 other configuration(s), with deterministic on or a warm kernel cache" in cudnn
-    assert ("faster in 1 of 2 configurations with cudnn.deterministic off and no warm kernel "
-            "cache") in home, home
-    assert "2 more, with deterministic on or a warm kernel cache, are on the details page" in home
+    assert ("Of 2 configurations judged: faster for resnet50 (1.67×); no clear difference "
+            "for vit&#95;b&#95;16 (1.00×)" in cudnn), cudnn
+    assert ("The answer counts the 2 configuration(s) with one input shape with "
+            "cudnn.deterministic off and no warm kernel cache") in cudnn
+    assert "2 more (deterministic on, or a warm duplicate) are in the tables" in cudnn
+    assert "1 of 2 configurations there: faster" in home, home
 
 
 def _repro(bm: str, equal: bool) -> dict[str, object]:
@@ -229,7 +229,8 @@ def test_benchmark_and_reproducibility(write_tree: Any) -> None:
     # unequal with benchmark off too: benchmark's part cannot be told apart
     assert either.verdict == ClaimVerdict.TOO_FEW
     assert "cannot be told apart" in either.findings[0].text
-    assert {a for _, a in makes.evidence} == {f"repro-{r['cell_id']}" for r in
+    fp8 = str(ENV["fingerprint_id"])[:8]
+    assert {a for _, a in makes.evidence} == {f"repro-{fp8}-{r['cell_id']}" for r in
                                                (_repro("on", False), _repro("off", True))}
 
 
@@ -243,7 +244,8 @@ def test_the_algo_argument_is_what_the_installed_torch_says(write_tree: Any) -> 
 
     assert with_api(False).verdict == ClaimVerdict.CONTRADICTED
     assert "refuses it (TypeError: no algo)" in with_api(False).findings[0].text
-    assert with_api(False).evidence[0][1] == "environment"  # env.json, on the machine page
+    # env.json, in its fingerprint's section of the machine page
+    assert with_api(False).evidence[0][1] == f"env-{str(ENV['fingerprint_id'])[:8]}"
     assert with_api(True).verdict == ClaimVerdict.SUPPORTED
     assert _verdict(write_tree, "conv-algo-argument", rows).verdict == ClaimVerdict.NOT_MEASURED
 
@@ -462,16 +464,17 @@ def _static_section(write_tree: Any, tmp_path: Path, models: int
     generated = tmp_path / "docs" / "generated"
     render_tree(root, generated)
     page = (generated / "claims.md").read_text(encoding="utf-8")
-    return rows, generated, page.split("{ #claim-benchmark-static }")[1].split("\n## ")[0]
+    return rows, generated, page.split("{: #claim-benchmark-static }")[1].split("\n## ")[0]
 
 
 def test_findings_beyond_the_first_dozen_keep_their_rows(write_tree: Any, tmp_path: Path) -> None:
     from bench.report.views.claims import FINDINGS_SHOWN
 
     rows, _, section = _static_section(write_tree, tmp_path, FINDINGS_SHOWN + 1)
-    assert '??? note "1 more finding"' in section
-    hidden = section.split("??? note")[1]
-    assert "net12" in hidden and all(f"#cell-{r['cell_id']}" in hidden
+    assert "The question, and its 13 finding(s)" in section
+    hidden = section.split("??? ")[1]
+    fp8 = str(ENV["fingerprint_id"])[:8]
+    assert "net12" in hidden and all(f"#cell-{fp8}-{r['cell_id']}" in hidden
                                      for r in rows if r["model"] == "net12")
 
 
@@ -486,7 +489,7 @@ def test_every_finding_is_in_its_claims_csv_with_its_rows(write_tree: Any, tmp_p
     monkeypatch.setattr(claims_view, "FINDINGS_COLLAPSED", 1)
     n = claims_view.FINDINGS_SHOWN + 3
     rows, generated, section = _static_section(write_tree, tmp_path, n)
-    assert '??? note "1 more finding (of 3)"' in section
+    assert f"The question, and its {n} finding(s)" in section
     assert "… and 2 more: every finding of this claim, with its rows, is in" in section
     assert "claim-benchmark-static.csv" in section
     with open(generated / "data" / "comparisons" / "claim-benchmark-static.csv",
@@ -495,4 +498,5 @@ def test_every_finding_is_in_its_claims_csv_with_its_rows(write_tree: Any, tmp_p
     assert len(found) == n and {r["model"] for r in found} == {f"net{i:02d}" for i in range(n)}
     last = next(r for r in found if r["model"] == f"net{n - 1:02d}")
     cells = {r["cell_id"] for r in rows if r["model"] == f"net{n - 1:02d}"}
-    assert {a.split("#cell-")[1] for a in last["rows"].split()} == cells
+    fp8 = str(ENV["fingerprint_id"])[:8]
+    assert {a.split(f"#cell-{fp8}-")[1] for a in last["rows"].split()} == cells

@@ -90,9 +90,10 @@ def _advice(page: str, start: str) -> str:
 
 def _anchor(rows: list[dict[str, object]], **kw: Any) -> str:
     """The row anchor of the one cell whose axes match ``kw``."""
-    ids = {r["cell_id"] for r in rows if all(r[k] == v for k, v in kw.items())}
-    (cid,) = ids
-    return f"#cell-{cid}"
+    ids = {(str(r["fingerprint_id"])[:8], r["cell_id"]) for r in rows
+           if all(r[k] == v for k, v in kw.items())}
+    ((fp8, cid),) = ids
+    return f"#cell-{fp8}-{cid}"
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +131,7 @@ def _clauses(line: str) -> list[tuple[str, set[str]]]:
     pieces = line.split("(rows: ")
     out, text = [], pieces[0]
     for piece in pieces[1:]:
-        anchors = re.findall(r"#cell-[0-9a-f]+", piece)
+        anchors = re.findall(r"#cell-[0-9a-f]{8}-[0-9a-f]+", piece)
         out.append((text, set(anchors)))
         text = piece.rsplit(anchors[-1], 1)[1] if anchors else piece
     return out
@@ -180,8 +181,8 @@ def test_a_mode_measured_fresh_and_warm_quotes_and_links_both(tmp_path):
 
 def test_dynamic_true_is_compared_with_auto(compile_page):
     page, rows = compile_page
-    section = page.split("### New input shapes", 1)[1].split("###", 1)[0]
-    (line,) = [ln for ln in section.splitlines() if ln.startswith("- ")]
+    section = page.split('??? note "New input shapes"', 1)[1].split("??? note", 1)[0]
+    (line,) = [ln.strip() for ln in section.splitlines() if ln.strip().startswith("- ")]
     assert line.startswith("- resnet18 · infer · compile default · dynamic shapes (3 shapes): ")
     # (static 40.5 s → cycled 60.5 s) / 2 extra shapes, and (40.5 → 42.5) / 2
     assert "dynamic=auto: +10.0 s of cold pass per extra shape against its static cell, " \
@@ -193,10 +194,10 @@ def test_dynamic_true_is_compared_with_auto(compile_page):
     assert "No cycled cell recompiled in the steady state." in line
     assert "One replicate each" in line
     shapes = dict(model="resnet18", batch_size=32)
-    linked = set(re.findall(r"#cell-[0-9a-f]+", line))
+    linked = set(re.findall(r"#cell-[0-9a-f]{8}-[0-9a-f]+", line))
     assert linked == {_anchor(rows, **shapes, shapes=s, compile_dynamic=d)
                       for s in ("static", "dynamic") for d in ("auto", "true")}
-    assert "| Compiles, cycled / static (most in a replicate) |" in section
+    assert "| Compiles cycled / static |" in section
     assert "| 2 / 1 |" in section and "| 1 / 1 |" in section
 
 
@@ -219,21 +220,21 @@ def test_only_auto_measured_says_true_is_unknown(tmp_path):
     rows += cell(GPU, axes(**base, shapes="dynamic"), [0.05], shape_count=3, cold_pass_s=60.0,
                  compiles=2)
     page = _page(tmp_path, rows)
-    assert "dynamic=true was not measured here, so whether dynamic=true avoids the recompile " \
+    assert "No run here measured dynamic=true, so whether dynamic=true avoids the recompile " \
            "for a new shape is not known." in page
 
 
 def test_cudnn_benchmark_under_compile_is_set_beside_the_same_switch_eagerly(compile_page):
     page, rows = compile_page
-    section = page.split("### cudnn.benchmark in a compiled model", 1)[1]
-    (line,) = [ln for ln in section.splitlines() if ln.startswith("- ")]
+    section = page.split('??? note "cudnn.benchmark in a compiled model"', 1)[1]
+    (line,) = [ln.strip() for ln in section.splitlines() if ln.strip().startswith("- ")]
     assert line.startswith("- resnet18 · infer · compile max-autotune-no-cudagraphs: with "
                            "cudnn.benchmark on, 1.00× the speed with it off")
     assert "no clear difference" in line and "eagerly 1.25×, faster" in line
     assert line.endswith(": under max-autotune-no-cudagraphs it was no longer clearly faster "
                          "here.")
     r18 = dict(model="resnet18", batch_size=128)
-    assert set(re.findall(r"#cell-[0-9a-f]+", line)) == {
+    assert set(re.findall(r"#cell-[0-9a-f]{8}-[0-9a-f]+", line)) == {
         _anchor(rows, **r18, compile=m, cudnn_benchmark=bm)
         for m in ("off", "max-autotune-no-cudagraphs") for bm in ("off", "on")}
     assert "| 1.25× (faster) |" in section
@@ -247,10 +248,10 @@ def test_a_machine_without_compiled_benchmark_pairs_says_so(tmp_path):
     gpu += cell(GPU, axes(mode="infer", compile="default"), [0.15] * 3, cold_pass_s=20.5)
     generated = _render(tmp_path, [(CPU, cpu), (GPU, gpu)])
     page = html.unescape((generated / "torch-compile.md").read_text(encoding="utf-8"))
-    laptop, box = (page.split("## laptop", 1)[1].split("## gpu-box")[0],
-                   page.split("## gpu-box", 1)[1])
-    if "## laptop" in box:  # machines in either order
-        box = box.split("## laptop")[0]
+    laptop, box = (page.split("## On laptop", 1)[1].split("## On gpu-box")[0],
+                   page.split("## On gpu-box", 1)[1])
+    if "## On laptop" in box:  # machines in either order
+        box = box.split("## On laptop")[0]
     assert "Not measured on this machine: cudnn.benchmark is a cuDNN switch, and no compiled " \
            "cell here ran on a CUDA device" in laptop
     assert "Not measured on this machine: no two compiled cells here differ only in " \
@@ -267,12 +268,12 @@ def test_the_break_even_columns_name_the_figures_they_use(tmp_path):
         cell(CPU, axes(device="cpu", mode="infer", compile="default"), [0.14] * 3),
         (19.5, 20.5, 22.5))]
     page = _page(tmp_path, rows, CPU)
-    header = next(ln for ln in page.splitlines() if ln.startswith("| Configuration | Mode"))
+    header = next(ln.strip() for ln in page.splitlines()
+                  if ln.strip().startswith("| Configuration | Mode"))
     cols = [c.strip() for c in header.strip("|").split("|")]
-    (row,) = [ln for ln in page.splitlines() if ln.startswith("| resnet50")]
+    (row,) = [ln.strip() for ln in page.splitlines() if ln.strip().startswith("| resnet50")]
     got = dict(zip(cols, [c.strip() for c in row.strip("|").split("|")]))
-    assert got["Break-even (steps, median)"] == "334"
-    assert got["Break-even range"] == "334 to 367"
+    assert got["Break-even"] == "334 (334 to 367)"  # the median, and the range beside it
     methodology = (ROOT / "site_src" / "methodology.md").read_text(encoding="utf-8")
     section = methodology.split("### torch.compile", 1)[1].split("\n### ", 1)[0]
     assert "the slowest\nreplicate's cold pass against the saving per step" not in section

@@ -20,8 +20,7 @@ def test_a_run_id_shared_by_two_machines_counts_each_folder_alone(write_tree: An
     root = write_tree(runs)
     generated = tmp_path / "docs" / "generated"
     render_tree(root, generated)
-    (page_a,) = (generated / "machines").glob("box-a-*.md")
-    (page_b,) = (generated / "machines").glob("box-b-*.md")
+    page_a, page_b = (generated / "machines" / "box-a.md"), (generated / "machines" / "box-b.md")
     assert "3 ok; 3 of 6 planned rows (unfinished)" in page_a.read_text(encoding="utf-8")
     text_b = page_b.read_text(encoding="utf-8")
     assert "6 ok; 6 of 6 planned rows" in text_b and "(unfinished)" not in text_b

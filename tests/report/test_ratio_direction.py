@@ -13,9 +13,9 @@ from bench.report import build, fmt
 from .builders import axes, cell, env_for
 
 ENV = env_for("box", "run-1")
-#: a table's "ratio | CI | verdict" cells
+#: a table's "ratio (CI) | verdict" cells
 RATIO = re.compile(
-    r"\| ([\d.]+)× \| ([\d.]+)–([\d.]+)× \| <span class=\"tk-verdict tk-(\w+)\">"
+    r"\| ([\d.]+)× \(([\d.]+)–([\d.]+)×\) \| <span class=\"tk-verdict tk-(\w+)\">"
 )
 
 
@@ -35,6 +35,7 @@ def test_dynamic_shapes_table_and_chart_agree_that_slower_is_below_one(write_tre
     found = RATIO.findall(page)
     assert found == [("0.60", "0.60", "0.60", "slower")]
     assert "dynamic: 0.60× (CI 0.60–0.60×, slower)" in page  # the chart's alt text
+    assert "0.60× (95% CI 0.60–0.60×)" in page.split("## On")[0]  # and the answer above
 
 
 def test_every_printed_verdict_matches_the_side_of_one_its_ratio_is_on() -> None:
@@ -54,8 +55,7 @@ def test_every_printed_verdict_matches_the_side_of_one_its_ratio_is_on() -> None
 
 _UNITS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6}
 _PAIR = re.compile(
-    r"\| ([\d.,]+) (s|ms|µs) · [\d.,]+/s \| ([\d.,]+) (s|ms|µs) · [\d.,]+/s"
-    r" \| ([\d.]+)× \|"
+    r"\| ([\d.,]+) (s|ms|µs) → ([\d.,]+) (s|ms|µs) \| ([\d.]+)× \("
 )
 
 

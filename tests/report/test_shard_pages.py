@@ -12,7 +12,7 @@ from .builders import axes, cell, env_for, render_tree
 def _page(write_tree: Any, tmp_path: Path, shards: bool,
           later_jobs: dict[int, list[str]] | None = None) -> str:
     """The machine page of two runs (shards of one, with ``shards``); ``later_jobs``: the
-    jobs that resumed shard k's folder, as ``bench.run.slurm.note_job`` lists them."""
+    jobs that resumed shard k's folder, as ``bench.run.cluster.node.note_job`` lists them."""
     runs = []
     for k in (1, 2):
         env = env_for("box", f"r1-shard{k}" if shards else f"r{k}")
@@ -25,7 +25,7 @@ def _page(write_tree: Any, tmp_path: Path, shards: bool,
             "".join(f"{j}\n" for j in [str(40 + k), *jobs]))
     generated = tmp_path / "docs" / "generated"
     render_tree(root, generated)
-    (page,) = (generated / "machines").glob("box-*.md")
+    page = generated / "machines" / "box.md"  # a machine's page lives at its name
     return page.read_text(encoding="utf-8")
 
 

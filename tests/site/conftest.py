@@ -1,6 +1,6 @@
 """Shared fixtures for the site tests: a project copy in a temporary folder, built once.
 
-Building runs the whole pipeline (load → analysis → advice → pages → charts → ``mkdocs build
+Building runs the whole pipeline (load → analyse → judge → render → charts → ``mkdocs build
 --strict``), a few seconds each, so each distinct input is built once per session and the tests
 read the result. Builds happen in copies of ``mkdocs.yml`` and ``site_src/`` so the working tree
 is never touched.
@@ -8,6 +8,7 @@ is never touched.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from dataclasses import dataclass
@@ -20,6 +21,12 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_REPORTS = ROOT / "tests" / "fixtures" / "reports"
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+#: Every page names the commit and day that built it; the site tests' builds name fixed ones,
+#: so the golden pages do not change with each commit (``tests/report/test_buildinfo.py``
+#: tests the real ones).
+os.environ.setdefault("TORCH_KNOBS_BUILD_COMMIT", "fixture")
+os.environ.setdefault("TORCH_KNOBS_BUILD_DAY", "2026-11-30")
 
 
 @dataclass(frozen=True)

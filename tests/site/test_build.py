@@ -35,11 +35,17 @@ def test_strict_build_produces_every_page(fixture_site: Built) -> None:
     ):
         assert (site / page).is_file(), page
     machines = sorted(p.name for p in (site / "generated" / "machines").glob("fixture-*.html"))
+    # a page per machine, at its name; every old per-fingerprint address redirects to its section
     assert machines == [
         "fixture-cpu-laptop-4325880e.html",
         "fixture-cpu-laptop-81b41973.html",
+        "fixture-cpu-laptop.html",
         "fixture-gpu-box-abd10753.html",
+        "fixture-gpu-box.html",
     ]
+    old = (site / "generated" / "machines" / "fixture-gpu-box-abd10753.html").read_text()
+    assert 'content="0; url=fixture-gpu-box.html#fp-abd10753"' in old
+    assert "'#$1-abd10753-'" in old  # old row anchors rewritten to the machine page's
 
 
 def test_every_image_link_and_anchor_resolves_and_nothing_loads_from_the_network(
@@ -59,7 +65,9 @@ def test_html_checker_catches_a_broken_anchor(fixture_site: Built, tmp_path: Pat
 def test_charts_are_on_the_pages_with_alt_text(fixture_site: Built) -> None:
     info = parse(fixture_site.site / "generated" / "cudnn-benchmark.html")
     svgs = [src for src in info.images if src.endswith(".svg")]
-    assert len(svgs) == 2  # speedup and break-even for the one GPU machine
+    # the one GPU machine: speedup, break-even (some configurations are faster), first pass
+    # and memory
+    assert len(svgs) == 4
     html = (fixture_site.site / "generated" / "cudnn-benchmark.html").read_text()
     assert 'alt="Steady-state speedup from cudnn.benchmark on fixture-gpu-box' in html
 
@@ -68,10 +76,8 @@ def test_every_failure_is_listed_on_its_machine_page(fixture_site: Built) -> Non
     ds = load.load_reports(FIXTURE_REPORTS)
     failed = ds.results.loc[ds.results["status"] != "ok"]
     assert set(failed["status"]) >= {"oom", "timeout", "crash", "error", "skipped"}
-    html = (
-        fixture_site.site / "generated" / "machines" / "fixture-gpu-box-abd10753.html"
-    ).read_text()
-    failures = html.split('id="failures"', 1)[1].split("</table>", 1)[0]
+    html = (fixture_site.site / "generated" / "machines" / "fixture-gpu-box.html").read_text()
+    failures = html.split('id="failures-abd10753"', 1)[1].split("</table>", 1)[0]
     gpu = failed.loc[failed["machine"] == "fixture-gpu-box"]
     assert failures.count("<tr>") == len(gpu) + 1  # plus the header row
     for status in set(gpu["status"]):
@@ -84,13 +90,13 @@ def test_every_cell_has_a_stable_row_anchor(fixture_site: Built) -> None:
     ids = set()
     for page in (fixture_site.site / "generated" / "machines").glob("fixture-*.html"):
         ids |= {i for i in parse(page).ids if i.startswith("cell-")}
-    timed = ds.results.loc[ds.results["kind"] != "repro", "cell_id"]
-    assert {f"cell-{c}" for c in timed} <= ids
+    timed = ds.results.loc[ds.results["kind"] != "repro"]
+    assert {f"cell-{f[:8]}-{c}" for f, c in zip(timed["fingerprint_id"], timed["cell_id"])} <= ids
 
 
 def test_machine_pages_are_in_the_navigation(fixture_site: Built) -> None:
     html = (fixture_site.site / "index.html").read_text()
-    assert "generated/machines/fixture-gpu-box-abd10753.html" in html
+    assert "generated/machines/fixture-gpu-box.html" in html
 
 
 def test_numbers_come_from_the_data(fixture_site: Built, tmp_path: Path) -> None:
@@ -116,20 +122,19 @@ def test_cpu_only_results_say_so_plainly(tmp_path: Path) -> None:
     reports = tmp_path / "reports"
     shutil.copytree(FIXTURE_REPORTS / "fixture-cpu-laptop", reports / "fixture-cpu-laptop")
     built = build_copy(tmp_path / "project", reports)
-    assert (
-        "No determinism data in these results" in (built.generated / "determinism.md").read_text()
-    )
-    assert "No dynamic-shape comparisons" in (built.generated / "dynamic-shapes.md").read_text()
+    determinism = (built.generated / "determinism.md").read_text()
+    assert "No run measured `cudnn.deterministic` off and on" in determinism
     cudnn = (built.generated / "cudnn-benchmark.md").read_text()
-    assert "not enough data to say" in cudnn
+    assert "not enough data yet" in cudnn
     assert check_site(built.site) == []
 
 
 def test_empty_reports_build_a_site_that_says_there_is_nothing(tmp_path: Path) -> None:
     (tmp_path / "reports").mkdir()
     built = build_copy(tmp_path / "project", tmp_path / "reports")
-    assert "No cudnn.benchmark comparisons" in (built.generated / "cudnn-benchmark.md").read_text()
-    assert "No decisions yet" in (built.docs / "generated" / "snippets" / "home.md").read_text()
+    cudnn = (built.generated / "cudnn-benchmark.md").read_text()
+    assert "No run measured the same GPU configuration with `cudnn.benchmark` off and on" in cudnn
+    assert "Nothing measured yet" in (built.docs / "generated" / "snippets" / "home.md").read_text()
     assert check_site(built.site) == []
 
 
@@ -241,7 +246,7 @@ def test_home_says_which_questions_cpu_only_results_cannot_answer(
     assert "Not measured in these results" in home
     # this fixture has benchmark and device comparisons (too few replicates), but none for
     # determinism: only the latter is named
-    assert "No comparison for: cudnn.deterministic." in home
+    assert "Not measured in these results: cudnn.deterministic (" in home
     full = (fixture_site.generated / "snippets" / "home.md").read_text()
     assert "Not measured in these results" not in full
 
@@ -270,11 +275,12 @@ def test_a_drifting_cell_is_flagged_on_its_machine_page(
         writer.writeheader()
         writer.writerows(samples)
     built = build_copy(tmp_path / "project", reports, run_mkdocs=False)
-    page = next((built.generated / "machines").glob("fixture-cpu-laptop-*.md")).read_text()
-    assert "## Steady-state drift" in page
-    assert f"#cell-{target['cell_id']})" in page.split("## Steady-state drift")[1]
+    page = (built.generated / "machines" / "fixture-cpu-laptop.md").read_text()
+    assert '??? warning "Steady-state drift' in page
+    anchor = f"#cell-{target['fingerprint_id'][:8]}-{target['cell_id']})"
+    assert anchor in page.split("Steady-state drift")[1]
     for clean in (fixture_site.generated / "machines").glob("*.md"):
-        assert "## Steady-state drift" not in clean.read_text()
+        assert "Steady-state drift" not in clean.read_text()
 
 
 def test_a_run_that_stopped_early_says_so(tmp_path: Path, fixture_site: Built) -> None:
@@ -288,9 +294,9 @@ def test_a_run_that_stopped_early_says_so(tmp_path: Path, fixture_site: Built) -
     env = json.loads((run / "env.json").read_text())
     (run / "env.json").write_text(json.dumps({**env, "planned_rows": n_rows + 5}))
     built = build_copy(tmp_path / "project", reports, run_mkdocs=False)
-    page = next((built.generated / "machines").glob("fixture-cpu-laptop-*.md")).read_text()
+    page = (built.generated / "machines" / "fixture-cpu-laptop.md").read_text()
     assert f"of {n_rows + 5} planned rows (unfinished)" in page
-    untouched = next((fixture_site.generated / "machines").glob("fixture-cpu-laptop-*.md"))
+    untouched = fixture_site.generated / "machines" / "fixture-cpu-laptop.md"
     assert "(unfinished)" not in untouched.read_text()
     assert "the plan was not recorded" in untouched.read_text()
 
@@ -299,12 +305,12 @@ def test_links_tell_apart_one_machines_fingerprints(tmp_path: Path, fixture_site
     """A machine measured under two fingerprints is linked as name + fingerprint wherever it
     appears; a machine with one fingerprint keeps its plain name."""
     home = (fixture_site.generated / "snippets" / "home.md").read_text()
-    page = "generated/machines/fixture-cpu-laptop-81b41973.md"
+    page = "generated/machines/fixture-cpu-laptop.md#fp-81b41973"
     assert f"[fixture-cpu-laptop 81b41973]({page})" in home
     assert "[fixture-cpu-laptop](" not in home
-    assert "[fixture-gpu-box](generated/machines/fixture-gpu-box-abd10753.md)" in home
+    assert "[fixture-gpu-box](generated/machines/fixture-gpu-box.md#fp-abd10753)" in home
     index = (fixture_site.generated / "machines" / "index.md").read_text()
-    assert "| Step |" in index
+    assert "81b41973 (torch 2.14.1, step 1)" in index
 
     reports = tmp_path / "reports"
     run = "fixture-20261128T180000Z-cpu"
@@ -330,7 +336,7 @@ def test_compare_table_is_capped_to_the_most_compared_workloads(
     body = [line for line in throughput.splitlines() if line.startswith("| ") and "---" not in line]
     assert len(body) == 1 + 2  # header and two workloads
     # both shown workloads were measured under both laptop fingerprints (no dash on either)
-    assert all(line.count("fixture-cpu-laptop-") == 2 for line in body[1:])
+    assert all(line.count("fixture-cpu-laptop.md#cell-") == 2 for line in body[1:])
     assert "[best-throughput.csv](data/comparisons/best-throughput.csv)" in page
     with open(built.generated / "data" / "comparisons" / "best-throughput.csv") as f:
         rows = list(csv.DictReader(f))
@@ -349,7 +355,7 @@ def test_home_answers_from_the_newest_step_definition_only(tmp_path: Path) -> No
 
     from bench.fingerprint import fingerprint_id
 
-    old_page = "generated/machines/fixture-cpu-laptop-81b41973.md"
+    old_page = "generated/machines/fixture-cpu-laptop.md#fp-81b41973"
     plain = build_copy(tmp_path / "plain", FIXTURE_REPORTS, run_mkdocs=False)
     home = (plain.generated / "snippets" / "home.md").read_text()
     assert "Older step definitions" not in home
@@ -370,26 +376,30 @@ def test_home_answers_from_the_newest_step_definition_only(tmp_path: Path) -> No
         data.write_text(data.read_text().replace(old_id, env["fingerprint_id"]))
     built = build_copy(tmp_path / "site", reports, run_mkdocs=False)
     home = (built.generated / "snippets" / "home.md").read_text()
-    note = home.split('!!! note "Older step definitions left out"', 1)[1].split("###", 1)[0]
+    note = home.split("Fingerprints measured again under a newer step definition", 1)[1]
+    note = note.split("\n\n", 1)[0]
     assert f"[fixture-cpu-laptop 81b41973]({old_page}) (step 1; now 2)" in note
     assert old_page not in home.replace(note, "")
-    assert "fixture-gpu-box-abd10753.md" in home.replace(note, "")
-    machine_page = (built.generated / "machines" / "fixture-cpu-laptop-81b41973.md").read_text()
-    assert "Superseded step definition" in machine_page
-    assert "| 1 (superseded) |" in (built.generated / "machines" / "index.md").read_text()
+    assert "fixture-gpu-box.md#fp-abd10753" in home.replace(note, "")
+    machine_page = (built.generated / "machines" / "fixture-cpu-laptop.md").read_text()
+    assert '!!! note "Superseded"' in machine_page.split("## Fingerprint 81b41973")[1]
+    assert "81b41973 (torch 2.14.1, step 1, superseded)" in (
+        built.generated / "machines" / "index.md").read_text()
     # the compare page (linked in purchase discussions) compares the newest step only
     before = (plain.generated / "compare.md").read_text()
     compare = (built.generated / "compare.md").read_text()
-    assert "fixture-cpu-laptop-81b41973.md" in before.split("## Side by side", 1)[1]
-    head, body = compare.split("## Side by side", 1)
-    assert "(machines/fixture-cpu-laptop-81b41973.md) (step 1; now 2)" in head
-    assert "fixture-cpu-laptop-81b41973.md" not in body
-    assert "fixture-gpu-box-abd10753.md" in body
+    side = '??? note "The machines side by side"'
+    assert "fixture-cpu-laptop.md#fp-81b41973" in before.split(side, 1)[1]
+    head, body = compare.split(side, 1)
+    assert "(machines/fixture-cpu-laptop.md#fp-81b41973) (step 1; now 2)" in head
+    assert "fixture-cpu-laptop.md#fp-81b41973" not in body
+    assert "fixture-gpu-box.md#fp-abd10753" in body
 
     def advised(site: Built) -> list[str]:  # precision recommendations naming the old page
         text = (site.generated / "precision.md").read_text()
         return [line for line in text.splitlines()
-                if line.startswith("- ") and "fixture-cpu-laptop-81b41973.md" in line]
+                if line.strip().startswith("- ")
+                and "fixture-cpu-laptop.md#fp-81b41973" in line]
 
     assert advised(plain) and not advised(built)
 

@@ -68,7 +68,7 @@ MEDIANS = (
 )
 #: torch.compile's counts per cell: the largest over ok replicates (a count a page quotes, such
 #: as "no recompiles in the steady state", must hold for every replicate).
-COMPILE_COUNTS = ("compiles", "recompiles", "steady_graph_breaks")
+COMPILE_COUNTS = ("compiles", "recompiles", "graph_breaks", "steady_graph_breaks", "graphs")
 #: Whole-replicate memory figures per cell: the peak with the cold pass, and the workspace.
 WHOLE_MEMORY = (
     "whole_peak_mem_allocated_bytes",
@@ -85,7 +85,7 @@ CELL_COLUMNS: Final = (
     "n_total", *(f"n_{status}" for status in schema.STATUSES), "n_failed", "status_summary",
     "reasons", "steady_median_s", "steady_q25_s", "steady_q75_s", "iqr_s", "cv", *MEDIANS,
     "cold_pass_min_s", "cold_pass_max_s", "compile_time_max_s",
-    *(f"{c}_max" for c in COMPILE_COUNTS),
+    *(f"{c}_max" for c in COMPILE_COUNTS), "graph_break_reasons",
     "whole_peak_mem_allocated_bytes", "workspace_mem_allocated_bytes",
     "whole_peak_mem_reserved_bytes", "workspace_mem_reserved_bytes",
     "replicate_medians", "replicate_throughputs", "replicate_work_rates", "best_window_s",
@@ -170,7 +170,7 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     out = out.reset_index()
     _throughput(out)
     out["page"] = out["machine"] + "-" + out["fingerprint_id"].str.slice(0, 8)
-    out["anchor"] = "cell-" + out["cell_id"]
+    out["anchor"] = "cell-" + out["fingerprint_id"].str.slice(0, 8) + "-" + out["cell_id"]
     out["model_family"] = [model_family(m, s) for m, s in zip(out["model"], out["model_source"])]
     out["too_few_ok"] = out["n_ok"] < MIN_OK_REPLICATES
     _add_achieved(out)
@@ -247,6 +247,13 @@ def _steady(out: pd.DataFrame, groups: _Groups) -> None:
     out["compile_time_max_s"] = per_group(okf["compile_time_s"].groupby(gok).max())
     for col in COMPILE_COUNTS:
         out[f"{col}_max"] = per_group(okf[col].groupby(gok).max())
+    # the reasons of the replicate that met the most breaks (replicates of one cell compile
+    # the same model, so they name the same ones)
+    most = okf.assign(_g=gok).sort_values("graph_breaks", ascending=False, kind="stable",
+                                         na_position="last")
+    reasons = most.groupby("_g")["graph_break_reasons"].first()
+    out["graph_break_reasons"] = reasons.reindex(groups.whole, fill_value="").fillna(
+        "").to_numpy(dtype=object)
 
 
 def _memory(out: pd.DataFrame, groups: _Groups) -> None:

@@ -22,7 +22,7 @@ from bench.report.analysis.studies import COST_COLUMNS, WARM_COLUMNS, one_off_co
 #: The compiled side's torch-reported figures brought onto each pair, as var_<col>.
 COMPILE_CELL_COLUMNS: Final = (
     "compile_time_s", "compile_time_max_s", "compiles_max", "recompiles_max",
-    "steady_graph_breaks_max",
+    "graph_breaks_max", "steady_graph_breaks_max", "graphs_max", "graph_break_reasons",
 )  # fmt: skip
 #: What ``compile_costs`` returns.
 COMPILE_COLUMNS: Final = (

@@ -121,7 +121,7 @@ MACHINE_COLUMNS: Final = (
     "torch_version", "torchvision_version", "cuda_version", "cudnn_version",
     "python_version", "os", "workload_version", "n_cells", "n_rows", "n_ok", "n_failed",
     "n_replaced",
-    "first_started_at", "last_ended_at", "conv_api", *_STEP_COLUMNS,
+    "first_started_at", "last_ended_at", "profile", "conv_api", *_STEP_COLUMNS,
 )  # fmt: skip
 
 
@@ -181,6 +181,7 @@ def machine_summary(ds: Dataset) -> pd.DataFrame:
                                   for src in group["source"].unique()),
                 "first_started_at": started.min() if len(started) else "",
                 "last_ended_at": ended.max() if len(ended) else "",
+                "profile": str(env.get("profile") or ""),
                 "conv_api": conv_api(env),
             }
         )

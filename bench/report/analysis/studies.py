@@ -205,9 +205,9 @@ DETERMINISM_COLUMNS: Final = (
 def repro_checks(ds: Dataset) -> pd.DataFrame:
     """The bitwise re-run checks, one row per (fingerprint_id, checked cell_id).
 
-    Columns ``REPRO_COLUMNS``: anchor is ``repro-<id>``, cell_anchor ``cell-<id>`` (the checked
-    cell); bitwise_equal is True only if every ok check was equal (NA without an ok check);
-    max_abs_diff is the largest over ok checks.
+    Columns ``REPRO_COLUMNS``: anchor is ``repro-<fingerprint>-<id>``, cell_anchor
+    ``cell-<fingerprint>-<id>`` (the checked cell); bitwise_equal is True only if every ok
+    check was equal (NA without an ok check); max_abs_diff is the largest over ok checks.
     """
     res = ds.results
     rep = res.loc[res["kind"] == "repro"]
@@ -238,8 +238,9 @@ def repro_checks(ds: Dataset) -> pd.DataFrame:
     out["status_summary"] = statuses.reindex(out.index)
     out = out.reset_index()
     out["page"] = [page_slug(m, f) for m, f in zip(out["machine"], out["fingerprint_id"])]
-    out["anchor"] = "repro-" + out["cell_id"]
-    out["cell_anchor"] = "cell-" + out["cell_id"]
+    fp8 = out["fingerprint_id"].str.slice(0, 8)
+    out["anchor"] = "repro-" + fp8 + "-" + out["cell_id"]
+    out["cell_anchor"] = "cell-" + fp8 + "-" + out["cell_id"]
     return out[cols]
 
 

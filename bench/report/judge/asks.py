@@ -105,9 +105,9 @@ def recommendations(a: Analysis, steps: int, axes: Sequence[str]) -> list[Recomm
     return recs
 
 
-def _recommendation(recs: Sequence[Recommendation], axis: str, page: str, variant: str,
+def _recommendation(recs: Sequence[Recommendation], axis: str, page: str, variant_anchor: str,
                     steps: int) -> Recommendation | None:
-    anchor = (page, f"cell-{variant}")
+    anchor = (page, variant_anchor)  # the row the advice files it under
     for r in recs:
         if r.setting == SETTING_OF[axis] and anchor in r.evidence and (
                 r.job_length in (None, steps)):
@@ -168,7 +168,8 @@ def judge(ds: Dataset, asks: Sequence[Ask], steps: int) -> list[KnobAnswer]:
         cost = next(one_off_costs(a.cells, found).itertuples(index=False))
         # the report files its advice under its own variant
         filed = ask.baseline_cell_id if backwards else ask.variant_cell_id
-        rec = _recommendation(recs, ask.axis, str(cost.page), filed, steps)
+        rec = _recommendation(recs, ask.axis, str(cost.page),
+                              str(_cell(cells, cost, filed)["anchor"]), steps)
         out.append(_verdict(ask, cost, rec, cells, steps, backwards))
     return out
 

@@ -32,6 +32,20 @@ class Machine:
     superseded: tuple[str, str] | None = None
     #: (its step version, the runner's) when it was measured only under an older definition
     outdated: tuple[str, str] | None = None
+    torch: str = ""  # torch's version (env.json)
+    cudnn: str = ""  # cuDNN's, as torch reports it (91900 for 9.19.0)
+    first_day: str = ""  # the UTC day its first replicate started, and its last ended
+    last_day: str = ""
+    profile: str = ""  # the profile its env.json names (what a refresh runs)
+    step: str = ""  # its step definition (workload version)
+    runs: int = 0  # run folders its rows come from
+
+    @property
+    def days(self) -> str:
+        """``2026-11-30``, or ``2026-11-29 to 2026-12-01``: when its rows were measured."""
+        if self.first_day == self.last_day or not self.last_day:
+            return self.first_day
+        return f"{self.first_day} to {self.last_day}"
 
 
 def machines_of(summary: pd.DataFrame) -> dict[str, Machine]:
@@ -53,6 +67,10 @@ def machines_of(summary: pd.DataFrame) -> dict[str, Machine]:
             outdated=(fmt.integer(row.step_version), str(schema.WORKLOAD_VERSION))
             if not row.superseded and row.step_version < schema.WORKLOAD_VERSION
             else None,
+            torch=str(row.torch_version), cudnn=str(row.cudnn_version),
+            first_day=str(row.first_started_at)[:10], last_day=str(row.last_ended_at)[:10],
+            profile=str(row.profile), step=fmt.integer(row.step_version),
+            runs=int(row.n_runs),
         )
     return out
 

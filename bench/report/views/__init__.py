@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import fmt, parallel
+from bench.report.buildinfo import BuildInfo
 from bench.report.judge import CONFIDENCE, DELTA, Answers
 from bench.report.views.claims import claims_page
 from bench.report.views.compare import compare_page
 from bench.report.views.compiled import compile_page
-from bench.report.views.constants import constants_page
+from bench.report.views.constants import constants_page, provenance_snippet
 from bench.report.views.cpu_gpu import cpu_gpu_page
 from bench.report.views.cudnn import cudnn_page
 from bench.report.views.data import data_page
@@ -47,7 +48,8 @@ from bench.report.writer import Chart, Writer
 __all__ = ["render_all"]
 
 
-def render_all(answers: Answers, reports_root: Path, writer: Writer) -> list[tuple[str, str]]:
+def render_all(answers: Answers, reports_root: Path, writer: Writer, build: BuildInfo
+               ) -> list[tuple[str, str]]:
     """Render every page; returns the machine pages' navigation entries (title, path).
 
     The pages are independent of each other, so :func:`bench.report.parallel.fork_map` shares
@@ -55,11 +57,12 @@ def render_all(answers: Answers, reports_root: Path, writer: Writer) -> list[tup
     files and charts join ``writer``'s. Only the data page waits for the rest: it lists every
     computed CSV. The slowest jobs come first, so the last one handed out is a quick one.
     """
-    common = {"delta_pct": fmt.pct(DELTA), "confidence_pct": fmt.pct(CONFIDENCE)}
+    common = {"delta_pct": fmt.pct(DELTA), "confidence_pct": fmt.pct(CONFIDENCE),
+              "build": build}
 
     def machines(w: Writer) -> tuple[Copies, list[tuple[str, str]]]:
         copied = copy_runs(w, answers.data.source, reports_root)
-        return copied, machine_pages(w, answers, copied)
+        return copied, machine_pages(w, answers, copied, build)
 
     jobs: list[Callable[[Writer], Any]] = [
         *cells_fragments(answers),
@@ -73,8 +76,9 @@ def render_all(answers: Answers, reports_root: Path, writer: Writer) -> list[tup
         lambda w: cpu_gpu_page(w, answers, common),
         lambda w: compare_page(w, answers, common),
         lambda w: compile_page(w, answers, common),
-        lambda w: claims_page(w, answers),
+        lambda w: claims_page(w, answers, build),
         lambda w: constants_page(w, common),
+        lambda w: provenance_snippet(w, build, []),  # hand-written pages cite no row
     ]
 
     def run(job: Callable[[Writer], Any]) -> tuple[list[Path], list[Chart], Any]:
@@ -87,5 +91,5 @@ def render_all(answers: Answers, reports_root: Path, writer: Writer) -> list[tup
         writer.written += written
         writer.charts += charts
     copied, nav = outcomes[jobs.index(machines)][2]
-    data_page(writer, answers, copied, writer.written)
+    data_page(writer, answers, copied, writer.written, build)
     return list(nav)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from bench.report.escape import cat
+from bench.report.buildinfo import BuildInfo
+from bench.report.escape import Md, cat
 from bench.report.judge import Answers, ClaimAnswer
+from bench.report.pages import Page
 from bench.report.paths import CLAIMS_PAGE, COMPARISONS
 from bench.report.views.claim_words import BOX, STANCE_WORDS, anchor, counts_line, title
-from bench.report.views.context import page
+from bench.report.views.context import banner, page, provenance
 from bench.report.views.sentences import evidence_links
 from bench.report.writer import Writer
 
@@ -23,7 +25,7 @@ FINDINGS_SHOWN = 12
 FINDINGS_COLLAPSED = 100
 
 
-def claims_page(writer: Writer, answers: Answers) -> None:
+def claims_page(writer: Writer, answers: Answers, build: BuildInfo) -> None:
     p = page(answers, CLAIMS_PAGE)
     entries = []
     for v in answers.claims.answers:
@@ -35,13 +37,14 @@ def claims_page(writer: Writer, answers: Answers) -> None:
         ]
         csv_path = findings_csv(writer, v) if v.findings else ""
         entries.append({
+            "cite": cite_line(p, v, answers),
             "anchor": anchor(v),
             "claim": v.claim.claim,
             "question": v.claim.question,
             "kind": kind,
             "word": word,
             "scope": v.scope,
-            "summary": v.summary,
+            "summary": v.summary[:1].upper() + v.summary[1:],
             "missing": v.missing,
             "findings": listed[:FINDINGS_SHOWN],
             "more": listed[FINDINGS_SHOWN:],
@@ -49,7 +52,21 @@ def claims_page(writer: Writer, answers: Answers) -> None:
             "csv": p.link(csv_path.rsplit("/", 1)[-1], csv_path) if csv_path else "",
         })
     writer.page(CLAIMS_PAGE, "claims.md.j2", p=p, entries=entries, n_claims=len(entries),
-                counts_line=counts_line(answers.claims))
+                counts_line=counts_line(answers.claims),
+                banners=banner(answers.claims.sources),
+                provenance=provenance(build, answers.claims.sources))
+
+
+def cite_line(p: Page, v: ClaimAnswer, answers: Answers) -> Md:
+    """A claim's verdict as one sentence to paste, with its permalink and the data's dates."""
+    machines = [answers.machines[k] for k in sorted({f.page for f in v.findings})
+                if k in answers.machines]
+    days = sorted({d for m in machines for d in (m.first_day, m.last_day) if d})
+    when = (f", data of {days[0]}" if len(days) == 1 else
+            f", data of {days[0]} to {days[-1]}" if days else "")
+    said = f"‘{v.claim.claim}’: {v.verdict}" + (f", from {v.scope}" if v.scope else "")
+    return cat(Md("**Cite:** "), p.link("permalink", CLAIMS_PAGE, anchor(v)),
+               f" · “{said}; torch-knobs{when}.”")
 
 
 def findings_csv(writer: Writer, v: ClaimAnswer) -> str:

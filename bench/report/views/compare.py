@@ -6,15 +6,22 @@ from typing import Any
 
 import pandas as pd
 
-from bench.report import fmt
-from bench.report.escape import Md, cat
+from bench.report import charts, costcharts, fmt
+from bench.report.escape import Md, cat, slug
 from bench.report.judge import MIN_OK_REPLICATES, Answers
-from bench.report.judge.pages.machines import WORKLOAD_KEY, ComparePage, Priced
+from bench.report.judge.pages.machines import WORKLOAD_KEY, ComparePage, Lead, Priced
 from bench.report.pages import Page, table
-from bench.report.paths import COMPARE_PAGE, COMPARISONS
-from bench.report.views.context import outdated_links, page, superseded_links
+from bench.report.paths import CHARTS, COMPARE_PAGE, COMPARISONS
+from bench.report.views.comparisons import cell_links
+from bench.report.views.context import (
+    banner,
+    outdated_links,
+    page,
+    provenance,
+    superseded_links,
+)
 from bench.report.views.frames import rows_of
-from bench.report.views.labels import label, varying
+from bench.report.views.labels import alt_list, label, varying
 from bench.report.writer import Writer
 
 
@@ -26,9 +33,20 @@ def _few(r: Any) -> str:
     return f"only {n} ok replicate{'' if n == 1 else 's'}"
 
 
+def _setting(r: Any) -> str:
+    """The setting a machine's best throughput ran at: its device, and what differs from
+    PyTorch's defaults (``cuda, cl, bm``: channels_last, cudnn.benchmark on)."""
+    parts = [str(r.device)]
+    if r.memory_format == "channels_last":
+        parts.append("cl")
+    if r.cudnn_benchmark == "on":
+        parts.append("bm")
+    return " ".join(parts[:1]) + (f", {', '.join(parts[1:])}" if parts[1:] else "")
+
+
 def _on(r: Any) -> str:
-    """`` (cuda)``, or `` (cuda; only 2 ok replicates)``: where a best throughput ran."""
-    return f" ({'; '.join(x for x in (str(r.device), _few(r)) if x)})"
+    """`` (cuda, cl)``, or `` (cuda; only 2 ok replicates)``: the setting of a best throughput."""
+    return f" ({'; '.join(x for x in (_setting(r), _few(r)) if x)})"
 
 
 def _cores(r: Any) -> str:
@@ -160,6 +178,57 @@ def _per_dollar(p: Page, priced: Priced) -> Md | None:
                   "images per $ of rental", "Note"], rows) if rows else None
 
 
+def _lead(p: Page, model: ComparePage, lead: Lead) -> dict[str, Any]:
+    cols = varying(model.workloads, WORKLOAD_KEY) or ["model", "mode", "batch_size"]
+    name = _workload(lead.workload, [c for c in WORKLOAD_KEY if c in cols or c in (
+        "model", "mode", "batch_size", "precision")])
+    fast, slow = lead.fast, lead.slow
+    ci = fmt.ci(lead.ci_low, lead.ci_high)
+    ratio = fmt.ratio(lead.ratio) + (f" (95% CI {ci})" if ci != fmt.MISSING else "")
+    text = cat(f"{fmt.rate(fast.samples_per_s)} on ", p.machine_link(fast.machine, fast.page),
+               f"{_on(fast)}: {ratio} the {fmt.rate(slow.samples_per_s)} of ",
+               p.machine_link(slow.machine, slow.page), f"{_on(slow)}, each at its best "
+               "measured setting (rows: ",
+               cell_links(p, fast.page, [("fastest", fast.anchor)]), " · ",
+               cell_links(p, slow.page, [("slowest", slow.anchor)]), ").")
+    anchor = f"answer-{slug(name)}"
+    by_page = {m.page: m for m in model.machines}
+    days = sorted({d for k in (fast.page, slow.page) if k in by_page
+                   for d in (by_page[k].first_day, by_page[k].last_day) if d})
+    when = f", data of {days[0]}" + (f" to {days[-1]}" if days[-1] != days[0] else "") \
+        if days else ""
+    return {"anchor": anchor, "lead": name, "text": text,
+            "cite": f"For {name}, {fast.machine} ran at {ratio} the throughput of "
+                    f"{slow.machine}, each at its best measured setting; torch-knobs{when}.",
+            "permalink": p.link("permalink", COMPARE_PAGE, anchor)}
+
+
+def _chart(writer: Writer, model: ComparePage) -> dict[str, Any] | None:
+    """Throughput per machine for the workloads measured on the most machines."""
+    shown = model.workloads.head(charts.MAX_ROWS // 2)
+    if shown.empty or len(model.machines) < 2:
+        return None
+    lookup = {(str(r.page), *[getattr(r, k) for k in WORKLOAD_KEY]): r
+              for r in rows_of(model.best)}
+    cols = varying(model.workloads, WORKLOAD_KEY)
+    rows = [costcharts.BarRow(_workload(w, cols), tuple(
+        float(lookup[(m.page, *[getattr(w, k) for k in WORKLOAD_KEY])].samples_per_s)
+        if (m.page, *[getattr(w, k) for k in WORKLOAD_KEY]) in lookup else float("nan")
+        for m in model.machines)) for w in shown.itertuples(index=False)]
+    path = f"{CHARTS}/compare-throughput.svg"
+    writer.chart(costcharts.bars_chart, path, rows, [m.title for m in model.machines],
+                 title="Best measured throughput per machine",
+                 xlabel="samples per second (log scale), each machine at its best setting")
+    return {"path": path, "left_out": max(len(model.workloads) - len(rows), 0),
+            "shown": len(rows),
+            "caption": "Samples per second of each workload on each machine, each at its best "
+                       "measured setting (log scale; no bar: not measured there).",
+            "alt": "Best throughput per machine: " + alt_list(
+                f"{r.label}: " + ", ".join(f"{m.title} {fmt.rate(v)}" for m, v in
+                                           zip(model.machines, r.values))
+                for r in rows)}
+
+
 def compare_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
     model = answers.compare
     p = page(answers, COMPARE_PAGE)
@@ -181,5 +250,9 @@ def compare_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> No
         superseded=superseded_links(p, model.superseded),
         outdated=outdated_links(p, model.outdated),
         min_ok=MIN_OK_REPLICATES,
+        leads=[_lead(p, model, lead) for lead in model.leads],
+        chart=_chart(writer, model),
+        banners=banner(model.machines),
+        provenance=provenance(common["build"], model.machines),
         **common,
     )

@@ -15,13 +15,14 @@ from typing import Any
 import pandas as pd
 
 from bench.report import fmt
-from bench.report.escape import Md, cat
+from bench.report.escape import Md, cat, slug
 from bench.report.judge import Answers
 from bench.report.judge.pages.compiled import (
     CACHES,
     CHOICES,
     WORKLOAD,
     BenchmarkUnderCompile,
+    Breaks,
     Choice,
     CompileSection,
     DynamicComparison,
@@ -29,9 +30,11 @@ from bench.report.judge.pages.compiled import (
     UnderCompile,
     Why,
     WorkloadAdvice,
+    breaks_of,
 )
 from bench.report.pages import Page, table
 from bench.report.paths import COMPILE_PAGE, chart_file
+from bench.report.views.answers import answer, cite_sentence, figure
 from bench.report.views.comparisons import (
     TABLE_ROWS,
     cell_links,
@@ -39,10 +42,10 @@ from bench.report.views.comparisons import (
     speedup_chart,
     write_comparisons,
 )
-from bench.report.views.context import machine_context, page, verdict
-from bench.report.views.costs import break_even_range, break_even_text, warm_text
+from bench.report.views.context import banner, page, provenance, section_anchor, verdict
+from bench.report.views.costs import break_even_range, break_even_text
 from bench.report.views.frames import CONFIG_AXES, present, rows_of
-from bench.report.views.labels import cold_text, comparison_columns, label, varying
+from bench.report.views.labels import SHORT_LEGEND, comparison_columns, label, varying
 from bench.report.vocabulary import Verdict
 from bench.report.writer import Writer
 
@@ -62,23 +65,50 @@ def _section(writer: Writer, answers: Answers, p: Page, s: CompileSection, csv: 
              ) -> dict[str, Any]:
     m, group = s.machine, s.costs
     cols = [c for c in comparison_columns(group, "compile") if c not in CHOICES]
+    chart = speedup_chart(
+        group.assign(variant_value=group["variant_value"].astype(str)),
+        [*cols, "kernel_cache", "variant_value"], chart_file("compile-speedup", m.page), writer,
+        title=f"torch.compile against eager: {m.title}",
+        xlabel="steady-state speedup compiled (> 1 is faster), 95% CI",
+        what=f"Steady-state speedup from torch.compile on {m.title}") if len(group) else None
+    if chart is not None:
+        chart["caption"] = ("Eager step time over compiled step time per mode and kernel cache "
+                            "(above 1: compiled is faster), with 95% intervals.")
     return {
-        **machine_context(p, m),
+        "heading": m.title, "anchor": section_anchor("on", m), "n": len(group),
         "advice": _advice(p, s),
         "table": _cost_table(p, answers, group, cols) if len(group) else None,
-        "chart": speedup_chart(
-            group.assign(variant_value=group["variant_value"].astype(str)),
-            [*cols, "kernel_cache", "variant_value"],
-            chart_file("compile-speedup", m.page),
-            writer,
-            title=f"torch.compile against eager: {m.title}",
-            xlabel="steady-state speedup compiled (> 1 is faster), 95% CI",
-            what=f"Steady-state speedup from torch.compile on {m.title}",
-        ) if len(group) else None,
-        "more": more_rows(p, len(group), csv),
+        "chart": chart, "more": more_rows(p, len(group), csv),
         "shapes": _shapes_section(p, answers, s),
         "benchmark": _benchmark_section(p, answers, s),
     }
+
+
+#: What a machine's workloads say, by the choice of the first one (the page lists them all).
+DECISION = {
+    Choice.USE: "compile it",
+    Choice.STAY_EAGER: "stay eager",
+    Choice.TOO_FEW: "not enough data yet",
+}
+
+
+def _answer(p: Page, s: CompileSection) -> dict[str, Any] | None:
+    if not s.advice:
+        return None
+    m = s.machine
+    choices = {w.choice for w in s.advice}
+    decision = DECISION[next(iter(choices))] if len(choices) == 1 else \
+        "it depends on the workload"
+    first = s.advice[0]
+    text = cat("for ", _workload_sentence(p, first, varying(s.costs, WORKLOAD)),
+               f" ({len(s.advice) - 1} more workloads below.)" if len(s.advice) > 1 else "")
+    cite = ""
+    if first.best is not None:
+        name = label(first.best, varying(s.costs, WORKLOAD))
+        cite = cite_sentence(f"torch.compile ({_mode(first.best)}, {first.best.kernel_cache} "
+                             f"kernel cache) ran at {figure(first.best)} the eager speed for "
+                             f"{name}", m, first.best.verdict, m.days)
+    return answer(p, COMPILE_PAGE, f"answer-{slug(m.page)}", m, decision, text, cite)
 
 
 def compile_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
@@ -86,8 +116,11 @@ def compile_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> No
     p = page(answers, COMPILE_PAGE)
     costs = model.costs
     csv = write_comparisons(writer, "torch-compile", costs, _CSV_EXTRA) if len(costs) else ""
-    writer.page(COMPILE_PAGE, "torch-compile.md.j2", p=p,
+    found = [_answer(p, s) for s in model.sections]
+    writer.page(COMPILE_PAGE, "torch-compile.md.j2", p=p, banners=banner(model.sources),
+                answers=[a for a in found if a],
                 sections=[_section(writer, answers, p, s, csv) for s in model.sections],
+                legend=SHORT_LEGEND, provenance=provenance(common["build"], model.sources),
                 **common)
 
 
@@ -118,12 +151,34 @@ def _workload_sentence(p: Page, w: WorkloadAdvice, cols: list[str]) -> Md:
     if w.choice is Choice.STAY_EAGER:
         return cat(f"{name}: stay eager. No mode measured ({_measured(w.judged)}) was "
                    "clearly faster than eager in the steady state ",
-                   _links(p, rows_of(w.judged)), ".")
+                   _links(p, rows_of(w.judged)), ".", _breaks_text(w))
     parts: list[object] = [f"{name}: use {_mode(w.best)}, {_why(w)}. "]
     parts += _costs(p, w)
     if len(w.others):
         parts += [" Also clearly faster than eager: ", *_speedups(p, w.others), "."]
-    return cat(*parts)
+    return cat(*parts, _breaks_text(w))
+
+
+def _breaks_text(w: WorkloadAdvice) -> str:
+    """The graph breaks of the pair a workload's sentence quotes, named, and when they are the
+    likely reason compiling gained little, torch's hint for each."""
+    b = w.breaks
+    if b is None or b.total is None:
+        return ""
+    if not b.total:
+        return f" The model compiled into {_graphs(b)} with no graph break."
+    named = ", ".join(f"{reason}" + (f" ({n}×)" if n > 1 else "") for n, reason, _ in b.reasons)
+    text = f" It met {b.total} graph break{'s' if b.total != 1 else ''} ({named}) in {_graphs(b)}"
+    if w.breaks_explain:
+        hints = "; ".join(b.hints)
+        text += (", the likely reason no mode gained: each break splits the model into "
+                 "separately compiled graphs" + (f". To remove them: {hints}" if hints else ""))
+    return text + "."
+
+
+def _graphs(b: Breaks) -> str:
+    return "an unknown number of graphs" if b.graphs is None else \
+        f"{b.graphs} graph{'s' if b.graphs != 1 else ''}"
 
 
 def _mode(r: Any) -> str:
@@ -219,39 +274,36 @@ def _count(v: Any) -> str:
     return str(int(v)) if present(v) else fmt.MISSING
 
 
+def _break_even_cell(r: Any) -> str:
+    """The median break-even, with its range from the interval and the replicates beside it
+    where that differs (``334 (334 to 367)``)."""
+    text = break_even_text(r)
+    if not r.pays_back:
+        return text
+    spread = break_even_range(r.break_even_iters_low, r.break_even_iters_high, r.verdict)
+    return text if spread == text else f"{text} ({spread})"
+
+
+def _breaks_cell(r: Any) -> str:
+    b = breaks_of(r)
+    if b.total is None:
+        return fmt.MISSING
+    if not b.total:
+        return "0"
+    return f"{b.total}: " + ", ".join(reason.split(":")[0] for _, reason, _ in b.reasons)
+
+
 def _cost_table(p: Page, answers: Answers, group: pd.DataFrame, cols: list[str]) -> Md:
-    rows = []
-    for r in rows_of(group.head(TABLE_ROWS)):
-        rows.append([
-            label(r, cols),
-            str(r.variant_value),
-            str(r.kernel_cache),
-            fmt.ratio(r.speedup),
-            fmt.ci(r.ci_low, r.ci_high),
-            verdict(answers, r),
-            f"{fmt.seconds(r.base_median_s)} → {fmt.seconds(r.var_median_s)}",
-            f"{fmt.seconds(r.base_cold_pass_s)} → "
-            + cold_text(r.var_cold_pass_s, r.var_cold_pass_min_s, r.var_cold_pass_max_s),
-            fmt.seconds(r.var_compile_time_max_s),
-            break_even_text(r),
-            break_even_range(r.break_even_iters_low, r.break_even_iters_high, r.verdict)
-            if r.pays_back else fmt.MISSING,
-            warm_text(r),
-            _counts(r),
-            f"{r.n_base} / {r.n_var}",
-            cell_links(p, r.page, [("eager", r.baseline_anchor),
-                                   (str(r.variant_value), r.variant_anchor)]),
-        ])
-    return table(
-        ["Configuration", "Mode", "Kernel cache", "Speedup", "95% CI", "Verdict",
-         "Step eager → compiled", "Cold pass eager → compiled (range)",
-         "Compile time torch reports, slowest replicate",
-         "Break-even (steps, median)", "Break-even range",  # both defined above the tables
-         "With a warm cache: extra cold pass, break-even",
-         "Recompiles in steady state / graph breaks (most in a replicate)",
-         "ok replicates (eager / compiled)", "Rows"],
-        rows,
-    )
+    rows = [[
+        label(r, cols, short=True), f"{r.variant_value}, {r.kernel_cache}",
+        f"{fmt.ratio(r.speedup)} ({fmt.ci(r.ci_low, r.ci_high)})", verdict(answers, r),
+        f"{fmt.seconds(r.base_cold_pass_s)} → {fmt.seconds(r.var_cold_pass_s)}",
+        _break_even_cell(r), _breaks_cell(r),
+        cell_links(p, r.page, [("eager", r.baseline_anchor),
+                               (str(r.variant_value), r.variant_anchor)]),
+    ] for r in rows_of(group.head(TABLE_ROWS))]
+    return table(["Configuration", "Mode, cache", "Speedup (95% CI)", "Verdict",
+                  "First pass eager → compiled", "Break-even", "Graph breaks", "Rows"], rows)
 
 
 def _shapes_section(p: Page, answers: Answers, s: CompileSection) -> Md | None:
@@ -266,24 +318,18 @@ def _shapes_section(p: Page, answers: Answers, s: CompileSection) -> Md | None:
     sentences = [_dynamic_sentence(p, d, named) for d in s.dynamic]
     cols = comparison_columns(group, "shapes")
     rows = [[
-        label(r, cols),
-        f"{r.variant_value} ({int(r.shape_count)} shapes)" if present(r.shape_count)
-        else str(r.variant_value),
-        str(r.compile_dynamic),
-        fmt.seconds(r.var_cold_pass_s),
+        label(r, cols, short=True),
+        f"{r.variant_value} ({int(r.shape_count)}), dynamic={r.compile_dynamic}"
+        if present(r.shape_count) else f"{r.variant_value}, dynamic={r.compile_dynamic}",
         fmt.signed_seconds(r.extra_cold_per_new_shape_s),
         f"{_count(r.var_compiles_max)} / {_count(r.base_compiles_max)}",
         _count(r.var_recompiles_max),
-        fmt.ratio(r.speedup),
-        fmt.ci(r.ci_low, r.ci_high),
-        verdict(answers, r),
+        f"{fmt.ratio(r.speedup)} ({fmt.ci(r.ci_low, r.ci_high)})",
         cell_links(p, r.page, [("static", r.baseline_anchor),
                                (str(r.variant_value), r.variant_anchor)]),
     ] for r in rows_of(group.head(TABLE_ROWS))]
-    shown = table(["Configuration", "Shapes", "dynamic=", "Cold pass, all shapes",
-                   "Extra cold time per extra shape", "Compiles, cycled / static (most in a "
-                   "replicate)", "Recompiles in steady state", "Throughput per FLOP vs "
-                   "static", "95% CI", "Verdict", "Rows"], rows)
+    shown = table(["Configuration", "Shapes", "Per extra shape", "Compiles cycled / static",
+                   "Steady recompiles", "Throughput/FLOP vs static", "Rows"], rows)
     return cat(*[cat("- ", x, Md("\n")) for x in sentences], Md("\n"), shown)
 
 
@@ -342,7 +388,7 @@ def _recompile_text(d: DynamicComparison) -> str:
     """Whether dynamic=true avoided the recompile dynamic=auto paid for the new shapes, and
     which cost less per new shape (or why that cannot be said)."""
     if d.recompile is Recompile.NOT_MEASURED:
-        return (f"dynamic={d.missing} was not measured here, so whether dynamic=true avoids "
+        return (f"No run here measured dynamic={d.missing}, so whether dynamic=true avoids "
                 "the recompile for a new shape is not known.")
     said = _RECOMPILE_WORDS[d.recompile]
     if d.cheaper is not None:
@@ -366,17 +412,16 @@ def _benchmark_section(p: Page, answers: Answers, s: CompileSection) -> Md:
     pairs = pd.DataFrame([b.pair for b in s.benchmark])
     cols = [c for c in comparison_columns(pairs, "cudnn_benchmark") if c != "compile"]
     rows = [[
-        label(b.pair, cols), str(b.pair.compile), fmt.ratio(b.pair.speedup),
-        fmt.ci(b.pair.ci_low, b.pair.ci_high), verdict(answers, b.pair),
-        fmt.signed_seconds(b.pair.extra_cold_pass_max_s),
+        label(b.pair, cols, short=True), str(b.pair.compile),
+        f"{fmt.ratio(b.pair.speedup)} ({fmt.ci(b.pair.ci_low, b.pair.ci_high)})",
+        verdict(answers, b.pair),
         f"{fmt.ratio(b.eager.speedup)} ({b.eager.verdict})" if b.eager is not None
         else Verdict.NOT_MEASURED,
         cell_links(p, b.pair.page, [("off", b.pair.baseline_anchor),
                                     ("on", b.pair.variant_anchor)]),
     ] for b in shown]
-    table_ = table(["Configuration", "Compile mode", "Speedup with benchmark on", "95% CI",
-                    "Verdict", "Extra cold pass, slowest replicate", "The same eagerly",
-                    "Rows"], rows)
+    table_ = table(["Configuration", "Compile mode", "Speedup, benchmark on (95% CI)",
+                    "Verdict", "The same eagerly", "Rows"], rows)
     sentences = [_benchmark_sentence(p, b, cols) for b in shown]
     return cat(*[cat("- ", x, Md("\n")) for x in sentences], Md("\n"), table_)
 

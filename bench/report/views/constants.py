@@ -1,13 +1,22 @@
-"""The constants snippet: the statistical settings the methodology page quotes from the code."""
+"""The snippets the hand-written pages include: the statistical settings the Methodology page
+quotes from the code, the vocabulary's words with their meanings, and the site's provenance
+line (which the MkDocs hook adds to every hand-written page)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from bench.report import fmt
-from bench.report.judge import CONFIDENCE, DELTA, MIN_OK_REPLICATES, N_RESAMPLES, SEED
-from bench.report.paths import CONSTANTS_SNIPPET
+from bench.report.escape import Md, cat
+from bench.report.judge import CONFIDENCE, DELTA, MIN_OK_REPLICATES, N_RESAMPLES, SEED, Machine
+from bench.report.pages import table
+from bench.report.paths import CONSTANTS_SNIPPET, PROVENANCE_SNIPPET, VOCABULARY_SNIPPET
+from bench.report.views.context import provenance
+from bench.report.vocabulary import MEANINGS, ClaimVerdict, Stance, Verdict
 from bench.report.writer import Writer
+
+#: What each kind of word describes, in the vocabulary table's first column.
+_KINDS = {Verdict: "a comparison", ClaimVerdict: "a claim", Stance: "a finding"}
 
 
 def constants_page(writer: Writer, common: dict[str, Any]) -> None:
@@ -19,5 +28,12 @@ def constants_page(writer: Writer, common: dict[str, Any]) -> None:
         min_ok=MIN_OK_REPLICATES,
         resamples=f"{N_RESAMPLES:,}",
         seed=SEED,
-        **{k: v for k, v in common.items() if k not in ("delta_pct", "confidence_pct")},
     )
+    rows = [[_KINDS.get(type(word), "advice"), cat(Md("*"), str(word), Md("*")), meaning]
+            for word, meaning in MEANINGS]
+    writer.text(VOCABULARY_SNIPPET, table(["Of", "Word", "Means"], rows) + "\n")
+
+
+def provenance_snippet(writer: Writer, build: Any, sources: list[Machine]) -> None:
+    """The site-wide provenance line, for the pages no view writes."""
+    writer.text(PROVENANCE_SNIPPET, provenance(build, sources) + "\n")

@@ -1,82 +1,133 @@
-"""The CPU-vs-GPU page: GPU speedup by batch size and the crossover batch."""
+"""The CPU-vs-GPU page, formatted from :class:`bench.report.judge.pages.studies.CpuGpuPage`:
+the answer per machine (from which batch the GPU wins, by how much, with the same setting on
+both sides and with each side at its best measured setting), then the charts and tables."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from bench.report import charts, fmt
+from bench.report import costcharts, fmt
+from bench.report.escape import Md, cat, slug
 from bench.report.judge import Answers
-from bench.report.judge.pages.studies import CURVE_AXES, CpuGpuSection
+from bench.report.judge.pages.studies import CURVE_AXES, BestAgainstBest, CpuGpuSection
 from bench.report.pages import Page, table
 from bench.report.paths import CPU_GPU_PAGE, chart_file
+from bench.report.views.answers import answer, cite_sentence, figure, short_scope
 from bench.report.views.claim_words import claims_box
 from bench.report.views.comparisons import TABLE_ROWS, cell_links, more_rows, write_comparisons
-from bench.report.views.context import machine_context, page, verdict
+from bench.report.views.context import banner, page, provenance, section_anchor, verdict
 from bench.report.views.frames import present, rows_of
-from bench.report.views.labels import alt_list, axis_text, label, varying
+from bench.report.views.labels import SHORT_LEGEND, alt_list, axis_text, label, span, varying
 from bench.report.views.recommendations import advice_items
 from bench.report.vocabulary import Verdict
 from bench.report.writer import Writer
 
-_HEADERS = ["Curve", "Batch", "CPU step · samples/s", "GPU step · samples/s", "GPU speedup",
-            "95% CI", "Verdict", "Rows"]
+
+def _links(p: Page, r: Any) -> Md:
+    return cell_links(p, r.page, [("cpu", r.baseline_anchor), ("gpu", r.variant_anchor)])
 
 
-def _chart(writer: Writer, s: CpuGpuSection, curve_cols: list[str]) -> dict[str, Any] | None:
-    points = [
-        charts.SeriesPoint(
-            label(r, curve_cols), float(r.batch_size), float(r.speedup),
-            float(r.ci_low) if present(r.ci_low) else math.nan,
-            float(r.ci_high) if present(r.ci_high) else math.nan,
-        )
-        for r in rows_of(s.pairs)
-        if present(r.speedup) and present(r.batch_size) and r.verdict != Verdict.INSUFFICIENT
-    ]
-    if not points:
+def _crossing(s: CpuGpuSection) -> tuple[str, str]:
+    """The decision and where the GPU wins, from the curves' crossovers."""
+    curves = s.curves
+    if not len(curves):
+        return "not enough data yet", ""
+    crossing = [int(b) for b in curves["crossover_batch"] if present(b)]
+    if not crossing:
+        return "the CPU, or either: the GPU was not clearly faster", ""
+    where = (f"The GPU is clearly faster from batch {span(map(float, crossing), fmt.integer)} "
+             f"up to the largest measured on {len(crossing)} of {len(curves)} curves")
+    thin = sorted({int(b) for r in curves.itertuples(index=False) if present(r.crossover_batch)
+                   for b, v in zip(r.batches, r.verdicts)
+                   if v == Verdict.INSUFFICIENT and b < r.crossover_batch})
+    if thin:
+        where += (f" (batch {', '.join(map(str, thin))}: too few replicates, so it may already "
+                  "win there)")
+    return f"use the GPU from batch {min(crossing)}", where
+
+
+def _setting(cell: Any) -> str:
+    return f"{cell.precision}{', channels_last' if cell.memory_format == 'channels_last' else ''}"
+
+
+def _best_text(b: BestAgainstBest) -> str:
+    """Each side at its best measured setting, for the same workload."""
+    ci = fmt.ci(b.ci_low, b.ci_high)
+    figure_ = fmt.ratio(b.speedup) + (f" (95% CI {ci})" if ci != fmt.MISSING else "")
+    if b.same_setting:
+        return (f" Each side's best measured setting is the same one ({_setting(b.gpu)}), so "
+                "best against best is the figure above.")
+    return (f" Each side at its best measured setting (GPU {_setting(b.gpu)}, CPU "
+            f"{_setting(b.cpu)}, {b.gpu.model} {b.gpu.mode} at batch "
+            f"{int(float(b.gpu.batch_size))}): {figure_}.")
+
+
+def _answer(p: Page, s: CpuGpuSection) -> dict[str, Any]:
+    m, sm = s.machine, s.summary
+    decision, where = _crossing(s)
+    top = sm.best or sm.quoted
+    text: list[object] = [f"for {short_scope(sm.scope)}, the same setting on both sides. "
+                          + (where + ". " if where else "")]
+    cite = ""
+    if top is not None:
+        name = label(top, varying(s.pairs, [*CURVE_AXES, "batch_size"]))
+        text += [f"Largest measured: {figure(top)} for {name} (rows: ", _links(p, top), ")."]
+        cite = cite_sentence(f"the GPU ran {figure(top)} the speed of the same machine's CPU, "
+                             f"at the same setting, for {name}", m, top.verdict, m.days)
+        best = next((b for b in s.best if (b.gpu.model, b.gpu.mode, b.gpu.batch_size) ==
+                     (top.model, top.mode, top.batch_size)), None)
+        if best is not None:
+            text.append(_best_text(best))
+    return answer(p, CPU_GPU_PAGE, f"answer-{slug(m.page)}", m, decision, cat(*text), cite)
+
+
+def _step_chart(writer: Writer, s: CpuGpuSection, cols: list[str]) -> dict[str, Any] | None:
+    """Median step time against batch size on each device, where a curve has two batches."""
+    points = []
+    for r in rows_of(s.pairs):
+        name = label(r, cols, short=True) or str(r.model)
+        for device, value in (("CPU", r.base_median_s), ("GPU", r.var_median_s)):
+            if present(value) and present(r.batch_size):
+                points.append(costcharts.StepPoint(f"{name} {device}", float(r.batch_size),
+                                                   float(value)))
+    if len({pt.batch for pt in points}) < 2:
         return None
-    series = sorted({pt.series for pt in points})
-    keep = set(series[: len(charts.PALETTE) * 2])
-    path = chart_file("cpu-vs-gpu", s.machine.page)
-    writer.chart(charts.lines_chart, path, [pt for pt in points if pt.series in keep],
-                 title=f"GPU over CPU: {s.machine.title}", xlabel="batch size",
-                 ylabel="GPU speedup over CPU (95% CI)", reference_label="above: GPU faster")
-    return {
-        "path": path, "left_out": len(series) - len(keep), "shown": len(keep),
-        "alt": f"GPU speedup over the CPU by batch size on {s.machine.title}: " + alt_list(
-            f"{pt.series} at batch {pt.x:g}: {fmt.ratio(pt.y)}"
-            for pt in points if pt.series in keep),
-    }
+    path = chart_file("cpu-gpu-steps", s.machine.page)
+    writer.chart(costcharts.step_chart, path, points,
+                 title=f"Step time by batch size: {s.machine.title}")
+    return {"path": path, "left_out": 0, "shown": len(points),
+            "caption": "Median step time (log scale) against batch size: dashed on the CPU, "
+                       "solid on the GPU, the same setting on both.",
+            "alt": "Median step time by batch size on the CPU and the GPU: " + alt_list(
+                f"{pt.series} at batch {pt.batch:g}: {fmt.seconds(pt.seconds)}"
+                for pt in points)}
 
 
-def _row(answers: Answers, p: Page, r: Any, curve_cols: list[str]) -> list[Any]:
-    return [
-        label(r, curve_cols), axis_text("batch_size", r.batch_size),
-        _step(r.base_median_s, r.batch_size), _step(r.var_median_s, r.batch_size),
-        fmt.ratio(r.speedup), fmt.ci(r.ci_low, r.ci_high), verdict(answers, r),
-        cell_links(p, r.page, [("cpu", r.baseline_anchor), ("gpu", r.variant_anchor)]),
-    ]
+def _row(answers: Answers, p: Page, r: Any, cols: list[str]) -> list[Any]:
+    return [label(r, cols, short=True), axis_text("batch_size", r.batch_size),
+            f"{fmt.seconds(r.base_median_s)} → {fmt.seconds(r.var_median_s)}",
+            f"{fmt.ratio(r.speedup)} ({fmt.ci(r.ci_low, r.ci_high)})", verdict(answers, r),
+            _links(p, r)]
+
+
+def _best_row(p: Page, b: BestAgainstBest) -> list[Any]:
+    return [f"{b.gpu.model} {b.gpu.mode} b{int(float(b.gpu.batch_size))}", _setting(b.cpu),
+            _setting(b.gpu), f"{fmt.ratio(b.speedup)} ({fmt.ci(b.ci_low, b.ci_high)})",
+            cell_links(p, b.gpu.page, [("cpu", b.cpu.anchor), ("gpu", b.gpu.anchor)])]
 
 
 def _section(writer: Writer, answers: Answers, p: Page, s: CpuGpuSection, csv: str
              ) -> dict[str, Any]:
     group = s.pairs
-    curve_cols = varying(group, list(CURVE_AXES))
-    cross_rows = [
-        [label(r, curve_cols), crossover_text(r),
-         ", ".join(f"{b}: {fmt.ratio(v)} ({w})" for b, v, w in zip(r.batches, r.speedups,
-                                                                   r.verdicts))]
-        for r in s.curves.itertuples(index=False)
-    ] if len(s.curves) else []
-    rows = [_row(answers, p, r, curve_cols)
-            for r in group.head(TABLE_ROWS).itertuples(index=False)]
+    cols = varying(group, list(CURVE_AXES))
+    rows = [_row(answers, p, r, cols) for r in group.head(TABLE_ROWS).itertuples(index=False)]
     return {
-        **machine_context(p, s.machine),
-        "more": more_rows(p, len(group), csv),
-        "chart": _chart(writer, s, curve_cols),
-        "crossover": table(["Curve", "Crossover", "Speedup by batch (verdict)"], cross_rows)
-        if cross_rows else None,
-        "table": table(_HEADERS, rows),
+        "heading": s.machine.title, "anchor": section_anchor("on", s.machine), "n": len(group),
+        "more": more_rows(p, len(group), csv), "chart": _step_chart(writer, s, cols),
+        "table": table(["Curve", "Batch", "Step CPU → GPU", "GPU speedup (95% CI)", "Verdict",
+                        "Rows"], rows),
+        "best": table(["Workload", "CPU at", "GPU at", "GPU speedup (95% CI)", "Rows"],
+                      [_best_row(p, b) for b in s.best]) if s.best else None,
     }
 
 
@@ -90,33 +141,14 @@ def cpu_gpu_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> No
         CPU_GPU_PAGE,
         "cpu-vs-gpu.md.j2",
         p=p,
+        banners=banner(model.sources),
+        answers=[_answer(p, s) for s in model.sections],
         sections=[_section(writer, answers, p, s, csv) for s in model.sections],
+        legend=SHORT_LEGEND,
         claims=claims_box(model.claims, p),
         recs=advice_items(model.advice, p),
+        provenance=provenance(common["build"], model.sources),
         **common,
     )
 
 
-def _step(median_s: Any, batch: Any) -> str:
-    """``156 ms · 6.40/s``: the median step the speedup divides, and its samples per second.
-
-    Both sides come from the median step so that the row's ratio is the speedup printed next
-    to it; the run's own samples/s (batch ÷ mean step) can differ where a replicate drifted.
-    """
-    if not present(median_s) or float(median_s) <= 0:
-        return fmt.MISSING
-    return f"{fmt.seconds(median_s)} · {fmt.num(float(batch) / float(median_s))}/s"
-
-
-def crossover_text(r: Any) -> str:
-    """The crossover of one curve, saying where too few replicates leave it open."""
-    thin = [b for b, v in zip(r.batches, r.verdicts) if v == Verdict.INSUFFICIENT]
-    if len(thin) == len(r.batches):
-        return "not enough ok replicates at any batch"
-    if not present(r.crossover_batch):
-        return "GPU not clearly faster at any measured batch from there up"
-    below = [str(b) for b in thin if b < r.crossover_batch]
-    text = f"GPU faster from batch {r.crossover_batch}"
-    if below:
-        text += f" (batch {', '.join(below)}: not enough ok replicates to judge)"
-    return text

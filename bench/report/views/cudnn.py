@@ -1,5 +1,6 @@
-"""The cudnn.benchmark page: speedups, break-even iterations and the extra memory, formatted
-from :class:`bench.report.judge.pages.cudnn.CudnnPage`."""
+"""The cudnn.benchmark page, formatted from :class:`bench.report.judge.pages.cudnn.CudnnPage`:
+first the answer per machine (the decision, its figures and scope, a Cite line), then the
+charts of the findings, then every configuration in collapsed blocks."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ from typing import Any
 
 import pandas as pd
 
-from bench.report import charts, fmt
-from bench.report.escape import Md
+from bench.report import charts, costcharts, fmt
+from bench.report.escape import Md, cat, md, slug
 from bench.report.judge import Answers
-from bench.report.judge.pages.cudnn import BenchmarkSummary, CudnnSection
+from bench.report.judge.pages.cudnn import BenchmarkSummary, CudnnSection, ModelVerdict
 from bench.report.pages import Page, table
-from bench.report.paths import CUDNN_PAGE, chart_file
+from bench.report.paths import CUDNN_PAGE, SHAPES_PAGE, chart_file
+from bench.report.views.answers import answer, cite_sentence, figure, short_scope
 from bench.report.views.claim_words import claims_box, verdict_line
 from bench.report.views.comparisons import (
     TABLE_ROWS,
@@ -22,32 +24,28 @@ from bench.report.views.comparisons import (
     trim,
     write_comparisons,
 )
-from bench.report.views.context import machine_context, page, verdict
-from bench.report.views.costs import break_even_range, break_even_text, no_pay_back, warm_text
+from bench.report.views.context import banner, page, provenance, section_anchor, verdict
+from bench.report.views.costs import break_even_text, no_pay_back
 from bench.report.views.frames import present, rows_of
 from bench.report.views.labels import (
     COUNTED_BENCHMARK,
+    SHORT_LEGEND,
     alt_list,
-    cold_text,
     comparison_columns,
-    exceptions,
     label,
-    scope,
     span,
 )
 from bench.report.views.recommendations import advice_items
 from bench.report.vocabulary import Verdict
 from bench.report.writer import Writer
 
-#: The box a machine's summary is shown in, by the verdict its counted pairs agree on.
-BOX = {
-    Verdict.FASTER: ("success", "enable it where it is faster, for jobs longer than the "
-                                "break-even"),
-    Verdict.MIXED: ("warning", "it depends on the workload: enable it only where it is "
-                               "faster, for jobs longer than the break-even"),
-    Verdict.SLOWER: ("failure", "leave it off"),
-    Verdict.NO_CLEAR_DIFFERENCE: ("info", "no clear difference, leave the default (off)"),
-    Verdict.INSUFFICIENT: ("warning", "not enough data to say"),
+#: What a machine's counted pairs agreeing on a verdict means for the setting.
+DECISION = {
+    Verdict.FASTER: "turn it on for jobs longer than its break-even",
+    Verdict.MIXED: "it depends on the workload",
+    Verdict.SLOWER: "keep it off",
+    Verdict.NO_CLEAR_DIFFERENCE: "leave it off (the default)",
+    Verdict.INSUFFICIENT: "not enough data yet",
 }
 
 #: The cost columns the page's CSV carries beside the comparison.
@@ -61,98 +59,150 @@ _CSV_EXTRA = (
 )  # fmt: skip
 
 
-def counted_note(s: BenchmarkSummary) -> str:
-    """What a summary's counts are of: ``the counts below are of its 15 configuration(s) with …
-    (13 of them with one input shape and enough ok replicates, which the Claims page counts);
-    its 4 other configuration(s), with deterministic on or a warm kernel cache, are only in the
-    tables below``."""
+def counted_note(s: BenchmarkSummary, p: Page) -> Md:
+    """What a summary's counts are of (the configurations with deterministic off, each once),
+    and where the others are."""
     if not s.total:
-        return (f"none of its {s.left_out} configuration(s) has cudnn.deterministic off, which "
-                "the summary and the Claims page count; they are only in the tables below")
+        return md(f"None of its {s.left_out + s.changing} configuration(s) has one input shape "
+                  "and cudnn.deterministic off, which the answer counts.")
     what = COUNTED_BENCHMARK if not s.counted_warm else (
         f"with cudnn.deterministic off ({s.counted_warm} of them measured only with a warm "
         "kernel cache)")
-    note = (f"the counts below are of its {s.total} configuration(s) {what} "
-            f"({s.static_judged or 'none'} of them with one input shape and enough ok "
-            "replicates, which the Claims page counts)")
+    parts: list[object] = [f"The answer counts the {s.total} configuration(s) with one input "
+                           f"shape {what}"]
+    if s.changing:
+        parts += [f"; {s.changing} with changing shapes are on the ",
+                  p.link("dynamic-shapes page", SHAPES_PAGE)]
     if s.left_out:
-        note += (f"; its {s.left_out} other configuration(s), with deterministic on or a warm "
-                 "kernel cache, are only in the tables below")
-    return note
+        parts.append(f"; {s.left_out} more (deterministic on, or a warm duplicate) are in the "
+                     "tables")
+    return cat(*parts, ".")
 
 
-def _speed_row(answers: Answers, p: Page, r: Any, name: str, links: Md) -> list[Any]:
-    return [name, fmt.ratio(r.speedup), fmt.ci(r.ci_low, r.ci_high), verdict(answers, r),
-            f"{fmt.seconds(r.base_median_s)} → {fmt.seconds(r.var_median_s)}",
-            f"{r.n_base} / {r.n_var}", links]
+def _steps(s: BenchmarkSummary) -> str:
+    """What the steady state did, in the words of the summary's verdict."""
+    c = s.counts
+    judged = s.total - c[Verdict.INSUFFICIENT]
+    thin = f"; {c[Verdict.INSUFFICIENT]} more had too few replicates" if \
+        c[Verdict.INSUFFICIENT] else ""
+    spread = (f" ({span(s.speedups, fmt.ratio)}; 95% intervals {fmt.ci(s.ci_low, s.ci_high)})"
+              if s.speedups else "")
+    if s.verdict == Verdict.INSUFFICIENT:
+        return f"Its {s.total} configuration(s) have too few ok replicates to judge."
+    if s.verdict == Verdict.MIXED:
+        return (f"Faster in {c[Verdict.FASTER]}, no clear difference in "
+                f"{c[Verdict.NO_CLEAR_DIFFERENCE]}, slower in {c[Verdict.SLOWER]} of {judged} "
+                f"configurations{spread}{thin}.")
+    word = {Verdict.FASTER: Verdict.FASTER.value, Verdict.SLOWER: Verdict.SLOWER.value}.get(
+        s.verdict)
+    what = f"steps are {word}" if word else "steps are no faster: no clear difference"
+    return f"{what.capitalize()} in all {judged} configurations{spread}{thin}."
 
 
-def _cost_row(r: Any, name: str, links: Md) -> list[Any]:
-    return [
-        name, str(r.kernel_cache),
-        cold_text(r.base_cold_pass_s, r.base_cold_pass_min_s, r.base_cold_pass_max_s),
-        cold_text(r.var_cold_pass_s, r.var_cold_pass_min_s, r.var_cold_pass_max_s),
-        fmt.signed_seconds(r.extra_cold_pass_max_s), fmt.signed_seconds(r.saving_per_iter_s),
-        break_even_text(r),
-        break_even_range(r.break_even_iters_low, r.break_even_iters_high, r.verdict)
-        if r.pays_back else fmt.MISSING,
-        warm_text(r), links,
-    ]
+def _costs(s: BenchmarkSummary) -> str:
+    parts = []
+    if s.cold_extra is not None and s.cold_extra > 0:
+        parts.append(f"its first pass costs up to {fmt.seconds(s.cold_extra)} more (slowest "
+                     "replicate)")
+    if s.memory_extra is not None and s.memory_extra > 0:
+        share = f" ({fmt.pct(s.memory_share, signed=True)})" if s.memory_share is not None else ""
+        parts.append(f"a whole run's peak memory grows by up to "
+                     f"{fmt.bytes_(s.memory_extra)}{share}")
+    if s.verdict == Verdict.FASTER and s.break_even:
+        parts.append(f"it repays its first pass after {span(s.break_even, fmt.iterations)} "
+                     "iterations of the same shapes")
+    return (" With it on, " + ", and ".join(parts) + ".") if parts else ""
 
 
-def _memory_row(r: Any, name: str, links: Md) -> list[Any]:
-    def change(base: Any, var: Any) -> str:
-        return f"{fmt.bytes_(base)} → {fmt.bytes_(var)}"
-
-    return [
-        name,
-        change(r.base_whole_peak_mem_allocated_bytes, r.var_whole_peak_mem_allocated_bytes),
-        fmt.pct(r.extra_whole_peak_mem_share, signed=True),
-        fmt.bytes_(r.var_workspace_mem_allocated_bytes),
-        change(r.base_whole_peak_mem_reserved_bytes, r.var_whole_peak_mem_reserved_bytes),
-        change(r.base_peak_mem_allocated_bytes, r.var_peak_mem_allocated_bytes),
-        links,
-    ]
+#: The order a mixed answer's models are named in, by what they agree on.
+_MODEL_ORDER = (Verdict.FASTER, Verdict.MIXED, Verdict.NO_CLEAR_DIFFERENCE, Verdict.SLOWER,
+                Verdict.INSUFFICIENT)
 
 
-_SPEED_HEADERS = ["Configuration", "Speedup", "95% CI", "Verdict", "Step time off → on",
-                  "ok replicates (off / on)", "Rows"]
-_COST_HEADERS = ["Configuration", "Kernel cache", "Cold pass off (range)",
-                 "Cold pass on (range)", "Extra, slowest replicate", "Saving per step",
-                 "Break-even (iterations)", "Range from the CI and replicates",
-                 "With a warm cache", "Rows"]
-_MEMORY_HEADERS = ["Configuration", "Peak allocated, whole run: off → on", "Change",
-                   "First-pass workspace, on", "Peak reserved, whole run: off → on",
-                   "Steady-state peak allocated: off → on", "Rows"]
+def by_model_text(models: tuple[ModelVerdict, ...]) -> str:
+    """``Faster for resnet50 (1.20× to 1.25×) and resnet18 (1.15×); slower for …``: a mixed
+    answer's models, grouped by what their configurations agree on."""
+    parts = []
+    for said in _MODEL_ORDER:
+        named = []
+        for m in (m for m in models if m.verdict == said):
+            spread = span(m.speedups, fmt.ratio)
+            if said == Verdict.MIXED:
+                spread = f"faster in {m.agreeing} of {m.judged}, {spread}"
+            named.append(f"{m.model} ({spread})" if spread else m.model)
+        if named:
+            word = str(said)
+            parts.append(f"{word} for " + (named[0] if len(named) == 1 else
+                                            ", ".join(named[:-1]) + " and " + named[-1]))
+    return "; ".join(parts)
 
 
-def _tables(answers: Answers, p: Page, rows: pd.DataFrame, cols: list[str]) -> dict[str, Md]:
-    speed, cost, memory = [], [], []
-    for r in rows.head(TABLE_ROWS).itertuples(index=False):
-        name = label(r, cols)
-        links = cell_links(p, r.page, [("off", r.baseline_anchor), ("on", r.variant_anchor)])
-        speed.append(_speed_row(answers, p, r, name, links))
-        cost.append(_cost_row(r, name, links))
-        memory.append(_memory_row(r, name, links))
-    return {"speed_table": table(_SPEED_HEADERS, speed),
-            "cost_table": table(_COST_HEADERS, cost),
-            "memory_table": table(_MEMORY_HEADERS, memory)}
+def _answer(answers: Answers, p: Page, s: CudnnSection, days: str) -> dict[str, Any]:
+    m, sm = s.machine, s.summary
+    quoted = sm.quoted
+    cols = comparison_columns(sm.counted, "cudnn_benchmark")
+    mixed = sm.verdict == Verdict.MIXED
+    judged = sm.total - sm.counts[Verdict.INSUFFICIENT]
+    steps = (f"Of {judged} configurations judged: {by_model_text(sm.by_model)}." if mixed
+             else _steps(sm))
+    text: list[object] = [f"for {short_scope(sm.scope, name_models=not mixed)}. {steps}"
+                          + _costs(sm)]
+    cite = ""
+    if quoted is not None:
+        name = label(quoted, cols)
+        text += [f" {name}: {figure(quoted)} (rows: ", _links(p, quoted), ")."]
+        cite = cite_sentence(f"cudnn.benchmark gave {figure(quoted)} per step for {name}",
+                             m, quoted.verdict, days)
+    return answer(p, CUDNN_PAGE, f"answer-{slug(m.page)}", m, DECISION[sm.verdict],
+                  cat(*text), cite)
+
+
+def _speed_rows(answers: Answers, p: Page, rows: pd.DataFrame, cols: list[str]
+                ) -> list[list[Any]]:
+    return [[label(r, cols, short=True), f"{fmt.ratio(r.speedup)} ({fmt.ci(r.ci_low, r.ci_high)})",
+             verdict(answers, r), _links(p, r)]
+            for r in rows.head(TABLE_ROWS).itertuples(index=False)]
+
+
+def _links(p: Page, r: Any) -> Md:
+    return cell_links(p, r.page, [("off", r.baseline_anchor), ("on", r.variant_anchor)])
+
+
+def _cost_rows(p: Page, rows: pd.DataFrame, cols: list[str]) -> list[list[Any]]:
+    return [[label(r, cols, short=True), str(r.kernel_cache),
+             f"{fmt.seconds(r.base_cold_pass_s)} → {fmt.seconds(r.var_cold_pass_s)}",
+             fmt.signed_seconds(r.extra_cold_pass_max_s), break_even_text(r), _links(p, r)]
+            for r in rows.head(TABLE_ROWS).itertuples(index=False)]
+
+
+def _memory_rows(p: Page, rows: pd.DataFrame, cols: list[str]) -> list[list[Any]]:
+    return [[label(r, cols, short=True),
+             f"{fmt.bytes_(r.base_whole_peak_mem_allocated_bytes)} → "
+             f"{fmt.bytes_(r.var_whole_peak_mem_allocated_bytes)}",
+             fmt.pct(r.extra_whole_peak_mem_share, signed=True),
+             fmt.bytes_(r.var_workspace_mem_allocated_bytes), _links(p, r)]
+            for r in rows.head(TABLE_ROWS).itertuples(index=False)]
 
 
 def _break_even_chart(writer: Writer, s: CudnnSection, cols: list[str]) -> dict[str, Any] | None:
+    """Iterations until each configuration repays its first pass; None when none saves time
+    per step (the page then says so in a sentence: a chart of "no saving" shows nothing)."""
+    if not s.rows["pays_back"].any():
+        return None
     be = [r for r in rows_of(s.rows)
           if r.verdict != Verdict.INSUFFICIENT and present(r.break_even_iters)]
-    if not be:
-        return None
-    be_rows = [charts.BreakEvenRow(label(r, cols, short=True),
-                                   float(r.break_even_iters) if r.pays_back else None,
-                                   no_pay_back(r)) for r in be]
-    shown, left_out = trim(be_rows)
+    rows = [charts.BreakEvenRow(label(r, cols, short=True),
+                                float(r.break_even_iters) if r.pays_back else None,
+                                no_pay_back(r)) for r in be]
+    shown, left_out = trim(rows)
     path = chart_file("cudnn-break-even", s.machine.page)
     writer.chart(charts.break_even_chart, path, shown,
                  title=f"cudnn.benchmark break-even: {s.machine.title}")
     return {
         "path": path, "left_out": left_out, "shown": len(shown),
+        "caption": "Iterations of the same input shapes until the extra first pass is repaid "
+                   "by the time saved per step (log scale); a configuration that saves nothing "
+                   "never repays it.",
         "alt": f"Iterations until cudnn.benchmark repays its cold-pass cost on "
                f"{s.machine.title}: " + alt_list(
                    f"{r.label}: "
@@ -161,42 +211,77 @@ def _break_even_chart(writer: Writer, s: CudnnSection, cols: list[str]) -> dict[
     }
 
 
-def _summary(s: BenchmarkSummary) -> dict[str, Any]:
-    """The summary box's words and figures."""
-    kind, title = BOX[s.verdict]
-    counts = s.counts
-    return {
-        "kind": kind, "title": title, "total": s.total,
-        "all_thin": s.verdict == Verdict.INSUFFICIENT,
-        "n_faster": counts[Verdict.FASTER], "n_slower": counts[Verdict.SLOWER],
-        "n_same": counts[Verdict.NO_CLEAR_DIFFERENCE], "n_thin": counts[Verdict.INSUFFICIENT],
-        "scope": f"{scope(s.scope)}; {counted_note(s)}",
-        "exceptions": exceptions(s.movers, comparison_columns(s.counted, "cudnn_benchmark")),
-        "faster_span": span(s.faster_speedups, fmt.ratio),
-        "faster_saved": span(map(fmt.saved, s.faster_speedups), fmt.pct),
-        "break_even_span": span(s.break_even, fmt.iterations),
-        "warm_break_even_span": span(s.warm_break_even, fmt.iterations),
-        "never": s.never,
-        "memory_span": span(s.faster_memory, fmt.bytes_),
-    }
+def _cold_chart(writer: Writer, s: CudnnSection, cols: list[str]) -> dict[str, Any] | None:
+    """The extra first pass with benchmark on, per configuration: the median replicate's and
+    the range over replicates (each against the median one off), by kernel cache."""
+    rows = [costcharts.RangeRow(label(r, cols, short=True), float(r.extra_cold_pass_s),
+                                float(r.var_cold_pass_min_s) - float(r.base_cold_pass_s),
+                                float(r.var_cold_pass_max_s) - float(r.base_cold_pass_s),
+                                f"{r.kernel_cache} kernel cache")
+            for r in rows_of(s.rows.head(charts.MAX_ROWS)) if present(r.extra_cold_pass_s)]
+    if not rows:
+        return None
+    path = chart_file("cudnn-cold", s.machine.page)
+    writer.chart(costcharts.range_chart, path, rows,
+                 title=f"Extra first pass with cudnn.benchmark on: {s.machine.title}",
+                 xlabel="seconds more than with it off (dot: median replicate; bar: range)")
+    return {"path": path, "left_out": max(len(s.rows) - len(rows), 0), "shown": len(rows),
+            "caption": "What turning it on adds to the first pass over the input shapes, where "
+                       "the algorithm search runs (seconds; dot: median replicate, bar: range).",
+            "alt": "Extra first-pass seconds with cudnn.benchmark on: " + alt_list(
+                f"{r.label}: {fmt.seconds(r.median)} ({fmt.seconds(r.low)} to "
+                f"{fmt.seconds(r.high)}, {r.series})" for r in rows)}
+
+
+def _memory_chart(writer: Writer, s: CudnnSection, cols: list[str]) -> dict[str, Any] | None:
+    rows = [costcharts.MemoryRow(
+        label(r, cols, short=True), float(r.base_whole_peak_mem_allocated_bytes),
+        float(r.var_whole_peak_mem_allocated_bytes) - float(r.var_workspace_mem_allocated_bytes
+                                                            or 0.0),
+        float(r.var_workspace_mem_allocated_bytes or 0.0))
+        for r in rows_of(s.rows.head(charts.MAX_ROWS))
+        if present(r.base_whole_peak_mem_allocated_bytes)
+        and present(r.var_whole_peak_mem_allocated_bytes)]
+    if not rows:
+        return None
+    path = chart_file("cudnn-memory", s.machine.page)
+    writer.chart(costcharts.memory_chart, path, rows, unit=2**30, unit_name="GiB",
+                 title=f"Peak GPU memory, cudnn.benchmark off and on: {s.machine.title}")
+    return {"path": path, "left_out": max(len(s.rows) - len(rows), 0), "shown": len(rows),
+            "caption": "Peak GPU memory of a whole run (GiB), first pass included; with it "
+                       "on, the part above the steady state is the first pass's workspace.",
+            "alt": "Peak GPU memory with cudnn.benchmark off and on: " + alt_list(
+                f"{r.label}: {fmt.bytes_(r.off)} off, {fmt.bytes_(r.on_steady + r.on_workspace)}"
+                f" on" for r in rows)}
 
 
 def _section(writer: Writer, answers: Answers, p: Page, s: CudnnSection, csv: str
              ) -> dict[str, Any]:
     m = s.machine
     cols = comparison_columns(s.rows, "cudnn_benchmark")
+    speed = speedup_chart(
+        s.rows, cols, chart_file("cudnn-speedup", m.page), writer,
+        title=f"cudnn.benchmark on vs off: {m.title}",
+        xlabel="steady-state speedup with benchmark on (> 1 is faster), 95% CI",
+        what=f"Steady-state speedup from cudnn.benchmark on {m.title}")
+    if speed is not None:
+        speed["caption"] = ("Step time with it off over step time with it on (above 1: faster "
+                            "on), with 95% intervals; the grey band is 1 ± δ.")
     return {
-        **machine_context(p, m),
-        **_summary(s.summary),
-        **_tables(answers, p, s.rows, cols),
-        "speed_chart": speedup_chart(
-            s.rows, cols, chart_file("cudnn-speedup", m.page), writer,
-            title=f"cudnn.benchmark on vs off: {m.title}",
-            xlabel="steady-state speedup with benchmark on (> 1 is faster), 95% CI",
-            what=f"Steady-state speedup from cudnn.benchmark on {m.title}",
-        ),
+        "heading": m.title, "anchor": section_anchor("on", m), "hardware": m.hardware,
+        "note": counted_note(s.summary, p), "n": len(s.rows),
+        "charts": [c for c in (speed, _break_even_chart(writer, s, cols),
+                               _cold_chart(writer, s, cols), _memory_chart(writer, s, cols))
+                   if c],
+        "no_saving": not s.rows["pays_back"].any()
+        and bool((s.rows["verdict"] != Verdict.INSUFFICIENT).any()),
+        "speed": table(["Configuration", "Speedup (95% CI)", "Verdict", "Rows"],
+                       _speed_rows(answers, p, s.rows, cols)),
+        "cost": table(["Configuration", "Cache", "First pass off → on", "Extra, slowest",
+                       "Break-even", "Rows"], _cost_rows(p, s.rows, cols)),
+        "memory": table(["Configuration", "Peak off → on", "Change", "Workspace", "Rows"],
+                        _memory_rows(p, s.rows, cols)),
         "more": more_rows(p, len(s.rows), csv),
-        "be_chart": _break_even_chart(writer, s, cols),
     }
 
 
@@ -209,9 +294,14 @@ def cudnn_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None
         CUDNN_PAGE,
         "cudnn-benchmark.md.j2",
         p=p,
+        banners=banner(model.sources),
+        answers=[_answer(answers, p, s, s.machine.days) for s in model.sections],
+        cpu_only=[p.machine_link(m.machine, m.page) for m in model.cpu_only],
         sections=[_section(writer, answers, p, s, csv) for s in model.sections],
+        legend=SHORT_LEGEND,
         claims=claims_box(model.claims, p),
         algo=verdict_line(model.algo, p),
         recs=advice_items(model.advice, p),
+        provenance=provenance(common["build"], model.sources),
         **common,
     )

@@ -10,11 +10,12 @@ from pathlib import Path
 
 from bench import schema
 from bench.report import fmt
+from bench.report.buildinfo import BuildInfo
 from bench.report.escape import Md, cat, md
 from bench.report.judge import Answers
 from bench.report.pages import table
 from bench.report.paths import COMPARISONS, DATA_PAGE
-from bench.report.views.context import page
+from bench.report.views.context import banner, page, provenance
 from bench.report.views.files import Copies, file_links
 from bench.report.writer import Writer
 
@@ -51,7 +52,7 @@ def rows_text(rows: int, replaced: int) -> str:
 
 
 def data_page(
-    writer: Writer, answers: Answers, copied: Copies, written: Sequence[Path]
+    writer: Writer, answers: Answers, copied: Copies, written: Sequence[Path], build: BuildInfo
 ) -> None:
     """List every run's files (as ``copy_runs`` copied them) and the computed CSVs in
     ``written``, and describe every column."""
@@ -76,6 +77,8 @@ def data_page(
         schema_version=schema.SCHEMA_VERSION,
         results_columns=column_table(schema.RESULT_SPEC),
         samples_columns=column_table(schema.SAMPLE_SPEC),
+        banners=banner(list(answers.machines.values())),
+        provenance=provenance(build, list(answers.machines.values())),
         computed=[
             p.link(path.name, f"{COMPARISONS}/{path.name}")
             for path in sorted(written)

@@ -1,14 +1,17 @@
-"""The determinism page: the cost of cudnn.deterministic and the bitwise re-run checks."""
+"""The determinism page: what cudnn.deterministic costs and whether re-runs are bitwise equal,
+formatted from :class:`bench.report.judge.pages.studies.DeterminismPage`."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from bench.report import fmt
+from bench.report.escape import cat, slug
 from bench.report.judge import Answers
 from bench.report.judge.pages.studies import DeterminismSection
 from bench.report.pages import Page, table
 from bench.report.paths import DETERMINISM_PAGE, chart_file
+from bench.report.views.answers import answer, cite_sentence, figure, short_scope
 from bench.report.views.claim_words import claims_box
 from bench.report.views.comparisons import (
     TABLE_ROWS,
@@ -17,32 +20,69 @@ from bench.report.views.comparisons import (
     speedup_chart,
     write_comparisons,
 )
-from bench.report.views.context import machine_context, page, verdict
+from bench.report.views.context import banner, page, provenance, section_anchor, verdict
 from bench.report.views.frames import CONFIG_AXES
-from bench.report.views.labels import comparison_columns, equal_text, label, varying
+from bench.report.views.labels import (
+    SHORT_LEGEND,
+    comparison_columns,
+    equal_text,
+    label,
+    span,
+    varying,
+)
 from bench.report.views.recommendations import advice_items
-from bench.report.vocabulary import Verdict
+from bench.report.vocabulary import Action
 from bench.report.writer import Writer
 
-_HEADERS = ["Configuration", "Speed, on vs off", "95% CI", "Verdict", "Time",
-            "Re-run, deterministic off", "Re-run, deterministic on", "Rows"]
+#: What the advice's action for its regimes means here, in a few words.
+DECISION = {
+    Action.ENABLE: "turn it on if reproducibility matters: it costs nothing measurable",
+    Action.ENABLE_IF_NEEDED: "turn it on only if you need bitwise reproducibility",
+    Action.LEAVE_DEFAULT: "leave it off: re-runs were already bitwise equal",
+    Action.KEEP_OFF: "keep it off: it did not make re-runs bitwise equal",
+    Action.DEPENDS: "it depends on the workload",
+    Action.INSUFFICIENT: "not enough data yet",
+}
+_EQUAL = {True: "bitwise equal", False: "not bitwise equal", None: "equal in some only"}
+
+
+def _checks_text(s: DeterminismSection) -> str:
+    parts = []
+    if s.pairs is not None and len(s.pairs) and s.checked:
+        if s.equal_off is not None or len(s.pairs["base_bitwise_equal"].dropna()):
+            parts.append(f"with it off, two fresh processes were {_EQUAL[s.equal_off]}")
+        if len(s.pairs["var_bitwise_equal"].dropna()):
+            parts.append(f"with it on, {_EQUAL[s.equal_on]}")
+        parts.append(f"(re-runs checked in {s.checked} of {len(s.pairs)} configurations)")
+    return (" Re-runs: " + ", ".join(parts[:-1]) + f" {parts[-1]}.") if parts else ""
+
+
+def _answer(p: Page, s: DeterminismSection) -> dict[str, Any]:
+    m, sm = s.machine, s.summary
+    changes = [1 / v - 1 for v in sm.speedups]
+    cost = (f"With it on, steps take {span(changes, lambda v: fmt.pct(v, signed=True))} "
+            "longer" if changes else "Its cost could not be judged")
+    text: list[object] = [f"for {short_scope(sm.scope)}. {cost}.{_checks_text(s)}"]
+    cite = ""
+    q = sm.quoted
+    if q is not None:
+        name = label(q, comparison_columns(s.pairs, "cudnn_deterministic"))
+        text += [f" {name}: {figure(q)} the speed with it off (rows: ",
+                 cell_links(p, q.page, [("off", q.baseline_anchor), ("on", q.variant_anchor)]),
+                 ")."]
+        cite = cite_sentence(f"cudnn.deterministic ran at {figure(q)} the speed with it off for "
+                             f"{name}", m, q.verdict, m.days)
+    decision = DECISION.get(s.action, "not enough data yet") if s.action else \
+        DECISION[Action.INSUFFICIENT]
+    return answer(p, DETERMINISM_PAGE, f"answer-{slug(m.page)}", m, decision, cat(*text), cite)
 
 
 def _row(answers: Answers, p: Page, r: Any, cols: list[str]) -> list[Any]:
-    return [
-        label(r, cols), fmt.ratio(r.speedup), fmt.ci(r.ci_low, r.ci_high), verdict(answers, r),
-        fmt.change(r.speedup) if r.verdict != Verdict.INSUFFICIENT else fmt.MISSING,
-        equal_text(r.base_n_checks, r.base_bitwise_equal, r.base_max_abs_diff),
-        equal_text(r.var_n_checks, r.var_bitwise_equal, r.var_max_abs_diff),
-        cell_links(p, r.page, [("off", r.baseline_anchor), ("on", r.variant_anchor)]),
-    ]
-
-
-def _checks(p: Page, s: DeterminismSection) -> list[list[Any]]:
-    cols = varying(s.checks, list(CONFIG_AXES))
-    return [[label(r, cols), equal_text(r.n_ok_checks, r.bitwise_equal, r.max_abs_diff),
-             str(r.status_summary), p.row_link("check", r.page, r.anchor)]
-            for r in s.checks.itertuples(index=False)]
+    return [label(r, cols, short=True), f"{fmt.ratio(r.speedup)} ({fmt.ci(r.ci_low, r.ci_high)})",
+            verdict(answers, r),
+            equal_text(r.base_n_checks, r.base_bitwise_equal, r.base_max_abs_diff),
+            equal_text(r.var_n_checks, r.var_bitwise_equal, r.var_max_abs_diff),
+            cell_links(p, r.page, [("off", r.baseline_anchor), ("on", r.variant_anchor)])]
 
 
 def _section(writer: Writer, answers: Answers, p: Page, s: DeterminismSection, csv: str
@@ -56,14 +96,21 @@ def _section(writer: Writer, answers: Answers, p: Page, s: DeterminismSection, c
             group, cols, chart_file("determinism", m.page), writer,
             title=f"deterministic on vs off: {m.title}",
             xlabel="speed with cudnn.deterministic on (< 1 is slower), 95% CI",
-            what=f"Speed of cudnn.deterministic on relative to off on {m.title}",
-        )
-    checks = _checks(p, s) if len(s.checks) else []
+            what=f"Speed of cudnn.deterministic on relative to off on {m.title}")
+        if chart is not None:
+            chart["caption"] = ("Speed with it on relative to off (below 1: slower), with 95% "
+                                "intervals.")
+    check_cols = varying(s.checks, list(CONFIG_AXES)) if len(s.checks) else []
+    checks = [[label(r, check_cols, short=True),
+               equal_text(r.n_ok_checks, r.bitwise_equal, r.max_abs_diff),
+               str(r.status_summary), p.row_link("check", r.page, r.anchor)]
+              for r in s.checks.itertuples(index=False)] if len(s.checks) else []
     return {
-        **machine_context(p, m),
+        "heading": m.title, "anchor": section_anchor("on", m),
         "more": more_rows(p, len(group), csv),
-        "chart": chart,
-        "table": table(_HEADERS, rows) if rows else None,
+        "chart": chart, "n": len(group), "n_checks": len(checks),
+        "table": table(["Configuration", "Speed on vs off (95% CI)", "Verdict", "Re-run off",
+                        "Re-run on", "Rows"], rows) if rows else None,
         "checks": table(["Configuration", "Two fresh processes", "Status", "Row"], checks)
         if checks else None,
     }
@@ -79,8 +126,13 @@ def determinism_page(writer: Writer, answers: Answers, common: dict[str, Any]) -
         DETERMINISM_PAGE,
         "determinism.md.j2",
         p=p,
+        banners=banner(model.sources),
+        answers=[_answer(p, s) for s in model.sections if len(s.pairs)],
         sections=[_section(writer, answers, p, s, csv) for s in model.sections],
+        legend=SHORT_LEGEND,
         claims=claims_box(model.claims, p),
         recs=advice_items(model.advice, p),
+        provenance=provenance(common["build"], model.sources),
         **common,
     )
+

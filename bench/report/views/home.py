@@ -6,19 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from bench.report import fmt
-from bench.report.escape import Md, cat
+from bench.report.escape import Md, cat, slug
 from bench.report.judge import Answers
 from bench.report.judge.pages.compiled import CompileCounts
-from bench.report.judge.pages.home import (
-    BenchmarkHeadline,
-    DecisionSection,
-    DeterminismHeadline,
-    DeviceHeadline,
-    HomePage,
-    PrecisionHeadline,
-)
+from bench.report.judge.pages.home import DecisionSection, Headline, Topic
 from bench.report.pages import Page, table
 from bench.report.paths import (
+    COMPILE_PAGE,
     CPU_GPU_PAGE,
     CUDNN_PAGE,
     DETERMINISM_PAGE,
@@ -27,11 +21,16 @@ from bench.report.paths import (
     PRECISION_PAGE,
 )
 from bench.report.views import sentences
+from bench.report.views.answers import figure
 from bench.report.views.claim_words import counts_line
-from bench.report.views.context import outdated_links, page, superseded_links
-from bench.report.views.labels import COUNTED_BENCHMARK, comparison_columns, exceptions, scope, span
+from bench.report.views.context import (
+    banner,
+    outdated_links,
+    page,
+    provenance,
+    superseded_links,
+)
 from bench.report.views.recommendations import more_decisions, undecided
-from bench.report.vocabulary import Verdict
 from bench.report.writer import Writer
 
 #: Rows per setting in the home page's decision table.
@@ -77,69 +76,50 @@ def _decision_table(p: Page, d: DecisionSection) -> dict[str, Any]:
     }
 
 
-def _benchmark(p: Page, h: BenchmarkHeadline) -> Md:
-    s = h.summary
-    c = s.counts
-    be = span(s.break_even, fmt.iterations)
-    named = exceptions(s.movers, comparison_columns(s.counted, "cudnn_benchmark"), limit=3)
-    left = s.left_out
-    return cat(
-        Md("**cudnn.benchmark** on "), p.machine_link(h.machine.machine, h.machine.page),
-        f" ({scope(s.scope)}): faster in {c[Verdict.FASTER]} of {s.total} configurations",
-        f" {COUNTED_BENCHMARK}" if left else "",
-        f" ({span(s.faster_speedups, fmt.ratio)})" if c[Verdict.FASTER] else "",
-        f", no clear difference in {c[Verdict.NO_CLEAR_DIFFERENCE]}, slower in "
-        f"{c[Verdict.SLOWER]}",
-        f" ({named})" if named else "",
-        f"; where faster, it repays its cold-pass cost after {be} iterations in the worst "
-        "case" if be else "",
-        f"; {left} more, with deterministic on or a warm kernel cache, "
-        f"{'is' if left == 1 else 'are'} on the details page" if left else "",
-        ". ", p.link("Details", CUDNN_PAGE), ".",
-    )
+#: Each headline's setting, the page that answers it, and its answer anchors' prefix there.
+TOPICS = {
+    Topic.BENCHMARK: ("cudnn.benchmark", CUDNN_PAGE, "answer"),
+    Topic.DEVICE: ("GPU over CPU", CPU_GPU_PAGE, "answer"),
+    Topic.PRECISION: ("Lower precision", PRECISION_PAGE, "answer-precision"),
+    Topic.LAYOUT: ("channels_last", PRECISION_PAGE, "answer-layout"),
+    Topic.DETERMINISM: ("cudnn.deterministic", DETERMINISM_PAGE, "answer"),
+    Topic.COMPILE: ("torch.compile", COMPILE_PAGE, "answer"),
+}
+_DEVICE = {"cuda": "GPU", "cpu": "CPU", "mps": "Apple GPU"}
 
 
-def _device(p: Page, h: DeviceHeadline) -> Md:
-    if h.crossing:
-        text = (f"the GPU is clearly faster than the CPU from batch "
-                f"{span(map(float, h.crossing), fmt.integer)} up to the largest batch measured, "
-                f"on {len(h.crossing)} of {h.curves} curves")
-        if h.thin_below:
-            text += (f" (batch {', '.join(map(str, h.thin_below))}: not enough data, so the GPU "
-                     "may already win there)")
-    else:
-        text = f"the GPU is not clearly faster than the CPU on any of {h.curves} curves"
-    top = f", up to {fmt.ratio(h.best)} at the largest batches" if h.best is not None else ""
-    return cat(Md("**CPU vs GPU** on "), p.machine_link(h.machine.machine, h.machine.page),
-               f" ({scope(h.scope)}): {text}{top}. ", p.link("Details", CPU_GPU_PAGE), ".")
+def _where(h: Headline) -> str:
+    """The device a headline's figure was measured on, in words."""
+    if h.topic is Topic.DEVICE:
+        return "GPU against the same machine's CPU, same setting on both sides"
+    device = _DEVICE.get(str(h.pair.device), str(h.pair.device))
+    if h.topic is Topic.COMPILE and h.devices == ("cpu",):
+        return "CPU; not yet measured on a GPU"
+    return device
 
 
-def _determinism(p: Page, h: DeterminismHeadline) -> Md | None:
-    parts = []
-    if h.time_changes:
-        parts.append("deterministic on changes step time by "
-                     + span(h.time_changes, lambda v: fmt.pct(v, signed=True)))
-    if h.checked_off:
-        parts.append("re-runs with it off were " + {
-            True: "bitwise equal", False: "not bitwise equal", None: "sometimes bitwise equal",
-        }[h.equal_off])
-    if h.equal_on is not None:
-        parts.append("with it on " + ("bitwise equal" if h.equal_on
-                                      else "still not always bitwise equal"))
-    if h.checked < h.total:  # say where the reproducibility claims stop
-        parts.append(f"re-runs were checked in {h.checked} of {h.total} configurations")
-    if not parts:
-        return None
-    return cat(Md("**Determinism** on "), p.machine_link(h.machine.machine, h.machine.page),
-               f" ({scope(h.scope)}): " + "; ".join(parts) + ". ",
-               p.link("Details", DETERMINISM_PAGE), ".")
+def _scope(h: Headline) -> str:
+    """At most twelve words: the quoted configuration (model, mode, batch, what changed)."""
+    r = h.pair
+    parts = [str(r.model), "training" if r.mode == "train" else "inference",
+             f"batch {int(float(r.batch_size))}"]
+    if h.topic is Topic.PRECISION:
+        parts.append(f"{r.variant_value} against {r.baseline_value}")
+    elif h.topic is Topic.COMPILE:
+        parts.append(f"mode {r.variant_value} against eager")
+    elif h.topic is not Topic.DEVICE and str(r.precision) != "fp32":
+        parts.append(str(r.precision))
+    return ", ".join(parts)
 
 
-def _precision(p: Page, h: PrecisionHeadline) -> Md:
-    parts = [f"{variant} {span(speedups, fmt.ratio)}" for variant, speedups in h.speedups.items()]
-    return cat(Md("**Precision** vs fp32 on "), p.machine_link(h.machine.machine, h.machine.page),
-               f" ({scope(h.scope)}): " + ", ".join(parts) + ". ",
-               p.link("Details", PRECISION_PAGE), ".")
+def headline(p: Page, h: Headline) -> Md:
+    name, target, prefix = TOPICS[h.topic]
+    r = h.pair
+    agree = (f"{h.same} of {h.judged} configurations there: {r.verdict}" if h.judged > 1
+             else f"{r.verdict}")
+    return cat(Md(f"**{name}**"), " on ", p.machine_link(h.machine.machine, h.machine.page),
+               f" ({_where(h)}): {figure(r)} for {_scope(h)}; {agree}. ",
+               p.link("Answer", target, f"{prefix}-{slug(h.machine.page)}"), ".")
 
 
 def compile_line(c: CompileCounts) -> str:
@@ -151,14 +131,6 @@ def compile_line(c: CompileCounts) -> str:
             f"machine fingerprint(s): {verdicts}")
 
 
-def _headlines(p: Page, model: HomePage) -> list[Md]:
-    found = [*(_benchmark(p, h) for h in model.benchmark),
-             *(_device(p, h) for h in model.device),
-             *(_determinism(p, h) for h in model.determinism),
-             *(_precision(p, h) for h in model.precision)]
-    return [h for h in found if h is not None]
-
-
 def home_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
     model = answers.home
     p = page(answers, HOME)
@@ -166,7 +138,7 @@ def home_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
         HOME_SNIPPET,
         "home.md.j2",
         p=p,
-        headlines=_headlines(p, model),
+        headlines=[headline(p, h) for h in model.headlines],
         decisions=[_decision_table(p, d) for d in model.decisions],
         unmeasured=[_DECISION_WORDS[s][0] for s in model.unmeasured],
         n_machines=model.n_machines,
@@ -175,5 +147,7 @@ def home_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
         outdated=outdated_links(p, model.outdated),
         claims_line=counts_line(model.claims),
         compile_line=compile_line(model.compiled),
+        banners=banner(model.sources),
+        provenance=provenance(common["build"], model.sources),
         **common,
     )

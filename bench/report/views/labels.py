@@ -51,6 +51,11 @@ _SHORT_WORDS = {
     "loss": "loss={}",
 }
 
+#: What the short labels of tables and charts abbreviate, said once per page.
+SHORT_LEGEND = ("b = batch size, cl = channels_last, bm = cudnn.benchmark, det = "
+                "cudnn.deterministic, t = CPU threads; a label names only what differs "
+                "between its rows")
+
 #: Always shown in a label, even when they do not vary.
 _ALWAYS = ("model", "mode")
 

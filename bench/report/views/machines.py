@@ -8,12 +8,27 @@ from typing import Any
 import pandas as pd
 
 from bench.report import fmt
+from bench.report.buildinfo import BuildInfo
 from bench.report.escape import Md, anchor, attr, cat, html_text, md, slug
 from bench.report.judge import Answers
-from bench.report.judge.pages.machines import MachinePage
-from bench.report.pages import Page, fragment_placeholder, html_table, row_anchor, table
-from bench.report.paths import MACHINES_INDEX, data_file, fragment_file, machine_file
-from bench.report.views.context import page
+from bench.report.judge.pages.machines import MachineGroup, MachinePage
+from bench.report.pages import (
+    Page,
+    fragment_placeholder,
+    html_table,
+    row_anchor,
+    safe_title,
+    table,
+)
+from bench.report.paths import (
+    MACHINES_INDEX,
+    data_file,
+    fingerprint_anchor,
+    fragment_file,
+    machine_file,
+    old_machine_file,
+)
+from bench.report.views.context import banner, page, provenance
 from bench.report.views.files import Copies, file_links
 from bench.report.views.frames import present, rows_of
 from bench.report.views.labels import cold_text, equal_text
@@ -42,17 +57,12 @@ def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
 
 CELL_HEADERS = (
     "Cell",
-    "Status",
-    "ok / total",
-    "Step time (median)",
-    "IQR",
-    "CV",
+    "Replicates",
+    "Step (median ± IQR)",
     "Throughput",
-    "Cold pass (range)",
-    "Peak memory, whole run",
-    "First-pass workspace",
-    "Achieved",
-    "% of sustained peak",
+    "First pass (range)",
+    "Peak memory (first-pass workspace)",
+    "Achieved (% of peak)",
 )
 
 
@@ -74,51 +84,58 @@ _FRAGMENT_COLUMNS = (
 )  # fmt: skip
 
 
+def _memory_text(c: Any) -> str:
+    """A whole run's peak (the GPU's allocated memory, or the process's resident set), with
+    the first pass's workspace above the steady state where there was one."""
+    gpu = present(c.whole_peak_mem_allocated_bytes)
+    text = fmt.bytes_(c.whole_peak_mem_allocated_bytes if gpu else c.peak_rss_bytes)
+    if gpu and present(c.workspace_mem_allocated_bytes) and c.workspace_mem_allocated_bytes:
+        text += f" ({fmt.bytes_(c.workspace_mem_allocated_bytes)})"
+    return text
+
+
+def _achieved_text(c: Any) -> str:
+    if c.kind == "ceiling":
+        return fmt.MISSING
+    text = fmt.tflops(c.achieved_tflops)
+    return text + (f" ({fmt.pct(c.pct_of_peak / 100)})" if present(c.pct_of_peak) else "")
+
+
+def _throughput_of(c: Any) -> str:
+    if c.kind != "ceiling":
+        return throughput_text(c.samples_per_s, c.throughput_basis)
+    if present(c.achieved_tflops):
+        return f"{fmt.num(c.achieved_tflops)} TFLOP/s"
+    return f"{fmt.num(c.achieved_gbps)} GB/s" if present(c.achieved_gbps) else fmt.MISSING
+
+
+def _status_text(c: Any) -> str:
+    text = c.status_summary or "no rows"
+    if c.too_few_ok:
+        text += f" (too few: {c.n_ok} of {c.n_total})"
+    return text + (f" ({c.n_drift} drifting)" if c.n_drift else "")
+
+
 def cells_fragment(cells: pd.DataFrame) -> str:
-    """Every cell of one machine as an HTML table, each row a link target ``#cell-<id>``.
+    """Every cell of one fingerprint as an HTML table, each row a link target
+    ``#cell-<fingerprint>-<id>``.
 
     HTML rather than Markdown because a machine can have tens of thousands of cells (see
     :mod:`bench.report.mkdocs_hooks`); every value is escaped with ``html_text``.
     """
     rows = []
     for c in rows_of(cells[list(_FRAGMENT_COLUMNS)]):  # only what the table shows: faster rows
-        gpu = present(c.whole_peak_mem_allocated_bytes)
-        memory = fmt.bytes_(c.whole_peak_mem_allocated_bytes if gpu else c.peak_rss_bytes)
-        if gpu and present(c.whole_peak_mem_reserved_bytes):
-            memory += f" ({fmt.bytes_(c.whole_peak_mem_reserved_bytes)} reserved)"
-        if c.kind == "ceiling":
-            throughput = (
-                f"{fmt.num(c.achieved_tflops)} TFLOP/s"
-                if present(c.achieved_tflops)
-                else f"{fmt.num(c.achieved_gbps)} GB/s"
-                if present(c.achieved_gbps)
-                else fmt.MISSING
-            )
-        else:
-            throughput = throughput_text(c.samples_per_s, c.throughput_basis)
         ident = attr(anchor(c.anchor))
-        rows.append(
-            [
-                f'<a class="tk-anchor" id="{ident}" href="#{ident}">'
-                f"{html_text(c.cell_name, limit=160)}</a>",
-                html_text(
-                    (c.status_summary or "no rows")
-                    + (f" ({c.n_drift} drifting)" if c.n_drift else "")
-                ),
-                html_text(
-                    f"{c.n_ok} / {c.n_total}" + (" (insufficient)" if c.too_few_ok else "")
-                ),
-                html_text(fmt.seconds(c.steady_median_s)),
-                html_text(fmt.seconds(c.iqr_s)),
-                html_text(fmt.pct(c.cv)),
-                html_text(throughput),
-                html_text(cold_text(c.cold_pass_s, c.cold_pass_min_s, c.cold_pass_max_s)),
-                html_text(memory),
-                html_text(fmt.bytes_(c.workspace_mem_allocated_bytes)),
-                html_text(fmt.tflops(c.achieved_tflops) if c.kind == "model" else fmt.MISSING),
-                html_text(fmt.pct(c.pct_of_peak / 100) if present(c.pct_of_peak) else fmt.MISSING),
-            ]
-        )
+        step = fmt.seconds(c.steady_median_s)
+        if present(c.iqr_s):
+            step += f" ± {fmt.seconds(c.iqr_s)}"
+        rows.append([
+            f'<a class="tk-anchor" id="{ident}" href="#{ident}">'
+            f"{html_text(c.cell_name, limit=160)}</a>",
+            html_text(_status_text(c)), html_text(step), html_text(_throughput_of(c)),
+            html_text(cold_text(c.cold_pass_s, c.cold_pass_min_s, c.cold_pass_max_s)),
+            html_text(_memory_text(c)), html_text(_achieved_text(c)),
+        ])
     return html_table(CELL_HEADERS, rows)
 
 
@@ -126,7 +143,9 @@ def failures_fragment(failed: pd.DataFrame) -> str:
     """Every replicate that did not end ok, with its reason, as an HTML table."""
     rows = []
     for f in rows_of(failed):
-        target = attr(anchor(f"repro-{f.cell_id}" if f.kind == "repro" else f"cell-{f.cell_id}"))
+        fp8 = str(f.fingerprint_id)[:8]
+        target = attr(anchor(f"repro-{fp8}-{f.cell_id}" if f.kind == "repro"
+                             else f"cell-{fp8}-{f.cell_id}"))
         rows.append(
             [
                 f'<a href="#{target}">{html_text(f.cell_name, limit=160)}</a>',
@@ -193,11 +212,11 @@ def _repro_rows(p: Page, mp: MachinePage, here: str) -> list[list[Any]]:
 
 
 def _ceiling_rows(p: Page, mp: MachinePage, here: str) -> list[list[Any]]:
-    return [[str(c.op), str(c.device), f"{fmt.num(c.achieved)} {c.unit}",
-             f"{fmt.num(c.ci_low)}–{fmt.num(c.ci_high)} {c.unit}" if present(c.ci_low)
-             else fmt.MISSING,
+    return [[str(c.op), str(c.device), f"{fmt.num(c.achieved)} {c.unit}"
+             + (f" ({fmt.num(c.ci_low)}–{fmt.num(c.ci_high)})" if present(c.ci_low)
+                else f" ({c.status_summary})"),
              f"{fmt.num(c.burst)} {c.unit}" if present(c.burst) else fmt.MISSING,
-             str(c.status_summary), p.link("row", here, c.anchor)]
+             p.link("row", here, c.anchor)]
             for c in mp.ceilings.itertuples(index=False)]
 
 
@@ -223,57 +242,112 @@ def _env_tables(env: Any) -> tuple[Md | None, Md | None]:
             table(["Flag", "Default"], flag_rows) if flag_rows else None)
 
 
-def machine_page(writer: Writer, answers: Answers, mp: MachinePage, copied: Copies) -> str:
-    """One machine's page (its cells table comes from ``cells_fragments``); returns its path."""
+def _fingerprint(p: Page, mp: MachinePage, copied: Copies, here: str) -> dict[str, Any]:
+    """One fingerprint's section of its machine's page."""
     m, row = mp.machine, mp.summary
-    here = machine_file(m.page)
-    p = page(answers, here)
     name = slug(m.page)
-    if len(mp.failures):
-        writer.text(fragment_file(f"{name}-failures"), failures_fragment(mp.failures))
+    fp8 = m.fingerprint_id[:8]
     drift_rows = [[p.link(str(c.cell_name), here, c.anchor), f"{c.n_drift} of {c.n_ok}",
                    f"{fmt.num(c.drift_max)}×"] for c in mp.drifting.itertuples(index=False)]
     ceil_rows = _ceiling_rows(p, mp, here)
     repro_rows = _repro_rows(p, mp, here)
     env, flags = _env_tables(mp.env)
-    writer.page(
-        here, "machine.md.j2", p=p, title=m.title, superseded=m.superseded,
-        outdated=m.outdated, machine=m.machine, hardware=m.hardware,
-        fingerprint=m.fingerprint_id, summary=row, n_ok=int(row.n_ok),
-        n_failed=int(row.n_failed), n_replaced=int(row.n_replaced), n_rows=int(row.n_rows),
-        n_cells=int(row.n_cells), runs=_run_table(p, mp, copied),
-        sharded=any(rr.run.shard for rr in mp.runs), env=env, flags=flags,
-        drift=table(["Cell", "Drifting ok replicates", "Worst drift"], drift_rows)
+    return {
+        "fp8": fp8, "anchor": fingerprint_anchor(m.page), "env_anchor": f"env-{fp8}",
+        "fingerprint": m.fingerprint_id, "m": m, "summary": row,
+        "n_ok": int(row.n_ok), "n_failed": int(row.n_failed), "n_replaced": int(row.n_replaced),
+        "n_rows": int(row.n_rows), "n_cells": int(row.n_cells),
+        "runs": _run_table(p, mp, copied), "n_runs": len(mp.runs),
+        "sharded": any(rr.run.shard for rr in mp.runs), "env": env, "flags": flags,
+        "drift": table(["Cell", "Drifting ok replicates", "Worst drift"], drift_rows)
         if drift_rows else None,
-        drift_limit=f"{DRIFT:g}×",
-        ceilings=table(["Op", "Device", "Sustained", "95% CI", "Best 10-iteration window",
-                        "Status", "Row"], ceil_rows) if ceil_rows else None,
-        cells=fragment_placeholder(f"{name}-cells"),
-        failures=fragment_placeholder(f"{name}-failures") if len(mp.failures) else None,
-        n_failures=len(mp.failures),
-        repro=table(["Configuration", "Two fresh processes", "Status", "Timed cell"],
-                    repro_rows) if repro_rows else None,
+        "n_drift": len(drift_rows),
+        "ceilings": table(["Op", "Device", "Sustained (95% CI)", "Best 10 iterations", "Row"],
+                          ceil_rows) if ceil_rows else None,
+        "cells": fragment_placeholder(f"{name}-cells"),
+        "failures": fragment_placeholder(f"{name}-failures") if len(mp.failures) else None,
+        "n_failures": len(mp.failures),
+        "repro": table(["Configuration", "Two fresh processes", "Status", "Timed cell"],
+                       repro_rows) if repro_rows else None,
+    }
+
+
+def machine_page(writer: Writer, answers: Answers, group: MachineGroup, copied: Copies,
+                 build: BuildInfo) -> str:
+    """One machine's page, a section per fingerprint; returns its path."""
+    here = machine_file(group.key)
+    p = page(answers, here)
+    for mp in group.fingerprints:
+        if len(mp.failures):
+            writer.text(fragment_file(f"{slug(mp.machine.page)}-failures"),
+                        failures_fragment(mp.failures))
+    sources = [mp.machine for mp in group.fingerprints]
+    rows = [[p.link(mp.machine.fingerprint_id[:8], here, fingerprint_anchor(mp.machine.page)),
+             mp.machine.step + (" (superseded)" if mp.machine.superseded else ""),
+             mp.machine.torch, mp.machine.days, f"{int(mp.summary.n_ok)} / "
+             f"{int(mp.summary.n_failed)}"] for mp in group.fingerprints]
+    writer.page(
+        here, "machine.md.j2", p=p, machine=group.machine, title=safe_title(group.machine),
+        hardware=group.fingerprints[0].machine.hardware,
+        fingerprints=[_fingerprint(p, mp, copied, here) for mp in group.fingerprints],
+        overview=table(["Fingerprint", "Step", "torch", "Measured", "Rows ok / not ok"], rows),
+        banners=banner(sources), drift_limit=f"{DRIFT:g}×",
+        provenance=provenance(build, sources),
     )
     return here
 
 
-def _index_row(p: Page, mp: MachinePage) -> list[Any]:
-    m, row = mp.machine, mp.summary
-    return [p.machine_link(m.title, m.page), m.machine, m.hardware, str(row.cpu_model),
-            str(row.torch_version),
-            str(row.workload_version) + (" (superseded)" if m.superseded else ""),
-            str(row.n_runs), str(row.n_cells), f"{row.n_ok} ok, {row.n_failed} not ok"]
+def _index_row(p: Page, group: MachineGroup) -> list[Any]:
+    first = group.fingerprints[0]
+    fps = "; ".join(f"{mp.machine.fingerprint_id[:8]} (torch {mp.machine.torch}, step "
+                    f"{mp.machine.step}{', superseded' if mp.machine.superseded else ''})"
+                    for mp in group.fingerprints)
+    ok = sum(int(mp.summary.n_ok) for mp in group.fingerprints)
+    bad = sum(int(mp.summary.n_failed) for mp in group.fingerprints)
+    return [p.link(group.machine, machine_file(group.key)), first.machine.hardware, fps,
+            f"{ok} / {bad}"]
 
 
-def machine_pages(writer: Writer, answers: Answers, copied: Copies) -> list[tuple[str, str]]:
-    """Every machine page and the index; returns the navigation entries (title, path)."""
-    nav = [(mp.machine.title, machine_page(writer, answers, mp, copied))
-           for mp in answers.machine_pages.pages]
+def redirect(target: str, fp8: str) -> str:
+    """A page at a fingerprint's old address that sends the reader to its section of the
+    machine's page, its row anchors rewritten to the ones the machine page uses."""
+    js = (f"var h=location.hash,t={target!r};"
+          f"h=h.replace(/^#(cell|repro)-(?!{fp8}-)/,'#$1-{fp8}-');"
+          f"if(h==='#environment')h='#env-{fp8}';"
+          f"location.replace(t+(h||'#fp-{fp8}'));")
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<title>Moved</title><link rel="canonical" href="{target}">'
+            f'<meta http-equiv="refresh" content="0; url={target}#fp-{fp8}">'
+            f"<script>{js}</script></head><body><p>This page moved to "
+            f'<a href="{target}#fp-{fp8}">{target}</a>.</p></body></html>\n')
+
+
+def redirects(writer: Writer, answers: Answers) -> None:
+    """Every fingerprint's old page address, redirecting to its section (a machine page that
+    happens to live at that address wins)."""
+    taken = {machine_file(g.key).removesuffix(".md") for g in answers.machine_pages.groups}
+    for mp in answers.machine_pages.pages:
+        old = old_machine_file(mp.machine.page)
+        if old.removesuffix(".html") in taken:
+            continue
+        target = machine_file(mp.machine.page).rsplit("/", 1)[-1].removesuffix(".md") + ".html"
+        writer.text(old, redirect(target, mp.machine.fingerprint_id[:8]))
+
+
+def machine_pages(writer: Writer, answers: Answers, copied: Copies, build: BuildInfo
+                  ) -> list[tuple[str, str]]:
+    """Every machine page, the redirects from the old addresses and the index; returns the
+    navigation entries (title, path)."""
+    nav = [(safe_title(g.machine), machine_page(writer, answers, g, copied, build))
+           for g in answers.machine_pages.groups]
+    redirects(writer, answers)
     index_p = page(answers, MACHINES_INDEX)
-    rows = [_index_row(index_p, mp) for mp in answers.machine_pages.pages]
+    rows = [_index_row(index_p, g) for g in answers.machine_pages.groups]
     writer.page(
         MACHINES_INDEX, "machines-index.md.j2",
-        table=table(["Page", "Machine", "Hardware", "CPU", "torch", "Step", "Runs", "Cells",
-                     "Replicates"], rows) if rows else None,
+        table=table(["Machine", "Hardware", "Fingerprints", "Rows ok / not ok"], rows)
+        if rows else None,
+        banners=banner([mp.machine for mp in answers.machine_pages.pages]),
+        provenance=provenance(build, [mp.machine for mp in answers.machine_pages.pages]),
     )
     return nav

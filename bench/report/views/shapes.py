@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from bench.report import fmt
+from bench.report.escape import Md, cat, slug
 from bench.report.judge import Answers
 from bench.report.judge.pages.studies import MachineRows
 from bench.report.pages import Page, table
 from bench.report.paths import SHAPES_PAGE, chart_file
+from bench.report.views.answers import answer, cite_sentence, figure, short_scope
 from bench.report.views.claim_words import claims_box
 from bench.report.views.comparisons import (
     TABLE_ROWS,
@@ -21,32 +23,71 @@ from bench.report.views.comparisons import (
     speedup_chart,
     write_comparisons,
 )
-from bench.report.views.context import machine_context, page, verdict
+from bench.report.views.context import banner, page, provenance, section_anchor, verdict
 from bench.report.views.frames import present
-from bench.report.views.labels import cold_text, comparison_columns, label
+from bench.report.views.labels import SHORT_LEGEND, cold_text, comparison_columns, label, span
 from bench.report.views.recommendations import advice_items
+from bench.report.vocabulary import Verdict
 from bench.report.writer import Writer
 
 _CSV_EXTRA = ("shape_count", "slowdown", "slowdown_ci_low", "slowdown_ci_high",
               "penalty_per_shape_s", "extra_cold_per_new_shape_s", "penalty_vs_bm_off_s")
-_HEADERS = ["Configuration", "Shapes", "Throughput per FLOP vs static", "95% CI", "Verdict",
-            "Kernel cache", "Cold pass, all shapes (range)", "Cold cost per new shape",
-            "Extra cold time per extra shape", "New-shape cost vs benchmark off", "Rows"]
+_HEADERS = ["Configuration", "Shapes", "Throughput/FLOP vs static (95% CI)", "Verdict",
+            "Rows"]
+_COST_HEADERS = ["Configuration", "Cache", "First pass, all shapes (range)", "Per new shape",
+                 "Of it, benchmark's", "Rows"]
+#: What changing shapes do to the steady state, by the verdict its pairs agree on.
+DECISION = {
+    Verdict.FASTER: "changing shapes ran faster per FLOP here",
+    Verdict.SLOWER: "changing shapes cost steady throughput here",
+    Verdict.NO_CLEAR_DIFFERENCE: "no steady cost: the price is each new shape's first pass",
+    Verdict.MIXED: "it depends on the workload",
+    Verdict.INSUFFICIENT: "not enough data yet",
+}
+
+
+def _links(p: Page, r: Any) -> Md:
+    return cell_links(p, r.page, [("static", r.baseline_anchor),
+                                  (str(r.variant_value), r.variant_anchor)])
+
+
+def _shape(r: Any) -> str:
+    return (f"{r.variant_value} ({r.shape_count} shapes)" if present(r.shape_count)
+            else str(r.variant_value))
 
 
 def _row(answers: Answers, p: Page, r: Any, cols: list[str]) -> list[Any]:
-    shape = (f"{r.variant_value} ({r.shape_count} shapes)" if present(r.shape_count)
-             else str(r.variant_value))
-    return [
-        label(r, cols), shape, fmt.ratio(r.speedup), fmt.ci(r.ci_low, r.ci_high),
-        verdict(answers, r), str(r.kernel_cache),
-        cold_text(r.var_cold_pass_s, r.var_cold_pass_min_s, r.var_cold_pass_max_s),
-        fmt.seconds(r.penalty_per_shape_s), fmt.seconds(r.extra_cold_per_new_shape_s),
-        fmt.signed_seconds(r.penalty_vs_bm_off_s) if present(r.penalty_vs_bm_off_s)
-        else fmt.MISSING,
-        cell_links(p, r.page, [("static", r.baseline_anchor),
-                               (str(r.variant_value), r.variant_anchor)]),
-    ]
+    return [label(r, cols, short=True), _shape(r),
+            f"{fmt.ratio(r.speedup)} ({fmt.ci(r.ci_low, r.ci_high)})", verdict(answers, r),
+            _links(p, r)]
+
+
+def _cost_row(p: Page, r: Any, cols: list[str]) -> list[Any]:
+    return [label(r, cols, short=True), str(r.kernel_cache),
+            cold_text(r.var_cold_pass_s, r.var_cold_pass_min_s, r.var_cold_pass_max_s),
+            fmt.seconds(r.extra_cold_per_new_shape_s),
+            fmt.signed_seconds(r.penalty_vs_bm_off_s) if present(r.penalty_vs_bm_off_s)
+            else fmt.MISSING, _links(p, r)]
+
+
+def _answer(p: Page, s: MachineRows) -> dict[str, Any]:
+    m, sm = s.machine, s.summary
+    q = sm.quoted
+    per_shape = [float(v) for v in s.rows["extra_cold_per_new_shape_s"] if present(v)]
+    text: list[object] = [
+        f"for {short_scope(sm.scope)}. Throughput per FLOP against one static shape: "
+        f"{span(sm.speedups, fmt.ratio) or fmt.MISSING}"
+        + (f" (95% intervals {fmt.ci(sm.ci_low, sm.ci_high)})" if sm.ci_low is not None else "")
+        + (f"; each extra shape adds {span(per_shape, fmt.seconds)} to the first pass"
+           if per_shape else "") + "."]
+    cite = ""
+    if q is not None:
+        name = label(q, comparison_columns(s.rows, "shapes"))
+        text += [f" {name}, {_shape(q)}: {figure(q)} (rows: ", _links(p, q), ")."]
+        cite = cite_sentence(f"{_shape(q)} input shapes ran at {figure(q)} the throughput per "
+                             f"FLOP of one static shape for {name}", m, q.verdict, m.days)
+    return answer(p, SHAPES_PAGE, f"answer-{slug(m.page)}", m, DECISION[sm.verdict],
+                  cat(*text), cite)
 
 
 def _section(writer: Writer, answers: Answers, p: Page, s: MachineRows, csv: str
@@ -57,12 +98,20 @@ def _section(writer: Writer, answers: Answers, p: Page, s: MachineRows, csv: str
         group.assign(variant_value=group["variant_value"].astype(str)), [*cols, "variant_value"],
         chart_file("shapes", m.page), writer,
         title=f"Throughput vs static shapes: {m.title}",
-        xlabel="throughput relative to static shapes (< 1 is slower), 95% CI",
+        xlabel="throughput per FLOP relative to static shapes (< 1 is slower), 95% CI",
         what=f"Throughput of dynamic and ragged shapes relative to static on {m.title}",
     )
-    rows = [_row(answers, p, r, cols) for r in group.head(TABLE_ROWS).itertuples(index=False)]
-    return {**machine_context(p, m), "more": more_rows(p, len(group), csv), "chart": chart,
-            "table": table(_HEADERS, rows)}
+    if chart is not None:
+        chart["caption"] = ("Throughput per FLOP of changing shapes relative to one static shape "
+                            "(below 1: slower), with 95% intervals.")
+    head = group.head(TABLE_ROWS)
+    return {
+        "heading": m.title, "anchor": section_anchor("on", m), "n": len(group),
+        "more": more_rows(p, len(group), csv), "chart": chart,
+        "table": table(_HEADERS, [_row(answers, p, r, cols) for r in head.itertuples(index=False)]),
+        "costs": table(_COST_HEADERS, [_cost_row(p, r, cols)
+                                       for r in head.itertuples(index=False)]),
+    }
 
 
 def shapes_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
@@ -74,8 +123,12 @@ def shapes_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> Non
         SHAPES_PAGE,
         "dynamic-shapes.md.j2",
         p=p,
+        banners=banner(model.sources),
+        answers=[_answer(p, s) for s in model.shapes.sections],
         sections=[_section(writer, answers, p, s, csv) for s in model.shapes.sections],
+        legend=SHORT_LEGEND,
         claims=claims_box(model.claims, p),
         recs=advice_items(model.advice, p),
+        provenance=provenance(common["build"], model.sources),
         **common,
     )

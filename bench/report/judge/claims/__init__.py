@@ -8,10 +8,12 @@ the same analysis the rest of the site uses, with its intervals, δ band and rep
 Nothing here is written by hand: fed other rows, the same claim gets another verdict.
 
 A rule looks at each machine (or configuration) it can answer from and files a
-:class:`Finding` that supports the claim, contradicts it, or cannot tell. The verdict follows
-from the findings that can tell: all support → *supported*; all contradict → *contradicted*;
-some of each → *depends* (the findings name which regimes); none → *not measured here*, with
-the run that would measure it.
+:class:`Finding` that supports the claim, contradicts it, finds its figure larger or smaller,
+or cannot tell. The verdict follows from the findings that can tell: all support →
+*supported*; all contradict → *contradicted*; all larger or all smaller → *larger* or *smaller
+than claimed*; some of each → *depends* (the findings name which regimes); findings that all
+cannot tell → *too few replicates*; no finding → *not measured*, with the run that would
+measure it.
 """
 
 from __future__ import annotations

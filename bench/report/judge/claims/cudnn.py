@@ -216,7 +216,7 @@ def conv_algo_argument(claim: Claim, a: Any) -> ClaimAnswer:
                          + (f" ({err})" if err and not took else "") for entry, took, err in known)
         findings.append(Finding(Stance.SUPPORTS if took_any else Stance.CONTRADICTS, str(m.page),
                                 str(m.machine), f"torch {m.torch_version}: {said}",
-                                ((str(m.page), "environment"),),  # env.json, on its page
+                                ((str(m.page), f"env-{str(m.fingerprint_id)[:8]}"),),
                                 label=f"torch {m.torch_version} on {m.page}"))
     versions = sorted({f.text.split(":", 1)[0] for f in findings})
     summary = (f"asked of the installed torch on {len(findings)} fingerprint(s) "

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from bench.report.judge.claims import ClaimAnswer
 from bench.report.judge.facts import Facts
+from bench.report.judge.machines import Machine
 from bench.report.vocabulary import ClaimVerdict
 
 
@@ -14,8 +15,11 @@ from bench.report.vocabulary import ClaimVerdict
 class ClaimsPage:
     answers: tuple[ClaimAnswer, ...]  # in claims.toml's order
     counts: Mapping[ClaimVerdict, int]  # claims per verdict, every verdict present
+    sources: tuple[Machine, ...] = ()  # the fingerprints its findings cite
 
 
 def claims_page(facts: Facts) -> ClaimsPage:
     counts = {v: sum(a.verdict == v for a in facts.claims) for v in ClaimVerdict}
-    return ClaimsPage(facts.claims, counts)
+    pages = {f.page for a in facts.claims for f in a.findings}
+    return ClaimsPage(facts.claims, counts,
+                      tuple(facts.machines[k] for k in sorted(pages) if k in facts.machines))

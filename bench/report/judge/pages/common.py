@@ -4,6 +4,7 @@ and the scope of a summary (what its rows cover)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -12,7 +13,9 @@ from bench import schema
 from bench.report.judge.advice import Recommendation
 from bench.report.judge.claims import ClaimAnswer
 from bench.report.judge.facts import Facts
+from bench.report.judge.machines import Machine
 from bench.report.judge.regimes import Regime
+from bench.report.judge.selection import judged
 from bench.report.vocabulary import Action, Verdict
 
 #: What a summary's scope names, so that a machine-level sentence never reads as a verdict for
@@ -100,3 +103,44 @@ def with_pay_back(costs: pd.DataFrame) -> pd.DataFrame:
     finite = np.isfinite(pd.to_numeric(costs["break_even_iters"], errors="coerce")
                          .to_numpy(dtype=float))
     return costs.assign(pays_back=(costs["verdict"] == Verdict.FASTER).to_numpy() & finite)
+
+
+#: How a page picks the one configuration it quotes for a machine (its Cite line), in order:
+#: training before inference, the largest batch, PyTorch's default precision and layout, one
+#: input shape, an empty kernel cache, then the heaviest workload (the longest step), where a
+#: setting has the most to save.
+_PRECISIONS = ("fp32", "fp32-strict", "amp-bf16", "amp-fp16")
+
+
+def representative(pairs: pd.DataFrame) -> Any | None:
+    """The judged pair a machine's answer quotes (see ``_PRECISIONS``' comment), or None."""
+    ok = judged(pairs)
+    if ok.empty:
+        return None
+
+    def rank(col: str, order: tuple[str, ...]) -> pd.Series:
+        values = ok[col].astype(str) if col in ok.columns else pd.Series("", index=ok.index)
+        return values.map(lambda v: order.index(v) if v in order else len(order))
+
+    key = pd.DataFrame({
+        "mode": rank("mode", ("train", "infer")),
+        "batch": -pd.to_numeric(ok["batch_size"], errors="coerce").fillna(0),
+        "precision": rank("precision", _PRECISIONS),
+        "layout": rank("memory_format", ("nchw", "channels_last")),
+        "shapes": rank("shapes", ("static", "dynamic", "ragged")),
+        "cache": rank("kernel_cache", ("fresh", "shared", "warm")),
+        "heavy": -pd.to_numeric(ok["base_median_s"], errors="coerce").fillna(0),
+        "model": ok["model"].astype(str),
+    }, index=ok.index)
+    first = key.sort_values(list(key.columns), kind="stable").index[0]
+    return next(ok.loc[[first]].astype(object).itertuples(index=False))
+
+
+def sources_of(facts: Facts, *frames: pd.DataFrame) -> tuple[Machine, ...]:
+    """The fingerprints whose rows ``frames`` cite (by their ``page`` column), in page order:
+    what a page's provenance line names, and whether it needs an older-run banner."""
+    keys: set[str] = set()
+    for frame in frames:
+        if len(frame) and "page" in frame.columns:
+            keys.update(frame["page"].astype(str))
+    return tuple(facts.machines[k] for k in sorted(keys) if k in facts.machines)

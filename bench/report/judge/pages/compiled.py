@@ -14,9 +14,10 @@ import pandas as pd
 from bench.report.analysis.compiled import compiled_only, with_compile_counts
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, by_machine
-from bench.report.judge.pages.common import CONFIG_AXES, ordered, with_pay_back
+from bench.report.judge.pages.common import CONFIG_AXES, ordered, sources_of, with_pay_back
 from bench.report.judge.selection import judged
 from bench.report.vocabulary import Verdict
+from bench.schema import SchemaError, parse_break_reasons
 
 #: What makes two compile pairs the same workload: every axis but the compile mode, its
 #: dynamic= and the kernel cache (the three a reader chooses between on this page).
@@ -35,6 +36,51 @@ SHAPE_KEY = ["fingerprint_id", "variant_value",
 BM_KEY = ["fingerprint_id",
           *(c for c in CONFIG_AXES if c not in ("cudnn_benchmark", "cudnn_benchmark_limit",
                                                 "compile", "compile_dynamic"))]
+
+
+#: torch's advice for each kind of graph break, in words, matched on the start of the reason
+#: it gives (``graph_break_reasons``); the first match wins.
+BREAK_HINTS = (
+    ("Unsupported Tensor.item()", "a data-dependent `.item()`: set "
+     "`torch._dynamo.config.capture_scalar_outputs = True`, or keep the branch on it out of "
+     "the compiled model"),
+    ("Failed to trace builtin operator", "a Python builtin Dynamo cannot trace (such as "
+     "`print`): take it out of `forward`"),
+    ("Attempted to call function marked as skipped", "a call into a function Dynamo does not "
+     "trace (a C builtin): move it out of `forward`, or wrap it in `torch.compiler.disable`"),
+    ("Data-dependent branching", "Python control flow on a tensor's value: use `torch.cond`, "
+     "or move the branch out of the compiled model"),
+)
+
+
+@dataclass(frozen=True)
+class Breaks:
+    """The graph breaks a compiled cell met, cold pass included, as torch counted and named
+    them, each with torch's hint in words ("" where none is known)."""
+
+    total: int | None  # None: this torch did not report them
+    graphs: int | None
+    reasons: tuple[tuple[int, str, str], ...]  # (count, reason, hint), most frequent first
+
+    @property
+    def hints(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(h for _, _, h in self.reasons if h))
+
+
+def _count_or_none(value: Any) -> int | None:
+    return int(value) if _present(value) else None
+
+
+def breaks_of(r: Any) -> Breaks:
+    """A compile pair's compiled side's breaks (``var_graph_breaks_max`` and its reasons)."""
+    try:
+        found = parse_break_reasons(str(r.var_graph_break_reasons or ""))
+    except SchemaError:
+        found = []
+    reasons = tuple((n, text, next((h for start, h in BREAK_HINTS if text.startswith(start)),
+                                   "")) for n, text in found)
+    return Breaks(_count_or_none(r.var_graph_breaks_max), _count_or_none(r.var_graphs_max),
+                  reasons)
 
 
 class Choice(enum.Enum):
@@ -66,6 +112,15 @@ class WorkloadAdvice:
     others: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)  # other faster
     #: the kernel caches the chosen mode was not measured with ("fresh", "warm")
     missing_caches: tuple[str, ...] = ()
+    #: the graph breaks of the pair it quotes (the chosen mode's, or the fastest judged one's)
+    breaks: Breaks | None = None
+
+    @property
+    def breaks_explain(self) -> bool:
+        """Whether graph breaks are the likely reason compiling gains little: the model broke
+        into several graphs and no mode was clearly faster."""
+        return (self.choice is Choice.STAY_EAGER and self.breaks is not None
+                and bool(self.breaks.total))
 
 
 class Recompile(enum.Enum):
@@ -131,7 +186,8 @@ class CompileCounts:
 @dataclass(frozen=True)
 class CompilePage:
     costs: pd.DataFrame = field(repr=False)  # every compile pair (the page's CSV)
-    sections: tuple[CompileSection, ...]
+    sections: tuple[CompileSection, ...]  # the current fingerprints'
+    sources: tuple[Machine, ...] = ()
 
 
 def _mode_key(r: Any) -> tuple[str, str]:
@@ -150,7 +206,9 @@ def workload_advice(rows: pd.DataFrame) -> WorkloadAdvice:
     faster = ok.loc[ok["verdict"] == Verdict.FASTER].sort_values(
         "speedup", ascending=False, kind="stable")
     if faster.empty:
-        return WorkloadAdvice(rows, Choice.STAY_EAGER, ok)
+        top = next(ok.sort_values("speedup", ascending=False, kind="stable").head(1)
+                   .astype(object).itertuples(index=False))
+        return WorkloadAdvice(rows, Choice.STAY_EAGER, ok, breaks=breaks_of(top))
     best = next(faster.head(1).astype(object).itertuples(index=False))
     mine = (rows["variant_value"] == best.variant_value) & (
         rows["compile_dynamic"] == best.compile_dynamic)
@@ -165,7 +223,8 @@ def workload_advice(rows: pd.DataFrame) -> WorkloadAdvice:
         missing = ()
     ordered_chosen = chosen.iloc[sorted(range(len(chosen)), key=lambda i: _cache_rank(
         str(chosen["kernel_cache"].iloc[i])))]
-    return WorkloadAdvice(rows, Choice.USE, ok, best, why, ordered_chosen, others, missing)
+    return WorkloadAdvice(rows, Choice.USE, ok, best, why, ordered_chosen, others, missing,
+                          breaks_of(best))
 
 
 def _workloads(group: pd.DataFrame) -> list[pd.DataFrame]:
@@ -267,8 +326,10 @@ def compile_page(facts: Facts) -> CompilePage:
     cuda = set(cells.loc[(cells["kind"] == "model") & (cells["device"] == "cuda")
                          & (cells["compile"] != "off"), "page"])
     sections = [_section(facts, m, shapes, benchmark, cuda)
-                for m, _ in by_machine(seen.drop_duplicates(), facts.machines)]
-    return CompilePage(costs, tuple(sections))
+                for m, _ in by_machine(facts.current(seen.drop_duplicates()), facts.machines)]
+    return CompilePage(costs, tuple(sections),
+                       sources_of(facts, *(s.costs for s in sections),
+                                  *(s.shapes for s in sections)))
 
 
 def compile_counts(facts: Facts) -> CompileCounts:

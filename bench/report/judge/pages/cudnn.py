@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -24,7 +25,9 @@ from bench.report.judge.pages.common import (
     claim,
     claims_for,
     ordered,
+    representative,
     scope_of,
+    sources_of,
     with_pay_back,
 )
 from bench.report.judge.selection import cold_cache, counted_benchmark, judged
@@ -35,11 +38,23 @@ ALGO_CLAIM = "conv-algo-argument"
 
 
 @dataclass(frozen=True)
+class ModelVerdict:
+    """What one model's counted pairs on a machine agree on (a mixed answer's breakdown)."""
+
+    model: str
+    verdict: Verdict  # the agreement of its pairs, by the advice's rule
+    judged: int  # its pairs with enough ok replicates
+    agreeing: int  # of those, the ones whose verdict is the agreement (all, unless mixed)
+    speedups: tuple[float, ...]  # every judged pair's speedup
+
+
+@dataclass(frozen=True)
 class BenchmarkSummary:
     """What one machine's counted cudnn.benchmark pairs say (the summary box, and home)."""
 
     counted: pd.DataFrame = field(repr=False)  # the pairs that count, in page order
     left_out: int  # this machine's other pairs (deterministic on, or a warm duplicate)
+    changing: int  # counted pairs with changing shapes (the dynamic-shapes page's question)
     verdict: Verdict  # their agreement (see the module docstring)
     counts: Mapping[Verdict, int]
     scope: Scope
@@ -51,6 +66,15 @@ class BenchmarkSummary:
     warm_break_even: tuple[float, ...]  # the same pairs' with a warm cache
     never: int  # counted pairs no faster, whose saving never repays the first pass
     faster_memory: tuple[float, ...]  # extra whole-run peak memory of the faster pairs
+    quoted: Any  # the judged pair the answer quotes (``common.representative``), or None
+    speedups: tuple[float, ...]  # every judged counted pair's speedup
+    ci_low: float | None  # the lowest and highest ends of their 95% intervals
+    ci_high: float | None
+    cold_extra: float | None  # the largest extra first pass with it on (slowest replicate)
+    memory_extra: float | None  # the largest extra whole-run peak memory, and its share
+    memory_share: float | None
+    caches: tuple[str, ...]  # the kernel caches the counted pairs' first passes met
+    by_model: tuple[ModelVerdict, ...]  # per model, largest mean speedup first
 
     @property
     def total(self) -> int:
@@ -69,10 +93,12 @@ class CudnnSection:
 @dataclass(frozen=True)
 class CudnnPage:
     pairs: pd.DataFrame = field(repr=False)  # every benchmark pair (the page's CSV)
-    sections: tuple[CudnnSection, ...]  # machines with an answer first
+    sections: tuple[CudnnSection, ...]  # current machines, those with an answer first
     claims: tuple[ClaimAnswer, ...]
     algo: ClaimAnswer | None
     advice: AdviceList
+    sources: tuple[Machine, ...]  # the fingerprints its figures come from
+    cpu_only: tuple[Machine, ...]  # current machines without a GPU (cuDNN does not apply)
 
 
 def _finite(values: pd.Series) -> tuple[float, ...]:
@@ -81,8 +107,12 @@ def _finite(values: pd.Series) -> tuple[float, ...]:
 
 
 def benchmark_summary(group: pd.DataFrame) -> BenchmarkSummary:
-    """The summary of one machine's benchmark pairs (``group``, in page order)."""
+    """The summary of one machine's benchmark pairs (``group``, in page order): the counted
+    pairs with one input shape (changing shapes are another question, the dynamic-shapes
+    page's, and their first passes search once per shape)."""
     counted = counted_benchmark(group)
+    changing = int((counted["shapes"] != "static").sum())
+    counted = counted.loc[counted["shapes"] == "static"]
     counts = dict.fromkeys((Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CLEAR_DIFFERENCE,
                             Verdict.INSUFFICIENT), 0)
     for v in counted["verdict"]:
@@ -91,7 +121,8 @@ def benchmark_summary(group: pd.DataFrame) -> BenchmarkSummary:
     cold = cold_cache(faster)
     return BenchmarkSummary(
         counted=counted,
-        left_out=len(group) - len(counted),
+        left_out=len(group) - len(counted) - changing,
+        changing=changing,
         verdict=agreement(counted["verdict"]),
         counts=counts,
         scope=scope_of(counted),
@@ -104,14 +135,60 @@ def benchmark_summary(group: pd.DataFrame) -> BenchmarkSummary:
         never=int((counted["verdict"].isin([Verdict.SLOWER, Verdict.NO_CLEAR_DIFFERENCE])
                    & counted["break_even_iters"].eq(math.inf)).sum()),
         faster_memory=_finite(faster["extra_whole_peak_mem_allocated_bytes"]),
+        **_figures(counted),
     )
+
+
+def _largest(values: pd.Series) -> float | None:
+    found = _finite(values)
+    return max(found) if found else None
+
+
+def _figures(counted: pd.DataFrame) -> dict[str, Any]:
+    """What a machine's answer quotes of its counted pairs: one pair, the speedups and their
+    intervals' ends, the largest first-pass and memory costs (true of every replicate)."""
+    ok = judged(counted)
+    memory = pd.to_numeric(ok["extra_whole_peak_mem_allocated_bytes"], errors="coerce")
+    top = memory.idxmax() if memory.notna().any() else None
+    return {
+        "quoted": representative(counted),
+        "speedups": _finite(ok["speedup"]),
+        "ci_low": min(_finite(ok["ci_low"]), default=None),
+        "ci_high": max(_finite(ok["ci_high"]), default=None),
+        "cold_extra": _largest(ok["extra_cold_pass_max_s"]),
+        "memory_extra": float(memory[top]) if top is not None else None,
+        "memory_share": float(ok.loc[top, "extra_whole_peak_mem_share"])
+        if top is not None and pd.notna(ok.loc[top, "extra_whole_peak_mem_share"]) else None,
+        "caches": tuple(sorted(set(counted["kernel_cache"].astype(str)))),
+        "by_model": by_model(counted),
+    }
+
+
+def by_model(counted: pd.DataFrame) -> tuple[ModelVerdict, ...]:
+    """Per model, what its pairs agree on: the judged models by their median speedup, largest
+    first, then those with too few replicates (a reader looks for a model by name)."""
+    found = []
+    for model, group in counted.groupby("model", sort=True):
+        verdict = agreement(group["verdict"])
+        ok = judged(group)
+        found.append(ModelVerdict(
+            model=str(model), verdict=verdict, judged=len(ok),
+            agreeing=int((ok["verdict"] == verdict).sum()) if verdict != Verdict.MIXED
+            else int((ok["verdict"] == Verdict.FASTER).sum()),
+            speedups=_finite(ok["speedup"])))
+
+    def order(m: ModelVerdict) -> tuple[bool, float]:
+        middle = sorted(m.speedups)[len(m.speedups) // 2] if m.speedups else 0.0
+        return (not m.speedups, -middle)
+    return tuple(sorted(found, key=order))
 
 
 def cudnn_page(facts: Facts) -> CudnnPage:
     costs = facts.analysis.benchmark
+    current = facts.current(costs)
     sections = [
         CudnnSection(m, benchmark_summary(group), with_pay_back(group))
-        for m, group in ((m, ordered(g)) for m, g in by_machine(costs, facts.machines))
+        for m, group in ((m, ordered(g)) for m, g in by_machine(current, facts.machines))
     ]
     # machines with an answer first; those with only insufficient comparisons after them
     sections.sort(key=lambda s: s.summary.verdict == Verdict.INSUFFICIENT)
@@ -121,4 +198,14 @@ def cudnn_page(facts: Facts) -> CudnnPage:
         claims=claims_for(facts, "cudnn-benchmark"),
         algo=claim(facts, ALGO_CLAIM),
         advice=advice_list(facts, "cudnn.benchmark"),
+        sources=sources_of(facts, current),
+        cpu_only=cpu_only(facts),
     )
+
+
+def cpu_only(facts: Facts) -> tuple[Machine, ...]:
+    """The current fingerprints that ran no CUDA cell: cuDNN's switches do not apply there."""
+    cells = facts.current(facts.analysis.cells)
+    gpu = set(cells.loc[cells["device"] == "cuda", "page"].astype(str))
+    return tuple(m for k, m in sorted(facts.machines.items())
+                 if k not in facts.superseded and k not in gpu)

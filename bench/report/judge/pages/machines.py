@@ -13,6 +13,7 @@ import pandas as pd
 
 from bench import schema
 from bench.report import prices as price_table
+from bench.report.analysis.bootstrap import ratio_ci
 from bench.report.analysis.cells import page_slug
 from bench.report.analysis.machines import COMPILED_WORKLOAD_KEY, best_throughput
 from bench.report.judge.facts import Facts
@@ -52,8 +53,23 @@ class MachinePage:
 
 
 @dataclass(frozen=True)
+class MachineGroup:
+    """One machine's page: every fingerprint it was measured under, the current ones first
+    (a newer step definition supersedes an older one), each a section."""
+
+    machine: str  # its name (untrusted)
+    fingerprints: tuple[MachinePage, ...]
+
+    @property
+    def key(self) -> str:
+        """The page key of its first fingerprint (``paths.machine_file`` names the page)."""
+        return self.fingerprints[0].machine.page
+
+
+@dataclass(frozen=True)
 class MachinePages:
-    pages: tuple[MachinePage, ...]  # in the machine summary's order
+    pages: tuple[MachinePage, ...]  # one per fingerprint, in the machine summary's order
+    groups: tuple[MachineGroup, ...]  # one per machine, by name
     largest_first: tuple[str, ...]  # page keys by number of cells, the largest first
 
 
@@ -95,9 +111,15 @@ def machine_page(facts: Facts, row: Any) -> MachinePage:
 def machine_pages(facts: Facts) -> MachinePages:
     summary = facts.analysis.machines
     largest = summary.sort_values("n_cells", ascending=False, kind="stable")
-    return MachinePages(
-        tuple(machine_page(facts, row) for row in summary.itertuples(index=False)),
-        tuple(str(p) for p in largest["page"]))
+    pages = tuple(machine_page(facts, row) for row in summary.itertuples(index=False))
+    names: dict[str, list[MachinePage]] = {}
+    for mp in pages:
+        names.setdefault(mp.machine.machine, []).append(mp)
+    groups = tuple(
+        MachineGroup(name, tuple(sorted(found, key=lambda mp: (bool(mp.machine.superseded),
+                                                               mp.machine.page))))
+        for name, found in sorted(names.items()))
+    return MachinePages(pages, groups, tuple(str(p) for p in largest["page"]))
 
 
 @dataclass(frozen=True)
@@ -109,6 +131,19 @@ class Priced:
 
 
 @dataclass(frozen=True)
+class Lead:
+    """A workload measured on several machines: the fastest machine's best throughput over
+    the slowest's, with a bootstrap interval over both cells' replicates."""
+
+    workload: Any  # the workload's key values (a row of ``workloads``)
+    fast: Any  # the fastest machine's best cell (a row of ``best``)
+    slow: Any
+    ratio: float
+    ci_low: float
+    ci_high: float
+
+
+@dataclass(frozen=True)
 class ComparePage:
     summary: pd.DataFrame = field(repr=False)  # the current fingerprints' summary rows
     machines: tuple[Machine, ...]  # in the same order
@@ -117,6 +152,7 @@ class ComparePage:
     workloads: pd.DataFrame = field(repr=False)  # those the table lists, in workload order
     total_workloads: int
     priced: Priced | None  # None: no prices file was given
+    leads: tuple[Lead, ...]  # the first workloads measured on the most machines
     superseded: tuple[Machine, ...]
     outdated: tuple[Machine, ...]
 
@@ -145,6 +181,32 @@ def shown_workloads(best: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return shown, len(counts)
 
 
+#: How many workloads the Compare page answers in words.
+LEADS = 3
+
+
+def leads(cells: pd.DataFrame, best: pd.DataFrame) -> tuple[Lead, ...]:
+    """The ``LEADS`` workloads measured on the most machines (two at least), each fastest
+    machine's best against the slowest's."""
+    if best.empty:
+        return ()
+    medians = cells.set_index(["fingerprint_id", "cell_id"])["replicate_medians"]
+    out: list[Lead] = []
+    groups = best.groupby(WORKLOAD_KEY, sort=False, dropna=False)
+    ranked = sorted(groups, key=lambda kv: -kv[1]["page"].nunique())
+    for _, group in ranked:
+        if group["page"].nunique() < 2 or len(out) == LEADS:
+            break
+        order = group.sort_values(["samples_per_s", "page"], ascending=[False, True],
+                                  kind="stable")
+        fast = next(order.head(1).astype(object).itertuples(index=False))
+        slow = next(order.tail(1).astype(object).itertuples(index=False))
+        est, lo, hi = ratio_ci([medians[(slow.fingerprint_id, slow.cell_id)]],
+                               [medians[(fast.fingerprint_id, fast.cell_id)]])
+        out.append(Lead(fast, fast, slow, float(est[0]), float(lo[0]), float(hi[0])))
+    return tuple(out)
+
+
 def _priced(best: pd.DataFrame, machines: tuple[Machine, ...], path: Path) -> Priced:
     table = price_table.load_prices(path)
     unmatched = price_table.unknown_keys(table, [m.machine for m in machines],
@@ -166,7 +228,7 @@ def compare_page(facts: Facts, prices: Path | None) -> ComparePage:
     workloads, total = shown_workloads(best) if len(best) else (pd.DataFrame(), 0)
     return ComparePage(
         summary=summary, machines=machines, ceilings=facts.current(a.ceilings), best=best,
-        workloads=workloads, total_workloads=total,
+        workloads=workloads, total_workloads=total, leads=leads(a.cells, best),
         priced=_priced(best, machines, prices) if prices is not None else None,
         superseded=tuple(facts.machines[k] for k in sorted(facts.superseded)),
         outdated=tuple(m for _, m in sorted(facts.machines.items()) if m.outdated),

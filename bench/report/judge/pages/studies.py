@@ -4,27 +4,87 @@ page states; the per-page judging (verdicts, crossovers) is the analysis' and th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from bench.report.analysis.bootstrap import ratio_ci
 from bench.report.analysis.pairs import join_cells
+from bench.report.analysis.pairs import verdict as pair_verdict
 from bench.report.analysis.studies import CURVE_KEY
+from bench.report.judge.advice.summaries import agreement
 from bench.report.judge.claims import ClaimAnswer
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, by_machine, unknown_machine
-from bench.report.judge.pages.common import AdviceList, advice_list, claims_for, merged, ordered
+from bench.report.judge.pages.common import (
+    AdviceList,
+    Scope,
+    advice_list,
+    claims_for,
+    merged,
+    ordered,
+    representative,
+    scope_of,
+    sources_of,
+)
+from bench.report.judge.selection import judged
+from bench.report.vocabulary import Action, Verdict
 
 #: What a CPU-vs-GPU curve is named by: its axes, without where it was measured.
 CURVE_AXES = tuple(c for c in CURVE_KEY if c not in ("fingerprint_id", "machine", "page"))
 
 
 @dataclass(frozen=True)
+class Tally:
+    """What one machine's judged comparisons of a question add up to (an answer's figures)."""
+
+    verdict: Verdict  # their agreement (``advice.summaries.agreed``'s rule)
+    counts: Mapping[Verdict, int]  # per verdict, too few replicates included
+    scope: Scope
+    speedups: tuple[float, ...]  # of the judged ones
+    ci_low: float | None  # the lowest and highest ends of their intervals
+    ci_high: float | None
+    quoted: Any  # the pair the answer quotes (``common.representative``), or None
+    best: Any  # the clearly faster pair with the largest speedup, or None
+
+
+def _floats(values: pd.Series) -> tuple[float, ...]:
+    found = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    return tuple(float(v) for v in found if np.isfinite(v))
+
+
+def summary_of(rows: pd.DataFrame) -> Tally:
+    ok = judged(rows)
+    counts = {v: int((rows["verdict"] == v).sum()) for v in
+              (Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CLEAR_DIFFERENCE, Verdict.INSUFFICIENT)}
+    faster = ok.loc[ok["verdict"] == Verdict.FASTER]
+    best = None
+    if len(faster):
+        top = pd.to_numeric(faster["speedup"], errors="coerce").idxmax()
+        best = next(faster.loc[[top]].astype(object).itertuples(index=False))
+    return Tally(agreement(rows["verdict"]), counts, scope_of(rows), _floats(ok["speedup"]),
+                   min(_floats(ok["ci_low"]), default=None),
+                   max(_floats(ok["ci_high"]), default=None), representative(rows), best)
+
+
+@dataclass(frozen=True)
 class MachineRows:
-    """One machine's rows of a comparison, in page order."""
+    """One machine's rows of a comparison, in page order, and what they add up to."""
 
     machine: Machine
     rows: pd.DataFrame = field(repr=False)
+
+    @property
+    def summary(self) -> Tally:
+        return summary_of(self.rows)
+
+    def by_variant(self) -> tuple[tuple[str, Tally], ...]:
+        """A summary per variant value (amp-bf16, amp-fp16, …), in the rows' order."""
+        return tuple((str(v), summary_of(g)) for v, g in
+                     self.rows.groupby("variant_value", sort=False, dropna=False))
 
 
 @dataclass(frozen=True)
@@ -36,8 +96,10 @@ class Comparisons:
 
 
 def comparisons(frame: pd.DataFrame, facts: Facts, extra: tuple[str, ...] = ()) -> Comparisons:
+    """Every pair of ``frame`` (the CSV), and the current fingerprints' pairs per machine."""
     return Comparisons(frame, tuple(MachineRows(m, ordered(g, extra))
-                                    for m, g in by_machine(frame, facts.machines)))
+                                    for m, g in by_machine(facts.current(frame),
+                                                           facts.machines)))
 
 
 @dataclass(frozen=True)
@@ -45,6 +107,7 @@ class PrecisionPage:
     precision: Comparisons  # with ``baseline_allow_tf32``: the fp32 baseline's TF32 flag
     layout: Comparisons
     advice: AdviceList
+    sources: tuple[Machine, ...]
 
 
 def _with_tf32(pairs: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
@@ -58,11 +121,13 @@ def _with_tf32(pairs: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
 
 def precision_page(facts: Facts) -> PrecisionPage:
     a = facts.analysis
+    precision = comparisons(_with_tf32(a.comparisons["precision"], a.cells), facts,
+                            ("variant_value",))
+    layout = comparisons(a.comparisons["memory_format"], facts, ("variant_value",))
     return PrecisionPage(
-        precision=comparisons(_with_tf32(a.comparisons["precision"], a.cells), facts,
-                              ("variant_value",)),
-        layout=comparisons(a.comparisons["memory_format"], facts, ("variant_value",)),
+        precision=precision, layout=layout,
         advice=merged(advice_list(facts, "precision"), advice_list(facts, "memory_format")),
+        sources=sources_of(facts, *(s.rows for s in (*precision.sections, *layout.sections))),
     )
 
 
@@ -71,6 +136,7 @@ class ShapesPage:
     shapes: Comparisons  # with the variant's cold-pass range (``var_cold_pass_min_s``, max)
     claims: tuple[ClaimAnswer, ...]
     advice: AdviceList
+    sources: tuple[Machine, ...]
 
 
 def shapes_page(facts: Facts) -> ShapesPage:
@@ -78,10 +144,12 @@ def shapes_page(facts: Facts) -> ShapesPage:
     shapes = a.shapes
     if len(shapes):  # each replicate's cold pass varies: the range beside the median
         shapes = join_cells(shapes, a.cells, ("cold_pass_min_s", "cold_pass_max_s"))
+    sections = comparisons(shapes, facts).sections
     return ShapesPage(
-        shapes=Comparisons(a.shapes, comparisons(shapes, facts).sections),
+        shapes=Comparisons(a.shapes, sections),
         claims=claims_for(facts, "dynamic-shapes"),
         advice=advice_list(facts, "cudnn.benchmark", shapes_only=True),
+        sources=sources_of(facts, *(s.rows for s in sections)),
     )
 
 
@@ -90,37 +158,97 @@ class DeterminismSection:
     machine: Machine
     pairs: pd.DataFrame = field(repr=False)  # deterministic off → on
     checks: pd.DataFrame = field(repr=False)  # the two-process re-run checks
+    #: re-runs bitwise equal in every checked configuration (True), in none (False), in some
+    #: (None); with it off and on; None too where nothing was checked on that side
+    equal_off: bool | None = None
+    equal_on: bool | None = None
+    checked: int = 0  # configurations with a re-run check on either side
+    #: what the advice says for its regimes: their action where they all agree, else
+    #: ``Action.DEPENDS``; None where the advice has no regime here
+    action: Action | None = None
+
+    @property
+    def summary(self) -> Tally:
+        return summary_of(self.pairs)
 
 
 @dataclass(frozen=True)
 class DeterminismPage:
     pairs: pd.DataFrame = field(repr=False)  # every pair (the page's CSV)
-    sections: tuple[DeterminismSection, ...]  # every machine with pairs or checks
+    sections: tuple[DeterminismSection, ...]  # every current machine with pairs or checks
     claims: tuple[ClaimAnswer, ...]
     advice: AdviceList
+    sources: tuple[Machine, ...]
+
+
+def _agreed(values: pd.Series) -> bool | None:
+    """All True → True, all False → False, a mix or nothing → None."""
+    values = values.dropna()
+    if values.empty:
+        return None
+    if values.astype(bool).all():
+        return True
+    return False if not values.astype(bool).any() else None
+
+
+def _determinism_section(facts: Facts, key: str, det: pd.DataFrame,
+                         checks: pd.DataFrame | None) -> DeterminismSection:
+    pairs = ordered(det.loc[det["page"] == key]) if len(det) else pd.DataFrame()
+    checked = int(((pairs["base_n_checks"] > 0) | (pairs["var_n_checks"] > 0)).sum()) \
+        if len(pairs) else 0
+    actions = {g.main.action for g in facts.current_regimes
+               if g.main.setting == "cudnn.deterministic" and g.main.page == key}
+    return DeterminismSection(
+        facts.machines.get(key) or unknown_machine(key), pairs,
+        ordered(checks) if checks is not None else pd.DataFrame(),
+        equal_off=_agreed(pairs["base_bitwise_equal"]) if len(pairs) else None,
+        equal_on=_agreed(pairs["var_bitwise_equal"]) if len(pairs) else None,
+        checked=checked,
+        action=None if not actions else next(iter(actions)) if len(actions) == 1
+        else Action.DEPENDS)
 
 
 def determinism_page(facts: Facts) -> DeterminismPage:
     a = facts.analysis
-    det, rep = a.determinism, a.repro
+    det, rep = facts.current(a.determinism), facts.current(a.repro)
     checks = {str(k): g for k, g in rep.groupby("page")} if len(rep) else {}
     pages = sorted(set(det["page"].astype(str)) | set(checks)) if len(det) else sorted(checks)
-    sections = []
-    for key in pages:
-        pairs = ordered(det.loc[det["page"] == key]) if len(det) else pd.DataFrame()
-        found = checks.get(key)
-        sections.append(DeterminismSection(
-            facts.machines.get(key) or unknown_machine(key), pairs,
-            ordered(found) if found is not None else pd.DataFrame()))
-    return DeterminismPage(det, tuple(sections), claims_for(facts, "determinism"),
-                           advice_list(facts, "cudnn.deterministic"))
+    sections = tuple(_determinism_section(facts, k, det, checks.get(k)) for k in pages)
+    return DeterminismPage(a.determinism, sections, claims_for(facts, "determinism"),
+                           advice_list(facts, "cudnn.deterministic"),
+                           sources_of(facts, det, rep))
+
+
+@dataclass(frozen=True)
+class BestAgainstBest:
+    """One workload with each side at its best measured setting: the fastest CPU cell
+    against the fastest GPU cell of the same model, mode and batch, whatever their
+    precision, layout and threads."""
+
+    cpu: Any  # the CPU's fastest cell (a row of the analysis' cells)
+    gpu: Any
+    speedup: float
+    ci_low: float
+    ci_high: float
+    verdict: Verdict
+
+    @property
+    def same_setting(self) -> bool:
+        """Whether both bests are the like-for-like setting (the same precision and layout)."""
+        return (self.cpu.precision, self.cpu.memory_format) == (self.gpu.precision,
+                                                                self.gpu.memory_format)
 
 
 @dataclass(frozen=True)
 class CpuGpuSection:
     machine: Machine
-    pairs: pd.DataFrame = field(repr=False)  # one per curve and batch
+    pairs: pd.DataFrame = field(repr=False)  # one per curve and batch, the same setting
     curves: pd.DataFrame = field(repr=False)  # the crossovers of this machine's curves
+    best: tuple[BestAgainstBest, ...] = ()
+
+    @property
+    def summary(self) -> Tally:
+        return summary_of(self.pairs)
 
 
 @dataclass(frozen=True)
@@ -129,13 +257,42 @@ class CpuGpuPage:
     sections: tuple[CpuGpuSection, ...]
     claims: tuple[ClaimAnswer, ...]
     advice: AdviceList
+    sources: tuple[Machine, ...]
+
+
+#: A workload compared best against best: everything but the settings a side may choose.
+_BEST_KEY = ["fingerprint_id", "model", "mode", "batch_size", "resolution", "shapes"]
+
+
+def best_against_best(cells: pd.DataFrame, pairs: pd.DataFrame) -> tuple[BestAgainstBest, ...]:
+    """For each workload of ``pairs`` (one fingerprint's like-for-like pairs), each device's
+    fastest eager cell and the ratio of their median steps with its interval."""
+    model = cells.loc[(cells["kind"] == "model") & (cells["compile"] == "off")
+                      & cells["steady_median_s"].notna()]
+    wanted = pairs[_BEST_KEY].drop_duplicates()
+    found = model.merge(wanted, on=_BEST_KEY, how="inner")
+    out = []
+    for _, group in found.groupby(_BEST_KEY, sort=True, dropna=False):
+        by = {d: next(g.sort_values(["steady_median_s", "cell_id"], kind="stable").head(1)
+                      .astype(object).itertuples(index=False))
+              for d, g in group.groupby("device") if d in ("cpu", "cuda")}
+        if len(by) < 2:
+            continue
+        cpu, gpu = by["cpu"], by["cuda"]
+        est, lo, hi = ratio_ci([cpu.replicate_medians], [gpu.replicate_medians])
+        out.append(BestAgainstBest(cpu, gpu, float(est[0]), float(lo[0]), float(hi[0]),
+                                   Verdict(pair_verdict(float(lo[0]), float(hi[0]),
+                                                        int(cpu.n_ok), int(gpu.n_ok)))))
+    return tuple(out)
 
 
 def cpu_gpu_page(facts: Facts) -> CpuGpuPage:
     a = facts.analysis
+    current = facts.current(a.cpu_gpu)
     curves = {str(k): g for k, g in a.crossovers.groupby("page")} if len(a.crossovers) else {}
     sections = tuple(
-        CpuGpuSection(m, ordered(g), curves.get(m.page, pd.DataFrame()))
-        for m, g in by_machine(a.cpu_gpu, facts.machines))
+        CpuGpuSection(m, ordered(g), curves.get(m.page, pd.DataFrame()),
+                      best_against_best(a.cells.loc[a.cells["page"] == m.page], g))
+        for m, g in by_machine(current, facts.machines))
     return CpuGpuPage(a.cpu_gpu, sections, claims_for(facts, "cpu-vs-gpu"),
-                      advice_list(facts, "device"))
+                      advice_list(facts, "device"), sources_of(facts, current))

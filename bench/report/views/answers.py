@@ -1,0 +1,67 @@
+"""The answer a topic page opens with, per machine: the decision in words, its figure with
+the interval, its scope, the rows it rests on, and a Cite line ready to paste."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.report import fmt
+from bench.report.escape import Md
+from bench.report.judge import Machine
+from bench.report.judge.pages.common import Scope
+from bench.report.pages import Page
+
+#: How many models a short scope names before "and N more".
+NAMED_MODELS = 3
+
+
+def figure(r: Any) -> str:
+    """``1.00× (95% CI 0.99–1.00×)``: a pair's speedup and its interval (the speedup alone
+    where there is no interval)."""
+    ci = fmt.ci(r.ci_low, r.ci_high)
+    return fmt.ratio(r.speedup) + (f" (95% CI {ci})" if ci != fmt.MISSING else "")
+
+
+def _and(values: list[str]) -> str:
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def short_scope(scope: Scope, *, name_models: bool = True) -> str:
+    """``resnet50 and vit_b_16, train and infer, fp32 and amp-bf16, batch 32 to 128``: what an
+    answer covers, in few words (every model up to three, the batch as a range; only how many
+    models where the answer names them one by one)."""
+    found = dict(scope)
+    parts = []
+    models = list(found.get("model", ()))
+    if models and not name_models and len(models) > 1:
+        parts.append(f"{len(models)} models")
+    elif models:
+        more = len(models) - NAMED_MODELS
+        parts.append(_and(models) if more <= 0 else
+                     ", ".join(models[:NAMED_MODELS]) + f" and {more} more models")
+    for col in ("mode", "precision"):
+        if found.get(col):
+            parts.append(_and(list(found[col])))
+    if found.get("memory_format") and found["memory_format"] != ("nchw",):
+        parts.append(_and(list(found["memory_format"])))
+    if found.get("shapes") and found["shapes"] != ("static",):
+        parts.append(_and(list(found["shapes"])) + " shapes")
+    batches = found.get("batch_size", ())
+    if batches:
+        parts.append(f"batch {batches[0]}" if len(batches) == 1 else
+                     f"batch {batches[0]} to {batches[-1]}")
+    return ", ".join(parts)
+
+
+def cite_sentence(said: str, m: Machine, verdict: str, days: str) -> str:
+    """A finding as one sentence to paste: what was measured, where, the verdict, the data's
+    date and the site's name."""
+    return f"{said} on {m.machine} ({m.hardware}), {verdict}; torch-knobs, data of {days}."
+
+
+def answer(p: Page, here: str, anchor: str, m: Machine, decision: str, text: Md, cite: str
+           ) -> dict[str, Any]:
+    """One machine's answer block (``_macros.md.j2``'s ``answer``)."""
+    name = p.labels.get(m.page, m.machine)
+    return {"anchor": anchor, "lead": f"{name} ({m.hardware}): {decision}", "text": text,
+            "cite": cite, "permalink": p.link("permalink", here, anchor)}
