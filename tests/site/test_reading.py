@@ -29,6 +29,7 @@ TOPIC_PAGES = ("generated/claims.html", "generated/cudnn-benchmark.html",
                "generated/precision.html", "generated/cpu-vs-gpu.html",
                "generated/torch-compile.html", "generated/compare.html")
 WORD_BUDGET = 1500
+ANSWER_WORDS = 120  # an answer block's words, its Cite line apart
 VIEWPORTS = ((1400, 900), (390, 844))
 
 #: What the browser reads off a page: its width against the window's, every table's width
@@ -48,7 +49,15 @@ _READ = """() => {
   const tables = [...main.querySelectorAll('table')].map(t => [
     (t.querySelector('th') || t).textContent.trim().slice(0, 40), t.scrollWidth]);
   const provenance = [...document.querySelectorAll('.tk-provenance')].map(e => e.textContent);
+  const answers = [...main.querySelectorAll('.tk-answer')].map(a => {
+    const clone = a.cloneNode(true);
+    clone.querySelectorAll('.tk-cite').forEach(c => c.remove());
+    return [a.id, clone.textContent.split(/\\s+/).filter(Boolean).length];
+  });
+  const first = main.querySelector('.tk-answer');
   return {
+    answers, answer_top: first ? first.getBoundingClientRect().top + window.scrollY : null,
+    screen: window.innerHeight,
     page: document.documentElement.scrollWidth, window: window.innerWidth, column,
     tables, words, provenance,
     cites: document.querySelectorAll('.tk-cite').length,
@@ -124,6 +133,11 @@ def _reads(path: str, got: dict[str, Any], commit: str,
             out.append(f"{path}: {got['words']} visible words, over {WORD_BUDGET}")
         if not got["cites"]:
             out.append(f"{path}: no Cite line")
+        top = got["answer_top"]
+        if top is None or top > got["screen"]:
+            out.append(f"{path}: no answer in the first screen (first at {top})")
+        out += [f"{path}: answer {name} has {n} words, over {ANSWER_WORDS}"
+                for name, n in got["answers"] if n > ANSWER_WORDS]
     cited = " ".join(got["provenance"])
     warnings = " ".join(got["warnings"])
     for fp8, (day, torch) in older.items():
@@ -144,8 +158,9 @@ def test_every_page_reads_as_its_readers_need(fixture_site: Built) -> None:
 def test_the_checks_find_what_they_are_for() -> None:
     """Each rule, fed a page read that breaks it, names it (so the test above can fail)."""
     fine = {"page": 1400, "window": 1400, "column": 900, "tables": [["Configuration", 800]],
-            "words": 400, "provenance": ["Data: box 1bd04eba run. Built from commit fixture on "
-                                          "2026-11-30."], "cites": 1,
+            "words": 400, "answers": [["answer-box", 90]], "answer_top": 400, "screen": 900,
+            "provenance": ["Data: box 1bd04eba run. Built from commit fixture on 2026-11-30."],
+            "cites": 1,
             "warnings": ["Older run: box 1bd04eba: one run of 2026-11-30 (torch 2.11.0)"]}
     older = {"1bd04eba": ("2026-11-30", "2.11.0")}
     page = "generated/cudnn-benchmark.html"
@@ -153,6 +168,7 @@ def test_the_checks_find_what_they_are_for() -> None:
     broken = [
         {"page": 1500}, {"tables": [["Configuration", 1204]]}, {"words": 3600},
         {"provenance": ["Data: box 1bd04eba run."]}, {"cites": 0}, {"warnings": []},
+        {"answers": [["answer-box", 140]]}, {"answer_top": 1200}, {"answer_top": None},
     ]
     for change in broken:
         assert len(problems({(page, 1400): {**fine, **change}}, "fixture", older)) == 1, change

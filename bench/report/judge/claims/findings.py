@@ -110,9 +110,9 @@ def label_of(f: Finding) -> str:
 
 def tally(findings: list[Finding], what: str, yes: str, no: str,
           unknown: str = "too few ok replicates to tell") -> str:
-    """Per machine, ``on m: of 4 configurations, faster in 1, not in 2, too few … in 1``; where
-    the verdict is "it depends", each side names its regimes (``faster in 1 (resnet50 · train),
-    …``), capped at ``NAMED``."""
+    """Per machine, ``on m: of 4 configurations, faster in 1, not in 2, too few … in 1`` (only
+    the last where none can tell); where the verdict is "it depends", each side names its
+    regimes (``faster in 1 (resnet50 · train), …``), capped at ``NAMED``."""
     parts = []
     grouped = per_machine(findings)
     names = [machine for machine, _ in grouped]
@@ -121,11 +121,13 @@ def tally(findings: list[Finding], what: str, yes: str, no: str,
         if names.count(machine) > 1:  # one machine under two fingerprints: say which
             machine = page
         said = []
+        telling = any(f.stance != Stance.CANNOT_TELL for f in fs)
         for stance, word in ((Stance.SUPPORTS, yes), (Stance.CONTRADICTS, no),
                              (Stance.CANNOT_TELL, unknown)):
             mine = [f for f in fs if f.stance == stance]
-            if stance == Stance.CANNOT_TELL and not mine:
-                continue
+            if (stance == Stance.CANNOT_TELL and not mine) or (
+                    stance != Stance.CANNOT_TELL and not telling):
+                continue  # a machine none of whose findings can tell says only that
             text = f"{word} in {len(mine)}"
             if named and mine and stance != Stance.CANNOT_TELL:
                 text += f" ({name_list([label_of(f) for f in mine])})"
