@@ -74,6 +74,11 @@ class Request:
     shapes: str
     steps: int
     budget_s: float
+    knobs: tuple[str, ...] = ()  # the knobs asked about (``--knobs``); empty: every one
+
+    def asked(self) -> tuple[Knob, ...]:
+        """The knobs to weigh, in priority order."""
+        return tuple(k for k in knobs.KNOBS if not self.knobs or k.name in self.knobs)
 
     def checks(self) -> list[ModelCheck]:
         """What the probe must check before anything is planned: the user's model at every
@@ -126,6 +131,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"one input shape, or {DYNAMIC_SHAPES} cycled resolutions")
     parser.add_argument("--steps", type=int, default=10_000,
                         help="your job's length in steps, for the break-even (default 10000)")
+    parser.add_argument("--knobs", default="", metavar="NAME,...",
+                        help="weigh only these knobs (default: every one): "
+                             + ", ".join(k.name for k in knobs.KNOBS))
     parser.add_argument("--budget", type=float, default=300.0, metavar="SECONDS",
                         help="wall-clock budget for the whole command (default 300)")
     parser.add_argument("--json", action="store_true",
@@ -172,7 +180,21 @@ def request_of(args: argparse.Namespace) -> Request:
                           f"without --inputs or --loss; name your own model as "
                           f"{modelspec.FORMS} for anything else")
     return Request(args.model, args.device, args.mode, args.batch_size, shape, args.inputs,
-                   args.loss, args.shapes, args.steps, args.budget)
+                   args.loss, args.shapes, args.steps, args.budget,
+                   knobs_of(getattr(args, "knobs", "")))
+
+
+def knobs_of(text: str) -> tuple[str, ...]:
+    """``--knobs a,b``: the names, each a knob's (AdviseError names the first that is not)."""
+    names = tuple(dict.fromkeys(n.strip() for n in (text or "").split(",") if n.strip()))
+    valid = [k.name for k in knobs.KNOBS]
+    for name in names:
+        if name not in valid:
+            raise AdviseError(f"--knobs: unknown knob {name!r}; valid choices: "
+                              f"{', '.join(valid)}")
+    if text and not names:
+        raise AdviseError(f"--knobs names no knob; valid choices: {', '.join(valid)}")
+    return names
 
 
 def _profile(req: Request, device: str, changes: Sequence[dict[str, Any]], replicates: int,
@@ -218,8 +240,12 @@ def plan(req: Request, probe: Probe, budget_left_s: float) -> Plan:
         raise AdviseError("--device cuda: torch finds no CUDA device here; valid choices: cpu")
     cores = probe.cores
     ndim, _ = _info(probe, req)
-    reasons = {k.name: knobs.skip_reason(k, device, probe, ndim, cores) for k in knobs.KNOBS}
-    candidates = [k for k in knobs.KNOBS if not reasons[k.name]]
+    asked = req.asked()
+    reasons = {k.name: knobs.skip_reason(k, device, probe, ndim, cores) for k in asked}
+    candidates = [k for k in asked if not reasons[k.name]]
+    if not candidates:
+        raise AdviseError(f"no knob asked for applies here: "
+                          f"{'; '.join(f'{n} {why}' for n, why in reasons.items())}")
     full = _profile(req, device, [dict(k.change) for k in candidates], knobs.REPLICATES,
                     MIN_TIMEOUT_S)
     try:
@@ -363,7 +389,7 @@ def verdicts_of(req: Request, p: Plan, cells: Sequence[matrix.Cell], out: Path
                                                                 req.steps)}
     names = [f.name for f in dataclasses.fields(judged_pairs.KnobAnswer) if f.name != "knob"]
     entries = []
-    for k in knobs.KNOBS:
+    for k in req.asked():
         entry = judged.get(k.name) or {**dict.fromkeys(names), "status": (
             KnobStatus.NOT_IN_BUDGET if p.not_measured[k.name] == KnobStatus.NOT_IN_BUDGET
             else KnobStatus.SKIPPED),
@@ -465,6 +491,7 @@ def print_verdicts(req: Request, p: Plan, entries: Sequence[dict[str, Any]], out
             continue
         speed = fmt.ratio(e["speedup"]) + (
             f" ({fmt.ci(e['ci_low'], e['ci_high'])})" if e["ci_low"] is not None else "")
+        speed += breaks_text(e)
         if e["never_pays_back"]:  # in the worst case the interval allows; say why
             pays = {Verdict.SLOWER: "never (slower)", Verdict.FASTER: "never"}.get(
                 e["verdict"], "no clear saving to repay it")
@@ -488,5 +515,31 @@ def print_verdicts(req: Request, p: Plan, entries: Sequence[dict[str, Any]], out
             text = caveats.caveat_text(code, e.get("memory_change_bytes"),
                                        e.get("memory_change_share"))
             print(f"note on {e['knob']}: {text}", file=stream)
+        for line in break_notes(e):
+            print(f"note on {e['knob']}: {line}", file=stream)
     print(f"results: {out} (python -m bench report puts them on the site beside the others)",
           file=stream)
+
+
+def breaks_text(e: dict[str, Any]) -> str:
+    """``, 2 graph breaks``: a compiled knob's breaks beside its speedup (empty for the
+    others, and where this torch did not count them)."""
+    n = e.get("graph_breaks")
+    if n is None:
+        return ""
+    return f", {n} graph break{'s' if n != 1 else ''}" if n else ", no graph break"
+
+
+def break_notes(e: dict[str, Any]) -> list[str]:
+    """What a compiled knob's breaks were, in torch's words, and torch's hint for each kind;
+    and, where they likely explain a small gain, that they do."""
+    if not e.get("graph_breaks"):
+        return []
+    graphs = e.get("graphs")
+    where = f" into {graphs} graphs" if graphs else ""
+    lines = [f"the model broke{where}: " + "; ".join(e.get("graph_break_reasons") or ())]
+    if e.get("breaks_explain"):
+        lines.append("the graph breaks are the likely reason compiling gained little: each "
+                     "splits the model into separately compiled graphs")
+    lines += [f"to remove one: {hint}" for hint in e.get("break_hints") or ()]
+    return lines

@@ -64,7 +64,7 @@ class Action(Word):
     ENABLE = "enable"
     KEEP_OFF = "keep off"
     LEAVE_DEFAULT = "leave default"
-    INSUFFICIENT = "insufficient data"
+    INSUFFICIENT = "too few replicates"
     DEPENDS = "depends on model"
     ENABLE_IF_NEEDED = "enable only if needed"
 

@@ -9,7 +9,8 @@ verdict reads that pair the other way round (``Knob.reverse``), so its line says
 TF32 on buys.
 
 Why a fixed priority: when the budget is short the knobs most likely to matter for a user go
-first (autotuning and bf16 on a GPU, then the layout); fewer knobs with a verdict each beat
+first (autotuning and bf16 on a GPU, then the layout; torch.compile, whose first pass compiles
+for tens of seconds, last); fewer knobs with a verdict each beat
 every knob without one, so the plan drops knobs before it drops replicates below the report's
 minimum. All of it is pure: the estimate is an argument, so the fitting is tested without a
 clock or a machine.
@@ -64,6 +65,8 @@ KNOBS: tuple[Knob, ...] = (
          "deterministic cuDNN algorithms", devices=("cuda",)),
     Knob("cpu_threads", "cpu_threads", {"cpu_threads": 1}, "one thread against every core",
          devices=("cpu",)),
+    Knob("torch.compile", "compile", {"compile": "default"},
+         "torch.compile's default mode against eager (its graph breaks named)"),
 )
 
 

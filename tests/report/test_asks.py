@@ -118,3 +118,33 @@ def test_a_pair_without_rows_is_insufficient_not_an_error(ds: Dataset) -> None:
     (v,) = asks.judge(ds, [asks.Ask("amp-bf16", "precision", "nope", "none")], STEPS)
     assert (v.status, v.reason) == (KnobStatus.INSUFFICIENT,
                                     "too few replicates: 0 of 3 ok (no rows)")
+
+
+def test_a_compile_knob_takes_the_one_off_rule_and_carries_its_breaks(ds: Dataset,
+                                                                     a: Analysis) -> None:
+    """The fixtures' compiled cells met no break: advise says 0 breaks in 1 graph, and the
+    recommendation is the one-off cost's rule for the job's length."""
+    row = _pair(a, "compile", device="cpu", verdict="faster", kernel_cache="fresh")
+    v = _judge(ds, "torch.compile", "compile", row)
+    assert (v.graph_breaks, v.graphs, v.graph_break_reasons, v.breaks_explain) == (0, 1, (),
+                                                                                    False)
+    pays = v.break_even_steps is not None and v.break_even_steps <= STEPS
+    assert (v.rule, v.recommendation) == (("compile-faster-pays-back", Action.ENABLE) if pays
+                                          else ("compile-cold-cost-not-repaid",
+                                                Action.KEEP_OFF))
+    other = _judge(ds, "amp-bf16", "precision", _pair(a, "precision", variant_value="amp-bf16"))
+    assert other.graph_breaks is None and other.break_hints == ()
+
+
+def test_breaks_explain_a_small_gain_only_when_there_are_breaks_and_no_clear_gain() -> None:
+    from bench.report.judge.breaks import breaks, explain
+
+    two = breaks(2, 3, "1x Unsupported Tensor.item() call with capture_scalar_outputs=False; "
+                       "1x Failed to trace builtin operator: `print`")
+    assert [h.split(":")[0] for h in two.hints] == ["a data-dependent `.item()`",
+                                                    "a Python builtin Dynamo cannot trace "
+                                                    "(such as `print`)"]
+    assert explain(Verdict.NO_CLEAR_DIFFERENCE, two) and explain(Verdict.SLOWER, two)
+    assert not explain(Verdict.FASTER, two) and not explain(Verdict.INSUFFICIENT, two)
+    assert not explain(Verdict.SLOWER, breaks(0, 1, "")) and not explain(Verdict.SLOWER, None)
+    assert breaks(None, None, "").total is None  # a torch that did not count them

@@ -20,13 +20,13 @@ def _why(device: str, probe: Probe, ndim: int | None = 4, cores: int = 2) -> dic
 def test_every_issue_knob_is_considered_once() -> None:
     assert [k.name for k in knobs.KNOBS] == [
         "cudnn.benchmark", "amp-bf16", "channels_last", "tf32", "amp-fp16",
-        "cudnn.deterministic", "cpu_threads"]
+        "cudnn.deterministic", "cpu_threads", "torch.compile"]
 
 
 def test_on_a_cpu_the_cuda_knobs_say_why() -> None:
     why = _why("cpu", _probe())
     assert {n for n, w in why.items() if not w} == {"amp-bf16", "channels_last", "amp-fp16",
-                                                    "cpu_threads"}
+                                                    "cpu_threads", "torch.compile"}
     assert why["cudnn.benchmark"] == why["tf32"] == "skipped: no CUDA"
     with_gpu = _why("cpu", _probe(cuda=True))
     assert with_gpu["cudnn.benchmark"] == "skipped: CUDA only (--device cpu)"
@@ -37,7 +37,7 @@ def test_on_a_gpu_threads_do_not_apply_and_the_rest_do() -> None:
     assert why["cpu_threads"] == "skipped: CPU only (--device cuda)"
     assert [n for n, w in why.items() if not w] == [
         "cudnn.benchmark", "amp-bf16", "channels_last", "tf32", "amp-fp16",
-        "cudnn.deterministic"]
+        "cudnn.deterministic", "torch.compile"]
 
 
 def test_the_input_and_the_machine_decide_the_rest() -> None:

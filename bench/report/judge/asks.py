@@ -29,14 +29,15 @@ from bench.report.analysis import MIN_OK_REPLICATES, Analysis, analyse
 from bench.report.analysis.studies import one_off_costs
 from bench.report.judge import advice
 from bench.report.judge.advice import Recommendation
-from bench.report.judge.advice.rules import switch_rules
+from bench.report.judge.advice.rules import one_off, switch_rules
+from bench.report.judge.breaks import Breaks, breaks, explain
 from bench.report.load import Dataset
 from bench.report.vocabulary import Action, KnobStatus, Verdict
 
 #: The setting a comparison axis's recommendations are filed under.
 SETTING_OF = {"cudnn_benchmark": "cudnn.benchmark", "cudnn_deterministic": "cudnn.deterministic",
               "precision": "precision", "memory_format": "memory_format",
-              "cpu_threads": "cpu_threads"}
+              "cpu_threads": "cpu_threads", "compile": "torch.compile"}
 
 
 #: The report's pair read from its variant's side: its verdict and its advice mirrored.
@@ -87,6 +88,14 @@ class KnobAnswer:
     variant_cell_id: str
     #: the report holds the pair the other way round: these figures are its row, reversed
     reversed: bool = False
+    #: a compiled variant's graph breaks, cold pass included (None: not compiled, or this
+    #: torch did not count them), its graphs, torch's reasons ("2x reason") and hints in words
+    graph_breaks: int | None = None
+    graphs: int | None = None
+    graph_break_reasons: tuple[str, ...] = ()
+    break_hints: tuple[str, ...] = ()
+    #: the breaks are the likely reason it gained little (``breaks.explain``)
+    breaks_explain: bool = False
 
 
 def _number(value: Any) -> float | None:
@@ -210,6 +219,22 @@ def _mirrored(rec: Recommendation) -> tuple[Action, tuple[str, ...]]:
             tuple(_MIRRORED_CAVEATS.get(c, c) for c in rec.caveats))
 
 
+def _compiled_breaks(cells: pd.DataFrame, cost: Any) -> Breaks | None:
+    """The compiled side's graph breaks (None for a pair that compiles nothing)."""
+    if cost.axis != "compile":
+        return None
+    c = _cell(cells, cost, cost.variant_cell_id)
+    return breaks(c.get("graph_breaks_max"), c.get("graphs_max"), c.get("graph_break_reasons"))
+
+
+def _break_fields(b: Breaks | None, verdict: str) -> dict[str, Any]:
+    if b is None:
+        return {}
+    return {"graph_breaks": b.total, "graphs": b.graphs,
+            "graph_break_reasons": tuple(f"{n}x {text}" for n, text, _ in b.reasons),
+            "break_hints": b.hints, "breaks_explain": explain(verdict, b)}
+
+
 def _verdict(ask: Ask, cost: Any, rec: Recommendation | None, cells: pd.DataFrame,
              steps: int, backwards: bool = False) -> KnobAnswer:
     insufficient = cost.verdict == Verdict.INSUFFICIENT
@@ -217,20 +242,24 @@ def _verdict(ask: Ask, cost: Any, rec: Recommendation | None, cells: pd.DataFram
     if rec and backwards:
         action, caveats = _mirrored(rec)
     break_even = _number(cost.break_even_iters_high)
+    rule = rec.rule if rec else ""
+    if ask.axis == "compile":  # the site advises per workload; one pair takes the same rule
+        rule, action = one_off("compile", str(cost.verdict), break_even, steps)
     mem, share, basis = _memory(cells, cost)
     return KnobAnswer(
         knob=ask.knob, axis=ask.axis,
         status=KnobStatus.INSUFFICIENT if insufficient else KnobStatus.MEASURED,
         reason=_why(cells, cost) if insufficient else "",
         baseline=str(cost.baseline_value), variant=str(cost.variant_value),
-        recommendation=action, rule=rec.rule if rec else "", verdict=Verdict(cost.verdict),
+        recommendation=action, rule=rule, verdict=Verdict(cost.verdict),
         speedup=_number(cost.speedup), ci_low=_number(cost.ci_low),
         ci_high=_number(cost.ci_high), n_base=int(cost.n_base), n_var=int(cost.n_var),
         cold_cost_s=_number(cost.extra_cold_pass_max_s), break_even_steps=break_even,
         steps=steps, pays_back=None if break_even is None else steps >= break_even,
         memory_change_bytes=mem, memory_change_share=share, memory=basis,
         caveats=caveats, baseline_cell_id=ask.baseline_cell_id,
-        variant_cell_id=ask.variant_cell_id, reversed=backwards)
+        variant_cell_id=ask.variant_cell_id, reversed=backwards,
+        **_break_fields(_compiled_breaks(cells, cost), str(cost.verdict)))
 
 
 def _unmeasured(ask: Ask, steps: int) -> KnobAnswer:

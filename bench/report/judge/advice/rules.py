@@ -7,6 +7,8 @@ Rules (``Recommendation.rule``):
   break-even), ``bm-cold-cost-not-repaid`` (keep off: faster per step but the job is too short to
   repay the autotuning), ``bm-slower`` (keep off), ``bm-no-clear-difference`` (leave default),
   ``bm-mixed``. Only pairs with cudnn.deterministic off (the default) are used.
+- ``compile-*`` (``bench advise``'s one pair, compiled against eager): the same five as
+  cudnn.benchmark's, by the same rule (``one_off``).
 - ``det-insufficient``, ``det-does-not-reproduce`` (keep off: deterministic on still failed the
   bitwise re-run in every configuration checked), ``det-default-reproduces`` (leave default: off
   already re-ran bitwise equal), ``det-reproduces-in-some`` (enable only if needed: with it on,
@@ -67,6 +69,24 @@ from bench.report.judge.selection import counted_benchmark
 from bench.report.vocabulary import Action, Verdict
 
 
+def one_off(prefix: str, verdict: str, break_even: float | None, steps: int
+            ) -> tuple[str, Action]:
+    """The rule for a setting that costs once, up front, for a faster steady state
+    (cudnn.benchmark; torch.compile in ``bench advise``): on only where it is faster and a job
+    of ``steps`` steps repays the first pass in the worst case the interval allows."""
+    if verdict == Verdict.INSUFFICIENT:
+        return f"{prefix}-insufficient", Action.INSUFFICIENT
+    if verdict == Verdict.FASTER:
+        if break_even is not None and steps >= break_even:
+            return f"{prefix}-faster-pays-back", Action.ENABLE
+        return f"{prefix}-cold-cost-not-repaid", Action.KEEP_OFF
+    if verdict == Verdict.SLOWER:
+        return f"{prefix}-slower", Action.KEEP_OFF
+    if verdict == Verdict.NO_CLEAR_DIFFERENCE:
+        return f"{prefix}-no-clear-difference", Action.LEAVE_DEFAULT
+    return f"{prefix}-mixed", Action.DEPENDS
+
+
 def benchmark_rules(costs: pd.DataFrame, job_lengths: Sequence[int]) -> list[Recommendation]:
     if costs.empty:
         return []
@@ -104,21 +124,7 @@ def benchmark_rules(costs: pd.DataFrame, job_lengths: Sequence[int]) -> list[Rec
         if share is not None and share > MEMORY_CAVEAT_SHARE:
             caveats.append("extra-memory")
         for n in job_lengths:
-            if verdict == Verdict.INSUFFICIENT:
-                rule, action = "bm-insufficient", Action.INSUFFICIENT
-            elif verdict == Verdict.FASTER:
-                pays = break_even is not None and n >= break_even
-                rule, action = (
-                    ("bm-faster-pays-back", Action.ENABLE)
-                    if pays
-                    else ("bm-cold-cost-not-repaid", Action.KEEP_OFF)
-                )
-            elif verdict == Verdict.SLOWER:
-                rule, action = "bm-slower", Action.KEEP_OFF
-            elif verdict == Verdict.NO_CLEAR_DIFFERENCE:
-                rule, action = "bm-no-clear-difference", Action.LEAVE_DEFAULT
-            else:
-                rule, action = "bm-mixed", Action.DEPENDS
+            rule, action = one_off("bm", verdict, break_even, n)
             out.append(
                 Recommendation(
                     rule=rule,

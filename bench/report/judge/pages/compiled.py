@@ -12,12 +12,12 @@ from typing import Any
 import pandas as pd
 
 from bench.report.analysis.compiled import compiled_only, with_compile_counts
+from bench.report.judge.breaks import Breaks, breaks_of
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, by_machine
 from bench.report.judge.pages.common import CONFIG_AXES, ordered, sources_of, with_pay_back
 from bench.report.judge.selection import judged
 from bench.report.vocabulary import Verdict
-from bench.schema import SchemaError, parse_break_reasons
 
 #: What makes two compile pairs the same workload: every axis but the compile mode, its
 #: dynamic= and the kernel cache (the three a reader chooses between on this page).
@@ -36,51 +36,6 @@ SHAPE_KEY = ["fingerprint_id", "variant_value",
 BM_KEY = ["fingerprint_id",
           *(c for c in CONFIG_AXES if c not in ("cudnn_benchmark", "cudnn_benchmark_limit",
                                                 "compile", "compile_dynamic"))]
-
-
-#: torch's advice for each kind of graph break, in words, matched on the start of the reason
-#: it gives (``graph_break_reasons``); the first match wins.
-BREAK_HINTS = (
-    ("Unsupported Tensor.item()", "a data-dependent `.item()`: set "
-     "`torch._dynamo.config.capture_scalar_outputs = True`, or keep the branch on it out of "
-     "the compiled model"),
-    ("Failed to trace builtin operator", "a Python builtin Dynamo cannot trace (such as "
-     "`print`): take it out of `forward`"),
-    ("Attempted to call function marked as skipped", "a call into a function Dynamo does not "
-     "trace (a C builtin): move it out of `forward`, or wrap it in `torch.compiler.disable`"),
-    ("Data-dependent branching", "Python control flow on a tensor's value: use `torch.cond`, "
-     "or move the branch out of the compiled model"),
-)
-
-
-@dataclass(frozen=True)
-class Breaks:
-    """The graph breaks a compiled cell met, cold pass included, as torch counted and named
-    them, each with torch's hint in words ("" where none is known)."""
-
-    total: int | None  # None: this torch did not report them
-    graphs: int | None
-    reasons: tuple[tuple[int, str, str], ...]  # (count, reason, hint), most frequent first
-
-    @property
-    def hints(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(h for _, _, h in self.reasons if h))
-
-
-def _count_or_none(value: Any) -> int | None:
-    return int(value) if _present(value) else None
-
-
-def breaks_of(r: Any) -> Breaks:
-    """A compile pair's compiled side's breaks (``var_graph_breaks_max`` and its reasons)."""
-    try:
-        found = parse_break_reasons(str(r.var_graph_break_reasons or ""))
-    except SchemaError:
-        found = []
-    reasons = tuple((n, text, next((h for start, h in BREAK_HINTS if text.startswith(start)),
-                                   "")) for n, text in found)
-    return Breaks(_count_or_none(r.var_graph_breaks_max), _count_or_none(r.var_graphs_max),
-                  reasons)
 
 
 class Choice(enum.Enum):

@@ -1,0 +1,56 @@
+"""``bench advise --knobs torch.compile`` on a user model with two graph breaks (a ``print``
+and an ``.item()`` branch): a real CPU compile, whose breaks advise names beside the speedup,
+in torch's words, with torch's hint for each, and which its JSON fields carry."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bench.report.judge import asks
+from bench.report.load import load_reports
+
+from .conftest import read_csv, run_cli
+
+MODEL = "tests/advise/breaking.py:build"
+
+needs_cxx = pytest.mark.skipif(
+    not os.environ.get("CI") and not any(map(shutil.which, ("g++", "c++", "clang++"))),
+    reason="torch.compile on the CPU needs a C++ compiler (install g++)")
+
+
+@pytest.mark.e2e
+@needs_cxx
+def test_advise_names_a_compiled_models_breaks_and_how_to_remove_them(tmp_path: Path) -> None:
+    out = tmp_path / "machine" / "run"
+    proc = run_cli("advise", MODEL, "--device", "cpu", "--mode", "infer", "--batch-size", "4",
+                   "--input-shape", "3,32,32", "--knobs", "torch.compile", "--budget", "40",
+                   "--out", str(out), env={"TMPDIR": str(tmp_path)}, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("torch.compile ")]
+    assert "2 graph breaks" in line, proc.stdout
+    notes = [ln for ln in proc.stdout.splitlines() if ln.startswith("note on torch.compile:")]
+    assert any("broke into 2 graphs" in n and "`print`" in n and "Tensor.item()" in n
+               for n in notes), notes
+    assert any("capture_scalar_outputs = True" in n for n in notes), notes
+    assert not [ln for ln in proc.stdout.splitlines() if ln.startswith(("amp-", "channels"))]
+
+    ids = {r["compile"]: r["cell_id"] for r in read_csv(out / "results.csv")}
+    (answer,) = asks.judge(load_reports(out), [asks.Ask(
+        "torch.compile", "compile", ids["off"], ids["default"])], 10_000)
+    assert (answer.graph_breaks, answer.graphs) == (2, 2)
+    assert sorted(answer.graph_break_reasons) == [
+        "1x Failed to trace builtin operator: `print` (gb0059)",
+        "1x Unsupported Tensor.item() call with capture_scalar_outputs=False (gb0124)"]
+    assert len(answer.break_hints) == 2 and answer.rule.startswith("compile-")
+
+
+def test_an_unknown_knob_is_refused_with_the_valid_choices() -> None:
+    proc = run_cli("advise", "resnet18", "--knobs", "torch.compile,tf64", "--dry-run")
+    assert proc.returncode != 0
+    (line,) = proc.stderr.strip().splitlines()
+    assert "--knobs: unknown knob 'tf64'; valid choices: cudnn.benchmark, amp-bf16" in line
+    assert "torch.compile" in line
