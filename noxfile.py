@@ -56,11 +56,13 @@ def report(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def speed(session: nox.Session) -> None:
-    """Print the speed-target figures: harness overhead per cell, and the 100k-row report."""
+    """Print the speed-target figures: harness overhead per cell, the 100k-row report, and a
+    real cpu-profile run's timed work against its wall time, with the estimate's error."""
     session.install(*_groups("torch", "test"))
     session.install("-e", ".")
     session.run("python", "tests/speed/overhead.py")
     session.run("python", "tests/speed/report_build.py")
+    session.run("python", "tests/speed/timed_work.py")
 
 
 if __name__ == "__main__":

@@ -238,6 +238,10 @@ class Timeline:
 
     entered: float = 0.0  # the task began
     build_start: float | None = None  # the model build began (measure only)
+    built: float | None = None  # the model (or ceiling) was built, the cold pass begins
+    cold_end: float | None = None  # the cold pass ended, the warm-up begins
+    steady_start: float | None = None  # the warm-up ended, the timed steady state begins
+    steady_end: float | None = None  # the steady state ended
     ended: float | None = None
 
 

@@ -170,7 +170,8 @@ def cold_pass(step: Callable[[int], Any], schedule: Sequence[Any], timer: Timer)
 
 
 def steady_state(step: Callable[[int], Any], start: int, settings: Settings, timer: Timer,
-                 clock: Callable[[], float] = time.perf_counter, period: int = 1
+                 clock: Callable[[], float] = time.perf_counter, period: int = 1,
+                 on_start: Callable[[], None] | None = None
                  ) -> tuple[list[float], list[int]]:
     """Warm up, then time every iteration until the stopping rule is met.
 
@@ -178,7 +179,8 @@ def steady_state(step: Callable[[int], Any], start: int, settings: Settings, tim
     95% CI half-width of the median is within ``ci_target`` of it. ``max_time_s`` stops a noisy
     cell early, but never below ``min_iters`` (a median of one iteration says nothing);
     ``max_iters`` stops it regardless. Iterations run in whole cycles of the shape schedule
-    (``period``) so every shape is equally represented.
+    (``period``) so every shape is equally represented. ``on_start`` is called when the
+    warm-up is over (the moment the run's time breakdown starts the steady state at).
     """
     i = start
     warm = max(settings.warmup_iters, period) if period > 1 else settings.warmup_iters
@@ -186,6 +188,8 @@ def steady_state(step: Callable[[int], Any], start: int, settings: Settings, tim
         step(i)
         i += 1
     timer.sync()
+    if on_start is not None:
+        on_start()
     times: list[float] = []
     iters: list[int] = []
     t0 = clock()

@@ -24,6 +24,7 @@ matches every replicate).
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import random
@@ -128,6 +129,17 @@ def _peak_rss() -> float:
     return float(rss if sys.platform == "darwin" else rss * 1024)
 
 
+def init_folder(task: Task) -> Path:
+    """Where the run keeps its models' initial weights (``initcache``): its scratch folder,
+    beside the task's result file."""
+    return Path(task.result_path).parent / "init"
+
+
+def _stamp(record: Record) -> None:
+    """The moment the warm-up ended and the timed steady state began."""
+    record.timeline.steady_start = time.time()
+
+
 def measure_cell(torch: Any, task: Task, record: Record) -> None:
     """The measurement protocol for one replicate; fills ``record`` as it goes."""
     cell, st = task.cell, task.settings
@@ -143,10 +155,12 @@ def measure_cell(torch: Any, task: Task, record: Record) -> None:
         m.work_per_iter = work
         record.work_unit = unit
     else:
-        wl = workloads.build(torch, cell, fail_compile=fault == "compile-error")
+        wl = workloads.build(torch, cell, fail_compile=fault == "compile-error",
+                             init_dir=init_folder(task))
         step, schedule = wl.step, wl.schedule
     compiled = cell.kind == "model" and cell.compile != "off"
     at_start = compiling.snapshot(torch) if compiled else None
+    record.timeline.built = time.time()
     if fault in ("oom", "error"):
 
         def step(i: int) -> Any:  # the first model step raises, as a real one would
@@ -160,6 +174,7 @@ def measure_cell(torch: Any, task: Task, record: Record) -> None:
     # so it is wall-clock time with a device sync on both sides, not device (event) time.
     cold_timer = measure.SyncedTimer(torch.cuda.synchronize) if cell.device == "cuda" else timer
     cold, start = measure.cold_pass(step, schedule, cold_timer)
+    record.timeline.cold_end = time.time()
     m.cold_first_iter_s, m.cold_pass_s = cold[0], sum(cold)
     m.cold_peak_mem_allocated_bytes, m.cold_peak_mem_reserved_bytes = _memory(torch, cell)
     seen: list[tuple[int, int]] = list(dict.fromkeys(schedule))
@@ -169,7 +184,9 @@ def measure_cell(torch: Any, task: Task, record: Record) -> None:
         compiling.settle(torch)
     if cell.device == "cuda":
         torch.cuda.reset_peak_memory_stats()
-    times, iters = measure.steady_state(step, start, st, timer, period=len(schedule))
+    times, iters = measure.steady_state(step, start, st, timer, period=len(schedule),
+                                        on_start=functools.partial(_stamp, record))
+    record.timeline.steady_end = time.time()
     if at_start is not None and after_cold is not None:
         got = compiling.figures(at_start, after_cold, compiling.snapshot(torch))
         m.compile_time_s, m.compiles = got.compile_time_s, got.compiles
@@ -226,7 +243,7 @@ def prime_cell(torch: Any, task: Task, record: Record) -> None:
     box finds there; the ``warm`` replicates each start from a copy of it.
     """
     inject_process_fault(wanted_fault(task))
-    wl = workloads.build(torch, task.cell)
+    wl = workloads.build(torch, task.cell, init_dir=init_folder(task))
     seen: set[tuple[int, int]] = set()
     for i, shape in enumerate(wl.schedule):
         if shape not in seen:

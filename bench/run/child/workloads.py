@@ -12,11 +12,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from bench import schema
 from bench.run import modelspec
-from bench.run.child import compiling, factory
+from bench.run.child import compiling, factory, initcache
 from bench.run.child.flags import autocast_dtype
 from bench.run.matrix import Cell
 
@@ -56,12 +57,19 @@ class Workload:
     inputs: dict[Shape, factory.Batch] | None = None  # the batch of each distinct shape
 
 
-def build_model(torch: Any, cell: Cell) -> Any:
+def build_model(torch: Any, cell: Cell, init_dir: Path | None = None) -> Any:
+    """A torchvision model with fresh weights on the cell's device; on a CPU, from the run's
+    copy of them in ``init_dir`` where an earlier replicate left one (``initcache``)."""
     import torchvision
 
     device = torch.device(cell.device)
-    with device:  # initialise parameters on the device: faster than a CPU build + copy
-        model = torchvision.models.get_model(cell.model, weights=None)
+
+    def fresh() -> Any:
+        with device:  # initialise parameters on the device: faster than a CPU build + copy
+            return torchvision.models.get_model(cell.model, weights=None)
+
+    model = initcache.cached_build(torch, cell.model, init_dir, fresh) \
+        if cell.device == "cpu" else fresh()
     model = model.to(device)
     if cell.memory_format == "channels_last":
         model = model.to(memory_format=torch.channels_last)
@@ -81,10 +89,11 @@ def make_inputs(torch: Any, cell: Cell, schedule: list[tuple[int, int]]) -> dict
     return out
 
 
-def _torchvision_parts(torch: Any, cell: Cell, schedule: list[Shape], model: Any | None
+def _torchvision_parts(torch: Any, cell: Cell, schedule: list[Shape], model: Any | None,
+                       init_dir: Path | None = None
                        ) -> tuple[Any, dict[Shape, factory.Batch], StepLoss]:
     """A torchvision model, one image batch per shape, cross-entropy against random labels."""
-    model = model if model is not None else build_model(torch, cell)
+    model = model if model is not None else build_model(torch, cell, init_dir)
     made = make_inputs(torch, cell, schedule)
     loss_fn = torch.nn.CrossEntropyLoss()
 
@@ -118,8 +127,8 @@ def _user_parts(torch: Any, cell: Cell, schedule: list[Shape]
     return model, batches, lambda raw, batch, shape: loss(raw, batch)
 
 
-def build(torch: Any, cell: Cell, model: Any | None = None, fail_compile: bool = False
-          ) -> Workload:
+def build(torch: Any, cell: Cell, model: Any | None = None, fail_compile: bool = False,
+          init_dir: Path | None = None) -> Workload:
     """Model, inputs and the step for a ``kind=model`` cell.
 
     Where the cell compiles, the step calls ``torch.compile(model)`` and the workload's
@@ -131,7 +140,7 @@ def build(torch: Any, cell: Cell, model: Any | None = None, fail_compile: bool =
     if modelspec.is_user_model(cell.model):
         model, inputs, loss_of = _user_parts(torch, cell, schedule)
     else:
-        model, inputs, loss_of = _torchvision_parts(torch, cell, schedule, model)
+        model, inputs, loss_of = _torchvision_parts(torch, cell, schedule, model, init_dir)
     dtype = autocast_dtype(torch, cell)
     device_type = torch.device(cell.device).type
 

@@ -1,0 +1,56 @@
+"""Speed target: timed work (cold passes and steady iterations) >= 90% of a run's wall time,
+and the run's estimate within 15% of it. A script, not a test: it makes a real run.
+
+It runs a profile (default ``cpu``) into a temporary folder the way ``bench run`` does (the
+probe, the plan, the fork server, one process per replicate), then prints where the wall time
+went, phase by phase (``bench.run.breakdown``), and the estimate made before the run against
+the wall time measured.
+
+    python tests/speed/timed_work.py [--profile cpu] [--only STUDY ...] [--reports reports]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from bench.run import breakdown, estimate, matrix, session  # noqa: E402
+from bench.run import probe as probing  # noqa: E402
+from bench.run.launch import ForkServerLauncher  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--profile", default="cpu")
+    ap.add_argument("--only", action="append", default=[])
+    ap.add_argument("--reports", default=str(ROOT / "reports"),
+                    help="committed runs the estimate learns from")
+    args = ap.parse_args()
+    profile = matrix.select(matrix.load_profile(args.profile), args.only)
+    timings: list[breakdown.JobTiming] = []
+    with tempfile.TemporaryDirectory(prefix="timed-work-") as tmp:
+        start = time.monotonic()
+        with ForkServerLauncher() as launcher:
+            with probing.probe_folder() as folder:
+                probe = probing.probe(launcher, folder, models=session.user_checks(profile))
+            bound, jobs = session.planned(profile, probe)
+            guess = sum(estimate.jobs_s(jobs, probe))
+            opened = session.open_run(bound, probe, jobs, reports=Path(tmp), out=f"{tmp}/run")
+            ended = session.execute(opened, launcher, probe, timings=timings, progress=False)
+        wall = time.monotonic() - start
+    if ended.code:
+        sys.exit(f"the run ended with exit code {ended.code}")
+    for line in breakdown.lines(breakdown.breakdown(timings, wall)):
+        print(line)
+    err = (guess - wall) / wall
+    print(f"estimate {guess:.1f} s against {wall:.1f} s measured: {err:+.1%}")
+
+
+if __name__ == "__main__":
+    main()
