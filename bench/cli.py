@@ -48,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="run only this study (repeatable)")
     run.add_argument("--dry-run", action="store_true",
                      help="list the cells with an estimated duration, run nothing")
+    run.add_argument("--budget", metavar="DURATION",
+                     help="stop cleanly before a replicate that would end past DURATION "
+                     "(90s, 9m, 1h30m) from the start, the studies that fit first; "
+                     "--resume finishes the run")
     run.add_argument("--launcher", choices=("forkserver", "spawn"), default="forkserver",
                      help="forkserver (torch imported once) or spawn (a fresh interpreter)")
     run.add_argument("--run-id", help="name the run folder (default: a UTC time and the profile)")

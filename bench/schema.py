@@ -27,7 +27,10 @@ from typing import Callable, Final
 #: model's own breaks, which Dynamo meets when it first compiles); the steady state's alone are
 #: ``steady_graph_breaks``, with ``graphs`` and ``graph_break_reasons`` beside them (a version 3
 #: figure counted the steady state only: it migrates to ``steady_graph_breaks``, see ``_v3_to_v4``).
-SCHEMA_VERSION: Final = 4
+#: 5: ``sitting``, which sitting of its run wrote a row (a run finished by ``--resume``, on
+#: this machine or another of the same fingerprint, is made in several); older rows keep it
+#: empty: which of them a resume wrote was not recorded.
+SCHEMA_VERSION: Final = 5
 #: The definition of the timed step, bumped whenever what a step does changes, so numbers
 #: measured by different definitions get different fingerprints and are never pooled (the
 #: child records it in env.json; the report tells a reader which rows predate the current
@@ -138,6 +141,8 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
     _c("replicate", "int", required=True, doc="which fresh process of the cell"),
     _c("attempt_id", doc="this attempt at the replicate (a re-run gets a new one); its samples "
        "carry it"),
+    _c("sitting", "int", doc="which sitting of the run wrote the row: 1 the first, and each "
+       "--resume the next"),
     _c("device", group="axis", choices=("cpu", "cuda", "mps"), doc="where the step runs"),
     _c("model", group="axis", doc="torchvision model, user model (module:factory or "
        "file.py:factory), or the ceiling op"),
@@ -316,9 +321,14 @@ def _v3_to_v4(row: Row) -> Row:
     return out
 
 
+def _v4_to_v5(row: Row) -> Row:
+    """Version 4 did not record which sitting wrote a row: it stays empty (unknown)."""
+    return {**row, "sitting": ""}
+
+
 #: ``{from_version: function(row) -> row}``; applied in order until SCHEMA_VERSION is reached.
 MIGRATIONS: Final[dict[int, Callable[[Row], Row]]] = {1: _v1_to_v2, 2: _v2_to_v3,
-                                                      3: _v3_to_v4}
+                                                      3: _v3_to_v4, 4: _v4_to_v5}
 
 
 class SchemaError(ValueError):

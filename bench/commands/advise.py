@@ -23,7 +23,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -31,10 +31,11 @@ from typing import Any, TextIO
 from bench import schema
 from bench.commands.exits import fail as _fail
 from bench.report.vocabulary import KnobStatus, Verdict
-from bench.run import estimate, knobs, matrix, modelspec, session, usermodels
+from bench.run import estimate, knobs, learned, matrix, modelspec, session, usermodels
 from bench.run import probe as probing
 from bench.run.knobs import Knob
 from bench.run.launch import Launcher
+from bench.run.learned import CellCost
 from bench.run.protocol import ModelCheck, Probe
 from bench.run.store import RunStore
 
@@ -233,8 +234,11 @@ def _info(probe: Probe, req: Request) -> tuple[int | None, float | None]:
     return 4, None  # a torchvision model: an image batch, FLOPs from the estimate's table
 
 
-def plan(req: Request, probe: Probe, budget_left_s: float) -> Plan:
-    """The knobs that apply here, and as many of them as the budget holds (``knobs.fit``)."""
+def plan(req: Request, probe: Probe, budget_left_s: float,
+         costs: Mapping[str, CellCost] | None = None) -> Plan:
+    """The knobs that apply here, and as many of them as the budget holds (``knobs.fit``,
+    the planner ``bench run --budget`` uses); ``costs``: what the cells cost on this kind of
+    machine before (``learned.history``), which replace the guesses where there are some."""
     device = req.device or ("cuda" if probe.cuda else "cpu")
     if device == "cuda" and not probe.cuda:
         raise AdviseError("--device cuda: torch finds no CUDA device here; valid choices: cpu")
@@ -257,7 +261,8 @@ def plan(req: Request, probe: Probe, budget_left_s: float) -> Plan:
     # the longest a replicate may run: a noisy one goes on to max_time_s
     longest = dataclasses.replace(study.settings, min_time_s=study.settings.max_time_s)
     cost = {name: estimate.replicate_s(cell, longest, cores, False,
-                                       usermodels.flops_for(probe, cell))
+                                       usermodels.flops_for(probe, cell),
+                                       (costs or {}).get(cell.cell_id))
             for name, cell in cells.items()}
     fitted = knobs.fit(cost["baseline"], [(k.name, cost[k.name]) for k in candidates],
                        budget_left_s)
@@ -320,7 +325,8 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
         try:
             with probing.probe_folder() as tmp:
                 probe = probing.probe(launcher, tmp, models=req.checks())
-            advice_plan = plan(req, probe, req.budget_s - (clock() - start) - REPORT_RESERVE_S)
+            advice_plan = plan(req, probe, req.budget_s - (clock() - start) - REPORT_RESERVE_S,
+                               learned.history(Path(args.reports), probe.env))
             bound, jobs = session.planned(advice_plan.profile, probe)
         except (RuntimeError, AdviseError, matrix.ProfileError) as exc:
             return _fail(str(exc))

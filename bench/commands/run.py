@@ -13,12 +13,14 @@ import argparse
 import os
 import signal
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.commands.exits import fail
-from bench.run import dryrun, hooks, launch, matrix, session
+from bench.run import dryrun, hooks, launch, learned, matrix, session
 from bench.run import probe as probing
+from bench.run.budget import Budget, Ending, ending_lines, parse_duration
 from bench.run.cluster import shards
 from bench.run.cluster.executor import local_refusal
 from bench.run.interrupts import EXIT_CODES, INTERRUPTS
@@ -30,12 +32,14 @@ FAULT_ENV = "TORCH_KNOBS_FAULT"
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    started = time.monotonic()  # a --budget counts from here: the probe is part of the run
     if args.executor == "slurm":  # first: without submitit, nothing else is worth saying
         return _slurm(args)
     refused = local_refusal(args)  # a Slurm option a local run would silently ignore
     if refused:
         return fail(refused)
     try:
+        budget = Budget(parse_duration(args.budget), started) if args.budget else None
         profile = matrix.select(matrix.load_profile(args.profile), args.only) if args.profile \
             else None
         hook = hooks.from_spec(os.environ.get(hooks.SIGNAL_ENV, ""))
@@ -49,7 +53,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:
             with launch.by_name(args.launcher) as launcher:  # the one owner: leaving ends it
                 try:
-                    code = _run(args, launcher, profile, hook, ending)
+                    code = _run(args, launcher, profile, hook, ending, budget)
                 finally:
                     signals.closing()
                     hook("closing", "")
@@ -68,6 +72,7 @@ class _Ending:
     resume: str = ""  # the command that finishes the run
     counts: dict[str, int] = field(default_factory=dict)
     store_error: StoreError | None = None
+    budget: Ending | None = None  # what a budgeted run left
 
 
 def _finish(ending: _Ending, code: int) -> None:
@@ -83,12 +88,16 @@ def _finish(ending: _Ending, code: int) -> None:
               f"{ending.resume}", file=sys.stderr)
         return
     print(session.summary(code, ending.counts, out), file=sys.stderr)
-    if code:
+    left = ending.budget
+    if left is not None and not code:
+        for line in ending_lines(left):
+            print(line, file=sys.stderr)
+    if code or (left is not None and left.before is not None):
         print(f"resume with: {ending.resume}", file=sys.stderr)
 
 
 def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile | None,
-         hook: hooks.Hook, ending: _Ending) -> int:
+         hook: hooks.Hook, ending: _Ending, budget: Budget | None = None) -> int:
     try:
         with probing.probe_folder() as tmp:
             probe = probing.probe(launcher, tmp, models=session.user_checks(profile))
@@ -109,7 +118,8 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
         except shards.ShardError as exc:
             return fail(str(exc))
     if args.dry_run:
-        dryrun.print_dry_run(jobs, probe)
+        dryrun.print_dry_run(jobs, probe, budget=budget,
+                             costs=learned.history(Path(args.reports), probe.env))
         return 0
     shard = ({"spec": args.shard, "slurm_job_id": os.environ.get("SLURM_JOB_ID", "")}
              if args.shard else None)  # which part of which cluster run this folder is
@@ -122,10 +132,12 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
     ending.out = opened.out
     ending.resume = resume_command(  # a shard resumes only its own cells
         args.profile or profile.name, args.only or [],
-        rest=[*(("--shard", args.shard) if args.shard else ()), "--out", str(opened.out)])
+        rest=[*(("--shard", args.shard) if args.shard else ()), "--out", str(opened.out),
+              *(("--budget", args.budget) if budget is not None else ())])
     ended = session.execute(opened, launcher, probe, fault=os.environ.get(FAULT_ENV, ""),
-                            hook=hook)
-    ending.counts, ending.store_error = ended.counts, ended.store_error
+                            hook=hook, budget=budget)
+    ending.counts, ending.store_error, ending.budget = (ended.counts, ended.store_error,
+                                                        ended.budget)
     return ended.code
 
 

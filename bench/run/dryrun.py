@@ -7,30 +7,43 @@ and such a machine is also told what the same plan would take on one with CUDA.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 from bench.run import estimate
+from bench.run.budget import Budget, StudyFit, fit_studies, shown
+from bench.run.learned import CellCost
 from bench.run.plan import Job, skip_reason
 from bench.run.protocol import Probe
 
 
-def print_dry_run(jobs: Sequence[Job], probe: Probe, stream: TextIO = sys.stdout) -> float:
-    """One line per cell (its study, id, replicates, estimate and name), then the total;
-    returns the total in seconds."""
-    est = estimate.jobs_s(jobs, probe)
-    per_cell: dict[tuple[str, str, str, str], list[float]] = {}
-    for j, t in zip(jobs, est):
+def print_dry_run(jobs: Sequence[Job], probe: Probe, stream: TextIO = sys.stdout,
+                  budget: Budget | None = None, costs: Mapping[str, CellCost] | None = None
+                  ) -> float:
+    """One line per cell (its study, id, replicates, estimate, whether the estimate is
+    *measured* on this kind of machine or *guessed*, and its name), then the total and, with a
+    ``budget``, which studies fit it; returns the total in seconds."""
+    found = estimate.jobs_basis(jobs, probe, costs)
+    est = [t for t, _ in found]
+    per_cell: dict[tuple[str, str, str, str, str], list[float]] = {}
+    for j, (t, basis) in zip(jobs, found):
         name = j.cell.name + (" (repro check)" if j.op == "repro" else "")
-        per_cell.setdefault((j.study.name, j.cell.cell_id, name, skip_reason(j.cell, probe)),
-                            []).append(t)
+        per_cell.setdefault((j.study.name, j.cell.cell_id, name, skip_reason(j.cell, probe),
+                             basis), []).append(t)
     width = max((len(k[0]) for k in per_cell), default=5)
-    print(f"{'study':<{width}}  {'cell id':<10}  reps  {'est':>7}  cell", file=stream)
-    for (study, cid, name, skipped), ts in per_cell.items():
+    print(f"{'study':<{width}}  {'cell id':<10}  reps  {'est':>7}  {'basis':<8}  cell",
+          file=stream)
+    for (study, cid, name, skipped, basis), ts in per_cell.items():
         note = f"  [skipped: {skipped}]" if skipped else ""
-        print(f"{study:<{width}}  {cid:<10}  {len(ts):>4}  {sum(ts):>6.1f}s  {name}{note}",
-              file=stream)
+        print(f"{study:<{width}}  {cid:<10}  {len(ts):>4}  {sum(ts):>6.1f}s  {basis:<8}  "
+              f"{name}{note}", file=stream)
     total = sum(est)
+    measured = sum(1 for _, b in found if b == estimate.MEASURED)
+    if measured:
+        print(f"{measured} of {len(found)} estimates measured: from this kind of machine's "
+              f"committed rows; the others guessed, scaled by how far the guesses were off "
+              f"here", file=stream)
     print(f"{len(per_cell)} cells, {len(jobs)} processes, estimated {total / 60:.1f} min "
           f"here (a rough estimate: see bench/run/estimate.py)", file=stream)
     if not probe.cuda and any(j.cell.device == "cuda" for j in jobs):
@@ -39,4 +52,18 @@ def print_dry_run(jobs: Sequence[Job], probe: Probe, stream: TextIO = sys.stdout
         print(f"on a CUDA machine with this one's {cores} CPU core{'s' if cores != 1 else ''}: "
               f"estimated {with_cuda / 60:.1f} min (the CPU cells and compiling scale with the "
               f"cores)", file=stream)
+    if budget is not None:
+        room = budget.deadline - time.monotonic()
+        fit = fit_studies(jobs, dict(zip((j.key for j in jobs), est)), room)
+        for line in fit_lines(fit, budget.total_s, room):
+            print(line, file=stream)
     return total
+
+
+def fit_lines(fit: StudyFit, budget_s: float, room_s: float) -> list[str]:
+    """Which studies a budget holds whole, and which would follow while the time lasts."""
+    head = f"with --budget {shown(budget_s)} ({shown(max(room_s, 0.0))} left after the probe):"
+    if not fit.later:
+        return [f"{head} every study fits (~{shown(fit.total_s)})"]
+    return [f"{head} whole: {', '.join(fit.whole) or 'none'} (~{shown(fit.estimate_s)}); "
+            f"then, while the time lasts: {', '.join(fit.later)}"]

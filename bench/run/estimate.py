@@ -8,11 +8,13 @@ figures for any machine are in its results.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from bench.run import usermodels
+from bench.run.learned import CellCost, calibration
 from bench.run.matrix import Cell, Settings
-from bench.run.plan import Job, skip_reason
+from bench.run.plan import Job, skip_reason, twins
 from bench.run.protocol import Probe
 
 #: Forward GFLOPs per sample at 224x224 (torchvision's documented figures), and a factor for
@@ -155,34 +157,67 @@ def prime_s(cell: Cell, cores: int) -> float:
     return _OVERHEAD_S.get(cell.device, 1.0) + cold_pass_s(cell, cores, "fresh")
 
 
+def _steady_s(t: float, st: Settings, period: int) -> float:
+    """The stopping rule's window for iterations of ``t`` seconds: past min_time_s once the
+    interval is tight, by max_time_s (plus the cycle under way) otherwise, but never below
+    min_iters nor beyond max_iters iterations."""
+    steady = min(max(st.min_time_s, st.min_iters * t), st.max_time_s + t * period)
+    return min(max(steady, st.min_iters * t), max(st.max_iters, st.min_iters) * t)
+
+
 def replicate_s(cell: Cell, st: Settings, cores: int, skipped: bool = False,
-                flops_per_sample: float | None = None) -> float:
+                flops_per_sample: float | None = None, cost: CellCost | None = None) -> float:
     """Estimated wall time of one replicate, from launch to result (``flops_per_sample``: see
-    ``iteration_s``)."""
+    ``iteration_s``); from ``cost``, the cell's measured parts, where there are some."""
     if skipped:
         return 0.05
-    t = iteration_s(cell, cores, flops_per_sample)
     period = len(cell.schedule())
+    if cost is not None:  # measured: its steady window kept inside this run's stopping rule
+        t = cost.iteration_s
+        hi = _steady_s(t, replace(st, min_time_s=st.max_time_s), period)
+        steady = min(max(cost.steady_s, st.min_iters * t), hi)
+        return cost.overhead_s + cost.cold_s + max(st.warmup_iters, period) * t + steady
+    t = iteration_s(cell, cores, flops_per_sample)
     warm = max(st.warmup_iters, period) * t
-    # the stopping rule: past min_time_s once the interval is tight, by max_time_s (plus the
-    # cycle under way) otherwise, but never below min_iters nor beyond max_iters iterations
-    steady = min(max(st.min_time_s, st.min_iters * t), st.max_time_s + t * period)
-    steady = min(max(steady, st.min_iters * t), max(st.max_iters, st.min_iters) * t)
     return _OVERHEAD_S.get(cell.device, 1.0) + cold_pass_s(
-        cell, cores, flops_per_sample=flops_per_sample) + warm + steady
+        cell, cores, flops_per_sample=flops_per_sample) + warm + _steady_s(t, st, period)
 
 
-def jobs_s(jobs: Sequence[Job], probe: Probe) -> list[float]:
-    """Seconds per job; a warm cell's first job also carries the process that primes it."""
+#: Where a job's estimate comes from: the cell's own rows, or the scaled guess.
+MEASURED, GUESSED = "measured", "guessed"
+
+
+def jobs_s(jobs: Sequence[Job], probe: Probe,
+           costs: Mapping[str, CellCost] | None = None) -> list[float]:
+    """Seconds per job; a warm cell's first job also carries the process that primes it.
+    ``costs`` (``learned.history``): the cells measured on this kind of machine; the others'
+    guesses are scaled by ``learned.calibration`` over the measured ones."""
+    return [s for s, _ in jobs_basis(jobs, probe, costs)]
+
+
+def jobs_basis(jobs: Sequence[Job], probe: Probe,
+               costs: Mapping[str, CellCost] | None = None) -> list[tuple[float, str]]:
+    """``jobs_s`` with each job's basis (``MEASURED`` or ``GUESSED``)."""
+    costs = costs or {}
     cores = probe.cores
-    out = []
-    primed: set[str] = set()
+    guesses, learned, skips = [], [], []
     for j in jobs:
         skipped = bool(skip_reason(j.cell, probe))
-        t = replicate_s(j.cell, j.study.settings, cores, skipped,
-                        usermodels.flops_for(probe, j.cell))
+        skips.append(skipped)
+        flops = usermodels.flops_for(probe, j.cell)
+        guess = replicate_s(j.cell, j.study.settings, cores, skipped, flops)
+        cost = costs.get(j.cell.cell_id) if not skipped else None
+        guesses.append(guess)
+        learned.append(replicate_s(j.cell, j.study.settings, cores, skipped, flops, cost)
+                       if cost is not None else None)
+    scale = calibration((m, g) for m, g in zip(learned, guesses) if m is not None)
+    out = []
+    primed = set(twins(jobs).values())  # a warm cell whose fresh twin runs keeps its cache
+    for j, guess, measured, skipped in zip(jobs, guesses, learned, skips):
+        t = measured if measured is not None else guess * scale
         if j.cell.kernel_cache == "warm" and not skipped and j.cell.cell_id not in primed:
             primed.add(j.cell.cell_id)
-            t += prime_s(j.cell, cores)
-        out.append(2 * t if j.op == "repro" else t)
+            t += prime_s(j.cell, cores) * scale
+        out.append((2 * t if j.op == "repro" else t, MEASURED if measured is not None
+                    else GUESSED))
     return out

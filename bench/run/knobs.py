@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bench.run.budget import greedy
 from bench.run.protocol import Probe
 
 #: The report's minimum of ok replicates per side for a verdict (its MIN_OK_REPLICATES; the
@@ -104,14 +105,10 @@ def fit(baseline_s: float, knob_s: Sequence[tuple[str, float]], budget_s: float,
     when no knob fits at all; None when not even one replicate of the baseline and one knob
     does. ``baseline_s`` and ``knob_s`` are the estimated seconds of one replicate."""
     for reps in range(replicates, 0, -1):
-        total, kept = reps * baseline_s, []
-        for name, seconds in knob_s:
-            if total + reps * seconds <= budget_s:
-                kept.append(name)
-                total += reps * seconds
+        kept, left, total = greedy([(n, reps * s) for n, s in knob_s],
+                                   budget_s - reps * baseline_s)
         if kept:
-            left = tuple(n for n, _ in knob_s if n not in kept)
-            return Fit(tuple(kept), left, reps, total)
+            return Fit(tuple(kept), tuple(left), reps, reps * baseline_s + total)
     return None
 
 

@@ -8,7 +8,8 @@ bitwise re-run checks come last.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from bench.run.matrix import Cell, Profile, Study
 from bench.run.protocol import Probe
@@ -65,3 +66,16 @@ def skip_reason(cell: Cell, probe: Probe) -> str:
     """Why ``cell`` cannot run on the machine ``probe`` found (``NO_CUDA``), or ``""``: read
     from the cell's device, never from its name."""
     return NO_CUDA if cell.device == "cuda" and not probe.cuda else ""
+
+
+def twins(jobs: Sequence[Job]) -> dict[str, str]:
+    """Fresh cell id → the id of the same cell with a warm kernel cache, for the warm cells
+    among ``jobs`` whose fresh twin is measured too."""
+    cells = {j.cell.cell_id: j.cell for j in jobs if j.op == "measure"}
+    out = {}
+    for cell in cells.values():
+        if cell.kernel_cache == "warm":
+            fresh = replace(cell, kernel_cache="fresh").cell_id
+            if fresh in cells:
+                out[fresh] = cell.cell_id
+    return out

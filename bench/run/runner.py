@@ -23,21 +23,24 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import signal
+import statistics
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from bench.run import caches, durable, hooks
+from bench.run.breakdown import JobTiming
+from bench.run.budget import Budget
 from bench.run.durable import ScratchError
 from bench.run.interrupts import EXIT_CODES, INTERRUPTS
 from bench.run.launch import Launcher
 from bench.run.matrix import Cell
 from bench.run.outcome import Outcome, run_child
-from bench.run.plan import Job, skip_reason
+from bench.run.plan import Job, skip_reason, twins
 from bench.run.progress import NOT_WRITTEN, Progress
 from bench.run.protocol import Probe, Record, Task, new_task
 from bench.run.store import RunStore, StoreError, new_attempt_id
@@ -54,6 +57,7 @@ class RunContext:
     profile: str
     probe: Probe
     fault: str = ""
+    sitting: int = 1  # which sitting of the run this is (``session.next_sitting``)
     flops: dict[tuple[Any, ...], float] = field(default_factory=dict)
 
     @property
@@ -84,9 +88,23 @@ def base_row(ctx: RunContext, job: Job) -> dict[str, Any]:
         "fingerprint_id": ctx.fingerprint_id, "machine": ctx.machine, "profile": ctx.profile,
         "study": job.study.name, "cell_id": cell.cell_id, "cell_name": cell.name,
         "kind": job.kind, "replicate": job.replicate, "attempt_id": new_attempt_id(),
+        "sitting": ctx.sitting,
     }
     row.update({k: v for k, v in asdict(cell).items() if k != "kind"})
     return row
+
+
+def _timing(begin: float, record: Record | None, row: dict[str, Any], prime_s: float,
+            samples: Sequence[dict[str, Any]]) -> JobTiming:
+    """One job's moments and timed seconds, for the run's time breakdown."""
+    tl = record.timeline if record is not None else None
+    steady = sum(float(s["seconds"]) for s in samples if s.get("phase") == "steady")
+    return JobTiming(
+        begin=begin, end=time.time(), entered=tl.entered if tl else None,
+        build_start=tl.build_start if tl else None, built=tl.built if tl else None,
+        cold_end=tl.cold_end if tl else None, steady_start=tl.steady_start if tl else None,
+        steady_end=tl.steady_end if tl else None, ended=tl.ended if tl else None,
+        cold_s=float(row.get("cold_pass_s") or 0.0), steady_s=steady, prime_s=prime_s)
 
 
 def _flops_key(cell: Cell) -> tuple[Any, ...]:
@@ -120,6 +138,13 @@ class Runner:
             workdir = Path(self._tmp.name)
         self.workdir: Path = workdir
         self.overheads: list[dict[str, float]] = []  # per replicate, for the speed script
+        self.timings: list[JobTiming] = []  # per job, for the run's time breakdown
+        self.finished: set[tuple[str, str, int]] = set()  # jobs that left a row, any status
+        self.budget_stop: Job | None = None  # the job a budget stopped the run before
+        #: a fresh cell's id → its warm twin's (the same cell with a warm cache), to run
+        self._twins: dict[str, str] = {}
+        #: (op, cell id) → the wall seconds of its jobs in this run, priming apart
+        self._walls: dict[tuple[str, str], list[float]] = {}
         self.counts: dict[str, int] = {}
         self.written = False  # whether the current job's row is on disk
         self.store_error: StoreError | None = None  # why the run stopped, if its store failed
@@ -161,7 +186,8 @@ class Runner:
 
     # -- kernel caches ---------------------------------------------------------------------
     def _warm_cache(self, job: Job) -> Path | Outcome:
-        """The cell's warm cache, primed once per run by a process of its own (untimed)."""
+        """The cell's warm cache: its fresh twin's first ok replicate's (``_keep_for_twin``),
+        or, where there is none yet, primed once per run by a process of its own (untimed)."""
         cid = job.cell.cell_id
         if cid not in self._warm:
             folder = self.workdir / "warm" / cid
@@ -188,14 +214,34 @@ class Runner:
             caches.make_fresh(folder)
         else:
             caches.make_copy(warm, folder)
+        kept = False
         try:
             out = self._run_child(replace(task, cache_dir=str(folder)), timeout_s, job.target)
             cache.end_bytes = caches.size_bytes(folder)
+            kept = self._keep_for_twin(job, out, folder)
         finally:
-            caches.remove(folder)
+            if not kept:
+                caches.remove(folder)
         if out.record is not None:
             cache.start_bytes = out.record.cache_start_bytes
         return out
+
+    def _keep_for_twin(self, job: Job, out: Outcome, folder: Path) -> bool:
+        """Keep a fresh replicate's cache as its warm twin's, instead of priming one.
+
+        A warm cell's cache is what an earlier job of the same model on the same box left;
+        a replicate of the same cell with a fresh cache, just measured, is such a job. Its
+        folder becomes the twin's primed cache (the warm replicates start from copies of it),
+        and the untimed process that would prime it is not run. Only the first ok one."""
+        twin = self._twins.get(job.cell.cell_id)
+        if job.op != "measure" or out.status != "ok" or twin is None or twin in self._warm:
+            return False
+        target = self.workdir / "warm" / twin
+        caches.remove(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        folder.rename(target)
+        self._warm[twin] = target
+        return True
 
     # -- one job ---------------------------------------------------------------------------
     def run_job(self, job: Job) -> str:
@@ -204,8 +250,11 @@ class Runner:
         samples: list[dict[str, Any]] = []
         cache = CacheSizes()
         skip = skip_reason(job.cell, self.ctx.probe)
+        prime_s = 0.0
         if not skip and job.cell.kernel_cache == "warm":
+            t_prime = time.time()
             self._warm_cache(job)  # priming is not part of the replicate's time
+            prime_s = time.time() - t_prime
         row["started_at"] = now_iso()
         t0 = self.clock()
         if skip:
@@ -241,6 +290,8 @@ class Runner:
             self.hook("row-written", job.target)
         if build_start is not None:
             self.overheads[-1]["write_s"] = time.time() - t_write
+        self.timings.append(_timing(t_start, record, row, prime_s, samples))
+        self._walls.setdefault((job.op, job.cell.cell_id), []).append(row["wall_s"])
         self.counts[out.status] = self.counts.get(out.status, 0) + 1
         return out.status
 
@@ -285,14 +336,28 @@ class Runner:
         return out
 
     # -- the whole matrix ------------------------------------------------------------------
-    def run(self, jobs: Sequence[Job], done: AbstractSet[tuple[str, str, int]] = frozenset()
-            ) -> int:
-        """Run every job not in ``done``. Returns the process exit code: 0, that of the
-        signal that stopped it, or ``EXIT_STORE`` (``store_error`` says why)."""
+    def _expected(self, job: Job, seconds: Mapping[tuple[str, str, int], float]) -> float:
+        """A job's expected seconds: what its cell's replicates took in this run so far (the
+        median), else the plan's estimate."""
+        seen = self._walls.get((job.op, job.cell.cell_id))
+        return statistics.median(seen) if seen else seconds.get(job.key, 0.0)
+
+    def run(self, jobs: Sequence[Job], done: AbstractSet[tuple[str, str, int]] = frozenset(),
+            budget: Budget | None = None,
+            seconds: Mapping[tuple[str, str, int], float] | None = None) -> int:
+        """Run every job not in ``done``, in order; with a ``budget``, stop (exit 0) before
+        the first job expected to end past it (``seconds``: the plan's estimates), which
+        ``budget_stop`` then names. Returns the process exit code: 0, that of the signal that
+        stopped it, or ``EXIT_STORE`` (``store_error`` says why)."""
         todo = [j for j in jobs if j.key not in done]
+        self._twins = twins(todo)
         with INTERRUPTS.installed():
             try:
                 for job in todo:
+                    if budget is not None and not budget.allows(
+                            self.clock(), self._expected(job, seconds or {})):
+                        self.budget_stop = job
+                        break
                     label = f"{job.study.name}: {job.cell.name} #r{job.replicate}" + (
                         " (repro)" if job.op == "repro" else "")
                     if self.progress:
@@ -317,6 +382,7 @@ class Runner:
                         if self.progress:
                             self.progress.end(label, NOT_WRITTEN)
                         return EXIT_STORE
+                    self.finished.add(job.key)
                     if self.progress:
                         self.progress.end(label, status)
             finally:

@@ -10,12 +10,17 @@ written; ``execute`` runs what is left and says how it went.
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from bench.run import estimate, hooks, identity, matrix, runid, runner, usermodels
+from bench.run import estimate, hooks, identity, learned, matrix, runid, runner, usermodels
+from bench.run.breakdown import JobTiming
+from bench.run.budget import Budget, Ending, StudyFit, budget_order, ending, fit_studies, shown
 from bench.run.launch import Launcher
+from bench.run.learned import CellCost
 from bench.run.matrix import Profile, ProfileError
 from bench.run.plan import Job, plan
 from bench.run.progress import Progress
@@ -38,10 +43,22 @@ class Session:
     env: dict[str, Any]
     jobs: list[Job]
     done: set[tuple[str, str, int]] = field(default_factory=set)
+    #: what each cell cost on this kind of machine before (``learned.history``)
+    costs: dict[str, CellCost] = field(default_factory=dict)
+    sitting: int = 1  # which sitting of the run this one is
 
     @property
     def todo(self) -> list[Job]:
         return [j for j in self.jobs if j.key not in self.done]
+
+
+def next_sitting(rows: Sequence[Mapping[str, str]]) -> int:
+    """The sitting a resume is: one after the latest its rows name (rows of a schema that did
+    not record it count as one sitting)."""
+    if not rows:
+        return 1
+    found = [int(r["sitting"]) for r in rows if str(r.get("sitting") or "").isdigit()]
+    return max(found, default=1) + 1
 
 
 def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
@@ -90,7 +107,8 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
         print(f"set aside {moved}: the end of a file that a killed run left without its "
               "whole record", file=sys.stderr)
     done = completed_keys(rows, env["fingerprint_id"]) if resume else set()
-    return Session(folder, store, env, jobs, done)
+    return Session(folder, store, env, jobs, done, learned.history(reports, env),
+                   next_sitting(rows) if resume else 1)
 
 
 @dataclass(frozen=True)
@@ -101,29 +119,55 @@ class Ended:
     code: int
     counts: dict[str, int]
     store_error: StoreError | None = None
+    budget: Ending | None = None  # what a budgeted run leaves
 
 
 def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = "",
             stream: TextIO = sys.stderr, progress: bool = True,
-            hook: hooks.Hook = hooks.none) -> Ended:
+            hook: hooks.Hook = hooks.none, timings: list[JobTiming] | None = None,
+            budget: Budget | None = None) -> Ended:
     """Run the jobs left, writing one row each; the launcher belongs to the caller; ``hook``
-    (see ``bench.run.hooks``) is called at the instants a test may act."""
+    (see ``bench.run.hooks``) is called at the instants a test may act; ``timings`` collects
+    each job's moments (``bench.run.breakdown``); a ``budget`` runs the studies that fit it
+    first and stops before a job that would end past it (``bench.run.budget``)."""
     env, todo = session.env, session.todo
-    ctx = runner.RunContext(env["run_id"], str(env["profile"]), probe, fault=fault)
-    eta = sum(estimate.jobs_s(todo, probe))
+    ctx = runner.RunContext(env["run_id"], str(env["profile"]), probe, fault=fault,
+                            sitting=session.sitting)
+    seconds = dict(zip((j.key for j in todo), estimate.jobs_s(todo, probe, session.costs)))
+    eta = sum(seconds.values())
     print(f"run {env['run_id']} on {env['machine']} (fingerprint {env['fingerprint_id']}): "
           f"{len(todo)} processes to run, {len(session.jobs) - len(todo)} already done, "
           f"~{eta / 60:.1f} min estimated; writing to {session.out}", file=stream)
+    order = todo
+    if budget is not None:
+        fit = fit_studies(todo, seconds, budget.deadline - time.monotonic())
+        order = budget_order(todo, fit) if fit.later else todo
+        print(_budget_line(budget, fit), file=stream)
     try:
         run = runner.Runner(launcher, session.store, ctx,
                             progress=Progress(len(todo)) if progress else None, hook=hook)
     except StoreError as exc:  # no scratch folder: the run stops as it would on its first job
         return Ended(runner.EXIT_STORE, {}, exc)
     try:
-        code = run.run(session.jobs, session.done)
+        code = run.run(order, session.done, budget, seconds)
     finally:
         run.close()
-    return Ended(code, dict(run.counts), run.store_error)
+        if timings is not None:
+            timings.extend(run.timings)
+    left = ending(session.jobs, session.done | run.finished, budget.total_s, run.budget_stop,
+                  seconds) if budget is not None and not code else None
+    return Ended(code, dict(run.counts), run.store_error, left)
+
+
+def _budget_line(budget: Budget, fit: StudyFit) -> str:
+    """What a budget lets the run do, said before it starts."""
+    if not fit.later:
+        return (f"budget {shown(budget.total_s)}: the whole plan fits "
+                f"(~{shown(fit.total_s)} estimated)")
+    whole = ", ".join(fit.whole) or "no study"
+    return (f"budget {shown(budget.total_s)} for a plan of ~{shown(fit.total_s)}: "
+            f"{whole} first, whole (~{shown(fit.estimate_s)}); then "
+            f"{', '.join(fit.later)} while the time lasts")
 
 
 def summary(code: int, counts: dict[str, int], out: Path) -> str:

@@ -24,3 +24,21 @@ def test_a_run_id_shared_by_two_machines_counts_each_folder_alone(write_tree: An
     assert "3 ok; 3 of 6 planned rows (unfinished)" in page_a.read_text(encoding="utf-8")
     text_b = page_b.read_text(encoding="utf-8")
     assert "6 ok; 6 of 6 planned rows" in text_b and "(unfinished)" not in text_b
+
+
+def test_a_run_made_in_two_sittings_says_when_each_was(write_tree: Any, tmp_path: Path) -> None:
+    """A budgeted run and its resume: the machine page names both sittings and their times;
+    a run of one sitting, or of rows that predate the column, says nothing of sittings."""
+    env = {**env_for("box", "r1"), "planned_rows": 6}
+    first = cell(env, axes(), [0.1] * 3, sitting=1, started_at="2026-12-01T12:30:00Z",
+                 ended_at="2026-12-01T12:31:00Z")
+    second = cell(env, axes(batch_size=8), [0.1] * 3, sitting=2,
+                  started_at="2026-12-02T09:00:00Z", ended_at="2026-12-02T09:05:30Z")
+    other = {**env_for("box", "r2"), "planned_rows": 3}
+    root = write_tree([(env, first + second, []), (other, cell(other, axes(), [0.1] * 3), [])])
+    generated = tmp_path / "docs" / "generated"
+    render_tree(root, generated)
+    text = (generated / "machines" / "box.md").read_text(encoding="utf-8")
+    assert ("Run r1 was made in 2 sittings (a budgeted run and its resumes): "
+            "2026-12-01 12:30–12:31 (3 rows), 2026-12-02 09:00–09:05 (3 rows), UTC.") in text
+    assert "Run r2 was made" not in text

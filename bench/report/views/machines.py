@@ -220,6 +220,22 @@ def _ceiling_rows(p: Page, mp: MachinePage, here: str) -> list[list[Any]]:
             for c in mp.ceilings.itertuples(index=False)]
 
 
+def _moment(iso: str) -> str:
+    """``2026-12-01 12:30``: an ISO 8601 UTC time to the minute."""
+    return iso[:16].replace("T", " ")
+
+
+def sittings_text(rr: Any) -> str:
+    """``Run R was made in 2 sittings: 2026-12-01 12:30–12:38 (40 rows), …, UTC.``"""
+    parts = []
+    for s in rr.sittings:
+        end = _moment(s.ended)
+        parts.append(f"{_moment(s.started)}–{end[11:] if end[:10] == s.started[:10] else end} "
+                     f"({s.rows} rows)")
+    return (f"Run {rr.run.run_id} was made in {len(rr.sittings)} sittings (a budgeted run "
+            f"and its resumes): {', '.join(parts)}, UTC.")
+
+
 def _run_table(p: Page, mp: MachinePage, copied: Copies) -> Md:
     rows = [[
         str(rr.run.run_id) + shard_note(rr.run),
@@ -258,6 +274,7 @@ def _fingerprint(p: Page, mp: MachinePage, copied: Copies, here: str) -> dict[st
         "n_ok": int(row.n_ok), "n_failed": int(row.n_failed), "n_replaced": int(row.n_replaced),
         "n_rows": int(row.n_rows), "n_cells": int(row.n_cells),
         "runs": _run_table(p, mp, copied), "n_runs": len(mp.runs),
+        "sittings": [sittings_text(rr) for rr in mp.runs if len(rr.sittings) > 1],
         "sharded": any(rr.run.shard for rr in mp.runs), "env": env, "flags": flags,
         "drift": table(["Cell", "Drifting ok replicates", "Worst drift"], drift_rows)
         if drift_rows else None,

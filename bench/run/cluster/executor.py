@@ -74,7 +74,8 @@ def _given(args: argparse.Namespace) -> dict[str, Any]:
     extra = None if args.slurm_extra is None else slurm.parse_extra(args.slurm_extra)
     return {"partition": args.slurm_partition, "gpus_per_node": args.slurm_gpus_per_node,
             "time_min": args.slurm_time, "account": args.slurm_account,
-            "constraint": args.slurm_constraint, "extra": extra}
+            "constraint": args.slurm_constraint, "extra": extra,
+            "budget": getattr(args, "budget", None)}
 
 
 def _studies(only: Sequence[str]) -> str:
@@ -104,6 +105,9 @@ def check_args(args: argparse.Namespace) -> None:
         raise SlurmError("--out is not used with --executor slurm: each shard writes "
                          "REPORTS/<machine>/<run-id>-shard<k>; choose the folders with "
                          "--reports and --run-id")
+    if getattr(args, "budget", None) and args.slurm_time is not None:
+        raise SlurmError("--budget sets each shard job's time limit (the budget and the "
+                         "planner's margin); give --budget or --slurm-time, not both")
     if args.launcher != "forkserver":
         raise SlurmError("--launcher is not used with --executor slurm: each shard runs the "
                          "fork server on its node")

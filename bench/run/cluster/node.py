@@ -60,7 +60,8 @@ def _fingerprint_of(folder: Path) -> str:
 
 def shard_argv(profile: str, reports: Path, run_id: str, k: int, n: int,
                only: Sequence[str] = (),
-               env_of_node: Callable[[], dict[str, Any] | None] = node_env) -> list[str]:
+               env_of_node: Callable[[], dict[str, Any] | None] = node_env,
+               budget: str | None = None) -> list[str]:
     """The ``bench run`` arguments of shard ``k``: the folder an earlier job of it left on
     this kind of node (the same fingerprint) resumed, or a new one.
 
@@ -72,7 +73,8 @@ def shard_argv(profile: str, reports: Path, run_id: str, k: int, n: int,
     """
     found = shard_dirs(reports, run_id, k)
     argv = ["run", "--profile", profile, "--shard", f"{k}/{n}",
-            *(a for study in only for a in ("--only", study))]
+            *(a for study in only for a in ("--only", study)),
+            *(("--budget", budget) if budget else ())]
     name = shards.run_id(run_id, k)
     if not found:
         return [*argv, "--reports", str(reports), "--run-id", name]
@@ -89,7 +91,7 @@ def shard_argv(profile: str, reports: Path, run_id: str, k: int, n: int,
 
 
 def run_shard(profile: str, reports: str, run_id: str, k: int, n: int,
-              only: Sequence[str] = ()) -> int:
+              only: Sequence[str] = (), budget: str | None = None) -> int:
     """The function a Slurm job runs: one shard, as ``python -m bench run`` in a process of
     its own (its own main thread and signal handlers, none of the job wrapper's).
 
@@ -97,9 +99,11 @@ def run_shard(profile: str, reports: str, run_id: str, k: int, n: int,
     and a cancel's SIGTERM reach every process of the step; they are passed on too, for a
     cluster that signals only this one. The runner handles both (``bench.run.interrupts``):
     the replicate in flight is recorded as interrupted, every row stays, and ``--resume``
-    finishes the shard. A non-zero exit raises ``ShardFailed``, so the job is FAILED.
+    finishes the shard. A non-zero exit raises ``ShardFailed``, so the job is FAILED. With a
+    ``budget`` the shard stops cleanly before a replicate that would end past it (exit 0):
+    the job's time limit is that budget and a margin, so Slurm's warning never comes first.
     """
-    argv = shard_argv(profile, Path(reports), run_id, k, n, only)
+    argv = shard_argv(profile, Path(reports), run_id, k, n, only, budget=budget)
     if "--resume" in argv:  # a new folder's env.json names this job; a resumed one's, the first
         note_job(Path(argv[argv.index("--out") + 1]), os.environ.get("SLURM_JOB_ID", ""))
     proc = subprocess.Popen([sys.executable, "-m", "bench", *argv])

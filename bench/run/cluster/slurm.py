@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bench.run import runid
+from bench.run.budget import BudgetError, parse_duration, slurm_minutes
 from bench.run.cluster.node import run_shard, shard_dirs
 from bench.run.cluster.squeue import ACTIVE, UNKNOWN, QueryError, Queue, Runner, run_command
 from bench.run.progress import Progress
@@ -63,9 +64,17 @@ class Options:
     account: str | None = None
     constraint: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
+    #: ``--budget``: each shard runs ``bench run --budget`` (it stops cleanly, and a resume
+    #: finishes it), and its job's time limit is the budget and the planner's margin
+    budget: str | None = None
 
     def check(self) -> None:
         """Refuse, in one line, what sbatch would refuse later with a traceback's worth."""
+        if self.budget is not None:
+            try:
+                parse_duration(self.budget)
+            except BudgetError as exc:
+                raise SlurmError(str(exc)) from None
         if self.time_min < 1:
             raise SlurmError(f"--slurm-time {self.time_min}: expected at least 1 minute")
         if self.gpus_per_node is not None and self.gpus_per_node < 0:
@@ -77,6 +86,8 @@ class Options:
         out: list[str] = []
         for name, flag in FLAGS.items():
             value = getattr(self, name)
+            if name == "time_min" and self.budget:
+                continue  # the budget sets the time limit (both are refused)
             if name == "extra":
                 out += [a for k, v in value.items() for a in (flag, f"{k}={v}")]
             elif value is not None:
@@ -90,19 +101,26 @@ class Options:
         return cls(data.get("partition"), data.get("gpus_per_node"),
                    int(data.get("time_min") or 60), data.get("account"),
                    data.get("constraint"),
-                   {str(k): str(v) for k, v in extra.items()} if isinstance(extra, dict) else {})
+                   {str(k): str(v) for k, v in extra.items()} if isinstance(extra, dict) else {},
+                   data.get("budget"))
+
+    @property
+    def limit_min(self) -> int:
+        """The job's time limit: the budget and the planner's margin (``budget.slurm_minutes``)
+        with a ``--budget``, else ``--slurm-time``."""
+        return slurm_minutes(parse_duration(self.budget)) if self.budget else self.time_min
 
     @property
     def warn_s(self) -> int:
         """Seconds before the time limit that Slurm warns the job: ``WARN_S``, or a quarter
         of a limit under 6 minutes, so a short job is not warned as it starts."""
-        return max(1, min(WARN_S, int(self.time_min * 60 * WARN_SHARE)))
+        return max(1, min(WARN_S, int(self.limit_min * 60 * WARN_SHARE)))
 
     def parameters(self, job_name: str) -> dict[str, Any]:
         """submitit's ``SlurmExecutor.update_parameters`` keywords. Exclusive nodes: a shard
         times its steps, and another job on its node would be timed with it."""
         params: dict[str, Any] = {"job_name": job_name, "nodes": 1, "ntasks_per_node": 1,
-                                  "time": self.time_min, "exclusive": True,
+                                  "time": self.limit_min, "exclusive": True,
                                   "signal_delay_s": self.warn_s}
         for key, value in (("partition", self.partition), ("gpus_per_node", self.gpus_per_node),
                            ("account", self.account), ("constraint", self.constraint)):
@@ -116,7 +134,7 @@ class Options:
 #: Each option's ``bench run`` flag.
 FLAGS = {"partition": "--slurm-partition", "gpus_per_node": "--slurm-gpus-per-node",
          "time_min": "--slurm-time", "account": "--slurm-account",
-         "constraint": "--slurm-constraint", "extra": "--slurm-extra"}
+         "constraint": "--slurm-constraint", "extra": "--slurm-extra", "budget": "--budget"}
 
 
 def merged(given: dict[str, Any], record: Options | None) -> tuple[Options, list[str]]:
@@ -267,7 +285,7 @@ def submit(profile: str, planned: list[int], reports: Path, run_id: str, options
                 executor.update_parameters(**options.parameters(
                     f"torch-knobs-{run_id}-shard{k}"))
                 job = executor.submit(run_shard, sub.profile, sub.reports, run_id, k,
-                                      sub.count, list(sub.only))
+                                      sub.count, list(sub.only), options.budget)
         except REFUSALS as exc:
             _take_back(folder, before, made if record is None and not sent else [])
             raise SlurmError(_refused(exc, k, sub, sent, record is not None, run or run_command)

@@ -31,12 +31,36 @@ SHOWN_WORKLOADS = 100
 
 
 @dataclass(frozen=True)
+class Sitting:
+    """One sitting of a run (``bench run`` until it ended, then each ``--resume``): when its
+    rows started and ended (UTC, ISO 8601) and how many it wrote."""
+
+    number: int
+    started: str
+    ended: str
+    rows: int
+
+
+@dataclass(frozen=True)
 class RunRows:
     """One run folder of a machine, and how many of its rows (and ok ones) the site counts."""
 
     run: RunFiles
     n_rows: int
     n_ok: int
+    sittings: tuple[Sitting, ...] = ()  # where its rows say (schema 5 on)
+
+
+def sittings_of(rows: pd.DataFrame) -> tuple[Sitting, ...]:
+    """One run folder's sittings, from its rows' ``sitting`` column (rows without one, of an
+    older schema, name none)."""
+    if "sitting" not in rows.columns:
+        return ()
+    numbers = pd.to_numeric(rows["sitting"], errors="coerce")
+    found = rows.assign(_n=numbers).dropna(subset=["_n"])
+    return tuple(Sitting(int(n), str(g["started_at"].astype(str).min()),
+                         str(g["ended_at"].astype(str).max()), len(g))
+                 for n, g in found.groupby("_n", sort=True))
 
 
 @dataclass(frozen=True)
@@ -87,7 +111,8 @@ def _runs(facts: Facts, fingerprint: str) -> tuple[RunRows, ...]:
     ok = results.loc[results["status"] == "ok", "source"].value_counts()
     mine = [r for r in facts.analysis.source.runs if str(r.fingerprint_id) == fingerprint]
     return tuple(RunRows(r, int(rows.get(r.results.as_posix(), 0)),
-                         int(ok.get(r.results.as_posix(), 0)))
+                         int(ok.get(r.results.as_posix(), 0)),
+                         sittings_of(results.loc[results["source"] == r.results.as_posix()]))
                  for r in sorted(mine, key=lambda r: str(r.results)))
 
 
