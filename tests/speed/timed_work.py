@@ -6,7 +6,11 @@ probe, the plan, the fork server, one process per replicate), then prints where 
 went, phase by phase (``bench.run.breakdown``), and the estimate made before the run against
 the wall time measured.
 
-    python tests/speed/timed_work.py [--profile cpu] [--only STUDY ...] [--reports reports]
+    python tests/speed/timed_work.py [--profile cpu] [--only STUDY ...] [--reports reports] [--keep]
+
+The estimate is the one ``bench run`` makes: learned from the committed runs under
+``--reports``. With ``--keep`` the run is written where ``bench run`` writes it (a new run
+folder under ``--reports``), so the run that measured the figure can be kept as a result.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ def main() -> None:
     ap.add_argument("--only", action="append", default=[])
     ap.add_argument("--reports", default=str(ROOT / "reports"),
                     help="committed runs the estimate learns from")
+    ap.add_argument("--keep", action="store_true",
+                    help="write the run under --reports, as bench run does, instead of a "
+                         "temporary folder")
     args = ap.parse_args()
     profile = matrix.select(matrix.load_profile(args.profile), args.only)
     timings: list[breakdown.JobTiming] = []
@@ -40,10 +47,12 @@ def main() -> None:
             with probing.probe_folder() as folder:
                 probe = probing.probe(launcher, folder, models=session.user_checks(profile))
             bound, jobs = session.planned(profile, probe)
-            guess = sum(estimate.jobs_s(jobs, probe))
-            opened = session.open_run(bound, probe, jobs, reports=Path(tmp), out=f"{tmp}/run")
+            opened = session.open_run(bound, probe, jobs, reports=Path(args.reports),
+                                      out=None if args.keep else f"{tmp}/run")
+            guess = sum(estimate.jobs_s(jobs, probe, opened.costs))
             ended = session.execute(opened, launcher, probe, timings=timings, progress=False)
         wall = time.monotonic() - start
+    print(f"run folder: {opened.out}" if args.keep else "run folder: removed (no --keep)")
     if ended.code:
         sys.exit(f"the run ended with exit code {ended.code}")
     for line in breakdown.lines(breakdown.breakdown(timings, wall)):
