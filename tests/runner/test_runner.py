@@ -221,57 +221,82 @@ replicates = 2
 [studies.caches]
 kernel_cache = ["fresh", "warm"]
 """
+#: a warm cell without its fresh twin in the run: its cache is primed by a process of its own
+WARM_ONLY_PROFILE = """
+[defaults]
+replicates = 2
+[studies.caches]
+kernel_cache = ["warm"]
+"""
 
 
-def test_every_replicate_gets_its_own_kernel_cache_and_the_row_says_which(
-        tmp_path: Path) -> None:
+def _cache_run(tmp_path: Path, text: str, launcher: FakeLauncher) -> RunStore:
     import tomllib
 
     from bench.run.matrix import parse_profile
 
-    prof = parse_profile(tomllib.loads(CACHE_PROFILE), "t")
+    prof = parse_profile(tomllib.loads(text), "t")
     store = RunStore(tmp_path / "run")
     store.open()
-    launcher = FakeLauncher()
     ctx = runner.RunContext("run1", "t", runner.Probe(ENV, [], False))
     r = runner.Runner(launcher, store, ctx, clock=launcher.clock, workdir=tmp_path / "work")
     assert r.run(plan(prof)) == 0
-    ops = [(s.task.op, s.task.cell.kernel_cache, s.task.replicate) for s in launcher.launched]
-    # the warm cell's cache is primed once, by a process of its own, before its first replicate
-    assert ops == [("measure", "fresh", 0), ("prime", "warm", 0), ("measure", "warm", 0),
-                   ("measure", "fresh", 1), ("measure", "warm", 1)]
+    return store
+
+
+def _ops(launcher: FakeLauncher) -> list[tuple[str, str, int]]:
+    return [(s.task.op, s.task.cell.kernel_cache, s.task.replicate) for s in launcher.launched]
+
+
+def test_every_replicate_gets_its_own_kernel_cache_and_the_row_says_which(
+        tmp_path: Path) -> None:
+    launcher = FakeLauncher()
+    store = _cache_run(tmp_path, CACHE_PROFILE, launcher)
+    # the warm cell's cache is what its fresh twin's first replicate left: no priming process
+    assert _ops(launcher) == [("measure", "fresh", 0), ("measure", "warm", 0),
+                              ("measure", "fresh", 1), ("measure", "warm", 1)]
     folders = [s.task.cache_dir for s in launcher.launched]
     assert len(set(folders)) == len(folders), "no two processes share a cache folder"
     fresh = [s for s in launcher.launched if s.task.cell.kernel_cache == "fresh"]
     assert all(s.cache_files == [] for s in fresh), "fresh means empty"
-    primed = launcher.launched[1].cache_files
-    assert primed == []
-    warm = [s for s in launcher.launched if s.task.op == "measure" and
-            s.task.cell.kernel_cache == "warm"]
-    # each warm replicate starts from a copy of the primed cache, not from another replicate's
-    assert [s.cache_files for s in warm] == [["kernel-2.bin"]] * 2
+    warm = [s for s in launcher.launched if s.task.cell.kernel_cache == "warm"]
+    # each warm replicate starts from a copy of the twin's cache, not from another warm one's
+    assert [s.cache_files for s in warm] == [["kernel-1.bin"]] * 2
     rows = read_csv(store.results_path)
     assert [(row["kernel_cache"], row["kernel_cache_start_bytes"],
              row["kernel_cache_end_bytes"]) for row in rows] == [
         ("fresh", "0", "4096"), ("warm", "4096", "8192"),
         ("fresh", "0", "4096"), ("warm", "4096", "8192")]
-    assert all(not Path(f).exists() for f in folders[::2]), "replicate folders are removed"
+    assert all(not Path(f).exists() for f in folders), "replicate folders are removed"
+
+
+def test_a_warm_cell_without_its_fresh_twin_is_primed_once_by_a_process_of_its_own(
+        tmp_path: Path) -> None:
+    launcher = FakeLauncher()
+    store = _cache_run(tmp_path, WARM_ONLY_PROFILE, launcher)
+    assert _ops(launcher) == [("prime", "warm", 0), ("measure", "warm", 0),
+                              ("measure", "warm", 1)]
+    assert launcher.launched[0].cache_files == [], "the priming process starts empty"
+    assert [s.cache_files for s in launcher.launched[1:]] == [["kernel-1.bin"]] * 2
+    rows = read_csv(store.results_path)
+    assert [row["kernel_cache_start_bytes"] for row in rows] == ["4096", "4096"]
+
+
+def test_a_failed_twin_leaves_the_warm_cell_to_prime_its_own_cache(tmp_path: Path) -> None:
+    launcher = FakeLauncher({0: "oom"})  # the fresh twin's first replicate runs out of memory
+    store = _cache_run(tmp_path, CACHE_PROFILE, launcher)
+    assert _ops(launcher) == [("measure", "fresh", 0), ("prime", "warm", 0),
+                              ("measure", "warm", 0), ("measure", "fresh", 1),
+                              ("measure", "warm", 1)]
+    rows = read_csv(store.results_path)
+    assert [r["status"] for r in rows] == ["oom", "ok", "ok", "ok"]
 
 
 def test_a_failed_priming_is_the_warm_replicates_status(tmp_path: Path) -> None:
-    import tomllib
-
-    from bench.run.matrix import parse_profile
-
-    prof = parse_profile(tomllib.loads(CACHE_PROFILE), "t")
-    store = RunStore(tmp_path / "run")
-    store.open()
-    launcher = FakeLauncher({1: "oom"})  # the prime process runs out of memory
-    ctx = runner.RunContext("run1", "t", runner.Probe(ENV, [], False))
-    runner.Runner(launcher, store, ctx, clock=launcher.clock, workdir=tmp_path / "w").run(
-        plan(prof))
+    launcher = FakeLauncher({0: "oom"})  # the prime process runs out of memory
+    store = _cache_run(tmp_path, WARM_ONLY_PROFILE, launcher)
     rows = read_csv(store.results_path)
-    assert [r["status"] for r in rows] == ["ok", "oom", "ok", "oom"]
-    assert rows[1]["reason"] == ("priming the warm kernel cache failed: OutOfMemoryError: "
+    assert [r["status"] for r in rows] == ["oom", "oom"]
+    assert rows[0]["reason"] == ("priming the warm kernel cache failed: OutOfMemoryError: "
                                  "CUDA out of memory")
     assert [s.task.op for s in launcher.launched].count("prime") == 1, "primed once, not retried"

@@ -112,8 +112,9 @@ def test_submit_records_one_job_per_shard_and_names_the_shard_function(tmp_path:
     sub = slurm.submit("smoke", [21, 2], tmp_path, "r1-smoke", slurm.Options(), executor=ex,
                        only=["modes"])
     assert sub.jobs == [["101"], ["102"]]
-    assert [c[1:] for c in ex.calls] == [("smoke", str(tmp_path), "r1-smoke", k, 2, ["modes"])
-                                         for k in (1, 2)]
+    # (the last argument: the shard's --budget, none here)
+    assert [c[1:] for c in ex.calls] == [
+        ("smoke", str(tmp_path), "r1-smoke", k, 2, ["modes"], None) for k in (1, 2)]
     assert all(c[0] is node.run_shard for c in ex.calls), "a module function: pickled by name"
     assert [p["job_name"] for p in ex.params] == ["torch-knobs-r1-smoke-shard1",
                                                   "torch-knobs-r1-smoke-shard2"]
