@@ -36,7 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
-from bench.run import caches, durable
+from bench.run import caches, cpuinfo, durable
 from bench.run.child import compiling, factory, flags, measure, nvml, rapl, telemetry, workloads
 from bench.run.matrix import Cell, Settings
 from bench.run.protocol import Metrics, Probe, Record, Repro, Sample, Task, Timeline
@@ -95,7 +95,7 @@ def classify(torch: Any, exc: BaseException) -> tuple[str, str]:
     return "error", reason
 
 
-def _skip_reason(torch: Any, cell: Cell) -> str | None:
+def _skip_reason(torch: Any, cell: Cell, settings: Settings | None = None) -> str | None:
     if cell.device == "cuda" and not torch.cuda.is_available():
         return "no-cuda"
     if cell.device == "mps" and not (hasattr(torch.backends, "mps")
@@ -103,6 +103,9 @@ def _skip_reason(torch: Any, cell: Cell) -> str | None:
         return "no-mps"
     if cell.kind == "ceiling" and cell.model == "matmul-tf32" and cell.device != "cuda":
         return "tf32-is-cuda-only"
+    if (settings is not None and settings.native_bf16_only and cell.device == "cpu"
+            and cell.precision == "amp-bf16" and not cpuinfo.native_bf16()):
+        return cpuinfo.NO_NATIVE_BF16
     if cell.kind == "model":
         return compiling.skip_reason(torch, cell)
     return None
@@ -321,7 +324,7 @@ def run_task(task: Task) -> Record:
         if task.op == "probe":
             probe(torch, task, record)
         else:
-            skip = _skip_reason(torch, task.cell)
+            skip = _skip_reason(torch, task.cell, task.settings)
             if skip:
                 record.status, record.reason = "skipped", skip
             else:
