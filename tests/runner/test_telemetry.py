@@ -204,3 +204,47 @@ def test_the_window_is_extended_only_where_energy_is_measured() -> None:
     longer, note = energy_settings(short, rapl.RaplMeter([]))
     assert longer.min_time_s == longer.max_time_s == telemetry.MIN_WINDOW_S
     assert "extended from 0.5 s to at least 1 s" in note
+
+
+def test_a_real_cpu_replicate_reads_rapl_over_its_timed_window_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real (tiny) CPU replicate with a fake powercap tree whose counter a background
+    writer advances: the meter starts after the cold pass and stops with the steady state, the
+    window is extended to 1 s and the row's notes say so, and the figures follow from it."""
+    import os
+    import threading
+    import time
+
+    from bench.run.child import worker
+    from bench.run.matrix import Cell
+    from bench.run.protocol import new_task
+
+    pkg = _zone(tmp_path / "powercap" / "intel-rapl:0", "package-0", 0, 10**12)
+    stop = threading.Event()
+
+    def tick() -> None:  # 10 W: 1 J every 0.1 s, written whole as sysfs shows a counter
+        start = time.perf_counter()
+        while not stop.wait(0.01):
+            tmp = pkg / "energy_uj.tmp"
+            tmp.write_text(f"{int((time.perf_counter() - start) * 1e7)}\n")
+            os.replace(tmp, pkg / "energy_uj")
+
+    writer = threading.Thread(target=tick, daemon=True)
+    monkeypatch.setattr(worker, "meter_for", lambda torch, device: rapl.open_meter(
+        tmp_path / "powercap"))
+    cell = Cell(kind="ceiling", model="copy", resolution=32)  # MiB: a few ms an iteration
+    writer.start()
+    try:
+        record = worker.run_task(new_task("measure", cell, Settings(
+            min_iters=3, min_time_s=0.2, max_time_s=0.3, warmup_iters=0), 0, tmp_path))
+    finally:
+        stop.set()
+        writer.join()
+    m = record.metrics
+    assert record.status == "ok", record.reason
+    assert record.energy is not None and record.energy.energy_method == "rapl"
+    assert any("extended from 0.2 s to at least 1 s" in n for n in record.notes)
+    assert m.energy_window_s is not None and m.energy_window_s >= 1.0
+    assert m.mean_power_w == pytest.approx(10.0, rel=0.3)  # the writer's 10 W, give or take
+    assert m.joules_per_sample is None  # a ceiling processes no samples
+    assert m.steady_p99_s is not None and m.steady_p99_s >= m.steady_median_s  # type: ignore[operator]
