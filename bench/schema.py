@@ -30,7 +30,10 @@ from typing import Callable, Final
 #: 5: ``sitting``, which sitting of its run wrote a row (a run finished by ``--resume``, on
 #: this machine or another of the same fingerprint, is made in several); older rows keep it
 #: empty: which of them a resume wrote was not recorded.
-SCHEMA_VERSION: Final = 5
+#: 6 (energy, issue 26): the p95 and p99 steady iteration, and the telemetry of the timed
+#: window (``ENERGY_COLUMNS``: energy, power, clocks, utilisation, throttling); older rows
+#: measured none of it: their figures are empty and ``energy_reason`` says why (``_v5_to_v6``).
+SCHEMA_VERSION: Final = 6
 #: The definition of the timed step, bumped whenever what a step does changes, so numbers
 #: measured by different definitions get different fingerprints and are never pooled (the
 #: child records it in env.json; the report tells a reader which rows predate the current
@@ -99,6 +102,15 @@ ENV_FILE: Final = "env.json"
 #: In a cluster shard's run folder: every Slurm job that ran the shard there, one id a line,
 #: oldest first (env.json, written once, names only the first); the machine page lists them.
 SLURM_JOBS_FILE: Final = "slurm-jobs.txt"
+
+#: How a row's energy was measured (``energy_method``): NVML's energy counter, NVML's power
+#: samples integrated over the window, the CPU's RAPL counters, or not at all (its
+#: ``energy_reason`` says why). Never a nameplate figure.
+ENERGY_METHODS: Final = ("nvml-energy", "nvml-power", "rapl", "none")
+#: The shortest steady window an energy figure is trusted from, seconds (the counters update
+#: every few tens of milliseconds); the child's stopping rule runs at least this long where it
+#: measures energy, and ``bench check`` flags a shorter window. Shared: both sides apply it.
+ENERGY_MIN_WINDOW_S: Final = 1.0
 
 _SWITCH = ("off", "on", "n/a")
 _TRUE_FALSE = ("true", "false")
@@ -195,6 +207,8 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
     _c("steady_median_s", "float", "figure", doc="median steady iteration, seconds"),
     _c("steady_p10_s", "float", "figure", doc="10th percentile steady iteration"),
     _c("steady_p90_s", "float", "figure", doc="90th percentile steady iteration"),
+    _c("steady_p95_s", "float", "figure", doc="95th percentile steady iteration (latency tail)"),
+    _c("steady_p99_s", "float", "figure", doc="99th percentile steady iteration (latency tail)"),
     _c("steady_mean_s", "float", "figure", doc="mean steady iteration"),
     _c("steady_ci_rel", "float", "figure", doc="95% CI half-width of the median, relative"),
     _c("steady_iters", "int", "figure", doc="timed steady iterations"),
@@ -223,10 +237,31 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
            "joined by '; ' (a reason: torch's first line, the name it quotes, its gbNNNN page)"),
     _c("flops_per_sample", "float", "figure", doc="FLOPs per sample of one step"),
     _c("work_per_iter", "float", "figure", doc="a ceiling's FLOPs or bytes per iteration"),
+    _c("energy_window_s", "float", "figure",
+       doc="the window the energy covers: the timed steady state, seconds"),
+    _c("energy_j", "float", "figure",
+       doc="energy in that window, joules (the method's figure: the GPU board or the CPU "
+           "packages and DRAM, never the whole host)"),
+    _c("energy_integrated_j", "float", "figure",
+       doc="NVML: power samples integrated over the window, joules (the counter's cross-check)"),
+    _c("joules_per_sample", "float", "figure", doc="energy_j over the samples of the window"),
+    _c("mean_power_w", "float", "figure", doc="energy_j over energy_window_s, watts"),
+    _c("sm_clock_median_mhz", "float", "figure", doc="median SM clock sampled in the window"),
+    _c("sm_clock_min_mhz", "float", "figure", doc="lowest SM clock sampled in the window"),
+    _c("gpu_util_pct", "float", "figure", doc="mean GPU utilisation sampled in the window, %"),
+    _c("gpu_temp_max_c", "float", "figure", doc="highest GPU temperature sampled, °C"),
     _c("repro_max_abs_diff", "float", "figure", doc="re-run check: largest difference"),
     _c("wall_s", "float", "process", doc="the replicate's wall time, launch to result"),
     _c("work_unit", choices=WORK_UNITS, doc="a ceiling's unit of work"),
     _c("repro_bitwise_equal", choices=_TRUE_FALSE, doc="re-run check: bitwise equal"),
+    _c("energy_method", group="telemetry", choices=ENERGY_METHODS,
+       doc="how energy_j was measured (none: not measured; energy_reason says why)"),
+    _c("energy_reason", group="telemetry",
+       doc="why there is no energy figure, or what it covers"),
+    _c("throttled", group="telemetry", choices=_TRUE_FALSE,
+       doc="a clock-event (throttle) reason other than idle was active in the window"),
+    _c("throttle_reasons", group="telemetry",
+       doc="those reasons, each with the share of samples it was active in"),
     _c("notes", doc="what the replicate could not do but did not fail for (e.g. no FLOP count)"),
     _c("started_at", doc="UTC start, ISO 8601"),
     _c("ended_at", doc="UTC end, ISO 8601"),
@@ -326,9 +361,26 @@ def _v4_to_v5(row: Row) -> Row:
     return {**row, "sitting": ""}
 
 
+#: The columns version 6 added (energy, issue 26), which older rows measured none of.
+ENERGY_COLUMNS: Final = ("steady_p95_s", "steady_p99_s", "energy_window_s", "energy_j",
+                         "energy_integrated_j", "joules_per_sample", "mean_power_w",
+                         "sm_clock_median_mhz", "sm_clock_min_mhz", "gpu_util_pct",
+                         "gpu_temp_max_c", "energy_method", "energy_reason", "throttled",
+                         "throttle_reasons")
+#: What a row written before version 6 says of its energy.
+V5_ENERGY_REASON: Final = "not measured: written before schema 6, which added energy"
+
+
+def _v5_to_v6(row: Row) -> Row:
+    """Version 5 measured no energy, clocks or throttling and kept no latency tails: the
+    columns are empty (the tails can be recomputed from samples.csv) and ``energy_reason``
+    says why (issue 26's migration; self-contained, to merge beside any other v6 one)."""
+    return {**row, **dict.fromkeys(ENERGY_COLUMNS, ""), "energy_reason": V5_ENERGY_REASON}
+
+
 #: ``{from_version: function(row) -> row}``; applied in order until SCHEMA_VERSION is reached.
 MIGRATIONS: Final[dict[int, Callable[[Row], Row]]] = {1: _v1_to_v2, 2: _v2_to_v3,
-                                                      3: _v3_to_v4, 4: _v4_to_v5}
+                                                      3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
 
 
 class SchemaError(ValueError):

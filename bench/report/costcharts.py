@@ -207,3 +207,54 @@ def step_chart(points: Sequence[StepPoint], path: Path, *, title: str) -> Path:
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8)
         _save(fig, path)
     return path
+
+
+@dataclass(frozen=True)
+class TailPoint:
+    """One cell of a curve: its throughput and its pooled p99 step time, at one batch size."""
+
+    series: str
+    batch: float
+    samples_per_s: float
+    p99_s: float
+
+
+def tail_chart(points: Sequence[TailPoint], path: Path, *, title: str) -> Path:
+    """p99 step time against throughput, one line per series through its batch sizes (each
+    point labelled with its batch), both axes logarithmic: what a bigger batch buys in
+    samples/s and costs in tail latency."""
+    if not points:
+        raise ValueError("tail_chart needs at least one point")
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter
+
+    series: dict[str, list[TailPoint]] = {}
+    for point in points:
+        series.setdefault(point.series, []).append(point)
+    legend_w = 0.7 + 0.063 * max(len(mathtext(name)) for name in series)
+    width, height = 5.8 + legend_w, 4.2
+    with _style():
+        fig = Figure(figsize=(width, height))
+        fig.subplots_adjust(left=0.9 / width, right=1 - legend_w / width,
+                            top=1 - 0.45 / height, bottom=0.6 / height)
+        ax = fig.add_subplot()
+        for i, (name, pts) in enumerate(series.items()):
+            pts = sorted(pts, key=lambda p: p.batch)
+            color = PALETTE[i % len(PALETTE)]
+            ax.plot([p.samples_per_s for p in pts], [p.p99_s for p in pts], marker="o", ms=5,
+                    lw=1.5, color=color, ls="-" if "GPU" in name else "--",
+                    label=mathtext(name))
+            for p in pts:
+                ax.annotate(f"b{p.batch:g}", (p.samples_per_s, p.p99_s), fontsize=7,
+                            xytext=(3, 3), textcoords="offset points", color=color)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(_seconds))
+        ax.grid(color=GRID, lw=0.6)
+        ax.set_axisbelow(True)
+        ax.set_xlabel("throughput (samples/s)")
+        ax.set_ylabel("p99 step time")
+        ax.set_title(mathtext(title, limit=90), loc="left")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8)
+        _save(fig, path)
+    return path

@@ -4,6 +4,8 @@ Prices are not measurements, so they never live in ``reports/``: the reader brin
 file and hands it to the report build. The format::
 
     # prices.toml
+    electricity_usd_per_kwh = 0.12    # optional, before the tables: what a kWh costs (a
+                                      # machine's own electricity_usd_per_kwh wins over it)
     [machines."nvidia-h200"]          # a machine slug: the folder name under reports/
     price_usd = 35000                 # purchase price in US dollars
     note = "list price, Nov 2026"     # optional, shown next to the figure
@@ -20,7 +22,11 @@ refused, so a typo cannot silently drop a price. Figures:
 
 - ``images_per_s_per_usd`` = steady images/s ÷ ``price_usd`` (throughput bought per dollar);
 - ``images_per_usd`` = steady images/s × 3600 ÷ ``usd_per_hour`` (images processed per dollar
-  of rental).
+  of rental);
+- cost per million samples, in two parts shown apart: ``usd_per_million_hardware`` = 10⁶ ÷
+  (images/s × 3600) × ``usd_per_hour``, and ``usd_per_million_energy`` = 10⁶ × measured joules
+  per sample ÷ 3.6·10⁶ J/kWh × ``electricity_usd_per_kwh`` (NaN where energy was not measured:
+  never estimated); ``usd_per_million`` is their sum where both are known.
 """
 
 from __future__ import annotations
@@ -40,7 +46,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python < 3.11
     import tomli as tomllib
 
-_ENTRY_KEYS = ("price_usd", "usd_per_hour", "note")
+_ENTRY_KEYS = ("price_usd", "usd_per_hour", "electricity_usd_per_kwh", "note")
+_TOP_KEYS = ("machines", "electricity_usd_per_kwh")
+#: Joules in a kilowatt-hour.
+J_PER_KWH = 3.6e6
 
 
 class PriceError(ValueError):
@@ -55,6 +64,7 @@ class Price:
     price_usd: float | None
     usd_per_hour: float | None
     note: str = ""
+    usd_per_kwh: float | None = None  # electricity, for the energy part of a sample's cost
 
 
 def load_prices(path: Path) -> dict[str, Price]:
@@ -75,19 +85,20 @@ def parse_prices(text: str, source: str = "prices.toml") -> dict[str, Price]:
         line = re.search(r"line (\d+)", message)
         where = f"{source}:{line.group(1)}" if line else source
         raise PriceError(f"{where}: invalid TOML: {message}") from None
-    unknown = sorted(set(data) - {"machines"})
+    unknown = sorted(set(data) - set(_TOP_KEYS))
     if unknown:
         raise PriceError(
             f"{source}: unknown top-level key(s) {', '.join(unknown)}; "
-            'expected [machines."<slug>"] tables'
+            'expected [machines."<slug>"] tables and electricity_usd_per_kwh'
         )
+    kwh = _positive(source, "electricity_usd_per_kwh", data.get("electricity_usd_per_kwh"))
     machines = data.get("machines", {})
     if not isinstance(machines, dict):
         raise PriceError(f'{source}: machines must be a table of [machines."<slug>"] entries')
-    return {str(key): _entry(source, str(key), value) for key, value in machines.items()}
+    return {str(key): _entry(source, str(key), value, kwh) for key, value in machines.items()}
 
 
-def _entry(source: str, key: str, value: Any) -> Price:
+def _entry(source: str, key: str, value: Any, kwh: float | None = None) -> Price:
     where = f"{source}: machines.{key!r}"
     if not isinstance(value, dict):
         raise PriceError(f"{where}: must be a table with price_usd or usd_per_hour")
@@ -106,6 +117,8 @@ def _entry(source: str, key: str, value: Any) -> Price:
         price_usd=_positive(where, "price_usd", value.get("price_usd")),
         usd_per_hour=_positive(where, "usd_per_hour", value.get("usd_per_hour")),
         note=note,
+        usd_per_kwh=_positive(where, "electricity_usd_per_kwh",
+                              value.get("electricity_usd_per_kwh")) or kwh,
     )
 
 
@@ -136,8 +149,10 @@ def unknown_keys(
 def per_dollar(throughput: pd.DataFrame, prices: Mapping[str, Price]) -> pd.DataFrame:
     """Priced rows of ``throughput`` (e.g. ``best_throughput``'s) with per-dollar figures.
 
-    Needs columns machine, page, samples_per_s. Adds price_key, price_usd, usd_per_hour,
-    price_note, images_per_s_per_usd and images_per_usd (NaN where that price is not given).
+    Needs columns machine, page, samples_per_s (and joules_per_sample for the energy part).
+    Adds price_key, price_usd, usd_per_hour, price_note, images_per_s_per_usd,
+    images_per_usd, usd_per_kwh and the cost per million samples in its parts (NaN where that
+    price, or the measured energy, is not given).
     Rows of unpriced machines are left out.
     """
     found = [
@@ -155,4 +170,11 @@ def per_dollar(throughput: pd.DataFrame, prices: Mapping[str, Price]) -> pd.Data
     rate = out["samples_per_s"].astype(float)
     out["images_per_s_per_usd"] = rate / out["price_usd"]
     out["images_per_usd"] = rate * 3600.0 / out["usd_per_hour"]
+    out["usd_per_kwh"] = pd.Series([p.usd_per_kwh for p in priced], index=out.index,
+                                   dtype="float64")
+    out["usd_per_million_hardware"] = 1e6 / (rate * 3600.0) * out["usd_per_hour"]
+    joules = (out["joules_per_sample"].astype(float) if "joules_per_sample" in out
+              else pd.Series(float("nan"), index=out.index))
+    out["usd_per_million_energy"] = 1e6 * joules / J_PER_KWH * out["usd_per_kwh"]
+    out["usd_per_million"] = out["usd_per_million_hardware"] + out["usd_per_million_energy"]
     return out.reset_index(drop=True)

@@ -79,9 +79,17 @@ class KnobStatus(Word):
     SKIPPED = "skipped"
 
 
+class Power(Word):
+    """What a cell's telemetry says beside its figures (``analysis.energy``)."""
+
+    THROTTLED = "clocks throttled"
+    SHORT_WINDOW = "energy window too short"
+    NOT_MEASURED = "not measured on this machine"
+
+
 #: The judged words (verdicts, stances, actions), for the test that no module spells them
 #: itself (a knob's status shares "skipped" with a row's, which the schema spells).
-VOCABULARY: tuple[type[Word], ...] = (Verdict, ClaimVerdict, Stance, Action)
+VOCABULARY: tuple[type[Word], ...] = (Verdict, ClaimVerdict, Stance, Action, Power)
 
 #: What each word a page shows means: the Methodology page's definitions. Pairs, not a dict:
 #: a comparison's and a claim's "too few replicates" are equal strings, and would collide.
@@ -113,4 +121,13 @@ MEANINGS: tuple[tuple[Word, str], ...] = (
                      "too, where it has one)"),
     (Stance.CANNOT_TELL, "this measurement cannot decide the claim: too few ok replicates, an "
                          "interval too wide, or a check that cannot single the setting out"),
+    (Power.THROTTLED, "in at least one replicate's timed window the GPU reported a clock-event "
+                      "(throttle) reason other than idle (a power cap, a thermal or hardware "
+                      "slowdown): it ran at reduced clocks for part of the measurement"),
+    (Power.SHORT_WINDOW, "an energy figure taken over a steady window under 1 s, a few updates "
+                         "of the counter: too short to trust"),
+    (Power.NOT_MEASURED, "no replicate of this configuration read an energy counter on this "
+                         "machine (no NVML energy or power reading, no readable RAPL counters, "
+                         "or a run older than the energy columns); never estimated from a "
+                         "nameplate"),
 )

@@ -18,6 +18,9 @@ DIR`` prints them and exits non-zero if any check failed. Checks:
   iterations is within ``DRIFT`` times that of the earlier half. A drift means something
   changed under the measurement (the workload's numerics, thermal throttling, another
   process), so the median describes no single regime;
+- a replicate whose device throttled in its timed window (a clock-event reason other than
+  idle was active: power cap, thermal slowdown, ...) ran at reduced clocks, and its energy
+  window shorter than ``ENERGY_MIN_WINDOW_S`` spans too few updates of the counter to trust;
 - the folder is one the report will load: no zero-byte results.csv or samples.csv (a run
   killed as it created it); every block of samples has a row, and an ok one (samples that no
   row commits were left by a kill between the samples and the row), and is that row's only
@@ -38,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import consistency as rules
-from bench.schema import FIGURE_COLUMNS, RESULTS_FILE, SAMPLES_FILE
+from bench.schema import ENERGY_MIN_WINDOW_S, FIGURE_COLUMNS, RESULTS_FILE, SAMPLES_FILE
 
 Row = dict[str, str]
 Key = tuple[str, str, str]
@@ -211,6 +214,21 @@ def check_drift(rows: list[Row], samples: dict[Key, list[float]]) -> Iterator[An
                           f"({early:.4g} s -> {late:.4g} s)")
 
 
+def check_telemetry(rows: list[Row]) -> Iterator[Anomaly]:
+    """Throttled replicates, and energy figures from windows too short to trust."""
+    for r in _ok(rows):
+        if r.get("throttled") == "true":
+            yield Anomaly("throttled", _where(r),
+                          f"the device throttled in the timed window "
+                          f"({r.get('throttle_reasons') or 'reasons not read'}; lowest SM "
+                          f"clock {r.get('sm_clock_min_mhz') or '?'} MHz)")
+        window = _f(r, "energy_window_s")
+        if _f(r, "energy_j") is not None and window is not None and window < ENERGY_MIN_WINDOW_S:
+            yield Anomaly("energy window", _where(r),
+                          f"energy measured over {window:.3g} s, under the "
+                          f"{ENERGY_MIN_WINDOW_S:g} s its counter needs to be trusted")
+
+
 def check_cache(rows: list[Row]) -> Iterator[Anomaly]:
     for r in rows:
         start = _f(r, "kernel_cache_start_bytes")
@@ -283,11 +301,11 @@ def check_run(run_dir: Path) -> tuple[int, list[Anomaly]]:
     shapes = {k: [int(x) for x in xs] for k, xs in steady_of(blocks, "batch_size").items()}
     findings = [*check_order(rows, samples), *check_cold(rows), *check_throughput(rows, shapes),
                 *check_ceiling(rows), *check_flags(rows), *check_drift(rows, samples),
-                *check_cache(rows), *check_empties(rows), *check_files(run_dir),
-                *check_rows_and_samples(rows, blocks)]
+                *check_telemetry(rows), *check_cache(rows), *check_empties(rows),
+                *check_files(run_dir), *check_rows_and_samples(rows, blocks)]
     return len(rows), findings
 
 
 CHECKS = ("p10<=median<=p90", "samples", "cold pass", "samples/s", "TFLOP/s < ceiling",
-          "effective flags", "steady drift", "kernel cache", "failed rows", "ok rows", "files",
-          "samples without a row", "rows without samples")
+          "effective flags", "steady drift", "throttled", "energy window", "kernel cache",
+          "failed rows", "ok rows", "files", "samples without a row", "rows without samples")

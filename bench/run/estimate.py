@@ -16,6 +16,7 @@ from bench.run.learned import CellCost, calibration
 from bench.run.matrix import Cell, Settings
 from bench.run.plan import Job, skip_reason, twins
 from bench.run.protocol import Probe
+from bench.schema import ENERGY_MIN_WINDOW_S
 
 #: Forward GFLOPs per sample at 224x224 (torchvision's documented figures), and a factor for
 #: how well the architecture uses the hardware (depthwise convolutions use it poorly).
@@ -165,6 +166,16 @@ def _steady_s(t: float, st: Settings, period: int) -> float:
     return min(max(steady, st.min_iters * t), max(st.max_iters, st.min_iters) * t)
 
 
+def energy_window(cell: Cell, st: Settings) -> Settings:
+    """The stopping rule as the child runs it on a CUDA device, whose energy NVML measures:
+    a steady window of at least ``ENERGY_MIN_WINDOW_S`` (``child.worker.energy_settings``; a
+    CPU's RAPL counters are rarely readable, so its cells are planned without it)."""
+    if cell.device != "cuda" or cell.kind == "repro" or st.min_time_s >= ENERGY_MIN_WINDOW_S:
+        return st
+    return replace(st, min_time_s=ENERGY_MIN_WINDOW_S,
+                   max_time_s=max(st.max_time_s, ENERGY_MIN_WINDOW_S))
+
+
 def replicate_s(cell: Cell, st: Settings, cores: int, skipped: bool = False,
                 flops_per_sample: float | None = None, cost: CellCost | None = None) -> float:
     """Estimated wall time of one replicate, from launch to result (``flops_per_sample``: see
@@ -172,10 +183,12 @@ def replicate_s(cell: Cell, st: Settings, cores: int, skipped: bool = False,
     if skipped:
         return 0.05
     period = len(cell.schedule())
+    st = energy_window(cell, st)
     if cost is not None:  # measured: its steady window kept inside this run's stopping rule
         t = cost.iteration_s
         hi = _steady_s(t, replace(st, min_time_s=st.max_time_s), period)
-        steady = min(max(cost.steady_s, st.min_iters * t), hi)
+        least = st.min_time_s if cell.device == "cuda" else 0.0  # rows older than the window
+        steady = min(max(cost.steady_s, st.min_iters * t, least), hi)
         return cost.overhead_s + cost.cold_s + max(st.warmup_iters, period) * t + steady
     t = iteration_s(cell, cores, flops_per_sample)
     warm = max(st.warmup_iters, period) * t

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from bench.run import limits, modelspec
+from bench.run import cpuinfo, limits, modelspec
 from bench.schema import AXIS_CHOICES, CEILING_OPS, KERNEL_CACHES, LATER_AXES, USER_MODEL_AXES
 
 #: The shipped profiles sit at the package root (``bench/profiles``), where packaging finds them.
@@ -145,6 +145,9 @@ class Settings:
     timeout_s: float = 300.0
     repro: bool = False
     repro_steps: int = 2
+    #: Skip a CPU cell in bf16 autocast where the CPU has no native bf16 (``cpuinfo``): the
+    #: best-settings studies, which measure the CPU at its best, not an emulation.
+    native_bf16_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -211,6 +214,8 @@ def _check_value(where: str, key: str, value: Any) -> Any:
     if key in _INT_AXES:
         if key in ("cpu_threads",) and value in ("all", None):
             return None
+        if key == "cpu_threads" and value == "physical":  # the physical cores of this machine
+            return cpuinfo.physical_cores()
         bad = limits.problem(key, value)
         if bad:
             raise ProfileError(f"{where}: {bad}")

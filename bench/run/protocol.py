@@ -173,6 +173,8 @@ class Metrics:
     steady_median_s: float | None = None
     steady_p10_s: float | None = None
     steady_p90_s: float | None = None
+    steady_p95_s: float | None = None
+    steady_p99_s: float | None = None
     steady_mean_s: float | None = None
     steady_ci_rel: float | None = None
     steady_iters: int | None = None
@@ -189,6 +191,26 @@ class Metrics:
     graph_break_reasons: str | None = None  # ``schema.break_reasons``'s text
     flops_per_sample: float | None = None
     work_per_iter: float | None = None
+    energy_window_s: float | None = None  # the telemetry of the window (child.telemetry)
+    energy_j: float | None = None
+    energy_integrated_j: float | None = None
+    joules_per_sample: float | None = None
+    mean_power_w: float | None = None
+    sm_clock_median_mhz: float | None = None
+    sm_clock_min_mhz: float | None = None
+    gpu_util_pct: float | None = None
+    gpu_temp_max_c: float | None = None
+
+
+@dataclass(frozen=True)
+class Energy:
+    """How the window's energy was measured, or why it was not, and whether the device
+    throttled (``true``/``false``; empty where nothing sampled the clocks)."""
+
+    energy_method: str = ""
+    energy_reason: str = ""
+    throttled: str = ""
+    throttle_reasons: str = ""
 
 
 @dataclass(frozen=True)
@@ -258,6 +280,7 @@ class Record:
     samples: list[Sample] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what it could not do but did not fail for
     repro: Repro | None = None
+    energy: Energy | None = None
     probe: Probe | None = None
     cache_start_bytes: int | None = None  # the kernel-cache folder when the child started
     timeline: Timeline = field(default_factory=Timeline)
@@ -275,12 +298,14 @@ class Record:
                       flags=lambda d: _build(Flags, d), metrics=lambda d: _build(Metrics, d),
                       samples=lambda xs: [_build(Sample, x) for x in xs],
                       repro=lambda d: _build(Repro, d), probe=_probe,
+                      energy=lambda d: _build(Energy, d),
                       timeline=lambda d: _build(Timeline, d))
 
 
 #: The result columns a record fills (the repro difference comes from ``Repro``).
 FLAG_COLUMNS = tuple(f.name for f in fields(Flags))
 METRIC_COLUMNS = tuple(f.name for f in fields(Metrics))
+ENERGY_FIELDS = tuple(f.name for f in fields(Energy))
 
 
 # -- the fork server's pipe: one JSON object a line, tagged with its type -----------------

@@ -300,6 +300,8 @@ class Runner:
         """Fill an ok row's figures from its record; return its samples.csv rows."""
         row.update(asdict(record.metrics))
         row["work_unit"] = record.work_unit
+        if record.energy is not None:
+            row.update(asdict(record.energy))
         if record.repro is not None:
             row["repro_bitwise_equal"] = record.repro.bitwise_equal
             row["repro_max_abs_diff"] = record.repro.max_abs_diff

@@ -41,7 +41,7 @@ WIDE = (0.75, 1.0, 1.3)
 
 
 def test_every_claim_has_a_page_that_exists() -> None:
-    assert len(BY_ID) == 10
+    assert len(BY_ID) == 11
     pages = {"cudnn-benchmark", "dynamic-shapes", "determinism", "cpu-vs-gpu"}
     assert all(set(c.pages) <= pages and c.pages for c in BY_ID.values())
     # the questions say what their rules match: the upgrade rule matches the batch size too,
@@ -500,3 +500,49 @@ def test_every_finding_is_in_its_claims_csv_with_its_rows(write_tree: Any, tmp_p
     cells = {r["cell_id"] for r in rows if r["model"] == f"net{n - 1:02d}"}
     fp8 = str(ENV["fingerprint_id"])[:8]
     assert {a.split(f"#cell-{fp8}-")[1] for a in last["rows"].split()} == cells
+
+
+def _energy_pair(cpu_j: float | None, gpu_j: float | None) -> list[dict[str, object]]:
+    """A CPU/GPU pair whose replicates carry these joules per sample (None: not measured,
+    as on a machine without readable counters)."""
+    def figures(j: float | None, method: str) -> dict[str, object]:
+        if j is None:
+            return {"energy_method": "none", "energy_reason": "no RAPL counters readable"}
+        return {"energy_method": method, "joules_per_sample": j, "energy_j": j * 100,
+                "energy_window_s": 1.2, "mean_power_w": j * 100 / 1.2}
+
+    return (cell(ENV, axes(device="cpu", mode="infer", batch_size=1, cpu_threads=""),
+                 [0.02] * 3, **figures(cpu_j, "rapl"))
+            + cell(ENV, axes(mode="infer", batch_size=1), [0.002] * 3,
+                   **figures(gpu_j, "nvml-energy")))
+
+
+def test_a_gpu_is_more_energy_efficient_only_where_both_sides_measured_it(
+        write_tree: Any) -> None:
+    gpu_less = _verdict(write_tree, "gpu-energy-per-sample", _energy_pair(2.0, 0.5))
+    cpu_less = _verdict(write_tree, "gpu-energy-per-sample", _energy_pair(0.5, 2.0))
+    even = _verdict(write_tree, "gpu-energy-per-sample", _energy_pair(1.0, 1.0))
+    one_side = _verdict(write_tree, "gpu-energy-per-sample", _energy_pair(None, 0.5))
+    assert gpu_less.verdict == ClaimVerdict.SUPPORTED
+    assert "0.500 J per sample on the GPU (nvml-energy), 2.00 J on the CPU (rapl)" in \
+        gpu_less.findings[0].text
+    assert "neither includes the rest of the host" in gpu_less.summary
+    assert cpu_less.verdict == ClaimVerdict.CONTRADICTED
+    assert even.verdict == ClaimVerdict.TOO_FEW
+    # energy on one side only is no finding: never compared against an estimate
+    assert one_side.verdict == ClaimVerdict.NOT_MEASURED and not one_side.findings
+
+
+def test_gpu_fifty_times_is_judged_like_for_like_and_best_against_best(
+        write_tree: Any) -> None:
+    like = _cpu_gpu([20.0] * 3, [0.1] * 3)  # 200x like for like
+    best_cpu = cell(ENV, axes(device="cpu", mode="infer", batch_size=128, cpu_threads="",
+                              precision="amp-bf16", memory_format="channels_last"), [0.5] * 3)
+    both = _verdict(write_tree, "gpu-50x", like + best_cpu)  # 5x against the CPU at its best
+    stances = {f.label: f.stance for f in both.findings}
+    assert stances["best against best"] == Stance.SMALLER
+    assert both.verdict == ClaimVerdict.DEPENDS
+    assert "each side at its best measured setting: up to 5.00×" in both.summary
+    assert "the CPU at amp-bf16, channels_last" in both.summary
+    alone = _verdict(write_tree, "gpu-50x", like)  # no other CPU setting: one finding
+    assert [f.label for f in alone.findings] == [""]

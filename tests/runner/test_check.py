@@ -50,9 +50,19 @@ def test_a_plausible_row_passes(tmp_path: Path) -> None:
     ({"status": "oom"}, "failed rows"),
     ({"kernel_cache": "fresh", "kernel_cache_start_bytes": 4096}, "kernel cache"),
     ({"steady_median_s": "", "steady_p10_s": "", "steady_p90_s": ""}, "ok rows"),
+    ({"throttled": "true", "throttle_reasons": "sw_power_cap 40%"}, "throttled"),
+    ({"energy_method": "nvml-energy", "energy_j": 30.0, "energy_window_s": 0.3},
+     "energy window"),
 ])
 def test_each_violation_is_found(tmp_path: Path, over: dict[str, Any], check: str) -> None:
     assert check in _run(tmp_path, [_row(**over)])
+
+
+def test_an_unthrottled_replicate_with_a_long_enough_energy_window_passes(
+        tmp_path: Path) -> None:
+    row = _row(energy_method="nvml-energy", energy_j=250.0, energy_window_s=1.2,
+               throttled="false", throttle_reasons="")
+    assert _run(tmp_path, [row]) == set()
 
 
 def test_cache_sizes_are_not_measurements_and_warm_caches_start_full(tmp_path: Path) -> None:
@@ -145,3 +155,13 @@ def test_the_folder_checks_print_and_fail_on_the_command_line(tmp_path: Path) ->
     assert proc.returncode == 1, proc.stdout
     assert "FAIL samples without a row (1 findings)" in proc.stdout
     assert "3 sample(s) of attempt a0 have no row in results.csv" in proc.stdout
+
+
+def test_the_gpu_fixture_has_one_throttled_replicate_and_no_short_energy_window() -> None:
+    run = (Path(__file__).parents[1] / "fixtures" / "reports" / "fixture-gpu-box"
+           / "fixture-20261129T120000Z-gpu")
+    _, findings = checks.check_run(run)
+    throttled = [f for f in findings if f.check == "throttled"]
+    assert len(throttled) == 1 and "sw_power_cap 38%" in throttled[0].problem
+    assert "resnet50 cuda train b128" in throttled[0].where and "#r2" in throttled[0].where
+    assert not [f for f in findings if f.check == "energy window"]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.run.child import rapl
 from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS, STATUSES
 
 from .conftest import ROOT, read_csv, read_json, run_cli
@@ -43,6 +44,17 @@ def test_smoke_profile_end_to_end(tmp_path: Path) -> None:
     assert len(ok) == 12
     for r in ok:
         assert _num(r, "steady_p10_s") <= _num(r, "steady_median_s") <= _num(r, "steady_p90_s")
+        # the latency tails are real order statistics of this replicate's iterations
+        assert _num(r, "steady_p90_s") <= _num(r, "steady_p95_s") <= _num(r, "steady_p99_s")
+        assert _num(r, "steady_p99_s") > 0
+        # a machine without readable RAPL counters measures no energy and says why; one
+        # with them says what the figure covers (never a nameplate estimate)
+        if rapl.domains():
+            assert r["energy_method"] == "rapl" and _num(r, "joules_per_sample") > 0
+        else:
+            assert (r["energy_method"], r["energy_reason"]) == ("none", rapl.NO_COUNTERS)
+            assert r["energy_j"] == r["joules_per_sample"] == r["mean_power_w"] == ""
+        assert r["throttled"] == ""  # nothing samples a CPU's clocks
         assert _num(r, "cold_first_iter_s") > 0 and _num(r, "cold_pass_s") >= _num(
             r, "cold_first_iter_s")
         assert int(r["steady_iters"]) >= 3

@@ -12,7 +12,14 @@ import pytest
 
 from bench.run import durable
 from bench.run.store import CsvAppender, RunStore, StoreError
-from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS, SCHEMA_VERSION, SchemaError, migrate
+from bench.schema import (
+    RESULT_COLUMNS,
+    SAMPLE_COLUMNS,
+    SCHEMA_VERSION,
+    V5_ENERGY_REASON,
+    SchemaError,
+    migrate,
+)
 
 
 def test_appends_never_rewrite(tmp_path: Path) -> None:
@@ -71,9 +78,9 @@ def test_schema_migration_refuses_newer_versions() -> None:
     v1 = {k: v for k, v in row.items()
           if k not in ("kernel_cache", "kernel_cache_start_bytes", "kernel_cache_end_bytes")}
     v1["schema_version"] = "1"  # version 1 ran against the machine's own, shared caches
-    # and ran eagerly (version 3's compile axes)
+    # and ran eagerly (version 3's compile axes), measuring no energy (version 6's)
     assert migrate(v1) == {**row, "kernel_cache": "shared", "compile": "off",
-                           "compile_dynamic": "auto"}
+                           "compile_dynamic": "auto", "energy_reason": V5_ENERGY_REASON}
     row["schema_version"] = "99"
     with pytest.raises(SchemaError, match="newer than this code understands"):
         migrate(row)

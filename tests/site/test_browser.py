@@ -214,7 +214,7 @@ def test_the_claims_page_shows_every_verdict_with_its_rows(fixture_site: Built) 
                 missing += [f"{target}#{a}" for a in gone]
         finally:
             browser.close()
-    assert sections == 10 and len(boxes) == 10
+    assert sections == 11 and len(boxes) == 11
     words = tuple(str(v).capitalize() for v in ClaimVerdict)
     assert all(b.strip() in words for b in boxes), boxes
     assert rows and missing == [], missing

@@ -225,12 +225,17 @@ def test_cli_reports_a_bad_prices_file(tmp_path: Path, capsys: pytest.CaptureFix
 def test_prices_give_images_per_dollar(tmp_path: Path) -> None:
     prices = tmp_path / "prices.toml"
     prices.write_text(
-        '[machines."fixture-gpu-box"]\nprice_usd = 35000\nnote = "<b>made up</b>"\n'
+        'electricity_usd_per_kwh = 0.15\n'
+        '[machines."fixture-gpu-box"]\nprice_usd = 35000\nusd_per_hour = 4.0\n'
+        'note = "<b>made up</b>"\n'
         '[machines."typo-box"]\nusd_per_hour = 1.5\n'
     )
     built = build_copy(tmp_path / "project", FIXTURE_REPORTS, prices=prices)
     text = (built.generated / "compare.md").read_text()
     assert "images/s per &#36;" in text
+    # the cost of a million samples, hardware time and the measured energy each shown
+    assert "Cost per million samples" in text and " hardware + &#36;" in text
+    assert " energy |" in text and "samples/J (nvml-energy)" in text
     assert "&#60;b&#62;made up" in text  # the note is escaped
     assert "typo-box" in text.split("Prices that match no machine", 1)[1]
 

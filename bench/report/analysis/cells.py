@@ -20,6 +20,7 @@ import pandas as pd
 from bench import consistency as rules
 from bench import schema
 from bench.report.analysis.bootstrap import MIN_OK_REPLICATES
+from bench.report.analysis.energy import ENERGY_CELL_COLUMNS, cell_energy
 from bench.report.load import Dataset
 
 #: Model families, longest prefix first (``wide_resnet50_2`` is not a ``resnet``).
@@ -91,7 +92,7 @@ CELL_COLUMNS: Final = (
     "replicate_medians", "replicate_throughputs", "replicate_work_rates", "best_window_s",
     "n_drift", "drift_max", "throughput_basis", "model_family", "too_few_ok",
     "achieved_per_s", "achieved_unit", "achieved_tflops", "achieved_gbps", "peak_op",
-    "pct_of_peak",
+    "pct_of_peak", *ENERGY_CELL_COLUMNS,
 )  # fmt: skip
 
 #: What the tables below ``cell_stats`` accept: a loaded dataset, or its cells already computed
@@ -146,7 +147,8 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     ceiling a model cell is held against and pct_of_peak is the percentage of that measured
     ceiling (NaN when none). too_few_ok: n_ok < MIN_OK_REPLICATES. n_drift counts the ok
     replicates whose steady state drifted (see ``replicate_drift``) and drift_max is the
-    largest such ratio.
+    largest such ratio. The latency tails, energy and throttling are ``energy.cell_energy``'s
+    (``ENERGY_CELL_COLUMNS``).
     """
     res = ds.results
     timed = res.loc[res["kind"].isin(["model", "ceiling"])]
@@ -167,7 +169,7 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
         "true",
         out["eff_cudnn_allow_tf32"].to_numpy(),
     )
-    out = out.reset_index()
+    out = out.join(cell_energy(ds)).reset_index()
     _throughput(out)
     out["page"] = out["machine"] + "-" + out["fingerprint_id"].str.slice(0, 8)
     out["anchor"] = "cell-" + out["fingerprint_id"].str.slice(0, 8) + "-" + out["cell_id"]

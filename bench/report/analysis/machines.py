@@ -86,7 +86,8 @@ COMPILED_WORKLOAD_KEY = [*WORKLOAD_KEY, "compile", "compile_dynamic"]
 BEST_COLUMNS: Final = (
     "fingerprint_id", "machine", "page", *WORKLOAD_KEY, "samples_per_s", "steady_median_s",
     "cell_id", "anchor", "device", "memory_format", "cudnn_benchmark", "cudnn_deterministic",
-    "cpu_threads", "compile", "compile_dynamic", "n_ok", "too_few_ok",
+    "cpu_threads", "compile", "compile_dynamic", "n_ok", "too_few_ok", "joules_per_sample",
+    "mean_power_w", "samples_per_joule", "energy_method",
 )  # fmt: skip
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from bench import schema
 from bench.report.analysis.cells import MEMORY, WHOLE_MEMORY, Source, cells_of, page_slug
+from bench.report.analysis.energy import PAIR_ENERGY_COLUMNS, with_cell_figures
 from bench.report.analysis.pairs import (
     COMPARE_COLUMNS,
     compare,
@@ -273,13 +274,15 @@ def determinism(
 
 
 #: What ``cpu_vs_gpu`` returns: the device comparisons whose variant is CUDA.
-CPU_GPU_COLUMNS: Final = COMPARE_COLUMNS["device"]
+CPU_GPU_COLUMNS: Final = (*COMPARE_COLUMNS["device"], *PAIR_ENERGY_COLUMNS)
 
 
 def cpu_vs_gpu(data: Source, pairs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """CPU → CUDA per model × batch × mode (and the other axes): compare(..., "device") rows."""
+    """CPU → CUDA per model × batch × mode (and the other axes): compare(..., "device") rows,
+    with each side's latency tail and energy (``energy.PAIR_ENERGY_COLUMNS``)."""
     pairs = compare(data, "device") if pairs is None else pairs
-    return pairs.loc[pairs["variant_value"] == "cuda"].reset_index(drop=True)
+    found = pairs.loc[pairs["variant_value"] == "cuda"].reset_index(drop=True)
+    return with_cell_figures(found, cells_of(data))
 
 
 #: What identifies one speedup-vs-batch curve.

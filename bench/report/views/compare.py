@@ -22,6 +22,7 @@ from bench.report.views.context import (
 )
 from bench.report.views.frames import rows_of
 from bench.report.views.labels import alt_list, label, varying
+from bench.report.vocabulary import Power
 from bench.report.writer import Writer
 
 
@@ -152,10 +153,32 @@ def _throughput(writer: Writer, p: Page, model: ComparePage) -> tuple[Md, Md | N
         for m in model.machines:
             hit = lookup.get((m.page, *values))
             row.append(fmt.MISSING if hit is None else cat(
-                p.row_link(fmt.rate(hit.samples_per_s), m.page, hit.anchor), _on(hit)))
+                p.row_link(fmt.rate(hit.samples_per_s), m.page, hit.anchor), _on(hit),
+                _per_joule(hit)))
         rows.append(row)
     return table(["Workload", *[p.machine_link(m.title, m.page) for m in model.machines]],
                  rows), more
+
+
+def _per_joule(r: Any) -> str:
+    """``; 12.5 samples/J (nvml-energy)`` where measured (samples per joule is samples/s per
+    watt), else the vocabulary's "not measured on this machine"."""
+    if not fmt.present(r.samples_per_joule):
+        return f"; energy {Power.NOT_MEASURED}"
+    return f"; {fmt.num(r.samples_per_joule)} samples/J ({r.energy_method})"
+
+
+def _cost(r: Any) -> str:
+    """Cost per million samples: hardware time plus energy, each part shown."""
+    hardware = r.usd_per_million_hardware
+    if not fmt.present(hardware):
+        return fmt.MISSING
+    if not fmt.present(r.usd_per_kwh):
+        return f"${fmt.num(hardware)} hardware (no electricity price)"
+    if not fmt.present(r.usd_per_million_energy):
+        return f"${fmt.num(hardware)} hardware + energy {Power.NOT_MEASURED}"
+    return (f"${fmt.num(r.usd_per_million)} = ${fmt.num(hardware)} hardware + "
+            f"${fmt.num(r.usd_per_million_energy, 2)} energy")
 
 
 def _per_dollar(p: Page, priced: Priced) -> Md | None:
@@ -172,10 +195,12 @@ def _per_dollar(p: Page, priced: Priced) -> Md | None:
         else fmt.MISSING,
         f"${fmt.num(r.usd_per_hour)}/h" if fmt.present(r.usd_per_hour) else fmt.MISSING,
         fmt.num(r.images_per_usd) if fmt.present(r.images_per_usd) else fmt.MISSING,
+        _cost(r),
         r.price_note or "",
     ] for r in frame.itertuples(index=False)]
     return table(["Workload", "Machine", "Throughput", "Price", "images/s per $", "Rental",
-                  "images per $ of rental", "Note"], rows) if rows else None
+                  "images per $ of rental", "Cost per million samples", "Note"],
+                 rows) if rows else None
 
 
 def _lead(p: Page, model: ComparePage, lead: Lead) -> dict[str, Any]:

@@ -12,11 +12,13 @@ from bench.report.judge import CONFIDENCE, DELTA, MIN_OK_REPLICATES, N_RESAMPLES
 from bench.report.pages import table
 from bench.report.paths import CONSTANTS_SNIPPET, PROVENANCE_SNIPPET, VOCABULARY_SNIPPET
 from bench.report.views.context import provenance
-from bench.report.vocabulary import MEANINGS, ClaimVerdict, Stance, Verdict
+from bench.report.vocabulary import MEANINGS, ClaimVerdict, Power, Stance, Verdict
 from bench.report.writer import Writer
+from bench.schema import ENERGY_MIN_WINDOW_S
 
 #: What each kind of word describes, in the vocabulary table's first column.
-_KINDS = {Verdict: "a comparison", ClaimVerdict: "a claim", Stance: "a finding"}
+_KINDS = {Verdict: "a comparison", ClaimVerdict: "a claim", Stance: "a finding",
+          Power: "a measurement"}
 
 
 def constants_page(writer: Writer, common: dict[str, Any]) -> None:
@@ -28,6 +30,7 @@ def constants_page(writer: Writer, common: dict[str, Any]) -> None:
         min_ok=MIN_OK_REPLICATES,
         resamples=f"{N_RESAMPLES:,}",
         seed=SEED,
+        energy_window=f"{ENERGY_MIN_WINDOW_S:g} s",
     )
     rows = [[_KINDS.get(type(word), "advice"), cat(Md("*"), str(word), Md("*")), meaning]
             for word, meaning in MEANINGS]

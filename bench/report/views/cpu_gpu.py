@@ -17,7 +17,16 @@ from bench.report.views.claim_words import claims_box
 from bench.report.views.comparisons import TABLE_ROWS, cell_links, more_rows, write_comparisons
 from bench.report.views.context import banner, page, provenance, section_anchor, verdict
 from bench.report.views.frames import present, rows_of
-from bench.report.views.labels import SHORT_LEGEND, alt_list, axis_text, label, span, varying
+from bench.report.views.labels import (
+    SHORT_LEGEND,
+    alt_list,
+    axis_text,
+    energy_text,
+    label,
+    span,
+    tail_text,
+    varying,
+)
 from bench.report.views.recommendations import advice_items
 from bench.report.vocabulary import Verdict
 from bench.report.writer import Writer
@@ -103,6 +112,51 @@ def _step_chart(writer: Writer, s: CpuGpuSection, cols: list[str]) -> dict[str, 
                 for pt in points)}
 
 
+#: The inference batch sizes whose latency tails the page tabulates, where measured.
+TAIL_BATCHES = (1, 16)
+
+
+def _tail_chart(writer: Writer, s: CpuGpuSection, cols: list[str]) -> dict[str, Any] | None:
+    """p99 step time against throughput across batch sizes, per curve and device."""
+    points = []
+    for r in rows_of(s.pairs):
+        name = label(r, cols, short=True) or str(r.model)
+        for device, sps, p99 in (("CPU", r.base_samples_per_s, r.base_latency_p99_s),
+                                 ("GPU", r.var_samples_per_s, r.var_latency_p99_s)):
+            if present(sps) and present(p99) and present(r.batch_size) and sps > 0:
+                points.append(costcharts.TailPoint(f"{name} {device}", float(r.batch_size),
+                                                   float(sps), float(p99)))
+    if len({pt.batch for pt in points}) < 2:
+        return None
+    path = chart_file("cpu-gpu-tails", s.machine.page)
+    writer.chart(costcharts.tail_chart, path, points,
+                 title=f"p99 step time against throughput: {s.machine.title}")
+    return {"path": path, "left_out": 0, "shown": len(points),
+            "caption": "p99 step time (log scale) against samples/s across batch sizes "
+                       "(labelled): dashed on the CPU, solid on the GPU.",
+            "alt": "p99 step time against throughput on the CPU and the GPU: " + alt_list(
+                f"{pt.series} at batch {pt.batch:g}: {fmt.rate(pt.samples_per_s)}, p99 "
+                f"{fmt.seconds(pt.p99_s)}" for pt in points)}
+
+
+def _tail_row(p: Page, r: Any, cols: list[str]) -> list[Any]:
+    return [label(r, cols, short=True), axis_text("batch_size", r.batch_size),
+            f"{tail_text(r.base_latency_p99_s, r.base_latency_p99_lo_s, r.base_latency_p99_hi_s)}"
+            f" → {tail_text(r.var_latency_p99_s, r.var_latency_p99_lo_s, r.var_latency_p99_hi_s)}",
+            energy_text(r.base_joules_per_sample, r.base_mean_power_w, r.base_energy_method),
+            energy_text(r.var_joules_per_sample, r.var_mean_power_w, r.var_energy_method),
+            _links(p, r)]
+
+
+def _tail_table(p: Page, s: CpuGpuSection, cols: list[str]) -> Md | None:
+    rows = [_tail_row(p, r, cols) for r in s.pairs.itertuples(index=False)
+            if r.mode == "infer" and present(r.batch_size) and int(r.batch_size) in TAIL_BATCHES]
+    if not rows:
+        return None
+    return table(["Curve", "Batch", "p99 step CPU → GPU (95% CI)", "Energy per sample, CPU",
+                  "Energy per sample, GPU", "Rows"], rows)
+
+
 def _row(answers: Answers, p: Page, r: Any, cols: list[str]) -> list[Any]:
     return [label(r, cols, short=True), axis_text("batch_size", r.batch_size),
             f"{fmt.seconds(r.base_median_s)} → {fmt.seconds(r.var_median_s)}",
@@ -124,6 +178,7 @@ def _section(writer: Writer, answers: Answers, p: Page, s: CpuGpuSection, csv: s
     return {
         "heading": s.machine.title, "anchor": section_anchor("on", s.machine), "n": len(group),
         "more": more_rows(p, len(group), csv), "chart": _step_chart(writer, s, cols),
+        "tail_chart": _tail_chart(writer, s, cols), "tails": _tail_table(p, s, cols),
         "table": table(["Curve", "Batch", "Step CPU → GPU", "GPU speedup (95% CI)", "Verdict",
                         "Rows"], rows),
         "best": table(["Workload", "CPU at", "GPU at", "GPU speedup (95% CI)", "Rows"],

@@ -15,7 +15,7 @@ import pandas as pd
 from bench.report import fmt
 from bench.report.judge.pages.common import Scope
 from bench.report.views.frames import CONFIG_AXES, present, rows_of
-from bench.report.vocabulary import Verdict
+from bench.report.vocabulary import Power, Verdict
 
 #: How an axis value reads in a label (``batch 128``, ``benchmark on``).
 _AXIS_WORDS = {
@@ -169,3 +169,20 @@ def equal_text(n_checks: Any, equal: Any, diff: Any) -> str:
 
 #: What a summary of cudnn.benchmark counts, in words (``judge.selection.counted_benchmark``).
 COUNTED_BENCHMARK = "with cudnn.deterministic off and no warm kernel cache"
+
+
+def energy_text(joules_per_sample: Any, watts: Any, method: Any) -> str:
+    """``0.661 J (631 W, nvml-energy)`` where measured; the vocabulary's "not measured on
+    this machine" otherwise, never a blank."""
+    if not present(joules_per_sample):
+        return str(Power.NOT_MEASURED)
+    power = f"{fmt.num(watts)} W, " if present(watts) else ""
+    return f"{fmt.num(joules_per_sample)} J ({power}{method})"
+
+
+def tail_text(p99: Any, low: Any, high: Any) -> str:
+    """A pooled p99 step time with its interval over replicates where it has one."""
+    text = fmt.seconds(p99)
+    if present(p99) and present(low) and present(high):
+        text += f" ({fmt.seconds(low)}–{fmt.seconds(high)})"
+    return text

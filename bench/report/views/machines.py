@@ -31,7 +31,8 @@ from bench.report.paths import (
 from bench.report.views.context import banner, page, provenance
 from bench.report.views.files import Copies, file_links
 from bench.report.views.frames import present, rows_of
-from bench.report.views.labels import cold_text, equal_text
+from bench.report.views.labels import cold_text, energy_text, equal_text
+from bench.report.vocabulary import Power
 from bench.report.writer import Writer
 from bench.schema import DRIFT
 
@@ -63,6 +64,8 @@ CELL_HEADERS = (
     "First pass (range)",
     "Peak memory (first-pass workspace)",
     "Achieved (% of peak)",
+    "p99 step",
+    "Energy per sample (mean power, method)",
 )
 
 
@@ -80,7 +83,8 @@ _FRAGMENT_COLUMNS = (
     "too_few_ok", "steady_median_s", "iqr_s", "cv", "samples_per_s", "throughput_basis",
     "achieved_tflops", "achieved_gbps", "cold_pass_s", "cold_pass_min_s", "cold_pass_max_s",
     "whole_peak_mem_allocated_bytes", "whole_peak_mem_reserved_bytes", "peak_rss_bytes",
-    "workspace_mem_allocated_bytes", "pct_of_peak",
+    "workspace_mem_allocated_bytes", "pct_of_peak", "latency_p99_s", "joules_per_sample",
+    "mean_power_w", "energy_method", "n_throttled", "n_short_window",
 )  # fmt: skip
 
 
@@ -113,7 +117,8 @@ def _status_text(c: Any) -> str:
     text = c.status_summary or "no rows"
     if c.too_few_ok:
         text += f" (too few: {c.n_ok} of {c.n_total})"
-    return text + (f" ({c.n_drift} drifting)" if c.n_drift else "")
+    text += f" ({c.n_drift} drifting)" if c.n_drift else ""
+    return text + (f" ({c.n_throttled} {Power.THROTTLED})" if c.n_throttled else "")
 
 
 def cells_fragment(cells: pd.DataFrame) -> str:
@@ -135,6 +140,9 @@ def cells_fragment(cells: pd.DataFrame) -> str:
             html_text(_status_text(c)), html_text(step), html_text(_throughput_of(c)),
             html_text(cold_text(c.cold_pass_s, c.cold_pass_min_s, c.cold_pass_max_s)),
             html_text(_memory_text(c)), html_text(_achieved_text(c)),
+            html_text(fmt.seconds(c.latency_p99_s)),
+            html_text(energy_text(c.joules_per_sample, c.mean_power_w, c.energy_method)
+                      + (f" ({Power.SHORT_WINDOW})" if c.n_short_window else "")),
         ])
     return html_table(CELL_HEADERS, rows)
 
@@ -265,6 +273,9 @@ def _fingerprint(p: Page, mp: MachinePage, copied: Copies, here: str) -> dict[st
     fp8 = m.fingerprint_id[:8]
     drift_rows = [[p.link(str(c.cell_name), here, c.anchor), f"{c.n_drift} of {c.n_ok}",
                    f"{fmt.num(c.drift_max)}×"] for c in mp.drifting.itertuples(index=False)]
+    throttle_rows = [[p.link(str(c.cell_name), here, c.anchor), f"{c.n_throttled} of {c.n_ok}",
+                      c.throttle_reasons or fmt.MISSING, f"{fmt.num(c.sm_clock_min_mhz)} MHz"]
+                     for c in mp.throttled.itertuples(index=False)]
     ceil_rows = _ceiling_rows(p, mp, here)
     repro_rows = _repro_rows(p, mp, here)
     env, flags = _env_tables(mp.env)
@@ -279,6 +290,9 @@ def _fingerprint(p: Page, mp: MachinePage, copied: Copies, here: str) -> dict[st
         "drift": table(["Cell", "Drifting ok replicates", "Worst drift"], drift_rows)
         if drift_rows else None,
         "n_drift": len(drift_rows),
+        "slowed": table(["Cell", "Throttled ok replicates", "Reasons (share of samples)",
+                            "Lowest SM clock"], throttle_rows) if throttle_rows else None,
+        "n_slowed": len(throttle_rows),
         "ceilings": table(["Op", "Device", "Sustained (95% CI)", "Best 10 iterations", "Row"],
                           ceil_rows) if ceil_rows else None,
         "cells": fragment_placeholder(f"{name}-cells"),

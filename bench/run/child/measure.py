@@ -133,11 +133,15 @@ def ci_rel(xs: Sequence[float]) -> float:
 
 @dataclass(frozen=True)
 class Summary:
-    """The steady state in six figures (the ``steady_*`` columns)."""
+    """The steady state in eight figures (the ``steady_*`` columns). p95 and p99 are the
+    latency tails an inference reader asks for; with fewer than 100 iterations p99 is
+    interpolated between the two slowest."""
 
     median: float
     p10: float
     p90: float
+    p95: float
+    p99: float
     mean: float
     ci_rel: float
     iters: int
@@ -146,7 +150,8 @@ class Summary:
 def summarize(xs: Sequence[float]) -> Summary:
     s = sorted(xs)
     return Summary(median=quantile(s, 0.5), p10=quantile(s, 0.1), p90=quantile(s, 0.9),
-                   mean=statistics.fmean(s), ci_rel=ci_rel(s), iters=len(s))
+                   p95=quantile(s, 0.95), p99=quantile(s, 0.99), mean=statistics.fmean(s),
+                   ci_rel=ci_rel(s), iters=len(s))
 
 
 def cold_pass(step: Callable[[int], Any], schedule: Sequence[Any], timer: Timer) -> tuple[

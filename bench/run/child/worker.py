@@ -24,7 +24,6 @@ matches every replicate).
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 import os
 import random
@@ -33,12 +32,13 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
-from bench.run import caches, durable
-from bench.run.child import compiling, factory, flags, measure, workloads
-from bench.run.matrix import Cell
+from bench.run import caches, cpuinfo, durable
+from bench.run.child import compiling, factory, flags, measure, nvml, rapl, telemetry, workloads
+from bench.run.matrix import Cell, Settings
 from bench.run.protocol import Metrics, Probe, Record, Repro, Sample, Task, Timeline
 
 FAULT_KINDS = ("crash", "exit", "hang", "spam", "oom", "error", "fill-cache", "compile-error")
@@ -95,7 +95,7 @@ def classify(torch: Any, exc: BaseException) -> tuple[str, str]:
     return "error", reason
 
 
-def _skip_reason(torch: Any, cell: Cell) -> str | None:
+def _skip_reason(torch: Any, cell: Cell, settings: Settings | None = None) -> str | None:
     if cell.device == "cuda" and not torch.cuda.is_available():
         return "no-cuda"
     if cell.device == "mps" and not (hasattr(torch.backends, "mps")
@@ -103,6 +103,9 @@ def _skip_reason(torch: Any, cell: Cell) -> str | None:
         return "no-mps"
     if cell.kind == "ceiling" and cell.model == "matmul-tf32" and cell.device != "cuda":
         return "tf32-is-cuda-only"
+    if (settings is not None and settings.native_bf16_only and cell.device == "cpu"
+            and cell.precision == "amp-bf16" and not cpuinfo.native_bf16()):
+        return cpuinfo.NO_NATIVE_BF16
     if cell.kind == "model":
         return compiling.skip_reason(torch, cell)
     return None
@@ -140,9 +143,50 @@ def _stamp(record: Record) -> None:
     record.timeline.steady_start = time.time()
 
 
+def meter_for(torch: Any, device: str) -> telemetry.Meter:
+    """The best meter this process can read for ``device``; ``NoMeter`` with the reason
+    otherwise (``mps``: none is read)."""
+    if device == "cuda":
+        return nvml.open_meter(torch)
+    if device == "cpu":
+        return rapl.open_meter()
+    return telemetry.NoMeter(f"no energy counters read on {device}")
+
+
+def energy_settings(settings: Settings, meter: telemetry.Meter) -> tuple[Settings, str]:
+    """The stopping rule with a steady window long enough for the energy counter where the
+    meter measures energy (``telemetry.MIN_WINDOW_S``), and the note that says so."""
+    least = telemetry.MIN_WINDOW_S
+    if not meter.measures_energy or settings.min_time_s >= least:
+        return settings, ""
+    note = (f"steady window extended from {settings.min_time_s:g} s to at least {least:g} s "
+            "for the energy counter")
+    return replace(settings, min_time_s=least, max_time_s=max(settings.max_time_s, least)), note
+
+
+def _timed_window(torch: Any, task: Task, record: Record, step: Callable[[int], Any],
+                  start: int, period: int, timer: measure.Timer
+                  ) -> tuple[list[float], list[int], telemetry.Reading]:
+    """The steady state with the device's meter running over exactly its timed part."""
+    meter = meter_for(torch, task.cell.device)
+    settings, note = energy_settings(task.settings, meter)
+    if note:
+        record.notes.append(note)
+
+    def begin() -> None:
+        _stamp(record)
+        meter.start()
+
+    times, iters = measure.steady_state(step, start, settings, timer, period=period,
+                                        on_start=begin)
+    reading = meter.stop()
+    record.timeline.steady_end = time.time()
+    return times, iters, reading
+
+
 def measure_cell(torch: Any, task: Task, record: Record) -> None:
     """The measurement protocol for one replicate; fills ``record`` as it goes."""
-    cell, st = task.cell, task.settings
+    cell = task.cell
     fault = wanted_fault(task)
     inject_process_fault(fault)
     record.timeline.build_start = time.time()
@@ -184,9 +228,7 @@ def measure_cell(torch: Any, task: Task, record: Record) -> None:
         compiling.settle(torch)
     if cell.device == "cuda":
         torch.cuda.reset_peak_memory_stats()
-    times, iters = measure.steady_state(step, start, st, timer, period=len(schedule),
-                                        on_start=functools.partial(_stamp, record))
-    record.timeline.steady_end = time.time()
+    times, iters, reading = _timed_window(torch, task, record, step, start, len(schedule), timer)
     if at_start is not None and after_cold is not None:
         got = compiling.figures(at_start, after_cold, compiling.snapshot(torch))
         m.compile_time_s, m.compiles = got.compile_time_s, got.compiles
@@ -196,9 +238,12 @@ def measure_cell(torch: Any, task: Task, record: Record) -> None:
         record.notes += got.notes
     s = measure.summarize(times)
     m.steady_median_s, m.steady_p10_s, m.steady_p90_s = s.median, s.p10, s.p90
+    m.steady_p95_s, m.steady_p99_s = s.p95, s.p99
     m.steady_mean_s, m.steady_ci_rel, m.steady_iters = s.mean, s.ci_rel, s.iters
     shapes = [schedule[i % len(schedule)] for i in iters]
     m.samples_per_s = sum(b for b, _ in shapes) / sum(times) if cell.kind == "model" else None
+    record.energy = telemetry.apply(
+        reading, sum(b for b, _ in shapes) if cell.kind == "model" else 0, m)
     record.samples += [Sample("steady", i, b, r, t) for i, (b, r), t in zip(iters, shapes, times)]
     m.peak_mem_allocated_bytes, m.peak_mem_reserved_bytes = _memory(torch, cell)
     m.peak_rss_bytes = _peak_rss()
@@ -279,7 +324,7 @@ def run_task(task: Task) -> Record:
         if task.op == "probe":
             probe(torch, task, record)
         else:
-            skip = _skip_reason(torch, task.cell)
+            skip = _skip_reason(torch, task.cell, task.settings)
             if skip:
                 record.status, record.reason = "skipped", skip
             else:

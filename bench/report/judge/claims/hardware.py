@@ -13,6 +13,7 @@ from bench.report import fmt
 from bench.report.analysis.bootstrap import ratio_ci
 from bench.report.analysis.pairs import DELTA
 from bench.report.analysis.pairs import verdict as pair_verdict
+from bench.report.judge.best import best_against_best
 from bench.report.judge.claims.findings import (
     GPU_RUN,
     TOO_WIDE,
@@ -43,29 +44,54 @@ def _cpu_gpu(a: Any) -> pd.DataFrame:
     return cvg.loc[cvg["verdict"] != Verdict.INSUFFICIENT] if len(cvg) else cvg
 
 
+def _magnitude(lo: float, hi: float, target: float) -> tuple[Stance, str]:
+    if lo > target:
+        return Stance.LARGER, f"more than {target:g}× at its largest"
+    if hi < target:
+        return Stance.SMALLER, f"never {target:g}×"
+    return Stance.SUPPORTS, f"about {target:g}× at its largest"
+
+
+def _best_finding(a: Any, page: str, group: pd.DataFrame, target: float) -> Finding | None:
+    """The largest speedup with each side at its best measured setting (``judge.best``), where
+    some side was measured at a setting other than the like-for-like one and both have enough
+    ok replicates."""
+    found = [b for b in best_against_best(a.cells.loc[a.cells["page"] == page], group)
+             if b.verdict != Verdict.INSUFFICIENT]
+    if not found or all(b.same_setting for b in found):
+        return None
+    top = max(found, key=lambda b: b.speedup)
+    stance_, how = _magnitude(num(top.ci_low), num(top.ci_high), target)
+    setting = f"{top.cpu.precision}{', channels_last' if top.cpu.memory_format != 'nchw' else ''}"
+    text = (f"each side at its best measured setting: up to {fmt.ratio(top.speedup)} (95% CI "
+            f"{fmt.ci(top.ci_low, top.ci_high)}) for {top.gpu.model} {top.gpu.mode} at batch "
+            f"{int(num(top.gpu.batch_size))}, the CPU at {setting}: {how}")
+    evidence = ((str(top.cpu.page), str(top.cpu.anchor)), (str(top.gpu.page), str(top.gpu.anchor)))
+    return Finding(stance_, page, str(top.gpu.machine), text, evidence, str(top.gpu.model),
+                   "best against best")
+
+
 def gpu_speedup_magnitude(claim: Claim, a: Any, target: float = 50.0) -> ClaimAnswer:
-    """Per machine: the largest measured GPU-over-CPU speedup; supported where its interval
-    contains ``target``, larger than claimed where it lies above, smaller where it lies
-    below."""
+    """Per machine: the largest measured GPU-over-CPU speedup, the same setting on both sides
+    and, where other settings were measured, each side at its best; supported where its
+    interval contains ``target``, larger than claimed where it lies above, smaller where it
+    lies below (a machine where the two disagree makes the claim depend on the setting)."""
     cvg = _cpu_gpu(a)
     findings: list[Finding] = []
     for page, group in (cvg.groupby("page", sort=True) if len(cvg) else ()):
         ordered = list(rows(group.sort_values("speedup", kind="stable")))
         low, top = ordered[0], ordered[-1]
         name = labeller(group, keep=("batch_size",))  # the batch, even where only one had enough
-        hi, lo = num(top.ci_high), num(top.ci_low)
-        if lo > target:
-            stance, how = Stance.LARGER, f"more than {target:g}× at its largest"
-        elif hi < target:
-            stance, how = Stance.SMALLER, f"never {target:g}×"
-        else:
-            stance, how = Stance.SUPPORTS, f"about {target:g}× at its largest"
+        stance_, how = _magnitude(num(top.ci_low), num(top.ci_high), target)
         models = ", ".join(sorted(set(group["model"].astype(str))))
         text = (f"GPU over CPU, where both sides have enough ok replicates: "
                 f"{fmt.ratio(low.speedup)} ({name(low)}) to {fmt.ratio(top.speedup)} "
                 f"({name(top)}, 95% CI {fmt.ci(top.ci_low, top.ci_high)}) for {models}: {how}")
         evidence = tuple(e for r in ordered for e in pair_evidence(r))
-        findings.append(Finding(stance, str(page), str(top.machine), text, evidence, models))
+        findings.append(Finding(stance_, str(page), str(top.machine), text, evidence, models))
+        best = _best_finding(a, str(page), group, target)
+        if best is not None:
+            findings.append(best)
     summary = "; ".join(f"on {f.machine}: {f.text}" for f in findings)
     return decide(claim, findings, summary or "no sufficient CPU-against-GPU comparison",
                   GPU_RUN + ", whose cpu_vs_gpu study runs both on one machine")

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bench.report.judge.claims import cudnn, hardware
+from bench.report.judge.claims import cudnn, energy, hardware
 from bench.report.judge.claims.model import Claim, ClaimAnswer
 
 Rule = Callable[[Claim, Any], ClaimAnswer]
@@ -33,4 +33,5 @@ RULES: dict[str, Rule] = {
     "cpu_threads": hardware.cpu_threads,
     "memory_bandwidth": hardware.memory_bandwidth,
     "upgrade_vs_settings": hardware.upgrade_vs_settings,
+    "gpu_energy_per_sample": energy.gpu_energy_per_sample,
 }

@@ -72,6 +72,7 @@ class MachinePage:
     failures: pd.DataFrame = field(repr=False)  # every replicate that did not end ok
     checks: pd.DataFrame = field(repr=False)  # its re-run checks
     drifting: pd.DataFrame = field(repr=False)  # cells with drifting ok replicates
+    throttled: pd.DataFrame = field(repr=False)  # cells with throttled ok replicates
     ceilings: pd.DataFrame = field(repr=False)
     runs: tuple[RunRows, ...]
 
@@ -128,6 +129,7 @@ def machine_page(facts: Facts, row: Any) -> MachinePage:
         failures=failed.sort_values(["kind", "cell_name", "replicate", "run_id"], kind="stable"),
         checks=a.repro.loc[a.repro["fingerprint_id"] == fp],
         drifting=cells.loc[cells["n_drift"] > 0],
+        throttled=cells.loc[cells["n_throttled"] > 0],
         ceilings=a.ceilings.loc[a.ceilings["fingerprint_id"] == fp],
         runs=_runs(facts, fp),
     )

@@ -11,11 +11,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.report.analysis.bootstrap import ratio_ci
 from bench.report.analysis.pairs import join_cells
-from bench.report.analysis.pairs import verdict as pair_verdict
 from bench.report.analysis.studies import CURVE_KEY
 from bench.report.judge.advice.summaries import agreement
+from bench.report.judge.best import BestAgainstBest, best_against_best
 from bench.report.judge.claims import ClaimAnswer
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, by_machine, unknown_machine
@@ -220,26 +219,6 @@ def determinism_page(facts: Facts) -> DeterminismPage:
 
 
 @dataclass(frozen=True)
-class BestAgainstBest:
-    """One workload with each side at its best measured setting: the fastest CPU cell
-    against the fastest GPU cell of the same model, mode and batch, whatever their
-    precision, layout and threads."""
-
-    cpu: Any  # the CPU's fastest cell (a row of the analysis' cells)
-    gpu: Any
-    speedup: float
-    ci_low: float
-    ci_high: float
-    verdict: Verdict
-
-    @property
-    def same_setting(self) -> bool:
-        """Whether both bests are the like-for-like setting (the same precision and layout)."""
-        return (self.cpu.precision, self.cpu.memory_format) == (self.gpu.precision,
-                                                                self.gpu.memory_format)
-
-
-@dataclass(frozen=True)
 class CpuGpuSection:
     machine: Machine
     pairs: pd.DataFrame = field(repr=False)  # one per curve and batch, the same setting
@@ -258,32 +237,6 @@ class CpuGpuPage:
     claims: tuple[ClaimAnswer, ...]
     advice: AdviceList
     sources: tuple[Machine, ...]
-
-
-#: A workload compared best against best: everything but the settings a side may choose.
-_BEST_KEY = ["fingerprint_id", "model", "mode", "batch_size", "resolution", "shapes"]
-
-
-def best_against_best(cells: pd.DataFrame, pairs: pd.DataFrame) -> tuple[BestAgainstBest, ...]:
-    """For each workload of ``pairs`` (one fingerprint's like-for-like pairs), each device's
-    fastest eager cell and the ratio of their median steps with its interval."""
-    model = cells.loc[(cells["kind"] == "model") & (cells["compile"] == "off")
-                      & cells["steady_median_s"].notna()]
-    wanted = pairs[_BEST_KEY].drop_duplicates()
-    found = model.merge(wanted, on=_BEST_KEY, how="inner")
-    out = []
-    for _, group in found.groupby(_BEST_KEY, sort=True, dropna=False):
-        by = {d: next(g.sort_values(["steady_median_s", "cell_id"], kind="stable").head(1)
-                      .astype(object).itertuples(index=False))
-              for d, g in group.groupby("device") if d in ("cpu", "cuda")}
-        if len(by) < 2:
-            continue
-        cpu, gpu = by["cpu"], by["cuda"]
-        est, lo, hi = ratio_ci([cpu.replicate_medians], [gpu.replicate_medians])
-        out.append(BestAgainstBest(cpu, gpu, float(est[0]), float(lo[0]), float(hi[0]),
-                                   Verdict(pair_verdict(float(lo[0]), float(hi[0]),
-                                                        int(cpu.n_ok), int(gpu.n_ok)))))
-    return tuple(out)
 
 
 def cpu_gpu_page(facts: Facts) -> CpuGpuPage:

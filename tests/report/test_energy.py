@@ -1,0 +1,63 @@
+"""Per-cell latency tails, energy and throttling over replicates (``analysis.energy``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bench.report.analysis.cells import cell_stats
+from bench.report.load import load_reports
+
+from .builders import axes, env_for, result_row
+
+ENV = env_for("box", "run-1")
+
+
+def _samples(row: dict[str, object], times: list[float]) -> list[dict[str, object]]:
+    ids = {k: row.get(k, "") for k in ("schema_version", "run_id", "fingerprint_id", "cell_id",
+                                       "replicate", "attempt_id")}
+    return [{**ids, "phase": "steady", "iter": i, "batch_size": 8, "resolution": 224,
+             "seconds": t} for i, t in enumerate(times)]
+
+
+def test_tails_come_from_each_replicates_samples_and_pool_by_their_median(write_tree):
+    # each replicate: 99 fast iterations and one slow one, slower in each replicate
+    slow = (0.5, 0.6, 0.7)
+    times = [[0.1] * 99 + [s] for s in slow]
+    rows = [result_row(ENV, axes(), i, seconds=0.1, steady_iters=100,
+                       energy_method="nvml-energy", joules_per_sample=j, mean_power_w=400.0,
+                       energy_j=j * 800, energy_window_s=2.0, throttled=t,
+                       throttle_reasons="sw_power_cap 30%" if t == "true" else "",
+                       sm_clock_min_mhz=c)
+            for i, (j, t, c) in enumerate(((1.0, "false", 1980), (2.0, "true", 1500),
+                                           (3.0, "false", 1965)))]
+    samples = [s for row, xs in zip(rows, times) for s in _samples(row, xs)]
+    cell = cell_stats(load_reports(write_tree([(ENV, rows, samples)]))).iloc[0]
+    own = [float(np.quantile(xs, 0.99)) for xs in times]  # each replicate's own p99
+    assert cell["latency_p99_s"] == pytest.approx(own[1])  # their median
+    assert cell["latency_p99_lo_s"] <= cell["latency_p99_s"] <= cell["latency_p99_hi_s"]
+    assert cell["latency_p50_s"] == pytest.approx(0.1)
+    assert cell["joules_per_sample"] == pytest.approx(2.0)
+    assert cell["samples_per_joule"] == pytest.approx(0.5)
+    assert cell["energy_method"] == "nvml-energy" and cell["n_energy"] == 3
+    assert cell["n_throttled"] == 1 and cell["throttle_reasons"] == "sw_power_cap 30%"
+    assert cell["sm_clock_min_mhz"] == 1500 and cell["n_short_window"] == 0
+
+
+def test_a_cell_that_measured_no_energy_keeps_its_reason_and_no_figure(write_tree):
+    rows = [result_row(ENV, axes(device="cpu"), i, seconds=0.1, energy_method="none",
+                       energy_reason="no RAPL counters readable") for i in range(3)]
+    cell = cell_stats(load_reports(write_tree([(ENV, rows, [])]))).iloc[0]
+    assert np.isnan(cell["joules_per_sample"]) and cell["n_energy"] == 0
+    assert (cell["energy_method"], cell["energy_reason"]) == ("none",
+                                                              "no RAPL counters readable")
+    assert cell["latency_p99_s"] == pytest.approx(0.1)  # the tails need only the samples
+
+
+def test_a_mix_of_methods_reads_as_the_weakest_and_short_windows_are_counted(write_tree):
+    rows = [result_row(ENV, axes(), i, seconds=0.1, energy_method=m, joules_per_sample=1.0,
+                       energy_j=10.0, energy_window_s=w)
+            for i, (m, w) in enumerate((("nvml-energy", 1.5), ("nvml-power", 0.4),
+                                        ("nvml-energy", 1.5)))]
+    cell = cell_stats(load_reports(write_tree([(ENV, rows, [])]))).iloc[0]
+    assert cell["energy_method"] == "nvml-power" and cell["n_short_window"] == 1
