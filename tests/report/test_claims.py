@@ -410,15 +410,25 @@ def test_an_upgrade_against_a_setting_change(write_tree: Any) -> None:
         return _verdict(write_tree, "upgrade-beats-settings", fast_rows,
                         more=[(slow, slow_rows, [])])
 
-    upgrade = tree(0.03)  # 10× the slow box
-    marginal = tree(0.25)  # 1.2×: the bf16 switch on the slow box buys more
+    # best against best: the slow box at its best is bf16 (0.20 s), the fast box fp32
+    upgrade = tree(0.03)  # 6.7× the slow box at its best
+    marginal = tree(0.16)  # 1.25×: the bf16 switch on the slow box buys more
     assert (upgrade.verdict, marginal.verdict) == (ClaimVerdict.SUPPORTED,
                                                    ClaimVerdict.CONTRADICTED)
+    assert upgrade.findings[0].text.startswith(
+        "resnet50 · infer · batch 8: box at its best (fp32) is 6.67× the throughput of "
+        "slow-box at its best (amp-bf16)")
     assert "fp32 → amp-bf16 1.50× (95% CI 1.50–1.50×), as much or more" in (
         marginal.findings[0].text)
+    # like for like the fast box would be 1.2× at 0.25 s; at its best the slow box is faster,
+    # so it is the faster hardware here, and no setting change was measured on the other
+    flipped = tree(0.25)
+    assert flipped.verdict == ClaimVerdict.TOO_FEW
+    assert flipped.findings[0].text.startswith("resnet50 · infer · batch 8: slow-box at its "
+                                               "best (amp-bf16) is 1.25× the throughput of box")
     # 1.5× point against 1.5×: no more; intervals that overlap the setting's: cannot tell
-    assert tree(0.20).verdict == ClaimVerdict.CONTRADICTED
-    close = tree([0.17, 0.20, 0.23])
+    assert tree(0.20 / 1.5).verdict == ClaimVerdict.CONTRADICTED
+    close = tree([0.11, 0.20 / 1.5, 0.16])
     assert close.verdict == ClaimVerdict.TOO_FEW and "too close" in close.findings[0].text
     # a setting change measured at another batch answers nothing for batch 8
     elsewhere = tree(0.03, setting_batch=1)

@@ -309,23 +309,29 @@ def upgrade_vs_settings(claim: Claim, a: Any) -> ClaimAnswer:
     """For each workload measured on two or more machines: the fastest machine's best
     throughput over the slowest's (the upgrade, with a bootstrap interval over both cells'
     replicates), against the best setting change measured on the slowest one (that
-    fingerprint) for that model, mode and batch size. The upgrade buys more only when its
+    fingerprint) for that model, mode and batch size. Best against best: each machine at its
+    fastest measured setting, precision included (a CPU in bf16 where that is its best), so
+    the faster hardware is the one faster at its best. The upgrade buys more only when its
     whole interval clears the setting's by δ; it buys no more when its whole interval stays
     under the setting's low end plus δ; otherwise the intervals cannot tell them apart."""
     best = current(a.best, a)
     findings: list[Finding] = []
     if len(best):
-        key = ["model", "mode", "batch_size", "resolution", "precision", "shapes"]
+        key = ["model", "mode", "batch_size", "resolution", "shapes"]  # precision is a setting
         thin = best.loc[best["too_few_ok"].astype(bool)]
         every = best
         best = best.loc[~best["too_few_ok"].astype(bool)]  # the site's replicate minimum
+        # each fingerprint at its best over the precisions too
+        best = best.sort_values([*key, "samples_per_s"], kind="stable").drop_duplicates(
+            ["fingerprint_id", *key], keep="last")
         # machines, not fingerprints: two torch versions on one box are no upgrade
         best = best.sort_values([*key, "samples_per_s"], kind="stable").reset_index(drop=True)
         slowest = best.drop_duplicates(key, keep="first")
         merged = best.merge(slowest[[*key, "machine"]], on=key, suffixes=("", "_slow"))
         others = merged.loc[merged["machine"] != merged["machine_slow"]]
         fastest = others.drop_duplicates(key, keep="last")[
-            [*key, "machine", "page", "anchor", "fingerprint_id", "cell_id", "samples_per_s"]]
+            [*key, "machine", "page", "anchor", "fingerprint_id", "cell_id", "samples_per_s",
+             "precision"]]
         pairs = slowest.merge(fastest, on=key, suffixes=("", "_fast"))
         medians = a.cells.set_index(["fingerprint_id", "cell_id"])["replicate_medians"]
 
@@ -347,8 +353,9 @@ def upgrade_vs_settings(claim: Claim, a: Any) -> ClaimAnswer:
                 s_lo, s_hi, how, evidence = found
                 said, how = _upgrade_stance(u_lo, u_hi, s_lo, s_hi, how)
             text = (f"{slow.model} · {slow.mode} · batch {int(num(slow.batch_size))}: "
-                    f"{slow.machine_fast} is {fmt.ratio(upgrade)} the throughput of "
-                    f"{slow.machine} (95% CI {fmt.ci(u_lo, u_hi)}); the best setting change on "
+                    f"{slow.machine_fast} at its best ({slow.precision_fast}) is "
+                    f"{fmt.ratio(upgrade)} the throughput of {slow.machine} at its best "
+                    f"({slow.precision}) (95% CI {fmt.ci(u_lo, u_hi)}); the best setting change on "
                     f"{slow.machine}: {how}")
             findings.append(Finding(
                 said, str(slow.page), str(slow.machine), text,
