@@ -30,7 +30,11 @@ from typing import Callable, Final
 #: 5: ``sitting``, which sitting of its run wrote a row (a run finished by ``--resume``, on
 #: this machine or another of the same fingerprint, is made in several); older rows keep it
 #: empty: which of them a resume wrote was not recorded.
-SCHEMA_VERSION: Final = 5
+#: 6 (issue 27, the input pipeline; self-contained, see ``_v5_to_v6``): the ``pipeline`` and
+#: ``e2e`` kinds, the axes ``num_workers``, ``decoder`` and ``images`` and the figures
+#: ``decode_errors``, ``cpu_time_s``, ``tree_peak_rss_bytes`` and ``data_wait_frac``; older
+#: rows measured no input pipeline and read empty in all of them.
+SCHEMA_VERSION: Final = 6
 #: The definition of the timed step, bumped whenever what a step does changes, so numbers
 #: measured by different definitions get different fingerprints and are never pooled (the
 #: child records it in env.json; the report tells a reader which rows predate the current
@@ -49,8 +53,14 @@ WORKLOAD_CHANGES: Final[dict[int, str]] = {
 #: Every replicate ends in exactly one of these.
 STATUSES: Final = ("ok", "oom", "timeout", "crash", "error", "skipped", "interrupted")
 
-#: What a row measures: a model step, a machine ceiling, or a reproducibility re-run.
-KINDS: Final = ("model", "ceiling", "repro")
+#: What a row measures: a model step, a machine ceiling, a reproducibility re-run, an input
+#: pipeline alone (JPEG files decoded and augmented by a DataLoader), or that pipeline feeding
+#: the model's step (end to end).
+KINDS: Final = ("model", "ceiling", "repro", "pipeline", "e2e")
+
+#: How a pipeline decodes its JPEGs: Pillow (torchvision's reference recipe), torchvision's
+#: ``decode_jpeg`` on the CPU, or ``decode_jpeg(device="cuda")`` (nvJPEG) in the main process.
+DECODERS: Final = ("pil", "torchvision", "torchvision-cuda")
 
 WORK_UNITS: Final = ("flop", "byte")
 
@@ -72,7 +82,8 @@ KERNEL_CACHES: Final = ("fresh", "warm")
 #: the same. Shared: the runner hashes cell ids, and test fixtures mimic it.
 LATER_AXES: Final[dict[str, object]] = {"kernel_cache": "fresh", "model_source": "",
                                          "input_shape": "", "inputs": "", "loss": "",
-                                         "compile": "off", "compile_dynamic": "auto"}
+                                         "compile": "off", "compile_dynamic": "auto",
+                                         "num_workers": None, "decoder": "", "images": ""}
 
 #: ``torch.compile``'s modes, and ``off`` (eager, the default). ``default`` is
 #: ``torch.compile(model)``; the others are its ``mode=`` argument.
@@ -169,6 +180,11 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
     _c("compile", group="axis", choices=COMPILE_MODES, doc="torch.compile mode (off: eager)"),
     _c("compile_dynamic", group="axis", choices=COMPILE_DYNAMIC,
        doc="torch.compile's dynamic= (auto: None)"),
+    _c("num_workers", "int", "axis", doc="pipeline: DataLoader worker processes (0: the main "
+       "process decodes)"),
+    _c("decoder", group="axis", choices=DECODERS, doc="pipeline: what decodes the JPEGs"),
+    _c("images", group="axis", doc="pipeline: the user's image folder (empty: JPEGs made at "
+       "run time from a seed)"),
     _c("shape_count", "int", "shape", doc="distinct input shapes in the schedule"),
     *(_c(f"eff_{name}", group="effective", doc=f"{what}, as read back after it was set")
       for name, what in (
@@ -223,6 +239,14 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
            "joined by '; ' (a reason: torch's first line, the name it quotes, its gbNNNN page)"),
     _c("flops_per_sample", "float", "figure", doc="FLOPs per sample of one step"),
     _c("work_per_iter", "float", "figure", doc="a ceiling's FLOPs or bytes per iteration"),
+    _c("decode_errors", "int", "figure",
+       doc="pipeline: files that failed to read or decode (skipped, counted, never a crash)"),
+    _c("cpu_time_s", "float", "figure",
+       doc="pipeline: CPU seconds of the process and its loader workers in the steady state"),
+    _c("tree_peak_rss_bytes", "float", "figure",
+       doc="pipeline: peak resident memory of the process and its loader workers together"),
+    _c("data_wait_frac", "float", "figure",
+       doc="end to end: fraction of the steady state the step waited for its next batch"),
     _c("repro_max_abs_diff", "float", "figure", doc="re-run check: largest difference"),
     _c("wall_s", "float", "process", doc="the replicate's wall time, launch to result"),
     _c("work_unit", choices=WORK_UNITS, doc="a ceiling's unit of work"),
@@ -326,9 +350,21 @@ def _v4_to_v5(row: Row) -> Row:
     return {**row, "sitting": ""}
 
 
+#: The columns version 6 added (issue 27's input pipeline).
+V6_PIPELINE_COLUMNS: Final = ("num_workers", "decoder", "images", "decode_errors",
+                              "cpu_time_s", "tree_peak_rss_bytes", "data_wait_frac")
+
+
+def _v5_to_v6(row: Row) -> Row:
+    """Version 5 measured no input pipeline: its rows read empty in every pipeline column
+    (no workers, no decoder, no image folder, no decode errors counted)."""
+    return {**dict.fromkeys(V6_PIPELINE_COLUMNS, ""), **row}
+
+
 #: ``{from_version: function(row) -> row}``; applied in order until SCHEMA_VERSION is reached.
 MIGRATIONS: Final[dict[int, Callable[[Row], Row]]] = {1: _v1_to_v2, 2: _v2_to_v3,
-                                                      3: _v3_to_v4, 4: _v4_to_v5}
+                                                      3: _v3_to_v4, 4: _v4_to_v5,
+                                                      5: _v5_to_v6}
 
 
 class SchemaError(ValueError):

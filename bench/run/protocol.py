@@ -189,6 +189,10 @@ class Metrics:
     graph_break_reasons: str | None = None  # ``schema.break_reasons``'s text
     flops_per_sample: float | None = None
     work_per_iter: float | None = None
+    decode_errors: int | None = None  # pipeline and e2e cells (``bench.run.child.feeding``)
+    cpu_time_s: float | None = None
+    tree_peak_rss_bytes: float | None = None
+    data_wait_frac: float | None = None
 
 
 @dataclass(frozen=True)

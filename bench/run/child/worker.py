@@ -37,8 +37,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from bench.run import caches, durable
-from bench.run.child import compiling, factory, flags, measure, workloads
+from bench.run.child import compiling, factory, feeding, flags, measure, workloads
 from bench.run.matrix import Cell
+from bench.run.pipelines import PIPELINE_KINDS
 from bench.run.protocol import Metrics, Probe, Record, Repro, Sample, Task, Timeline
 
 FAULT_KINDS = ("crash", "exit", "hang", "spam", "oom", "error", "fill-cache", "compile-error")
@@ -103,6 +104,8 @@ def _skip_reason(torch: Any, cell: Cell) -> str | None:
         return "no-mps"
     if cell.kind == "ceiling" and cell.model == "matmul-tf32" and cell.device != "cuda":
         return "tf32-is-cuda-only"
+    if cell.kind in PIPELINE_KINDS:
+        return feeding.skip_reason(cell)
     if cell.kind == "model":
         return compiling.skip_reason(torch, cell)
     return None
@@ -145,6 +148,9 @@ def measure_cell(torch: Any, task: Task, record: Record) -> None:
     cell, st = task.cell, task.settings
     fault = wanted_fault(task)
     inject_process_fault(fault)
+    if cell.kind in PIPELINE_KINDS:
+        feeding.measure_feed(torch, task, record, init_folder(task))
+        return
     record.timeline.build_start = time.time()
     m = record.metrics
     if cell.device == "cuda":
