@@ -79,9 +79,19 @@ class KnobStatus(Word):
     SKIPPED = "skipped"
 
 
+class Feeding(Word):
+    """Whether a host's loader workers keep a device's step fed (``judge.feeding``)."""
+
+    FED = "enough workers"
+    SHORT = "more than this host has"
+    NOT_REACHED = "more workers than measured"
+    INSUFFICIENT = "too few replicates"
+    NOT_MEASURED = "not measured"
+
+
 #: The judged words (verdicts, stances, actions), for the test that no module spells them
 #: itself (a knob's status shares "skipped" with a row's, which the schema spells).
-VOCABULARY: tuple[type[Word], ...] = (Verdict, ClaimVerdict, Stance, Action)
+VOCABULARY: tuple[type[Word], ...] = (Verdict, ClaimVerdict, Stance, Action, Feeding)
 
 #: What each word a page shows means: the Methodology page's definitions. Pairs, not a dict:
 #: a comparison's and a claim's "too few replicates" are equal strings, and would collide.
@@ -113,4 +123,14 @@ MEANINGS: tuple[tuple[Word, str], ...] = (
                      "too, where it has one)"),
     (Stance.CANNOT_TELL, "this measurement cannot decide the claim: too few ok replicates, an "
                          "interval too wide, or a check that cannot single the setting out"),
+    (Feeding.FED, "the smallest worker count measured whose delivered samples/s (the median "
+                  "over fresh processes) is at least what the device's step consumes"),
+    (Feeding.SHORT, "no worker count up to the host's cores delivered what the device consumes; "
+                    "the shortfall is the consumption less the best delivered rate"),
+    (Feeding.NOT_REACHED, "no worker count measured delivered enough, and the sweep stopped "
+                          "below the host's cores: more workers might"),
+    (Feeding.INSUFFICIENT, "the pipeline or the step it feeds has fewer than three ok "
+                           "replicates: the figures are shown, without a verdict"),
+    (Feeding.NOT_MEASURED, "no run measured this pipeline, or the step it would feed, on "
+                           "this machine"),
 )
