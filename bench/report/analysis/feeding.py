@@ -84,7 +84,8 @@ def consumption(cells: pd.DataFrame) -> pd.DataFrame:
     """The synthetic-input rate of every eager, static-shape model cell (``cell_stats``'s
     rows), with its interval: what the device would consume were the batches free."""
     model = cells.loc[(cells["kind"] == "model") & (cells["shapes"] == "static")
-                      & (cells["compile"] == "off") & (cells["n_ok"] > 0)]
+                      & (cells["compile"] == "off") & (cells["n_ok"] > 0)
+                      & (cells["model_source"] == "")]  # a user model may take no images
     if model.empty:
         return pd.DataFrame(columns=list(DEMAND_COLUMNS))
     model = model.copy()
