@@ -11,8 +11,7 @@ from bench.report import fmt
 from bench.report.escape import cat, slug
 from bench.report.feedchart import FeedPoint, Level, feed_chart
 from bench.report.judge import Answers
-from bench.report.judge.feeding import Rate, per_worker
-from bench.report.judge.pages.feeding import FeedingSection, Need, Sweep
+from bench.report.judge.pages.feeding import FeedingSection, Need, Rate, Sweep
 from bench.report.pages import Page, table
 from bench.report.paths import FEEDING_PAGE, chart_file
 from bench.report.views.answers import answer, cite_sentence
@@ -58,7 +57,7 @@ def need_text(n: Need) -> str:
 def _decision(s: FeedingSection) -> str:
     n = s.headline
     if n is None:
-        return "not measured" if s.gpu else "no GPU here; the pipeline's own rate below"
+        return str(Feeding.NOT_MEASURED) if s.gpu else "no GPU here; the pipeline's own rate below"
     a = n.answer
     if a.verdict == Feeding.FED:
         return f"{a.workers} loader workers feed {step_name(n)}"
@@ -101,7 +100,7 @@ def _chart(writer: Writer, s: FeedingSection) -> dict[str, Any] | None:
               for sw in s.sweeps for pt in sw.points if pt.delivered.rate.known]
     if not points:
         return None
-    ideal = [(sweep_name(sw), per_worker(sw.delivered) or float("nan")) for sw in s.sweeps]
+    ideal = [(sweep_name(sw), sw.one_worker or float("nan")) for sw in s.sweeps]
     levels: list[Level] = []
     seen: set[str] = set()
     for n in s.needs:
@@ -123,7 +122,7 @@ def _chart(writer: Writer, s: FeedingSection) -> dict[str, Any] | None:
 def _sweep_rows(s: FeedingSection) -> list[list[Any]]:
     rows = []
     for sw in s.sweeps:
-        one = per_worker(sw.delivered)
+        one = sw.one_worker
         for pt in sw.points:
             d = pt.delivered
             ideal = fmt.pct(d.rate.median / (one * d.workers)) if one and d.workers else "–"

@@ -12,13 +12,23 @@ from typing import Any
 import pandas as pd
 
 from bench.report.judge.facts import Facts
-from bench.report.judge.feeding import CoresToFeed, Delivered, Rate, cores_to_feed, host_limit
+from bench.report.judge.feeding import (
+    CoresToFeed,
+    Delivered,
+    Rate,
+    cores_to_feed,
+    host_limit,
+    per_worker,
+)
 from bench.report.judge.machines import Machine
 from bench.report.judge.pages.common import sources_of
 from bench.report.vocabulary import Feeding
 
 #: The decoder the answer quotes where several were swept: the reference recipe's.
 REFERENCE_DECODER = "pil"
+
+__all__ = ["EndToEnd", "FeedingPage", "FeedingSection", "Need", "Rate", "Sweep", "SweepPoint",
+           "feeding_page"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,11 @@ class Sweep:
     @property
     def delivered(self) -> tuple[Delivered, ...]:
         return tuple(p.delivered for p in self.points)
+
+    @property
+    def one_worker(self) -> float | None:
+        """One worker's rate: the ideal line's slope (``judge.feeding.per_worker``)."""
+        return per_worker(self.delivered)
 
 
 @dataclass(frozen=True)
