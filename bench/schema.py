@@ -148,7 +148,8 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
     _c("study", doc="the study of the profile that owns the cell"),
     _c("cell_id", required=True, doc="stable hash of the axis values; the row anchor"),
     _c("cell_name", doc="the axis values in words"),
-    _c("kind", choices=KINDS, required=True, doc="model step, machine ceiling or re-run check"),
+    _c("kind", choices=KINDS, required=True, doc="model step, machine ceiling, re-run check, "
+       "input pipeline, or the pipeline feeding the model (e2e)"),
     _c("replicate", "int", required=True, doc="which fresh process of the cell"),
     _c("attempt_id", doc="this attempt at the replicate (a re-run gets a new one); its samples "
        "carry it"),
