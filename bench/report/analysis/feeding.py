@@ -21,9 +21,10 @@ from bench.report.load import Dataset
 #: What ``pipeline_stats`` returns, in this order.
 PIPELINE_COLUMNS: Final = (
     "fingerprint_id", "machine", "page", "anchor", "kind", "cell_id", "cell_name", "device",
-    "model", "mode", "batch_size", "precision", "memory_format", "num_workers", "decoder",
-    "images", "n_total", "n_ok", "rate", "rate_low", "rate_high", "first_batch_s",
-    "decode_errors", "cpu_time_s", "cpu_s_per_sample", "tree_peak_rss_bytes", "data_wait_frac",
+    "model", "mode", "batch_size", "precision", "memory_format", "cudnn_benchmark",
+    "num_workers", "decoder", "images", "n_total", "n_ok", "rate", "rate_low", "rate_high",
+    "first_batch_s", "decode_errors", "cpu_time_s", "cpu_s_per_sample", "tree_peak_rss_bytes",
+    "data_wait_frac",
 )  # fmt: skip
 #: What ``consumption`` returns: a model cell's synthetic-input rate and its interval.
 DEMAND_COLUMNS: Final = (
@@ -34,7 +35,7 @@ DEMAND_COLUMNS: Final = (
 _KINDS = ("pipeline", "e2e")
 _KEY = ["fingerprint_id", "kind", "cell_id"]
 _LABELS = ["machine", "cell_name", "device", "model", "mode", "batch_size", "precision",
-           "memory_format", "num_workers", "decoder", "images"]
+           "memory_format", "cudnn_benchmark", "num_workers", "decoder", "images"]
 
 
 def pipeline_stats(ds: Dataset) -> pd.DataFrame:
