@@ -9,12 +9,13 @@ rate at which the step would take batches if they were free.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 import numpy as np
 import pandas as pd
 
-from bench.report.analysis.bootstrap import median_ci
+from bench.report.analysis.bootstrap import MIN_OK_REPLICATES, median_ci
 from bench.report.analysis.cells import page_slug
 from bench.report.load import Dataset
 
@@ -24,7 +25,8 @@ PIPELINE_COLUMNS: Final = (
     "model", "mode", "batch_size", "precision", "memory_format", "cudnn_benchmark",
     "num_workers", "decoder", "images", "n_total", "n_ok", "rate", "rate_low", "rate_high",
     "first_batch_s", "decode_errors", "cpu_time_s", "cpu_s_per_sample", "tree_peak_rss_bytes",
-    "data_wait_frac",
+    "data_wait_frac", "status_summary", "steady_median_s", "iqr_s", "first_batch_min_s",
+    "first_batch_max_s", "peak_rss_bytes",
 )  # fmt: skip
 #: What ``consumption`` returns: a model cell's synthetic-input rate and its interval.
 DEMAND_COLUMNS: Final = (
@@ -69,6 +71,13 @@ def pipeline_stats(ds: Dataset) -> pd.DataFrame:
             "cpu_time_s": _median(ok["cpu_time_s"]), "cpu_s_per_sample": _median(per_sample),
             "tree_peak_rss_bytes": _median(ok["tree_peak_rss_bytes"]),
             "data_wait_frac": _median(ok["data_wait_frac"]),
+            "status_summary": ", ".join(f"{n} {status}" for status, n in
+                                        group["status"].value_counts(sort=False).items()),
+            "steady_median_s": _median(ok["steady_median_s"]),
+            "iqr_s": _iqr(ok["steady_median_s"]),
+            "first_batch_min_s": _extreme(ok["cold_first_iter_s"], min),
+            "first_batch_max_s": _extreme(ok["cold_first_iter_s"], max),
+            "peak_rss_bytes": _median(ok["peak_rss_bytes"]),
         })
     frame = pd.DataFrame(out)
     frame["rate"], frame["rate_low"], frame["rate_high"] = median_ci(list(frame["rates"]))
@@ -79,6 +88,29 @@ def pipeline_stats(ds: Dataset) -> pd.DataFrame:
 def _median(values: pd.Series) -> float:
     xs = values.dropna().astype(float)
     return float(xs.median()) if len(xs) else float("nan")
+
+
+def _iqr(values: pd.Series) -> float:
+    xs = values.dropna().astype(float)
+    return float(xs.quantile(0.75) - xs.quantile(0.25)) if len(xs) else float("nan")
+
+
+def _extreme(values: pd.Series, pick: Callable[[Iterable[float]], float]) -> float:
+    xs = values.dropna().astype(float)
+    return float(pick(xs)) if len(xs) else float("nan")
+
+
+def as_cells(pipes: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """Pipeline rows in ``cell_stats``'s columns (its figures where they mean the same: the
+    delivered rate as samples/s, the first batch as the first pass, the tree's peak memory
+    where it was read), for the tables that list every cell of a machine."""
+    out = pipes.rename(columns={"rate": "samples_per_s", "first_batch_s": "cold_pass_s",
+                                "first_batch_min_s": "cold_pass_min_s",
+                                "first_batch_max_s": "cold_pass_max_s"})
+    out = out.assign(peak_rss_bytes=out["tree_peak_rss_bytes"].fillna(out["peak_rss_bytes"]),
+                     too_few_ok=out["n_ok"] < MIN_OK_REPLICATES, n_drift=0,
+                     throughput_basis="")
+    return out.reindex(columns=list(columns))
 
 
 def consumption(cells: pd.DataFrame) -> pd.DataFrame:
