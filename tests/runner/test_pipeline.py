@@ -101,3 +101,61 @@ def test_generated_images_are_deterministic(tmp_path: Path) -> None:
     for name in ("img_00000.jpg", "img_00001.jpg"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     assert len(pipelines.list_images(tmp_path / "a")) == 2
+
+
+def test_device_decoding_drops_only_the_bad_files(images: Path) -> None:
+    """The nvJPEG path (workers read bytes, the main process decodes the batch and augments
+    it where the batch lives), run on the CPU: torchvision's batched decode_jpeg takes the
+    same list there, so the path is exercised without a GPU."""
+    cell = Cell(kind="pipeline", model=pipelines.PIPELINE_MODEL, mode="train", batch_size=11,
+                num_workers=0, decoder="torchvision-cuda", resolution=224)
+    feed = loader.Feed(torch, cell, pipelines.list_images(images))
+    try:
+        batch, delivered, bad = feed.next()  # all 11 files: 3 of them bad
+    finally:
+        feed.close()
+    assert (delivered, bad) == (8, 3)
+    assert tuple(batch.shape) == (8, 3, 224, 224) and batch.dtype == torch.float32
+
+
+def test_a_cuda_decoder_cell_is_skipped_without_cuda(images: Path, tmp_path: Path) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    spec = {"studies": {"p": {"kind": "pipeline", "device": "cuda", "batch_size": 2,
+                              "images": str(images), "decoder": "torchvision-cuda",
+                              "cudnn_benchmark": "off", "cudnn_deterministic": "off"}}}
+    (cell,) = matrix.parse_profile(spec, "t").studies[0].cells
+    record = _run(cell, tmp_path)
+    assert (record.status, record.reason) == ("skipped", "no-cuda")  # type: ignore[attr-defined]
+
+
+@pytest.mark.e2e
+def test_a_pipeline_study_runs_under_the_fork_server_and_checks_clean(images: Path,
+                                                                      tmp_path: Path) -> None:
+    """The runner's whole path: the loader's workers forked from a fork server's child, the
+    rows and samples written, and ``bench check`` holding them to the timed kinds' rules."""
+    from .conftest import run_cli
+
+    profile = tmp_path / "pipe.toml"
+    profile.write_text(f"""
+[defaults]
+device = "cpu"
+replicates = 1
+warmup_iters = 0
+min_iters = 3
+min_time_s = 0.0
+max_iters = 4
+max_time_s = 0.2
+[studies.pipe]
+kind = "pipeline"
+images = "{images}"
+batch_size = 4
+num_workers = [0, 1]
+""", encoding="utf-8")
+    out = tmp_path / "run"
+    proc = run_cli("run", "--profile", str(profile), "--out", str(out), timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    rows = (out / "results.csv").read_text(encoding="utf-8").splitlines()
+    assert len(rows) == 3 and all(",pipeline," in r and ",ok," in r for r in rows[1:])
+    check = run_cli("check", str(out), timeout=120)
+    assert check.returncode == 0, check.stdout + check.stderr
