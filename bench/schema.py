@@ -30,7 +30,7 @@ from typing import Callable, Final
 #: 5: ``sitting``, which sitting of its run wrote a row (a run finished by ``--resume``, on
 #: this machine or another of the same fingerprint, is made in several); older rows keep it
 #: empty: which of them a resume wrote was not recorded.
-#: 6 (issue 27, the input pipeline; self-contained, see ``_v5_to_v6``): the ``pipeline`` and
+#: 6 (the input pipeline, all of it in ``_v5_to_v6``): the ``pipeline`` and
 #: ``e2e`` kinds, the axes ``num_workers``, ``decoder`` and ``images`` and the figures
 #: ``decode_errors``, ``cpu_time_s``, ``tree_peak_rss_bytes`` and ``data_wait_frac``; older
 #: rows measured no input pipeline and read empty in all of them.
@@ -351,7 +351,7 @@ def _v4_to_v5(row: Row) -> Row:
     return {**row, "sitting": ""}
 
 
-#: The columns version 6 added (issue 27's input pipeline).
+#: The columns version 6 added (the input pipeline).
 V6_PIPELINE_COLUMNS: Final = ("num_workers", "decoder", "images", "decode_errors",
                               "cpu_time_s", "tree_peak_rss_bytes", "data_wait_frac")
 
