@@ -35,7 +35,7 @@ __all__ = ["DRIFT", "DRIFT_MIN_ITERS", "MEDIAN_RTOL", "SAMPLE_KEY", "STEADY", "T
            "median_differs", "new_block", "repeated", "step", "superseded"]
 
 #: The kinds of rows whose figures come from timed samples.
-TIMED_KINDS: Final = ("model", "ceiling")
+TIMED_KINDS: Final = ("model", "ceiling", "pipeline", "e2e")
 #: A row's samples are those of its cell, replicate and attempt (empty before attempt ids).
 SAMPLE_KEY: Final = ("cell_id", "replicate", "attempt_id")
 #: The phase whose samples the row's figures describe.

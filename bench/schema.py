@@ -30,9 +30,12 @@ from typing import Callable, Final
 #: 5: ``sitting``, which sitting of its run wrote a row (a run finished by ``--resume``, on
 #: this machine or another of the same fingerprint, is made in several); older rows keep it
 #: empty: which of them a resume wrote was not recorded.
-#: 6 (energy, issue 26): the p95 and p99 steady iteration, and the telemetry of the timed
-#: window (``ENERGY_COLUMNS``: energy, power, clocks, utilisation, throttling); older rows
-#: measured none of it: their figures are empty and ``energy_reason`` says why (``_v5_to_v6``).
+#: 6: the p95 and p99 steady iteration and the telemetry of the timed window
+#: (``ENERGY_COLUMNS``: energy, power, clocks, utilisation, throttling), and the input
+#: pipeline: the ``pipeline`` and ``e2e`` kinds, the axes ``num_workers``, ``decoder`` and
+#: ``images`` and the figures ``decode_errors``, ``cpu_time_s``, ``tree_peak_rss_bytes`` and
+#: ``data_wait_frac``; older rows measured none of it: they read empty in all of them and
+#: ``energy_reason`` says why (``_v5_to_v6``).
 SCHEMA_VERSION: Final = 6
 #: The definition of the timed step, bumped whenever what a step does changes, so numbers
 #: measured by different definitions get different fingerprints and are never pooled (the
@@ -52,8 +55,14 @@ WORKLOAD_CHANGES: Final[dict[int, str]] = {
 #: Every replicate ends in exactly one of these.
 STATUSES: Final = ("ok", "oom", "timeout", "crash", "error", "skipped", "interrupted")
 
-#: What a row measures: a model step, a machine ceiling, or a reproducibility re-run.
-KINDS: Final = ("model", "ceiling", "repro")
+#: What a row measures: a model step, a machine ceiling, a reproducibility re-run, an input
+#: pipeline alone (JPEG files decoded and augmented by a DataLoader), or that pipeline feeding
+#: the model's step (end to end).
+KINDS: Final = ("model", "ceiling", "repro", "pipeline", "e2e")
+
+#: How a pipeline decodes its JPEGs: Pillow (torchvision's reference recipe), torchvision's
+#: ``decode_jpeg`` on the CPU, or ``decode_jpeg(device="cuda")`` (nvJPEG) in the main process.
+DECODERS: Final = ("pil", "torchvision", "torchvision-cuda")
 
 WORK_UNITS: Final = ("flop", "byte")
 
@@ -75,7 +84,8 @@ KERNEL_CACHES: Final = ("fresh", "warm")
 #: the same. Shared: the runner hashes cell ids, and test fixtures mimic it.
 LATER_AXES: Final[dict[str, object]] = {"kernel_cache": "fresh", "model_source": "",
                                          "input_shape": "", "inputs": "", "loss": "",
-                                         "compile": "off", "compile_dynamic": "auto"}
+                                         "compile": "off", "compile_dynamic": "auto",
+                                         "num_workers": None, "decoder": "", "images": ""}
 
 #: ``torch.compile``'s modes, and ``off`` (eager, the default). ``default`` is
 #: ``torch.compile(model)``; the others are its ``mode=`` argument.
@@ -149,7 +159,8 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
     _c("study", doc="the study of the profile that owns the cell"),
     _c("cell_id", required=True, doc="stable hash of the axis values; the row anchor"),
     _c("cell_name", doc="the axis values in words"),
-    _c("kind", choices=KINDS, required=True, doc="model step, machine ceiling or re-run check"),
+    _c("kind", choices=KINDS, required=True, doc="model step, machine ceiling, re-run check, "
+       "input pipeline, or the pipeline feeding the model (e2e)"),
     _c("replicate", "int", required=True, doc="which fresh process of the cell"),
     _c("attempt_id", doc="this attempt at the replicate (a re-run gets a new one); its samples "
        "carry it"),
@@ -181,6 +192,11 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
     _c("compile", group="axis", choices=COMPILE_MODES, doc="torch.compile mode (off: eager)"),
     _c("compile_dynamic", group="axis", choices=COMPILE_DYNAMIC,
        doc="torch.compile's dynamic= (auto: None)"),
+    _c("num_workers", "int", "axis", doc="pipeline: DataLoader worker processes (0: the main "
+       "process decodes)"),
+    _c("decoder", group="axis", choices=DECODERS, doc="pipeline: what decodes the JPEGs"),
+    _c("images", group="axis", doc="pipeline: the user's image folder (empty: JPEGs made at "
+       "run time from a seed)"),
     _c("shape_count", "int", "shape", doc="distinct input shapes in the schedule"),
     *(_c(f"eff_{name}", group="effective", doc=f"{what}, as read back after it was set")
       for name, what in (
@@ -250,6 +266,14 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
     _c("sm_clock_min_mhz", "float", "figure", doc="lowest SM clock sampled in the window"),
     _c("gpu_util_pct", "float", "figure", doc="mean GPU utilisation sampled in the window, %"),
     _c("gpu_temp_max_c", "float", "figure", doc="highest GPU temperature sampled, °C"),
+    _c("decode_errors", "int", "figure",
+       doc="pipeline: files that failed to read or decode (skipped, counted, never a crash)"),
+    _c("cpu_time_s", "float", "figure",
+       doc="pipeline: CPU seconds of the process and its loader workers in the steady state"),
+    _c("tree_peak_rss_bytes", "float", "figure",
+       doc="pipeline: peak resident memory of the process and its loader workers together"),
+    _c("data_wait_frac", "float", "figure",
+       doc="end to end: fraction of the steady state the step waited for its next batch"),
     _c("repro_max_abs_diff", "float", "figure", doc="re-run check: largest difference"),
     _c("wall_s", "float", "process", doc="the replicate's wall time, launch to result"),
     _c("work_unit", choices=WORK_UNITS, doc="a ceiling's unit of work"),
@@ -361,7 +385,7 @@ def _v4_to_v5(row: Row) -> Row:
     return {**row, "sitting": ""}
 
 
-#: The columns version 6 added (energy, issue 26), which older rows measured none of.
+#: The energy and tail columns version 6 added, which older rows measured none of.
 ENERGY_COLUMNS: Final = ("steady_p95_s", "steady_p99_s", "energy_window_s", "energy_j",
                          "energy_integrated_j", "joules_per_sample", "mean_power_w",
                          "sm_clock_median_mhz", "sm_clock_min_mhz", "gpu_util_pct",
@@ -370,12 +394,18 @@ ENERGY_COLUMNS: Final = ("steady_p95_s", "steady_p99_s", "energy_window_s", "ene
 #: What a row written before version 6 says of its energy.
 V5_ENERGY_REASON: Final = "not measured: written before schema 6, which added energy"
 
+#: The input-pipeline columns version 6 added.
+V6_PIPELINE_COLUMNS: Final = ("num_workers", "decoder", "images", "decode_errors",
+                              "cpu_time_s", "tree_peak_rss_bytes", "data_wait_frac")
+
+
 
 def _v5_to_v6(row: Row) -> Row:
-    """Version 5 measured no energy, clocks or throttling and kept no latency tails: the
-    columns are empty (the tails can be recomputed from samples.csv) and ``energy_reason``
-    says why (issue 26's migration; self-contained, to merge beside any other v6 one)."""
-    return {**row, **dict.fromkeys(ENERGY_COLUMNS, ""), "energy_reason": V5_ENERGY_REASON}
+    """Version 5 measured no energy, clocks or throttling, kept no latency tails and
+    measured no input pipeline: those columns are empty (the tails can be recomputed from
+    samples.csv) and ``energy_reason`` says why."""
+    return {**dict.fromkeys(V6_PIPELINE_COLUMNS, ""), **row,
+            **dict.fromkeys(ENERGY_COLUMNS, ""), "energy_reason": V5_ENERGY_REASON}
 
 
 #: ``{from_version: function(row) -> row}``; applied in order until SCHEMA_VERSION is reached.

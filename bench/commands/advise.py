@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bench import schema
+from bench.commands import feed
 from bench.commands.exits import fail as _fail
 from bench.report.vocabulary import KnobStatus, Verdict
 from bench.run import estimate, knobs, learned, matrix, modelspec, session, usermodels
@@ -147,6 +148,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write the planned study to PATH as a profile for "
                              "`python -m bench run --profile PATH` (implies --dry-run; for a "
                              "box without the report extra)")
+    parser.add_argument("--images", metavar="DIR", default=None,
+                        help="instead of the knobs: how many DataLoader workers the model "
+                             "needs here to be fed your JPEGs in DIR (torchvision's ImageNet "
+                             "reference recipe for --mode)")
     parser.add_argument("--launcher", choices=("forkserver", "spawn"), default="forkserver",
                         help=argparse.SUPPRESS)
 
@@ -314,6 +319,8 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
                      f"`--write-profile advise.toml` to this command, measure here with "
                      f"`python -m bench run --profile advise.toml` and build the report where "
                      f"the report extra is installed with `python -m bench report`")
+    if getattr(args, "images", None) is not None:
+        return feed.cmd_feed(args, launcher_of, clock)
     try:
         req = request_of(args)
         if args.write_profile and Path(args.write_profile).exists():

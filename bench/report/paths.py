@@ -8,7 +8,8 @@ same pages in its navigation.
 Layout (wiped and rebuilt on every build)::
 
     cudnn-benchmark.md  dynamic-shapes.md  determinism.md  precision.md  cpu-vs-gpu.md
-    torch-compile.md  compare.md  data.md  claims.md  machines/index.md  machines/<page>.md
+    torch-compile.md  feeding.md  compare.md  data.md  claims.md
+    machines/index.md  machines/<page>.md
     charts/*.svg
     fragments/<page>-cells.html  fragments/<page>-failures.html   (spliced by the hook)
     data/<machine>/<run>/{results.csv,samples.csv,env.json}  data/comparisons/*.csv
@@ -44,6 +45,7 @@ DETERMINISM_PAGE = f"{GENERATED}/determinism.md"
 PRECISION_PAGE = f"{GENERATED}/precision.md"
 CPU_GPU_PAGE = f"{GENERATED}/cpu-vs-gpu.md"
 COMPILE_PAGE = f"{GENERATED}/torch-compile.md"
+FEEDING_PAGE = f"{GENERATED}/feeding.md"
 COMPARE_PAGE = f"{GENERATED}/compare.md"
 DATA_PAGE = f"{GENERATED}/data.md"
 CLAIMS_PAGE = f"{GENERATED}/claims.md"

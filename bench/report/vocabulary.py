@@ -87,9 +87,20 @@ class Power(Word):
     NOT_MEASURED = "not measured on this machine"
 
 
+class Feeding(Word):
+    """Whether a host's loader workers keep a device's step fed (``judge.feeding``)."""
+
+    FED = "enough workers"
+    SHORT = "more than this host has"
+    NOT_REACHED = "more workers than measured"
+    INSUFFICIENT = "too few replicates"
+    NOT_MEASURED = "not measured"
+
+
 #: The judged words (verdicts, stances, actions), for the test that no module spells them
 #: itself (a knob's status shares "skipped" with a row's, which the schema spells).
-VOCABULARY: tuple[type[Word], ...] = (Verdict, ClaimVerdict, Stance, Action, Power)
+VOCABULARY: tuple[type[Word], ...] = (Verdict, ClaimVerdict, Stance, Action, Power,
+                                       Feeding)
 
 #: What each word a page shows means: the Methodology page's definitions. Pairs, not a dict:
 #: a comparison's and a claim's "too few replicates" are equal strings, and would collide.
@@ -130,4 +141,14 @@ MEANINGS: tuple[tuple[Word, str], ...] = (
                          "machine (no NVML energy or power reading, no readable RAPL counters, "
                          "or a run older than the energy columns); never estimated from a "
                          "nameplate"),
+    (Feeding.FED, "the smallest worker count measured whose delivered samples/s (the median "
+                  "over fresh processes) is at least what the device's step consumes"),
+    (Feeding.SHORT, "no worker count up to the host's cores delivered what the device consumes; "
+                    "the shortfall is the consumption less the best delivered rate"),
+    (Feeding.NOT_REACHED, "no worker count measured delivered enough, and the sweep stopped "
+                          "below the host's cores: more workers might"),
+    (Feeding.INSUFFICIENT, "the pipeline or the step it feeds has fewer than three ok "
+                           "replicates: the figures are shown, without a verdict"),
+    (Feeding.NOT_MEASURED, "no run measured this pipeline, or the step it would feed, on "
+                           "this machine"),
 )

@@ -62,10 +62,29 @@ _OVERHEAD_S = {"cpu": 0.4, "cuda": 0.6, "mps": 1.5}
 _UNKNOWN_EFFICIENCY = 0.7
 
 
+#: A pipeline's CPU seconds per sample (decode, augment, collate) on one core: a guess (Pillow
+#: and the reference recipe took 8-30 ms an image on a shared 2-core AMD VM, a few ms on an
+#: idle server core), to be refitted from the rows of a run like every other guess here.
+_PIPELINE_S_PER_SAMPLE = 0.006
+
+
+def pipeline_s(cell: Cell, cores: int) -> float:
+    """One batch of a pipeline: its samples' decoding spread over its workers (the main
+    process where there are none), at most one worker per core."""
+    workers = max(1, min(cell.num_workers or 0, cores))
+    return _PIPELINE_S_PER_SAMPLE * cell.batch_size / workers
+
+
 def iteration_s(cell: Cell, cores: int, flops_per_sample: float | None = None) -> float:
     """One steady iteration. ``flops_per_sample``: the forward FLOPs of one sample at the
     cell's input, where they were counted (a user model's, by the probe); otherwise the table
-    above, scaled by resolution, or a ResNet-50-sized guess."""
+    above, scaled by resolution, or a ResNet-50-sized guess. A pipeline's is a batch; an
+    end-to-end one the slower of the batch and the step."""
+    if cell.kind == "pipeline":
+        return pipeline_s(cell, cores)
+    if cell.kind == "e2e":
+        return max(pipeline_s(cell, cores),
+                   iteration_s(replace(cell, kind="model"), cores, flops_per_sample))
     if cell.kind == "ceiling":
         if cell.model == "copy":
             return 2 * cell.resolution * 2**20 / _COPY_BYTES_S.get(cell.device, 5e9)

@@ -91,6 +91,10 @@ def _warmups(env: Mapping[str, Any]) -> dict[str, int]:
             for name, s in studies.items() if isinstance(s, dict)}
 
 
+#: The rows whose costs estimate their cells' (a repro row's two processes are not one cost).
+_LEARNED_KINDS = ("model", "ceiling", "pipeline", "e2e")
+
+
 def history(reports: Path, env: Mapping[str, Any]) -> dict[str, CellCost]:
     """Cell id → its measured parts on this kind of machine (empty when nothing matches)."""
     found: dict[str, list[tuple[float, float, float, float]]] = {}
@@ -98,7 +102,7 @@ def history(reports: Path, env: Mapping[str, Any]) -> dict[str, CellCost]:
     for folder, run_env in _matching(_runs(reports, str(env.get("machine", ""))), env):
         warm = _warmups(run_env)
         for row in _rows(folder / schema.RESULTS_FILE):
-            if row.get("status") != "ok" or row.get("kind") not in ("model", "ceiling"):
+            if row.get("status") != "ok" or row.get("kind") not in _LEARNED_KINDS:
                 continue
             got = _parts(row, warm.get(row.get("study", ""), 0))
             if got is not None:

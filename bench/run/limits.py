@@ -20,6 +20,7 @@ AXES: dict[str, tuple[int, int]] = {
     "shape_count": (1, 64),
     "cudnn_benchmark_limit": (0, 10_000),  # 0: try every algorithm
     "cpu_threads": (1, 4_096),
+    "num_workers": (0, 1_024),  # DataLoader worker processes; 0: the main process decodes
 }
 #: A user model's ``input_shape`` C,H,W: H and W are pixels a side like ``resolution``.
 INPUT_SHAPE: tuple[tuple[int, int], tuple[int, int], tuple[int, int]] = (

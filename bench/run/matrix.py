@@ -22,7 +22,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from bench.run import cpuinfo, limits, modelspec
+from bench.run import cpuinfo, limits, modelspec, pipelines
+from bench.run.pipelines import PIPELINE_KINDS
 from bench.schema import AXIS_CHOICES, CEILING_OPS, KERNEL_CACHES, LATER_AXES, USER_MODEL_AXES
 
 #: The shipped profiles sit at the package root (``bench/profiles``), where packaging finds them.
@@ -67,6 +68,12 @@ class Cell:
     input_shape: str = ""
     inputs: str = ""
     loss: str = ""
+    #: An input pipeline's axes (``kind`` pipeline or e2e, see ``bench.run.pipelines``): its
+    #: DataLoader workers, its JPEG decoder and the user's image folder (empty: JPEGs made at
+    #: run time from a seed). None and empty for every other kind.
+    num_workers: int | None = None
+    decoder: str = ""
+    images: str = ""
 
     @property
     def cell_id(self) -> str:
@@ -89,6 +96,8 @@ class Cell:
             size = f"n={self.resolution}" if self.model.startswith("matmul") else (
                 f"{self.resolution}MiB")
             return f"{self.model} {self.device} {size}"
+        if self.kind in PIPELINE_KINDS:
+            return pipelines.name(self)
         shapes = self.shapes + (f"x{self.shape_count}" if self.shapes == "dynamic" else "")
         parts = [self.model, self.device, self.mode, f"b{self.batch_size}",
                  *self._input_words(), self.precision, self.memory_format, shapes]
@@ -178,7 +187,7 @@ class Profile:
         return out
 
     def models(self) -> set[str]:
-        return {c.model for s in self.studies for c in s.cells if c.kind == "model"}
+        return {c.model for s in self.studies for c in s.cells if c.kind in ("model", "e2e")}
 
 
 #: What a profile may set: every axis but the kind and ``model_source``, which is measured (the
@@ -189,7 +198,8 @@ _SETTING_TYPES: dict[str, type | tuple[type, ...]] = {"int": int, "float": (int,
                                                      "bool": bool}
 _STUDY_META = {"description", "kind", "variants"}
 _USER_AXES = [k for k in USER_MODEL_AXES if k in _AXES]
-_INT_AXES = {"batch_size", "resolution", "shape_count", "cudnn_benchmark_limit", "cpu_threads"}
+_INT_AXES = {"batch_size", "resolution", "shape_count", "cudnn_benchmark_limit", "cpu_threads",
+             "num_workers"}
 
 
 #: What a profile may ask for: "shared" describes old rows and cannot be asked for.
@@ -220,6 +230,8 @@ def _check_value(where: str, key: str, value: Any) -> Any:
         if bad:
             raise ProfileError(f"{where}: {bad}")
         return value
+    if key == "images":
+        return _check_images(where, value)
     if key in _USER_AXES or (key == "model" and isinstance(value, str)
                                   and modelspec.is_user_model(value)):
         return _check_user_axis(where, key, value)
@@ -229,6 +241,14 @@ def _check_value(where: str, key: str, value: Any) -> Any:
                                f"model ({modelspec.FORMS}), got {value!r}")
         return value
     raise ProfileError(f"{where}: unknown axis {key!r}; valid axes: {', '.join(_AXES)}")
+
+
+def _check_images(where: str, value: Any) -> str:
+    """A user's image folder: it must exist and hold JPEGs, said in one line at start."""
+    try:
+        return pipelines.check_images(value)
+    except pipelines.ImagesError as exc:
+        raise ProfileError(f"{where}: {exc}") from None
 
 
 def _check_user_axis(where: str, key: str, value: Any) -> str:
@@ -263,6 +283,15 @@ def _settings(where: str, raw: Mapping[str, Any], base: Settings) -> Settings:
 
 def _normalise(cell: Cell) -> Cell:
     """Collapse axes that do not apply, so CPU cells are not run twice for cuDNN switches."""
+    if cell.kind in PIPELINE_KINDS:
+        try:
+            cell = pipelines.normalise(cell)
+        except pipelines.PipelineError as exc:
+            raise ProfileError(str(exc)) from None
+        if cell.kind == "pipeline":
+            return cell
+    else:
+        cell = replace(cell, num_workers=None, decoder="", images="")
     if cell.kind == "ceiling":
         return replace(cell, mode="infer", batch_size=1, memory_format="nchw", shapes="static",
                        shape_count=1, cudnn_benchmark="n/a", cudnn_deterministic="n/a",
@@ -331,13 +360,18 @@ _CEILING_PRECISION = {"matmul-bf16": "amp-bf16", "matmul-tf32": "fp32",
                       "matmul-fp32": "fp32-strict", "copy": "fp32"}
 
 
+#: What a study may measure (``repro`` is a setting of a model study, not a kind of its own).
+_STUDY_KINDS = ("model", "ceiling", *PIPELINE_KINDS)
+
+
 def _expand(where: str, spec: Mapping[str, Any], defaults: Mapping[str, Any],
             defaults_where: str = "") -> list[Cell]:
     """The study's cells; a bad axis value is blamed on the table it was written in: the
     study's, or ``defaults_where`` (``[defaults]``) for one the study inherits."""
     kind = spec.get("kind", "model")
-    if kind not in ("model", "ceiling"):
-        raise ProfileError(f"{where}: unknown kind {kind!r}; valid choices: model, ceiling")
+    if kind not in _STUDY_KINDS:
+        raise ProfileError(f"{where}: unknown kind {kind!r}; valid choices: "
+                           f"{', '.join(_STUDY_KINDS)}")
     axes: dict[str, list[Any]] = {}
     for key, value in _inputs_over(defaults, spec).items():
         if key in _STUDY_META or key in _SETTINGS:

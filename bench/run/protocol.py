@@ -201,6 +201,11 @@ class Metrics:
     gpu_util_pct: float | None = None
     gpu_temp_max_c: float | None = None
 
+    decode_errors: int | None = None  # pipeline and e2e cells (``bench.run.child.feeding``)
+    cpu_time_s: float | None = None
+    tree_peak_rss_bytes: float | None = None
+    data_wait_frac: float | None = None
+
 
 @dataclass(frozen=True)
 class Energy:

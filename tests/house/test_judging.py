@@ -29,7 +29,7 @@ ALLOWED_JUDGING = re.compile(r"bench\.report\.judge(\.pages(\.\w+)?)?$")
 JUDGING = re.compile(r"bench\.report\.(analysis|judge)(\..*)?$")
 #: The view modules shared by several pages; every other module of views is one page's.
 SHARED_VIEWS = {"context", "frames", "labels", "costs", "comparisons", "sentences",
-                "recommendations", "claim_words", "files", "answers"}
+                "recommendations", "claim_words", "files", "answers", "feeding_words"}
 TEMPLATES = REPORT / "templates"
 WORDS = {w.value for enum in vocabulary.VOCABULARY for w in enum}
 

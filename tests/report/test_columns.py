@@ -13,6 +13,7 @@ import pytest
 from bench.report.analysis import Analysis, analyse
 from bench.report.analysis.cells import CELL_COLUMNS
 from bench.report.analysis.compiled import COMPILE_COLUMNS
+from bench.report.analysis.feeding import DEMAND_COLUMNS, PIPELINE_COLUMNS
 from bench.report.analysis.machines import BEST_COLUMNS, CEILING_COLUMNS, MACHINE_COLUMNS
 from bench.report.analysis.pairs import AXES, COMPARE_COLUMNS
 from bench.report.analysis.studies import (
@@ -40,6 +41,8 @@ TABLES = {
     "best": BEST_COLUMNS,
     "machines": MACHINE_COLUMNS,
     "compiled": COMPILE_COLUMNS,
+    "pipelines": PIPELINE_COLUMNS,
+    "consumption": DEMAND_COLUMNS,
 }
 
 

@@ -27,7 +27,8 @@ pytestmark = pytest.mark.browser
 TOPIC_PAGES = ("generated/claims.html", "generated/cudnn-benchmark.html",
                "generated/dynamic-shapes.html", "generated/determinism.html",
                "generated/precision.html", "generated/cpu-vs-gpu.html",
-               "generated/torch-compile.html", "generated/compare.html")
+               "generated/torch-compile.html", "generated/feeding.html",
+               "generated/compare.html")
 WORD_BUDGET = 1500
 ANSWER_WORDS = 120  # an answer block's words, its Cite line apart
 VIEWPORTS = ((1400, 900), (390, 844))

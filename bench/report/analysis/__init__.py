@@ -10,7 +10,8 @@ Pure functions of DataFrames (no I/O, no formatting), one module per concept:
 - :mod:`~bench.report.analysis.compiled`: torch.compile against eager, its costs and
   break-even;
 - :mod:`~bench.report.analysis.machines`: ceilings, best throughputs, one summary per
-  fingerprint.
+  fingerprint;
+- :mod:`~bench.report.analysis.feeding`: input pipelines, and the step rates they must cover.
 
 Every table's columns are a constant of its module. This package's face is :func:`analyse`,
 which computes every table once (:class:`Analysis`) so that pages and advice share them, and
@@ -34,6 +35,7 @@ from bench.report.analysis.bootstrap import (
 )
 from bench.report.analysis.cells import cell_stats
 from bench.report.analysis.compiled import compile_costs
+from bench.report.analysis.feeding import consumption, pipeline_stats
 from bench.report.analysis.machines import best_throughput, ceilings, machine_summary
 from bench.report.analysis.pairs import AXES, DELTA, VERDICTS, candidate_pairs, compare
 from bench.report.analysis.studies import (
@@ -75,6 +77,8 @@ class Analysis:
     ceilings: pd.DataFrame  # ceilings
     best: pd.DataFrame  # best_throughput
     machines: pd.DataFrame  # machine_summary
+    pipelines: pd.DataFrame  # pipeline_stats: the input-pipeline and end-to-end cells
+    consumption: pd.DataFrame  # consumption(cells): each model step's synthetic-input rate
 
 
 def analyse(ds: Dataset) -> Analysis:
@@ -107,4 +111,6 @@ def _analyse(ds: Dataset) -> Analysis:
         ceilings=ceilings(cells),
         best=best_throughput(cells),
         machines=machine_summary(ds),
+        pipelines=pipeline_stats(ds),
+        consumption=consumption(cells),
     )

@@ -29,6 +29,7 @@ from bench.report.judge.machines import Machine, link_labels, machines_of
 from bench.report.judge.pages.claims import ClaimsPage, claims_page
 from bench.report.judge.pages.compiled import CompilePage, compile_page
 from bench.report.judge.pages.cudnn import CudnnPage, cudnn_page
+from bench.report.judge.pages.feeding import FeedingPage, feeding_page
 from bench.report.judge.pages.home import HomePage, home_page
 from bench.report.judge.pages.machines import (
     ComparePage,
@@ -73,6 +74,7 @@ class Answers:
     determinism: DeterminismPage
     cpu_gpu: CpuGpuPage
     compiled: CompilePage
+    feeding: FeedingPage
     compare: ComparePage
     claims: ClaimsPage
     machine_pages: MachinePages
@@ -116,6 +118,7 @@ def judge(analysis: Analysis, *, prices: Path | None = None) -> Answers:
         determinism=determinism_page(facts),
         cpu_gpu=cpu_gpu_page(facts),
         compiled=compile_page(facts),
+        feeding=feeding_page(facts),
         compare=compare_page(facts, prices),
         claims=judged_claims,
         machine_pages=machine_pages(facts),

@@ -37,6 +37,7 @@ from bench.report.views.cpu_gpu import cpu_gpu_page
 from bench.report.views.cudnn import cudnn_page
 from bench.report.views.data import data_page
 from bench.report.views.determinism import determinism_page
+from bench.report.views.feeding import feeding_page
 from bench.report.views.files import Copies, copy_runs
 from bench.report.views.home import home_page
 from bench.report.views.machines import cells_fragments, machine_pages
@@ -76,6 +77,7 @@ def render_all(answers: Answers, reports_root: Path, writer: Writer, build: Buil
         lambda w: cpu_gpu_page(w, answers, common),
         lambda w: compare_page(w, answers, common),
         lambda w: compile_page(w, answers, common),
+        lambda w: feeding_page(w, answers, common),
         lambda w: claims_page(w, answers, build),
         lambda w: constants_page(w, common),
         lambda w: provenance_snippet(w, build, []),  # hand-written pages cite no row

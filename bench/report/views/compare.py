@@ -9,6 +9,7 @@ import pandas as pd
 from bench.report import charts, costcharts, fmt
 from bench.report.escape import Md, cat, slug
 from bench.report.judge import MIN_OK_REPLICATES, Answers
+from bench.report.judge.pages.feeding import FeedingPage
 from bench.report.judge.pages.machines import WORKLOAD_KEY, ComparePage, Lead, Priced
 from bench.report.pages import Page, table
 from bench.report.paths import CHARTS, COMPARE_PAGE, COMPARISONS
@@ -20,6 +21,7 @@ from bench.report.views.context import (
     provenance,
     superseded_links,
 )
+from bench.report.views.feeding_words import cores_per_gpu
 from bench.report.views.frames import rows_of
 from bench.report.views.labels import alt_list, label, varying
 from bench.report.vocabulary import Power
@@ -111,6 +113,7 @@ _FIELDS = (
     ("GPU memory", lambda r: fmt.bytes_(r.gpu_memory_bytes)),
     ("System memory", lambda r: fmt.bytes_(r.memory_bytes)),
 )
+_FIELDS_CORES = [name for name, _ in _FIELDS].index("CPU cores")
 _SOFTWARE = (
     ("torch", lambda r: str(r.torch_version)),
     ("torchvision", lambda r: str(r.torchvision_version)),
@@ -125,12 +128,16 @@ _SOFTWARE = (
 )
 
 
-def _side_by_side(p: Page, model: ComparePage) -> Md:
+def _side_by_side(p: Page, model: ComparePage, feeding: FeedingPage) -> Md:
     summary = list(model.summary.itertuples(index=False))
     rows = [[name, *[get(r) for r in summary]] for name, get in (*_FIELDS, *_SOFTWARE)]
     # hardware, its measured peaks, then software
     rows[len(_FIELDS):len(_FIELDS)] = _ceiling_rows(p, model.ceilings,
                                                     [m.page for m in model.machines])
+    fed = {s.machine.page: s for s in feeding.sections}
+    if any(s.gpu and s.headline is not None for s in feeding.sections):  # where measured
+        rows.insert(_FIELDS_CORES + 1, ["Cores per GPU to feed", *[
+            cores_per_gpu(fed.get(m.page)) for m in model.machines]])
     return table(["", *[p.machine_link(m.title, m.page) for m in model.machines]], rows)
 
 
@@ -265,7 +272,7 @@ def compare_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> No
         COMPARE_PAGE,
         "compare.md.j2",
         p=p,
-        side=_side_by_side(p, model) if model.machines else None,
+        side=_side_by_side(p, model, answers.feeding) if model.machines else None,
         throughput=throughput,
         more=more,
         per_dollar=_per_dollar(p, priced) if priced is not None else None,

@@ -37,8 +37,19 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from bench.run import caches, cpuinfo, durable
-from bench.run.child import compiling, factory, flags, measure, nvml, rapl, telemetry, workloads
+from bench.run.child import (
+    compiling,
+    factory,
+    feeding,
+    flags,
+    measure,
+    nvml,
+    rapl,
+    telemetry,
+    workloads,
+)
 from bench.run.matrix import Cell, Settings
+from bench.run.pipelines import PIPELINE_KINDS
 from bench.run.protocol import Metrics, Probe, Record, Repro, Sample, Task, Timeline
 
 FAULT_KINDS = ("crash", "exit", "hang", "spam", "oom", "error", "fill-cache", "compile-error")
@@ -106,6 +117,8 @@ def _skip_reason(torch: Any, cell: Cell, settings: Settings | None = None) -> st
     if (settings is not None and settings.native_bf16_only and cell.device == "cpu"
             and cell.precision == "amp-bf16" and not cpuinfo.native_bf16()):
         return cpuinfo.NO_NATIVE_BF16
+    if cell.kind in PIPELINE_KINDS:
+        return feeding.skip_reason(cell)
     if cell.kind == "model":
         return compiling.skip_reason(torch, cell)
     return None
@@ -189,6 +202,9 @@ def measure_cell(torch: Any, task: Task, record: Record) -> None:
     cell = task.cell
     fault = wanted_fault(task)
     inject_process_fault(fault)
+    if cell.kind in PIPELINE_KINDS:
+        feeding.measure_feed(torch, task, record, init_folder(task))
+        return
     record.timeline.build_start = time.time()
     m = record.metrics
     if cell.device == "cuda":

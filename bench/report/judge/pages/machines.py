@@ -15,6 +15,7 @@ from bench import schema
 from bench.report import prices as price_table
 from bench.report.analysis.bootstrap import ratio_ci
 from bench.report.analysis.cells import page_slug
+from bench.report.analysis.feeding import as_cells
 from bench.report.analysis.machines import COMPILED_WORKLOAD_KEY, best_throughput
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
@@ -99,8 +100,13 @@ class MachinePages:
 
 
 def machine_cells(facts: Facts, fingerprint: str) -> pd.DataFrame:
+    """Every cell of one fingerprint, its input pipelines' too (``analysis.feeding``)."""
     cells = facts.analysis.cells
     cells = cells.loc[cells["fingerprint_id"] == fingerprint]
+    pipes = facts.analysis.pipelines
+    pipes = pipes.loc[pipes["fingerprint_id"] == fingerprint]
+    if len(pipes):
+        cells = pd.concat([cells, as_cells(pipes, cells.columns)], ignore_index=True)
     return cells.sort_values(CELL_ORDER, kind="stable", na_position="first")
 
 

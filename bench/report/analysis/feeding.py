@@ -1,0 +1,127 @@
+"""Input-pipeline figures: one row per pipeline or end-to-end cell, over its replicates, and
+the device's consumption each is held against.
+
+A pipeline cell's figure is its delivered samples/s, the median over its replicates (fresh
+processes) with a bootstrap interval, as a model cell's throughput is. The device's
+consumption of a model cell is the same statistic of its synthetic-input throughput: the
+rate at which the step would take batches if they were free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Final
+
+import numpy as np
+import pandas as pd
+
+from bench.report.analysis.bootstrap import MIN_OK_REPLICATES, median_ci
+from bench.report.analysis.cells import page_slug
+from bench.report.load import Dataset
+
+#: What ``pipeline_stats`` returns, in this order.
+PIPELINE_COLUMNS: Final = (
+    "fingerprint_id", "machine", "page", "anchor", "kind", "cell_id", "cell_name", "device",
+    "model", "mode", "batch_size", "precision", "memory_format", "cudnn_benchmark",
+    "num_workers", "decoder", "images", "n_total", "n_ok", "rate", "rate_low", "rate_high",
+    "first_batch_s", "decode_errors", "cpu_time_s", "cpu_s_per_sample", "tree_peak_rss_bytes",
+    "data_wait_frac", "status_summary", "steady_median_s", "iqr_s", "first_batch_min_s",
+    "first_batch_max_s", "peak_rss_bytes",
+)  # fmt: skip
+#: What ``consumption`` returns: a model cell's synthetic-input rate and its interval.
+DEMAND_COLUMNS: Final = (
+    "fingerprint_id", "page", "anchor", "cell_id", "cell_name", "device", "model", "mode",
+    "batch_size", "precision", "memory_format", "cudnn_benchmark", "n_ok", "rate", "rate_low",
+    "rate_high",
+)  # fmt: skip
+_KINDS = ("pipeline", "e2e")
+_KEY = ["fingerprint_id", "kind", "cell_id"]
+_LABELS = ["machine", "cell_name", "device", "model", "mode", "batch_size", "precision",
+           "memory_format", "cudnn_benchmark", "num_workers", "decoder", "images"]
+
+
+def pipeline_stats(ds: Dataset) -> pd.DataFrame:
+    """One row per (fingerprint, kind ∈ {pipeline, e2e}, cell); columns ``PIPELINE_COLUMNS``.
+
+    rate is the median of the ok replicates' delivered samples/s, rate_low and rate_high its
+    95% bootstrap interval (NaN below three ok replicates); first_batch_s (the workers'
+    start-up and first batch), cpu_time_s, cpu_s_per_sample (the tree's CPU seconds per
+    delivered sample), tree_peak_rss_bytes and data_wait_frac are medians over ok replicates;
+    decode_errors is their sum (any bad file should be seen)."""
+    res = ds.results
+    rows = res.loc[res["kind"].isin(_KINDS)]
+    if rows.empty:
+        return pd.DataFrame(columns=list(PIPELINE_COLUMNS))
+    out = []
+    for (fp, kind, cell), group in rows.groupby(_KEY, sort=True):
+        ok = group.loc[group["status"] == "ok"]
+        rates = tuple(ok["samples_per_s"].dropna().astype(float))
+        steady_s = ok["steady_iters"].astype(float) * ok["steady_mean_s"].astype(float)
+        delivered = ok["samples_per_s"].astype(float) * steady_s
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_sample = (ok["cpu_time_s"].astype(float) / delivered).where(delivered > 0)
+        last = group.iloc[-1]
+        page = page_slug(str(last["machine"]), str(fp))
+        out.append({
+            "fingerprint_id": fp, "kind": kind, "cell_id": cell, "page": page,
+            "anchor": f"cell-{str(fp)[:8]}-{cell}", **{c: last[c] for c in _LABELS},
+            "n_total": len(group), "n_ok": len(ok), "rates": rates,
+            "first_batch_s": _median(ok["cold_first_iter_s"]),
+            "decode_errors": float(ok["decode_errors"].astype(float).sum()) if len(ok) else np.nan,
+            "cpu_time_s": _median(ok["cpu_time_s"]), "cpu_s_per_sample": _median(per_sample),
+            "tree_peak_rss_bytes": _median(ok["tree_peak_rss_bytes"]),
+            "data_wait_frac": _median(ok["data_wait_frac"]),
+            "status_summary": ", ".join(f"{n} {status}" for status, n in
+                                        group["status"].value_counts(sort=False).items()),
+            "steady_median_s": _median(ok["steady_median_s"]),
+            "iqr_s": _iqr(ok["steady_median_s"]),
+            "first_batch_min_s": _extreme(ok["cold_first_iter_s"], min),
+            "first_batch_max_s": _extreme(ok["cold_first_iter_s"], max),
+            "peak_rss_bytes": _median(ok["peak_rss_bytes"]),
+        })
+    frame = pd.DataFrame(out)
+    frame["rate"], frame["rate_low"], frame["rate_high"] = median_ci(list(frame["rates"]))
+    frame["num_workers"] = frame["num_workers"].astype(float)
+    return frame[list(PIPELINE_COLUMNS)]
+
+
+def _median(values: pd.Series) -> float:
+    xs = values.dropna().astype(float)
+    return float(xs.median()) if len(xs) else float("nan")
+
+
+def _iqr(values: pd.Series) -> float:
+    xs = values.dropna().astype(float)
+    return float(xs.quantile(0.75) - xs.quantile(0.25)) if len(xs) else float("nan")
+
+
+def _extreme(values: pd.Series, pick: Callable[[Iterable[float]], float]) -> float:
+    xs = values.dropna().astype(float)
+    return float(pick(xs)) if len(xs) else float("nan")
+
+
+def as_cells(pipes: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """Pipeline rows in ``cell_stats``'s columns (its figures where they mean the same: the
+    delivered rate as samples/s, the first batch as the first pass, the tree's peak memory
+    where it was read), for the tables that list every cell of a machine."""
+    out = pipes.rename(columns={"rate": "samples_per_s", "first_batch_s": "cold_pass_s",
+                                "first_batch_min_s": "cold_pass_min_s",
+                                "first_batch_max_s": "cold_pass_max_s"})
+    out = out.assign(peak_rss_bytes=out["tree_peak_rss_bytes"].fillna(out["peak_rss_bytes"]),
+                     too_few_ok=out["n_ok"] < MIN_OK_REPLICATES, n_drift=0,
+                     throughput_basis="")
+    return out.reindex(columns=list(columns))
+
+
+def consumption(cells: pd.DataFrame) -> pd.DataFrame:
+    """The synthetic-input rate of every eager, static-shape model cell (``cell_stats``'s
+    rows), with its interval: what the device would consume were the batches free."""
+    model = cells.loc[(cells["kind"] == "model") & (cells["shapes"] == "static")
+                      & (cells["compile"] == "off") & (cells["n_ok"] > 0)
+                      & (cells["model_source"] == "")]  # a user model may take no images
+    if model.empty:
+        return pd.DataFrame(columns=list(DEMAND_COLUMNS))
+    model = model.copy()
+    model["rate"], model["rate_low"], model["rate_high"] = median_ci(
+        list(model["replicate_throughputs"]))
+    return model[list(DEMAND_COLUMNS)].reset_index(drop=True)

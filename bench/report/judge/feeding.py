@@ -1,0 +1,104 @@
+"""Cores to feed: how many loader workers keep a device's step supplied with batches.
+
+The rule joins two measurements of one machine: what its input pipeline delivers with w
+workers (samples/s, for the recipe and batch of the step) and what the step consumes (its
+synthetic-input samples/s: the rate it would take batches at were they free). The answer is
+the smallest w whose delivered median is at least the consumption, with that rate's
+interval; where none is, the best rate and the shortfall, and whether the sweep reached the
+host's cores (then more workers cannot help on this host) or stopped short of them.
+
+Plain Python, no pandas: ``bench advise`` applies the same rule where only torch is installed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bench.report.vocabulary import Feeding
+
+#: Fewer ok replicates than this on either side: the figures, without a verdict (the
+#: analysis' ``MIN_OK_REPLICATES``, repeated here to keep this module free of pandas).
+MIN_OK = 3
+
+
+@dataclass(frozen=True)
+class Rate:
+    """Samples per second: the median over replicates and its 95% interval (NaN without)."""
+
+    median: float
+    low: float = math.nan
+    high: float = math.nan
+    n: int = 0  # ok replicates
+
+    @property
+    def known(self) -> bool:
+        return math.isfinite(self.median) and self.median > 0
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """A pipeline's rate with ``workers`` loader workers, and the row it was measured in."""
+
+    workers: int
+    rate: Rate
+    page: str = ""
+    anchor: str = ""
+
+
+@dataclass(frozen=True)
+class CoresToFeed:
+    """The answer for one step: the verdict, the consumption, the smallest worker count that
+    covers it and what that count delivered (or, where none does, the best count's rate and
+    the shortfall in samples/s)."""
+
+    verdict: Feeding
+    demand: Rate | None
+    host_cores: int
+    workers: int | None = None
+    delivered: Delivered | None = None
+    shortfall: float | None = None
+    measured_up_to: int | None = None  # the largest worker count measured
+
+    @property
+    def clear(self) -> bool:
+        """The covering rate's whole interval lies at or above the consumption's median."""
+        d, demand = self.delivered, self.demand
+        return (self.verdict == Feeding.FED and d is not None and demand is not None
+                and math.isfinite(d.rate.low) and d.rate.low >= demand.median)
+
+
+def cores_to_feed(demand: Rate | None, sweep: Sequence[Delivered], host_cores: int
+                  ) -> CoresToFeed:
+    """The rule of the module docstring. ``host_cores``: the host's cores (physical where
+    known). Exactly the consumption counts as enough."""
+    points = sorted((d for d in sweep if d.rate.known), key=lambda d: d.workers)
+    if demand is None or not demand.known or not points:
+        return CoresToFeed(Feeding.NOT_MEASURED, demand, host_cores)
+    top = points[-1].workers
+    few = demand.n < MIN_OK
+    for d in points:
+        if d.rate.median >= demand.median:
+            verdict = Feeding.INSUFFICIENT if few or d.rate.n < MIN_OK else Feeding.FED
+            return CoresToFeed(verdict, demand, host_cores, d.workers, d, None, top)
+    best = max(points, key=lambda d: d.rate.median)
+    if few or best.rate.n < MIN_OK:
+        verdict = Feeding.INSUFFICIENT
+    else:
+        verdict = Feeding.SHORT if top >= host_cores else Feeding.NOT_REACHED
+    return CoresToFeed(verdict, demand, host_cores, None, best,
+                       demand.median - best.rate.median, top)
+
+
+def host_limit(sweep: Sequence[Delivered], cores: int) -> Delivered | None:
+    """The most a host of ``cores`` cores was measured to deliver: the best rate with at most
+    that many workers. A device that consumes more than this waits for its data there."""
+    within = [d for d in sweep if d.rate.known and d.workers <= cores]
+    return max(within, key=lambda d: d.rate.median) if within else None
+
+
+def per_worker(sweep: Sequence[Delivered]) -> float | None:
+    """One worker's rate: the slope of the ideal line (w workers deliver w times it)."""
+    one = [d for d in sweep if d.workers == 1 and d.rate.known]
+    return one[0].rate.median if one else None

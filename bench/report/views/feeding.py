@@ -1,0 +1,171 @@
+"""The "Feeding the GPU" page, formatted from :class:`bench.report.judge.pages.feeding.FeedingPage`:
+per machine, how many loader workers its measured steps need, then the delivered rate against
+workers (with the ideal line), every step's cores to feed, the end-to-end check, and the
+popular claim that the CPU handles the data preprocessing, checked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.report import fmt
+from bench.report.escape import cat, slug
+from bench.report.feedchart import FeedPoint, Level, feed_chart
+from bench.report.judge import Answers
+from bench.report.judge.pages.feeding import FeedingSection, Need, Rate, Sweep
+from bench.report.pages import Page, table
+from bench.report.paths import FEEDING_PAGE, chart_file
+from bench.report.views.answers import answer, cite_sentence
+from bench.report.views.context import banner, page, provenance, section_anchor
+from bench.report.views.feeding_words import step_name
+from bench.report.views.labels import alt_list
+from bench.report.vocabulary import Feeding
+from bench.report.writer import Writer
+
+#: Consumption lines the chart draws at most (the table has them all).
+CHART_LEVELS = 3
+_RECIPE = {"train": "training", "infer": "evaluation"}
+
+
+def rate_ci(r: Rate) -> str:
+    """``1,234 samples/s (95% CI 1,200–1,260)``, the interval where there is one."""
+    if fmt.present(r.low) and fmt.present(r.high):
+        return f"{fmt.rate(r.median)} (95% CI {fmt.num(r.low)}–{fmt.num(r.high)})"
+    return fmt.rate(r.median)
+
+
+def sweep_name(s: Sweep) -> str:
+    where = " from the user's images" if s.images else ""
+    return f"{_RECIPE.get(s.mode, s.mode)} recipe, {s.decoder}, batch {s.batch_size}{where}"
+
+
+def need_text(n: Need) -> str:
+    """What one step's cores-to-feed answer says, with its figures."""
+    a = n.answer
+    demand = fmt.rate(a.demand.median) if a.demand else fmt.MISSING
+    if a.delivered is None:
+        return f"{step_name(n)} consumes {demand}; no pipeline of its batch was measured"
+    got = f"{rate_ci(a.delivered.rate)} with {a.delivered.workers} workers"
+    if a.workers is not None:
+        clear = "" if a.clear else " (its interval reaches below the step's rate)"
+        return (f"{step_name(n)} consumes {demand}; the {_RECIPE.get(n.mode, n.mode)} pipeline "
+                f"({n.decoder}) delivered {got}{clear}")
+    short = fmt.rate(a.shortfall)
+    return (f"{step_name(n)} consumes {demand}; the best the pipeline ({n.decoder}) delivered "
+            f"was {got}, {short} short")
+
+
+def _decision(s: FeedingSection) -> str:
+    n = s.headline
+    if n is None:
+        return str(Feeding.NOT_MEASURED) if s.gpu else "no GPU here; the pipeline's own rate below"
+    a = n.answer
+    if a.verdict == Feeding.FED:
+        return f"{a.workers} loader workers feed {step_name(n)}"
+    if a.verdict == Feeding.SHORT:
+        return f"{step_name(n)} needs {a.verdict}: its {s.host_cores} cores fall short"
+    return f"{step_name(n)}: {a.verdict}"
+
+
+def _limit_text(s: FeedingSection) -> str:
+    """The claim, checked: from which device rate this host becomes the bottleneck."""
+    if s.limit is None or s.limit_sweep is None:
+        return ""
+    waits = [n for n in s.needs if n.answer.demand is not None
+             and n.answer.demand.median > s.limit.rate.median]
+    told = (f" Of the steps measured here, {len(waits)} of {len(s.needs)} consume more."
+            if s.needs else "")
+    return (f"With its {s.host_cores} cores this host delivered at most "
+            f"{rate_ci(s.limit.rate)} ({sweep_name(s.limit_sweep)}, {s.limit.workers} "
+            f"workers): a device whose step consumes more waits for data here, however fast "
+            f"it is.{told}")
+
+
+def _answer(p: Page, s: FeedingSection) -> dict[str, Any]:
+    m = s.machine
+    text: list[object] = []
+    cite = ""
+    if s.headline is not None:
+        said = need_text(s.headline)
+        text.append(said + f"; this host has {s.host_cores} cores. ")
+        cite = cite_sentence(said, m, str(s.headline.answer.verdict), m.days)
+    text.append(_limit_text(s))
+    if not s.gpu:
+        text.append(" Not measured for a GPU: this machine has none.")
+    return answer(p, FEEDING_PAGE, f"answer-{slug(m.page)}", m, _decision(s), cat(*text), cite)
+
+
+def _chart(writer: Writer, s: FeedingSection) -> dict[str, Any] | None:
+    points = [FeedPoint(sweep_name(sw), float(pt.delivered.workers), pt.delivered.rate.median,
+                        pt.delivered.rate.low, pt.delivered.rate.high)
+              for sw in s.sweeps for pt in sw.points if pt.delivered.rate.known]
+    if not points:
+        return None
+    ideal = [(sweep_name(sw), sw.one_worker or float("nan")) for sw in s.sweeps]
+    levels: list[Level] = []
+    seen: set[str] = set()
+    for n in s.needs:
+        if n.answer.demand is not None and step_name(n) not in seen and \
+                len(levels) < CHART_LEVELS:
+            seen.add(step_name(n))
+            levels.append(Level(f"{step_name(n)} consumes", n.answer.demand.median))
+    path = chart_file("feeding", s.machine.page)
+    writer.chart(feed_chart, path, points, ideal, levels,
+                 title=f"Delivered samples/s by workers: {s.machine.title}")
+    return {"path": path, "left_out": 0, "shown": len(points),
+            "caption": "Delivered samples/s against DataLoader workers, with 95% intervals; "
+                       "dashed: the ideal line (each worker adding one worker's rate); dotted: "
+                       "what a measured step consumes.",
+            "alt": "Delivered samples/s by workers: " + alt_list(
+                f"{pt.series}, {pt.workers:g} workers: {fmt.rate(pt.rate)}" for pt in points)}
+
+
+def _sweep_rows(s: FeedingSection) -> list[list[Any]]:
+    rows = []
+    for sw in s.sweeps:
+        one = sw.one_worker
+        for pt in sw.points:
+            d = pt.delivered
+            ideal = fmt.pct(d.rate.median / (one * d.workers)) if one and d.workers else "–"
+            rows.append([sweep_name(sw), str(d.workers), rate_ci(d.rate), ideal,
+                         fmt.seconds(pt.first_batch_s),
+                         fmt.seconds(pt.cpu_s_per_sample), fmt.integer(pt.decode_errors)])
+    return rows
+
+
+def _need_row(p: Page, n: Need) -> list[Any]:
+    a = n.answer
+    got = rate_ci(a.delivered.rate) if a.delivered else fmt.MISSING
+    workers = str(a.workers) if a.workers is not None else (
+        f"> {a.measured_up_to}" if a.measured_up_to is not None else fmt.MISSING)
+    return [step_name(n), fmt.rate(a.demand.median) if a.demand else fmt.MISSING, n.decoder,
+            workers, got, str(a.verdict), p.row_link("row", n.page, n.anchor)]
+
+
+def _end_rows(s: FeedingSection) -> list[list[Any]]:
+    return [[e.name, rate_ci(e.rate), fmt.rate(e.synthetic.median) if e.synthetic else
+             fmt.MISSING, fmt.ratio(e.ratio), fmt.pct(e.wait)] for e in s.ends]
+
+
+def _section(writer: Writer, p: Page, s: FeedingSection) -> dict[str, Any]:
+    m = s.machine
+    return {
+        "heading": m.title, "anchor": section_anchor("on", m), "chart": _chart(writer, s),
+        "cores": s.host_cores,
+        "sweeps": table(["Pipeline", "Workers", "Delivered", "Of ideal", "First batch",
+                         "CPU per sample", "Bad files"], _sweep_rows(s)) if s.sweeps else None,
+        "needs": table(["Step", "Consumes", "Decoder", "Workers", "Delivered", "Verdict",
+                        "Row"], [_need_row(p, n) for n in s.needs]) if s.needs else None,
+        "ends": table(["End to end", "Delivered", "Synthetic input", "Ratio", "Step waited"],
+                      _end_rows(s)) if s.ends else None,
+        "limit": _limit_text(s),
+    }
+
+
+def feeding_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
+    model = answers.feeding
+    p = page(answers, FEEDING_PAGE)
+    writer.page(FEEDING_PAGE, "feeding.md.j2", p=p, banners=banner(model.sources),
+                answers=[_answer(p, s) for s in model.sections],
+                sections=[_section(writer, p, s) for s in model.sections],
+                gpu_measured=model.gpu_measured,
+                provenance=provenance(common["build"], model.sources), **common)

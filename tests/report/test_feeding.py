@@ -1,0 +1,62 @@
+"""The cores-to-feed rule at its boundaries, on hand-made rates (no run needed)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from bench.report.judge.feeding import Delivered, Rate, cores_to_feed, host_limit, per_worker
+from bench.report.vocabulary import Feeding
+
+
+def _sweep(*rates: tuple[int, float], n: int = 3) -> list[Delivered]:
+    return [Delivered(w, Rate(r, r * 0.95, r * 1.05, n)) for w, r in rates]
+
+
+SWEEP = _sweep((0, 100.0), (1, 150.0), (2, 290.0), (4, 560.0))
+
+
+def test_exactly_enough_is_enough_and_names_the_smallest_count() -> None:
+    got = cores_to_feed(Rate(290.0, 280.0, 300.0, 3), SWEEP, host_cores=4)
+    assert got.verdict == Feeding.FED and got.workers == 2
+    assert got.delivered is not None and got.delivered.rate.median == 290.0
+    assert got.shortfall is None and not got.clear  # 290's interval reaches below 290
+
+
+def test_just_above_a_count_needs_the_next_one() -> None:
+    got = cores_to_feed(Rate(290.01, 280.0, 300.0, 3), SWEEP, host_cores=4)
+    assert (got.verdict, got.workers) == (Feeding.FED, 4)
+    assert got.clear  # 560 x 0.95 is above 290.01
+
+
+def test_never_enough_on_this_host_gives_the_shortfall() -> None:
+    got = cores_to_feed(Rate(1000.0, 950.0, 1050.0, 3), SWEEP, host_cores=4)
+    assert got.verdict == Feeding.SHORT and got.workers is None
+    assert got.delivered is not None and got.delivered.workers == 4
+    assert got.shortfall == pytest.approx(440.0)
+
+
+def test_a_sweep_that_stops_below_the_host_cores_says_so() -> None:
+    got = cores_to_feed(Rate(1000.0, 950.0, 1050.0, 3), SWEEP, host_cores=16)
+    assert got.verdict == Feeding.NOT_REACHED and got.measured_up_to == 4
+
+
+def test_too_few_replicates_and_nothing_measured() -> None:
+    few = cores_to_feed(Rate(120.0, math.nan, math.nan, 2), SWEEP, host_cores=4)
+    assert few.verdict == Feeding.INSUFFICIENT and few.workers == 1  # the figure, no verdict
+    assert cores_to_feed(None, SWEEP, 4).verdict == Feeding.NOT_MEASURED
+    assert cores_to_feed(Rate(120.0, n=3), [], 4).verdict == Feeding.NOT_MEASURED
+    assert cores_to_feed(Rate(math.nan, n=3), SWEEP, 4).verdict == Feeding.NOT_MEASURED
+
+
+def test_main_process_alone_can_be_enough() -> None:
+    got = cores_to_feed(Rate(50.0, 45.0, 55.0, 3), SWEEP, host_cores=4)
+    assert (got.verdict, got.workers) == (Feeding.FED, 0)
+
+
+def test_host_limit_and_the_ideal_line() -> None:
+    limit = host_limit(SWEEP, cores=2)
+    assert limit is not None and (limit.workers, limit.rate.median) == (2, 290.0)
+    assert host_limit(SWEEP, cores=64) is not None
+    assert per_worker(SWEEP) == 150.0 and per_worker(_sweep((0, 10.0))) is None
