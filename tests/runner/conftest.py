@@ -54,6 +54,26 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300,
                           text=True, env=full_env, timeout=timeout, cwd=cwd)
 
 
+#: ``bench advise`` of a model with two graph breaks (``tests/advise/breaking.py``), compiled on
+#: the CPU: its own test reads what advise says, and the compile tests read its rows.
+BREAKS_MODEL = "tests/advise/breaking.py:build"
+BREAKS_ADVISE = ("advise", BREAKS_MODEL, "--device", "cpu", "--mode", "infer", "--batch-size",
+                 "4", "--input-shape", "3,32,32", "--knobs", "torch.compile", "--budget", "40")
+
+
+@pytest.fixture(scope="session")
+def advised_breaks(tmp_path_factory: pytest.TempPathFactory
+                   ) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """The real run of ``BREAKS_ADVISE`` (one Inductor compile of the model per replicate),
+    made once for the tests that read it (they share its ``xdist_group``): the finished
+    command and its run folder."""
+    base = tmp_path_factory.mktemp("breaks")
+    out = base / "machine" / "run"
+    proc = run_cli(*BREAKS_ADVISE, "--out", str(out), env={"TMPDIR": str(base)}, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    return proc, out
+
+
 def run_fake_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120
                  ) -> subprocess.CompletedProcess[str]:
     """``bench run`` with the fake launcher and probe (``fake_cli.py``): ``args`` are its own

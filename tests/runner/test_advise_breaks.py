@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,6 @@ from bench.report.load import load_reports
 
 from .conftest import read_csv, run_cli
 
-MODEL = "tests/advise/breaking.py:build"
-
 needs_cxx = pytest.mark.skipif(
     not os.environ.get("CI") and not any(map(shutil.which, ("g++", "c++", "clang++"))),
     reason="torch.compile on the CPU needs a C++ compiler (install g++)")
@@ -24,12 +23,10 @@ needs_cxx = pytest.mark.skipif(
 
 @pytest.mark.e2e
 @needs_cxx
-def test_advise_names_a_compiled_models_breaks_and_how_to_remove_them(tmp_path: Path) -> None:
-    out = tmp_path / "machine" / "run"
-    proc = run_cli("advise", MODEL, "--device", "cpu", "--mode", "infer", "--batch-size", "4",
-                   "--input-shape", "3,32,32", "--knobs", "torch.compile", "--budget", "40",
-                   "--out", str(out), env={"TMPDIR": str(tmp_path)}, timeout=240)
-    assert proc.returncode == 0, proc.stderr
+@pytest.mark.xdist_group("advised-breaks")
+def test_advise_names_a_compiled_models_breaks_and_how_to_remove_them(
+        advised_breaks: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    proc, out = advised_breaks
     (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("torch.compile ")]
     assert "2 graph breaks" in line, proc.stdout
     notes = [ln for ln in proc.stdout.splitlines() if ln.startswith("note on torch.compile:")]
