@@ -482,9 +482,8 @@ def test_a_tiny_model_compiles_on_the_cpu_with_its_caches_in_the_replicate_folde
 
 @pytest.mark.e2e
 @needs_cxx
-@pytest.mark.xdist_group("advised-breaks")
 def test_a_model_with_breaks_has_them_counted_and_named_in_its_row(
-        advised_breaks: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+        advised_breaks: tuple[str, Path]) -> None:
     """The model's breaks (``tests/advise/breaking.py``: a ``print`` and an ``.item()`` branch)
     are met in the cold pass's compile, and its rows count them. The run is ``bench advise``'s
     with ``--knobs torch.compile``, shared with its test: eager and compiled cells, real

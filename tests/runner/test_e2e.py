@@ -124,7 +124,6 @@ def faulted_rows(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, str
     return rows
 
 
-@pytest.mark.xdist_group("e2e-faults")
 @pytest.mark.parametrize(("fault", "status", "reason"), [
     ("crash", "crash", "SIGSEGV without a result"),
     ("exit", "crash", "exit code 3 without a result"),
@@ -176,7 +175,6 @@ def timed_out(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict
     return out, read_csv(out / "results.csv"), took
 
 
-@pytest.mark.xdist_group("e2e-timeouts")
 @pytest.mark.parametrize("fault", ["hang", "spam"])
 def test_timeout_kills_the_process_group_even_while_it_prints(
         timed_out: tuple[Path, list[dict[str, str]], float], fault: str) -> None:
@@ -241,7 +239,6 @@ def spawned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return profile, out
 
 
-@pytest.mark.xdist_group("e2e-spawned")
 def test_existing_results_are_never_overwritten(spawned: tuple[Path, Path]) -> None:
     profile, out = spawned
     assert (out / "results.csv").exists()
@@ -298,7 +295,6 @@ def test_a_gpu_dry_run_without_cuda_says_which_host_its_cuda_estimate_assumes() 
     assert last.startswith(f"on a CUDA machine with this one's {n} CPU core"), last
 
 
-@pytest.mark.xdist_group("e2e-spawned")
 def test_spawn_launcher_gives_the_same_rows(spawned: tuple[Path, Path]) -> None:
     _, out = spawned
     rows = read_csv(out / "results.csv")

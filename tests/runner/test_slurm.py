@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -586,12 +586,20 @@ def _slurm_ready() -> str | None:
 
 
 @pytest.fixture
-def cluster() -> None:
-    why = _slurm_ready()
-    if why:
-        if os.environ.get("CI"):
-            pytest.fail(f"the Slurm tests must run under CI: {why}")
-        pytest.skip(why)
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The real cluster, for one test at a time: its one node takes one job at a time
+    (``exclusive``), so tests on two xdist workers at once would wait on each other's jobs
+    past their deadlines. The lock lives beside the workers' temporary folders."""
+    import fcntl
+
+    with open(tmp_path_factory.getbasetemp().parent / "slurm.lock", "a+b") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        why = _slurm_ready()
+        if why:
+            if os.environ.get("CI"):
+                pytest.fail(f"the Slurm tests must run under CI: {why}")
+            pytest.skip(why)
+        yield
 
 
 def _ok_keys(reports: Path, run_id: str) -> list[tuple[str, str, str]]:

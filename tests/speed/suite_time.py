@@ -13,6 +13,7 @@ after its installs.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import time
@@ -46,10 +47,9 @@ def main(extra: list[str]) -> int:
     proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     out = proc.stdout + proc.stderr
-    slowest = out.split("slowest 15 durations", 1)[-1].split("\n\n", 1)[0] \
-        if "slowest 15 durations" in out else ""
+    slowest = re.search(r"^=+ (slowest \d+ durations) =+$(.*?)^$", out, re.M | re.S)
     if slowest:
-        print("slowest 15 tests:" + slowest.rstrip())
+        print(slowest.group(1) + ":" + slowest.group(2).rstrip())
     print(f"pytest: {summary(out)} (exit {proc.returncode})")
     verdict = "within" if wall <= TARGET_S else "OVER"
     print(f"test suite: {wall / 60:.1f} min wall ({wall:.0f} s), target <= "
