@@ -16,6 +16,11 @@ nox.options.sessions = ["lint", "tests"]
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 REPRO_ENV = {"PYTHONHASHSEED": "0", "CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
+#: How ``nox -s tests`` runs pytest (``tests/speed/suite_time.py`` reads it too): two xdist
+#: workers, one per core of the 2-core machine the suite's time target is set on, each given
+#: whole files, so a module's shared real run is made once; what files share (a real run of
+#: the session, the Slurm cluster) is made once or taken in turn under a lock.
+PYTEST_ARGS = ("-n", "2", "--dist", "loadfile")
 
 
 def _groups(*names: str) -> list[str]:
@@ -27,7 +32,7 @@ def tests(session: nox.Session) -> None:
     """Unit, end-to-end CPU, fault-injection, site and browser tests."""
     session.install(*_groups("torch", "test"))
     session.install("-e", ".")
-    session.run("pytest", *session.posargs)
+    session.run("pytest", *PYTEST_ARGS, *session.posargs)
 
 
 @nox.session
@@ -56,13 +61,15 @@ def report(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def speed(session: nox.Session) -> None:
-    """Print the speed-target figures: harness overhead per cell, the 100k-row report, and a
-    real cpu-profile run's timed work against its wall time, with the estimate's error."""
+    """Print the speed-target figures: harness overhead per cell, the 100k-row report, a
+    real cpu-profile run's timed work against its wall time, with the estimate's error, and
+    the test suite's wall time."""
     session.install(*_groups("torch", "test"))
     session.install("-e", ".")
     session.run("python", "tests/speed/overhead.py")
     session.run("python", "tests/speed/report_build.py")
     session.run("python", "tests/speed/timed_work.py")
+    session.run("python", "tests/speed/suite_time.py")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import csv
+import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -52,6 +54,49 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300,
         else None
     return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True,
                           text=True, env=full_env, timeout=timeout, cwd=cwd)
+
+
+def made_once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
+    """The folder ``make`` fills, once per test session however many xdist workers ask: the
+    first fills it under a lock while the others wait, then they all read it. Without xdist,
+    a folder of this session's own."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        folder = factory.mktemp(name)
+        make(folder)
+        return folder
+    root = factory.getbasetemp().parent  # this session's, shared by its workers
+    folder = root / name
+    with open(root / f"{name}.lock", "a+b") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        if not (folder / ".made").exists():  # none made it, or the one that tried failed
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            (folder / ".made").touch()
+    return folder
+
+
+#: ``bench advise`` of a model with two graph breaks (``tests/advise/breaking.py``), compiled on
+#: the CPU: its own test reads what advise says, and the compile tests read its rows.
+BREAKS_MODEL = "tests/advise/breaking.py:build"
+BREAKS_ADVISE = ("advise", BREAKS_MODEL, "--device", "cpu", "--mode", "infer", "--batch-size",
+                 "4", "--input-shape", "3,32,32", "--knobs", "torch.compile", "--budget", "40")
+
+
+def _advise_breaks(base: Path) -> None:
+    proc = run_cli(*BREAKS_ADVISE, "--out", str(base / "machine" / "run"),
+                   env={"TMPDIR": str(base)}, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    (base / "stdout.txt").write_text(proc.stdout, encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def advised_breaks(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """The real run of ``BREAKS_ADVISE`` (an Inductor compile of the model per replicate),
+    made once for every test that reads it (``made_once``): what advise printed, and the
+    run folder."""
+    base = made_once(tmp_path_factory, "advised-breaks", _advise_breaks)
+    return (base / "stdout.txt").read_text(encoding="utf-8"), base / "machine" / "run"
 
 
 def run_fake_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120

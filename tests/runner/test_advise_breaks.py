@@ -15,8 +15,6 @@ from bench.report.load import load_reports
 
 from .conftest import read_csv, run_cli
 
-MODEL = "tests/advise/breaking.py:build"
-
 needs_cxx = pytest.mark.skipif(
     not os.environ.get("CI") and not any(map(shutil.which, ("g++", "c++", "clang++"))),
     reason="torch.compile on the CPU needs a C++ compiler (install g++)")
@@ -24,19 +22,16 @@ needs_cxx = pytest.mark.skipif(
 
 @pytest.mark.e2e
 @needs_cxx
-def test_advise_names_a_compiled_models_breaks_and_how_to_remove_them(tmp_path: Path) -> None:
-    out = tmp_path / "machine" / "run"
-    proc = run_cli("advise", MODEL, "--device", "cpu", "--mode", "infer", "--batch-size", "4",
-                   "--input-shape", "3,32,32", "--knobs", "torch.compile", "--budget", "40",
-                   "--out", str(out), env={"TMPDIR": str(tmp_path)}, timeout=240)
-    assert proc.returncode == 0, proc.stderr
-    (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("torch.compile ")]
-    assert "2 graph breaks" in line, proc.stdout
-    notes = [ln for ln in proc.stdout.splitlines() if ln.startswith("note on torch.compile:")]
+def test_advise_names_a_compiled_models_breaks_and_how_to_remove_them(
+        advised_breaks: tuple[str, Path]) -> None:
+    stdout, out = advised_breaks
+    (line,) = [ln for ln in stdout.splitlines() if ln.startswith("torch.compile ")]
+    assert "2 graph breaks" in line, stdout
+    notes = [ln for ln in stdout.splitlines() if ln.startswith("note on torch.compile:")]
     assert any("broke into 2 graphs" in n and "`print`" in n and "Tensor.item()" in n
                for n in notes), notes
     assert any("capture_scalar_outputs = True" in n for n in notes), notes
-    assert not [ln for ln in proc.stdout.splitlines() if ln.startswith(("amp-", "channels"))]
+    assert not [ln for ln in stdout.splitlines() if ln.startswith(("amp-", "channels"))]
 
     ids = {r["compile"]: r["cell_id"] for r in read_csv(out / "results.csv")}
     (answer,) = asks.judge(load_reports(out), [asks.Ask(

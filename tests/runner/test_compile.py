@@ -480,53 +480,28 @@ def test_a_tiny_model_compiles_on_the_cpu_with_its_caches_in_the_replicate_folde
     assert not list(scratch.glob("torch-knobs-*"))
 
 
-#: A user's model as a new user might write it: a data-dependent ``.item()`` branch and a
-#: ``print`` in its forward. torch counts two breaks and compiles two graphs for it (the sum the
-#: branch reads; the rest of the forward), whichever way the branch goes.
-_BREAKING_MODEL = """
-import torch
-from torch import nn
-
-
-class Net(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.body = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
-                                  nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        print("batch of", x.shape[0])
-        if x.sum().item() > 0:
-            x = x * 2
-        return self.body(x)
-
-
-def build() -> nn.Module:
-    return Net()
-"""
-
-
 @pytest.mark.e2e
 @needs_cxx
-def test_a_model_with_breaks_has_them_counted_and_named_in_its_row(tmp_path: Path) -> None:
-    """The model's breaks are met in the cold pass's compile, and its row counts them."""
-    model = tmp_path / "breaking.py"
-    model.write_text(_BREAKING_MODEL)
-    profile = tmp_path / "c.toml"
-    profile.write_text(_PROFILE.format(compile='["off", "default"]').replace(
-        "tests/advise/model.py:build", f"{model}:build"))
-    out = tmp_path / "run"
-    proc = run_cli("run", "--profile", str(profile), "--out", str(out),
-                   env={"TMPDIR": str(tmp_path)})
-    assert proc.returncode == 0, proc.stderr
-    eager, compiled = read_csv(out / "results.csv")
-    assert eager["status"] == compiled["status"] == "ok", compiled["reason"]
-    assert eager["graph_breaks"] == eager["graphs"] == eager["graph_break_reasons"] == ""
-    assert (compiled["graph_breaks"], compiled["graphs"]) == ("2", "2")
-    assert (compiled["steady_graph_breaks"], compiled["recompiles"]) == ("0", "0")
-    assert sorted(schema.parse_break_reasons(compiled["graph_break_reasons"])) == [
-        (1, "Failed to trace builtin operator: `print` (gb0059)"),
-        (1, "Unsupported Tensor.item() call with capture_scalar_outputs=False (gb0124)")]
+def test_a_model_with_breaks_has_them_counted_and_named_in_its_row(
+        advised_breaks: tuple[str, Path]) -> None:
+    """The model's breaks (``tests/advise/breaking.py``: a ``print`` and an ``.item()`` branch)
+    are met in the cold pass's compile, and its rows count them. The run is ``bench advise``'s
+    with ``--knobs torch.compile``, shared with its test: eager and compiled cells, real
+    replicates of each."""
+    _, out = advised_breaks
+    rows = read_csv(out / "results.csv")
+    eager = [r for r in rows if r["compile"] == "off"]
+    compiled = [r for r in rows if r["compile"] == "default"]
+    assert eager and compiled and len(eager) + len(compiled) == len(rows)
+    assert all(r["status"] == "ok" for r in rows), [r["reason"] for r in rows]
+    for r in eager:
+        assert r["graph_breaks"] == r["graphs"] == r["graph_break_reasons"] == ""
+    for r in compiled:
+        assert (r["graph_breaks"], r["graphs"]) == ("2", "2")
+        assert (r["steady_graph_breaks"], r["recompiles"]) == ("0", "0")
+        assert sorted(schema.parse_break_reasons(r["graph_break_reasons"])) == [
+            (1, "Failed to trace builtin operator: `print` (gb0059)"),
+            (1, "Unsupported Tensor.item() call with capture_scalar_outputs=False (gb0124)")]
 
 
 @pytest.mark.e2e

@@ -19,7 +19,7 @@ import pytest
 from bench.run.child import rapl
 from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS, STATUSES
 
-from .conftest import ROOT, read_csv, read_json, run_cli
+from .conftest import ROOT, TINY_PROFILE, read_csv, read_json, run_cli
 from .procs import assert_none_survive, descendants
 
 pytestmark = pytest.mark.e2e
@@ -98,6 +98,32 @@ def test_smoke_profile_end_to_end(tmp_path: Path) -> None:
     assert env["memory"]["total_bytes"] > 2**20  # for the Compare page's hardware rows
 
 
+#: Where each injected fault goes: one real run of nine replicates takes all four, each between
+#: two replicates that run as usual, and each test reads its own three rows.
+FAULTED_AT = {"crash": 1, "exit": 3, "oom": 5, "error": 7}
+
+
+def _module_profile(factory: pytest.TempPathFactory, name: str, replicates: int,
+                    timeout_s: float) -> tuple[Path, Path]:
+    """A tiny profile in a folder shared by one module's tests, and the run folder beside it."""
+    base = factory.mktemp(name)
+    profile = base / "tiny.toml"
+    profile.write_text(TINY_PROFILE.format(replicates=replicates, timeout_s=timeout_s))
+    return profile, base / "run"
+
+
+@pytest.fixture(scope="module")
+def faulted_rows(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, str]]:
+    profile, out = _module_profile(tmp_path_factory, "faults", 9, 60.0)
+    faults = ",".join(f"{fault}@#r{r}" for fault, r in FAULTED_AT.items())
+    proc = run_cli("run", "--profile", str(profile), "--out", str(out),
+                   env={"TORCH_KNOBS_FAULT": faults})
+    assert proc.returncode == 0, proc.stderr
+    rows = read_csv(out / "results.csv")
+    assert [r["replicate"] for r in rows] == [str(i) for i in range(9)]
+    return rows
+
+
 @pytest.mark.parametrize(("fault", "status", "reason"), [
     ("crash", "crash", "SIGSEGV without a result"),
     ("exit", "crash", "exit code 3 without a result"),
@@ -105,13 +131,9 @@ def test_smoke_profile_end_to_end(tmp_path: Path) -> None:
     ("error", "error", "InjectedError: injected fault in the model step"),
 ])
 def test_faults_are_classified_and_the_matrix_goes_on(
-        tmp_path: Path, tiny_profile: Callable[..., Path], fault: str, status: str,
-        reason: str) -> None:
-    out = tmp_path / "run"
-    proc = run_cli("run", "--profile", str(tiny_profile(replicates=3)), "--out", str(out),
-                   env={"TORCH_KNOBS_FAULT": f"{fault}@#r1"})
-    assert proc.returncode == 0, proc.stderr
-    rows = read_csv(out / "results.csv")
+        faulted_rows: list[dict[str, str]], fault: str, status: str, reason: str) -> None:
+    at = FAULTED_AT[fault]
+    rows = faulted_rows[at - 1:at + 2]
     assert [r["status"] for r in rows] == ["ok", status, "ok"]
     assert reason in rows[1]["reason"]
     assert rows[1]["steady_median_s"] == "" and rows[1]["cold_pass_s"] == ""
@@ -134,20 +156,35 @@ def test_kernel_caches_are_per_replicate_and_warm_ones_are_primed(
     assert "cache=warm" in rows[1]["cell_name"] and "cache" not in rows[0]["cell_name"]
 
 
+#: The replicate each never-ending fault is injected into, in one run of three replicates whose
+#: last runs as usual: a hang, and a hang that prints without end.
+TIMED_OUT_AT = {"hang": 0, "spam": 1}
+
+
+@pytest.fixture(scope="module")
+def timed_out(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, str]],
+                                                                  float]:
+    """The run folder, its rows and the run's wall time."""
+    profile, out = _module_profile(tmp_path_factory, "timeouts", 3, 3)
+    faults = ",".join(f"{fault}@#r{r}" for fault, r in TIMED_OUT_AT.items())
+    t0 = time.monotonic()
+    proc = run_cli("run", "--profile", str(profile), "--out", str(out),
+                   env={"TORCH_KNOBS_FAULT": faults}, timeout=120)
+    took = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr
+    return out, read_csv(out / "results.csv"), took
+
+
 @pytest.mark.parametrize("fault", ["hang", "spam"])
 def test_timeout_kills_the_process_group_even_while_it_prints(
-        tmp_path: Path, tiny_profile: Callable[..., Path], fault: str) -> None:
-    out = tmp_path / "run"
-    t0 = time.monotonic()
-    proc = run_cli("run", "--profile", str(tiny_profile(replicates=2, timeout_s=3)), "--out",
-                   str(out), env={"TORCH_KNOBS_FAULT": f"{fault}@#r0"}, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    rows = read_csv(out / "results.csv")
-    assert [r["status"] for r in rows] == ["timeout", "ok"]
-    assert "no result after 3 s" in rows[0]["reason"]
-    assert time.monotonic() - t0 < 90
+        timed_out: tuple[Path, list[dict[str, str]], float], fault: str) -> None:
+    out, rows, took = timed_out
+    at = TIMED_OUT_AT[fault]
+    assert [rows[at]["status"], rows[-1]["status"]] == ["timeout", "ok"]
+    assert "no result after 3 s" in rows[at]["reason"]
+    assert took < 90
     if fault == "spam":
-        log = next((out / "logs").glob("*.log"))
+        (log,) = (out / "logs").glob(f"*-r{at}.log")
         assert "spam" in log.read_text() and log.stat().st_size <= 64 * 1024
 
 
@@ -192,13 +229,21 @@ def test_interrupt_then_resume(tmp_path: Path, tiny_profile: Callable[..., Path]
     assert "2 processes to run, 1 already done" in resumed.stderr
 
 
-def test_existing_results_are_never_overwritten(tmp_path: Path,
-                                                tiny_profile: Callable[..., Path]) -> None:
-    out = tmp_path / "run"
-    profile = str(tiny_profile(replicates=1))
-    assert run_cli("run", "--profile", profile, "--out", str(out)).returncode == 0
+@pytest.fixture(scope="module")
+def spawned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """One replicate run through the spawn launcher: its profile and its run folder (which
+    the test of a second run into the same folder reuses)."""
+    profile, out = _module_profile(tmp_path_factory, "spawned", 1, 60.0)
+    proc = run_cli("run", "--profile", str(profile), "--out", str(out), "--launcher", "spawn")
+    assert proc.returncode == 0, proc.stderr
+    return profile, out
+
+
+def test_existing_results_are_never_overwritten(spawned: tuple[Path, Path]) -> None:
+    profile, out = spawned
+    assert (out / "results.csv").exists()
     before = (out / "results.csv").read_bytes()
-    again = run_cli("run", "--profile", profile, "--out", str(out))
+    again = run_cli("run", "--profile", str(profile), "--out", str(out))
     assert again.returncode == 2
     assert "already holds results; pass --resume" in again.stderr
     assert (out / "results.csv").read_bytes() == before
@@ -250,12 +295,8 @@ def test_a_gpu_dry_run_without_cuda_says_which_host_its_cuda_estimate_assumes() 
     assert last.startswith(f"on a CUDA machine with this one's {n} CPU core"), last
 
 
-def test_spawn_launcher_gives_the_same_rows(tmp_path: Path,
-                                            tiny_profile: Callable[..., Path]) -> None:
-    out = tmp_path / "run"
-    proc = run_cli("run", "--profile", str(tiny_profile(replicates=1)), "--out", str(out),
-                   "--launcher", "spawn")
-    assert proc.returncode == 0, proc.stderr
+def test_spawn_launcher_gives_the_same_rows(spawned: tuple[Path, Path]) -> None:
+    _, out = spawned
     rows = read_csv(out / "results.csv")
     assert [r["status"] for r in rows] == ["ok"] and float(rows[0]["steady_median_s"]) > 0
 

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from bench.run.cluster import node, slurm, squeue
-from bench.run.matrix import load_profile
+from bench.run.matrix import load_profile, select
 from bench.run.plan import plan
 
 from .conftest import ROOT, one_error_line, run_cli
@@ -586,12 +586,20 @@ def _slurm_ready() -> str | None:
 
 
 @pytest.fixture
-def cluster() -> None:
-    why = _slurm_ready()
-    if why:
-        if os.environ.get("CI"):
-            pytest.fail(f"the Slurm tests must run under CI: {why}")
-        pytest.skip(why)
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The real cluster, for one test at a time: its one node takes one job at a time
+    (``exclusive``), so tests on two xdist workers at once would wait on each other's jobs
+    past their deadlines. The lock lives beside the workers' temporary folders."""
+    import fcntl
+
+    with open(tmp_path_factory.getbasetemp().parent / "slurm.lock", "a+b") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        why = _slurm_ready()
+        if why:
+            if os.environ.get("CI"):
+                pytest.fail(f"the Slurm tests must run under CI: {why}")
+            pytest.skip(why)
+        yield
 
 
 def _ok_keys(reports: Path, run_id: str) -> list[tuple[str, str, str]]:
@@ -609,11 +617,14 @@ SHARDS = ("--executor", "slurm", "--profile", "smoke", "--shards", "2", "--slurm
 @pytest.mark.e2e
 def test_a_smoke_run_over_two_slurm_shards_pools_into_one_fingerprint(
         cluster: None, tmp_path: Path) -> None:
+    """One study of the smoke profile (four replicates, two a shard) is all pooling needs; the
+    tests below run it whole."""
     reports = tmp_path / "reports"
-    proc = run_cli("run", *SHARDS, "--reports", str(reports), "--run-id", "t-smoke",
-                   timeout=600)
+    proc = run_cli("run", *SHARDS, "--only", "shapes", "--reports", str(reports), "--run-id",
+                   "t-smoke", timeout=600)
     assert proc.returncode == 0, proc.stderr
-    planned = len(plan(load_profile("smoke")))
+    planned = len(plan(select(load_profile("smoke"), ["shapes"])))
+    assert planned == 4
     keys = _ok_keys(reports, "t-smoke")
     assert len(keys) == len(set(keys)) == planned, "every replicate ok once"
     assert "shard 2/2: Slurm job" in proc.stderr and "COMPLETED" in proc.stderr
