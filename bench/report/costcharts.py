@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.report.charts import (
     GRID,
@@ -171,23 +172,37 @@ def _seconds(value: float, _pos: object = None) -> str:
     return f"{value * 1e6:.3g} µs"
 
 
+
+def _by_series(points: Sequence[Any]) -> dict[str, list[Any]]:
+    """The points grouped by their ``series``, in the order each series first appears."""
+    series: dict[str, list[Any]] = {}
+    for point in points:
+        series.setdefault(point.series, []).append(point)
+    return series
+
+
+def _legend_figure(series: dict[str, list[Any]]) -> tuple[Any, Any]:
+    """A figure with one axes and room on its right for a legend of ``series``' names (called
+    inside ``_style()``), and its axes."""
+    from matplotlib.figure import Figure
+
+    legend_w = 0.7 + 0.063 * max(len(mathtext(name)) for name in series)
+    width, height = 5.8 + legend_w, 4.2
+    fig = Figure(figsize=(width, height))
+    fig.subplots_adjust(left=0.9 / width, right=1 - legend_w / width,
+                        top=1 - 0.45 / height, bottom=0.6 / height)
+    return fig, fig.add_subplot()
+
+
 def step_chart(points: Sequence[StepPoint], path: Path, *, title: str) -> Path:
     """Median step time against batch size, one line per series, both axes logarithmic."""
     if not points:
         raise ValueError("step_chart needs at least one point")
-    from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
-    series: dict[str, list[StepPoint]] = {}
-    for point in points:
-        series.setdefault(point.series, []).append(point)
-    legend_w = 0.7 + 0.063 * max(len(mathtext(name)) for name in series)
-    width, height = 5.8 + legend_w, 4.2
+    series = _by_series(points)
     with _style():
-        fig = Figure(figsize=(width, height))
-        fig.subplots_adjust(left=0.9 / width, right=1 - legend_w / width,
-                            top=1 - 0.45 / height, bottom=0.6 / height)
-        ax = fig.add_subplot()
+        fig, ax = _legend_figure(series)
         for i, (name, pts) in enumerate(series.items()):
             pts = sorted(pts, key=lambda p: p.batch)
             ax.plot([p.batch for p in pts], [p.seconds for p in pts], marker="o", ms=5, lw=1.5,
@@ -225,19 +240,11 @@ def tail_chart(points: Sequence[TailPoint], path: Path, *, title: str) -> Path:
     samples/s and costs in tail latency."""
     if not points:
         raise ValueError("tail_chart needs at least one point")
-    from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter
 
-    series: dict[str, list[TailPoint]] = {}
-    for point in points:
-        series.setdefault(point.series, []).append(point)
-    legend_w = 0.7 + 0.063 * max(len(mathtext(name)) for name in series)
-    width, height = 5.8 + legend_w, 4.2
+    series = _by_series(points)
     with _style():
-        fig = Figure(figsize=(width, height))
-        fig.subplots_adjust(left=0.9 / width, right=1 - legend_w / width,
-                            top=1 - 0.45 / height, bottom=0.6 / height)
-        ax = fig.add_subplot()
+        fig, ax = _legend_figure(series)
         for i, (name, pts) in enumerate(series.items()):
             pts = sorted(pts, key=lambda p: p.batch)
             color = PALETTE[i % len(PALETTE)]
