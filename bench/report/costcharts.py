@@ -172,7 +172,6 @@ def _seconds(value: float, _pos: object = None) -> str:
     return f"{value * 1e6:.3g} µs"
 
 
-
 def _by_series(points: Sequence[Any]) -> dict[str, list[Any]]:
     """The points grouped by their ``series``, in the order each series first appears."""
     series: dict[str, list[Any]] = {}
