@@ -16,11 +16,13 @@ nox.options.sessions = ["lint", "tests"]
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 REPRO_ENV = {"PYTHONHASHSEED": "0", "CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
-#: How ``nox -s tests`` runs pytest (``tests/speed/suite_time.py`` reads it too): two xdist
-#: workers, one per core of the 2-core machine the suite's time target is set on, each given
-#: whole files, so a module's shared real run is made once; what files share (a real run of
-#: the session, the Slurm cluster) is made once or taken in turn under a lock.
-PYTEST_ARGS = ("-n", "2", "--dist", "loadfile")
+#: How ``nox -s tests`` runs pytest (``tests/speed/suite_time.py`` reads it too): three xdist
+#: workers on the 2-core machine the suite's time target is set on, each given whole files,
+#: so a module's shared real run is made once; what files share (a real run of the session,
+#: the Slurm cluster) is made once or taken in turn under a lock. Three, not one per core:
+#: with two, a fifth of the cores' time went idle while tests waited on their subprocesses
+#: (a Slurm job starting, a child timing out); with three the cores stay about 94% busy.
+PYTEST_ARGS = ("-n", "3", "--dist", "loadfile")
 
 
 def _groups(*names: str) -> list[str]:

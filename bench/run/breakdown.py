@@ -45,6 +45,7 @@ class JobTiming:
     cold_s: float = 0.0  # the row's cold_pass_s
     steady_s: float = 0.0  # the sum of its timed steady iterations
     prime_s: float = 0.0  # a warm cache primed for this job first
+    study: str = ""  # the study that owns the job's cell: where its untimed time is spent
 
 
 def _span(a: float | None, b: float | None) -> float:
@@ -109,4 +110,26 @@ def lines(b: Breakdown) -> Sequence[str]:
         what = PHASES.get(name, "the probe, the run's start and end")
         share = s / b.wall_s if b.wall_s else 0.0
         out.append(f"  {name:<19} {s:8.1f} s  {share:6.1%}  {what}")
+    return out
+
+
+def untimed_by_study(jobs: Iterable[JobTiming]) -> dict[str, dict[str, float]]:
+    """Per study, its jobs' untimed seconds per phase: which studies the overhead is in."""
+    out: dict[str, dict[str, float]] = {}
+    for t in jobs:
+        mine = out.setdefault(t.study or "(none)", dict.fromkeys(PHASES, 0.0))
+        for name, s in phases(t).items():
+            if name not in TIMED:
+                mine[name] += s
+    return out
+
+
+def study_lines(by_study: Mapping[str, Mapping[str, float]], top: int = 3) -> Sequence[str]:
+    """The studies by untimed seconds, largest first, each with its ``top`` phases."""
+    ranked = sorted(by_study.items(), key=lambda kv: -sum(kv[1].values()))
+    out = ["untimed seconds by study (largest phases):"]
+    for study, spent in ranked:
+        parts = sorted(((s, n) for n, s in spent.items() if s > 0), reverse=True)[:top]
+        shown = ", ".join(f"{n} {s:.1f}" for s, n in parts)
+        out.append(f"  {study:<16} {sum(spent.values()):7.1f} s  {shown}")
     return out

@@ -104,7 +104,8 @@ def _timing(begin: float, record: Record | None, row: dict[str, Any], prime_s: f
         build_start=tl.build_start if tl else None, built=tl.built if tl else None,
         cold_end=tl.cold_end if tl else None, steady_start=tl.steady_start if tl else None,
         steady_end=tl.steady_end if tl else None, ended=tl.ended if tl else None,
-        cold_s=float(row.get("cold_pass_s") or 0.0), steady_s=steady, prime_s=prime_s)
+        cold_s=float(row.get("cold_pass_s") or 0.0), steady_s=steady, prime_s=prime_s,
+        study=str(row.get("study", "")))
 
 
 def _flops_key(cell: Cell) -> tuple[Any, ...]:

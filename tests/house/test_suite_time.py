@@ -22,7 +22,7 @@ def _session_body(name: str) -> str:
 
 def test_the_speed_figure_runs_pytest_as_the_tests_session_does() -> None:
     args = suite_time.session_args()
-    assert args[:2] == ["-n", "2"] and "--dist" in args, "two xdist workers"
+    assert args[0] == "-n" and int(args[1]) >= 2 and "--dist" in args, "xdist workers"
     assert "session.run('pytest', *PYTEST_ARGS, *session.posargs)" in _session_body("tests")
     assert "session.run('python', 'tests/speed/suite_time.py')" in _session_body("speed")
 

@@ -644,48 +644,29 @@ def test_a_smoke_run_over_two_slurm_shards_pools_into_one_fingerprint(
     assert status.returncode == 0, "every shard done: status says so in its exit code too"
 
 
+#: The studies the interrupted runs measure: twelve replicates, six a shard, so shard 1 is
+#: caught with rows written and replicates still to run, twice, and a resume has work left.
+CAUGHT = ("--only", "modes", "--only", "shapes")
+
+
+def _caught_planned() -> int:
+    return len(plan(select(load_profile("smoke"), ["modes", "shapes"])))
+
+
 def _submit_and_catch_shard_one(reports: Path, run_id: str) -> tuple[Any, str, float]:
-    """Submit the smoke profile in two shards and wait until shard 1 has written a few rows:
-    the submission, shard 1's job id, and the deadline the caller keeps waiting against."""
-    proc = run_cli("run", *SHARDS, "--reports", str(reports), "--run-id", run_id, "--no-wait")
+    """Submit two studies of the smoke profile in two shards and wait until shard 1 has
+    written a row: the submission, shard 1's job id, and the deadline the caller keeps
+    waiting against."""
+    proc = run_cli("run", *SHARDS, *CAUGHT, "--reports", str(reports), "--run-id", run_id,
+                   "--no-wait")
     assert proc.returncode == 0, proc.stderr
     sub = slurm.Submission.load(slurm.slurm_folder(reports, run_id))
     first = sub.jobs[0][-1]
     deadline = time.monotonic() + 300
-    while len(slurm.shard_rows(reports, run_id, 1)) < 3:  # mid-run: a few rows written
+    while not slurm.shard_rows(reports, run_id, 1):  # mid-run: a row written, three to go
         assert time.monotonic() < deadline, "shard 1 never started"
         time.sleep(0.5)
     return sub, first, deadline
-
-
-@pytest.mark.e2e
-def test_a_cancelled_shard_is_resubmitted_and_the_matrix_completes_without_duplicates(
-        cluster: None, tmp_path: Path) -> None:
-    reports = tmp_path / "reports"
-    sub, first, deadline = _submit_and_catch_shard_one(reports, "c-smoke")
-    subprocess.run(["scancel", first], check=True)
-    queue = squeue.Queue()
-    while queue.state(first) in squeue.ACTIVE:
-        assert time.monotonic() < deadline, "the cancelled job never left the queue"
-        time.sleep(0.5)
-    kept = slurm.shard_rows(reports, "c-smoke", 1)
-    assert kept and any(r["status"] == "interrupted" for r in kept), "its rows stay"
-    status = run_cli("status", "c-smoke", "--reports", str(reports))
-    assert status.returncode in (1, 3), "not done: shard 1 stopped short, shard 2 may still run"
-    assert " interrupted; " in status.stdout.splitlines()[0]
-    resumed = run_cli("run", *SHARDS, "--reports", str(reports), "--run-id", "c-smoke",
-                      "--resume", timeout=600)
-    assert resumed.returncode == 0, resumed.stderr
-    assert "shard(s) 1 submitted again" in resumed.stderr  # shard 2 was left alone
-    after = slurm.Submission.load(slurm.slurm_folder(reports, "c-smoke"))
-    assert len(after.jobs[0]) == 2 and after.jobs[1] == sub.jobs[1]
-    keys = _ok_keys(reports, "c-smoke")
-    planned = len(plan(load_profile("smoke")))
-    assert len(keys) == len(set(keys)) == planned, "complete, and no replicate ok twice"
-    assert sorted(p.name for p in reports.glob("*/c-smoke-shard*")) == [
-        "c-smoke-shard1", "c-smoke-shard2"], "the resumed shard kept its own folder"
-    [folder] = reports.glob("*/c-smoke-shard1")
-    assert node.job_ids(folder) == after.jobs[0], "every job that ran it, for the machine page"
 
 
 def _time_limit(job_id: str) -> str:
@@ -774,18 +755,22 @@ def test_what_sbatch_refuses_is_one_line_in_its_words_and_the_run_id_stays_free(
 
 
 @pytest.mark.e2e
-def test_slurms_time_limit_warning_interrupts_a_shard_which_fails_and_resumes(
+def test_a_warned_and_a_cancelled_shard_keep_their_rows_and_resume_to_a_whole_matrix(
         cluster: None, tmp_path: Path) -> None:
-    """``scancel --signal=USR2`` sends what Slurm sends before a time limit (submitit's
-    ``--signal=USR2@90``): SIGUSR2 to every process of the job's step."""
+    """Shard 1 is stopped twice, each time mid-run, and resumed each time:
+
+    1. ``scancel --signal=USR2`` sends what Slurm sends before a time limit (submitit's
+       ``--signal=USR2@90``): SIGUSR2 to every process of the job's step. The job FAILS,
+       shard 2 runs whole, and a resume submits shard 1 alone.
+    2. ``scancel`` (SIGTERM) cancels that resubmitted job; a second resume submits it again
+       into the same folder, and the matrix completes with no replicate ok twice.
+    """
     reports = tmp_path / "reports"
     try:
-        _, first, deadline = _submit_and_catch_shard_one(reports, "w-smoke")
+        sub, first, deadline = _submit_and_catch_shard_one(reports, "w-smoke")
         subprocess.run(["scancel", "--signal=USR2", first], check=True)
         queue = squeue.Queue()
-        while queue.state(first) in squeue.ACTIVE:
-            assert time.monotonic() < deadline, "the warned job never ended"
-            time.sleep(0.5)
+        _wait_gone([first], deadline)
         assert queue.state(first) == "FAILED", "a shard that stopped short is no COMPLETED job"
         kept = slurm.shard_rows(reports, "w-smoke", 1)
         assert [r["reason"] for r in kept if r["status"] == "interrupted"] == [
@@ -793,16 +778,36 @@ def test_slurms_time_limit_warning_interrupts_a_shard_which_fails_and_resumes(
         [folder] = reports.glob("*/w-smoke-shard1")
         log = (slurm.slurm_folder(reports, "w-smoke") / first / f"{first}_0_log.err").read_text()
         assert "\ninterrupted: " in log
-        assert f"resume with: python -m bench run --profile smoke --shard 1/2 --out {folder} " \
-               "--resume" in log
+        assert ("resume with: python -m bench run --profile smoke --only modes --only shapes "
+                f"--shard 1/2 --out {folder} --resume") in log
         assert "exit code 140" in log, "the job's failure names the shard's exit code"
-        resumed = run_cli("run", *SHARDS, "--reports", str(reports), "--run-id", "w-smoke",
-                          "--resume", timeout=600)
+        _wait_gone(sub.jobs[1][-1:], deadline)  # shard 2 ran whole meanwhile
+        resumed = run_cli("run", *SHARDS, *CAUGHT, "--reports", str(reports), "--run-id",
+                          "w-smoke", "--resume", "--no-wait")
         assert resumed.returncode == 0, resumed.stderr
-        assert "shard(s) 1 submitted again" in resumed.stderr
+        assert "shard(s) 1 submitted again" in resumed.stderr  # shard 2 was left alone
+        second = slurm.Submission.load(slurm.slurm_folder(reports, "w-smoke")).jobs[0][-1]
+        while len(slurm.shard_rows(reports, "w-smoke", 1)) <= len(kept):  # a new row
+            assert time.monotonic() < deadline, "the resubmitted shard never started"
+            time.sleep(0.5)
+        subprocess.run(["scancel", second], check=True)
+        _wait_gone([second], deadline)
+        kept = slurm.shard_rows(reports, "w-smoke", 1)
+        assert sum(r["status"] == "interrupted" for r in kept) == 2, "its rows stay"
+        status = run_cli("status", "w-smoke", "--reports", str(reports))
+        assert status.returncode in (1, 3), "not done: shard 1 stopped short again"
+        assert " interrupted; " in status.stdout.splitlines()[0]
+        again = run_cli("run", *SHARDS, *CAUGHT, "--reports", str(reports), "--run-id",
+                        "w-smoke", "--resume", timeout=600)
+        assert again.returncode == 0, again.stderr
+        assert "shard(s) 1 submitted again" in again.stderr
+        after = slurm.Submission.load(slurm.slurm_folder(reports, "w-smoke"))
+        assert len(after.jobs[0]) == 3 and after.jobs[1] == sub.jobs[1]
         keys = _ok_keys(reports, "w-smoke")
-        planned = len(plan(load_profile("smoke")))
-        assert len(keys) == len(set(keys)) == planned, "complete, and no replicate ok twice"
+        assert len(keys) == len(set(keys)) == _caught_planned(), "complete, none ok twice"
+        assert sorted(p.name for p in reports.glob("*/w-smoke-shard*")) == [
+            "w-smoke-shard1", "w-smoke-shard2"], "the resumed shard kept its own folder"
+        assert node.job_ids(folder) == after.jobs[0], "every job that ran it, for the machine page"
     finally:  # a failed check must not leave its jobs on the cluster
         with contextlib.suppress(slurm.SlurmError):
             for jobs in slurm.Submission.load(slurm.slurm_folder(reports, "w-smoke")).jobs:

@@ -210,9 +210,12 @@ def test_a_real_cpu_replicate_reads_rapl_over_its_timed_window_only(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A real (tiny) CPU replicate with a fake powercap tree whose counter a background
     writer advances: the meter starts after the cold pass and stops with the steady state, the
-    window is extended to 1 s and the row's notes say so, and the figures follow from it."""
-    import os
-    import threading
+    window is extended to 1 s and the row's notes say so, and the figures follow from it.
+
+    The writer is a process of its own, not a thread: a thread waits for the GIL behind the
+    replicate's loop, and on a busy machine its counter fell half a second behind."""
+    import subprocess
+    import sys
     import time
 
     from bench.run.child import worker
@@ -220,26 +223,27 @@ def test_a_real_cpu_replicate_reads_rapl_over_its_timed_window_only(
     from bench.run.protocol import new_task
 
     pkg = _zone(tmp_path / "powercap" / "intel-rapl:0", "package-0", 0, 10**12)
-    stop = threading.Event()
-
-    def tick() -> None:  # 10 W: 1 J every 0.1 s, written whole as sysfs shows a counter
-        start = time.perf_counter()
-        while not stop.wait(0.01):
-            tmp = pkg / "energy_uj.tmp"
-            tmp.write_text(f"{int((time.perf_counter() - start) * 1e7)}\n")
-            os.replace(tmp, pkg / "energy_uj")
-
-    writer = threading.Thread(target=tick, daemon=True)
+    # 10 W: 1 J every 0.1 s, written whole as sysfs shows a counter
+    tick = ("import os, sys, time\n"
+            "pkg, start = sys.argv[1], time.perf_counter()\n"
+            "while True:\n"
+            "    with open(pkg + '/energy_uj.tmp', 'w') as f:\n"
+            "        f.write(f'{int((time.perf_counter() - start) * 1e7)}\\n')\n"
+            "    os.replace(pkg + '/energy_uj.tmp', pkg + '/energy_uj')\n"
+            "    time.sleep(0.01)\n")
     monkeypatch.setattr(worker, "meter_for", lambda torch, device: rapl.open_meter(
         tmp_path / "powercap"))
     cell = Cell(kind="ceiling", model="copy", resolution=32)  # MiB: a few ms an iteration
-    writer.start()
+    writer = subprocess.Popen([sys.executable, "-c", tick, str(pkg)])
     try:
+        while (pkg / "energy_uj").read_text().strip() == "0":  # the writer has begun
+            assert writer.poll() is None, "the counter's writer ended"
+            time.sleep(0.01)
         record = worker.run_task(new_task("measure", cell, Settings(
             min_iters=3, min_time_s=0.2, max_time_s=0.3, warmup_iters=0), 0, tmp_path))
     finally:
-        stop.set()
-        writer.join()
+        writer.kill()
+        writer.wait()
     m = record.metrics
     assert record.status == "ok", record.reason
     assert record.energy is not None and record.energy.energy_method == "rapl"

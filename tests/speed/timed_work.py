@@ -57,6 +57,8 @@ def main() -> None:
         sys.exit(f"the run ended with exit code {ended.code}")
     for line in breakdown.lines(breakdown.breakdown(timings, wall)):
         print(line)
+    for line in breakdown.study_lines(breakdown.untimed_by_study(timings)):
+        print(line)
     err = (guess - wall) / wall
     print(f"estimate {guess:.1f} s against {wall:.1f} s measured: {err:+.1%}")
 
