@@ -4,10 +4,8 @@
 from __future__ import annotations
 
 import csv
-import fcntl
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -15,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sharing import made_once
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,26 +53,6 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300,
         else None
     return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True,
                           text=True, env=full_env, timeout=timeout, cwd=cwd)
-
-
-def made_once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
-    """The folder ``make`` fills, once per test session however many xdist workers ask: the
-    first fills it under a lock while the others wait, then they all read it. Without xdist,
-    a folder of this session's own."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        folder = factory.mktemp(name)
-        make(folder)
-        return folder
-    root = factory.getbasetemp().parent  # this session's, shared by its workers
-    folder = root / name
-    with open(root / f"{name}.lock", "a+b") as lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        if not (folder / ".made").exists():  # none made it, or the one that tried failed
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir()
-            make(folder)
-            (folder / ".made").touch()
-    return folder
 
 
 #: ``bench advise`` of a model with two graph breaks (``tests/advise/breaking.py``), compiled on

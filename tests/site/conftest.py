@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sharing import made_once
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_REPORTS = ROOT / "tests" / "fixtures" / "reports"
@@ -80,15 +81,24 @@ def build_copy(dest: Path, reports: Path, **kwargs: Any) -> Built:
 
 @pytest.fixture(scope="session")
 def fixture_site(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    """The committed fixture results, built into a site."""
-    return build_copy(tmp_path_factory.mktemp("fixture-site"), FIXTURE_REPORTS)
+    """The committed fixture results, built into a site once for every worker (``made_once``):
+    tests read it and copy what they change."""
+    return Built(made_once(tmp_path_factory, "fixture-site", _fixtures), FIXTURE_REPORTS)
+
+
+def _fixtures(base: Path) -> None:
+    build_copy(base, FIXTURE_REPORTS)
+
+
+def _hostile(base: Path) -> None:
+    from hostile import write_hostile_reports
+
+    build_copy(base / "project", write_hostile_reports(base / "reports"))
 
 
 @pytest.fixture(scope="session")
 def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    """A results tree whose every free-text field is hostile, built into a site."""
-    from hostile import write_hostile_reports
-
-    base = tmp_path_factory.mktemp("hostile-site")
-    reports = write_hostile_reports(base / "reports")
-    return build_copy(base / "project", reports)
+    """A results tree whose every free-text field is hostile, built into a site once for every
+    worker."""
+    base = made_once(tmp_path_factory, "hostile-site", _hostile)
+    return Built(base / "project", base / "reports")
