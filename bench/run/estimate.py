@@ -208,9 +208,9 @@ def replicate_s(cell: Cell, st: Settings, cores: int, skipped: bool = False,
         hi = _steady_s(t, replace(st, min_time_s=st.max_time_s), period)
         least = st.min_time_s if cell.device == "cuda" else 0.0  # rows older than the window
         steady = min(max(cost.steady_s, st.min_iters * t, least), hi)
-        return cost.overhead_s + cost.cold_s + max(st.warmup_iters, period) * t + steady
+        return cost.overhead_s + cost.cold_s + st.warmup(period) * t + steady
     t = iteration_s(cell, cores, flops_per_sample)
-    warm = max(st.warmup_iters, period) * t
+    warm = st.warmup(period) * t
     return _OVERHEAD_S.get(cell.device, 1.0) + cold_pass_s(
         cell, cores, flops_per_sample=flops_per_sample) + warm + _steady_s(t, st, period)
 

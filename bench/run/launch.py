@@ -73,7 +73,7 @@ class Child(Protocol):
 
 
 class Launcher(Protocol):
-    def launch(self, task_path: Path, timeout_s: float) -> Child: ...
+    def launch(self, task_path: Path, timeout_s: float, warm: str = "") -> Child: ...
 
     def close(self) -> None: ...
 
@@ -258,10 +258,10 @@ class ForkServerLauncher(_Owned):
                                             self.grace_s + CLOSE_MARGIN_S)
         return server
 
-    def launch(self, task_path: Path, timeout_s: float) -> Child:
+    def launch(self, task_path: Path, timeout_s: float, warm: str = "") -> Child:
         server = self._ready_server()
         try:
-            server.send(protocol.Run(str(task_path), timeout_s))
+            server.send(protocol.Run(str(task_path), timeout_s, warm))
             deadline = time.monotonic() + ANSWER_S
             while True:
                 msg = server.read(max(0.0, deadline - time.monotonic()))

@@ -158,6 +158,16 @@ class Settings:
     #: best-settings studies, which measure the CPU at its best, not an emulation.
     native_bf16_only: bool = False
 
+    def warmup(self, period: int) -> int:
+        """Untimed iterations between the cold pass and the timed window, for a schedule of
+        ``period`` shapes. A warm-up that is asked for runs at least one whole cycle, so every
+        shape is warmed once more; none (``warmup_iters = 0``, for a device whose cold pass
+        leaves nothing to warm: the first iteration of every shape) is none, for every
+        schedule."""
+        if self.warmup_iters <= 0:
+            return 0
+        return max(self.warmup_iters, period) if period > 1 else self.warmup_iters
+
 
 @dataclass(frozen=True)
 class Study:

@@ -17,7 +17,7 @@ from pathlib import Path
 from bench.run import durable, hooks
 from bench.run.durable import ScratchError
 from bench.run.launch import Launcher, LaunchError
-from bench.run.protocol import ProtocolError, Record, Task
+from bench.run.protocol import ProtocolError, Record, Task, warm_for
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ def run_child(launcher: Launcher, task: Task, timeout_s: float, *, poll_s: float
     cannot be written; a Ctrl-C or SIGTERM has the child stopped, then goes on up."""
     task.path.write_text(task.to_json(), encoding="utf-8")
     try:
-        child = launcher.launch(task.path, timeout_s)
+        child = launcher.launch(task.path, timeout_s, warm_for(task))
     except LaunchError as exc:
         return Outcome("crash", f"launcher failed: {exc}")
     try:

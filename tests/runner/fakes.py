@@ -83,6 +83,7 @@ class Seen:
     timeout_s: float
     cache_files: list[str] = field(default_factory=list)
     cache_bytes: int = 0
+    warm: str = ""  # what the launch asked the server to import first
 
 
 class FakeLauncher:
@@ -105,8 +106,8 @@ class FakeLauncher:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def launch(self, task_path: Path, timeout_s: float) -> FakeChild:
-        seen = Seen(Task.from_json(task_path.read_text()), timeout_s)
+    def launch(self, task_path: Path, timeout_s: float, warm: str = "") -> FakeChild:
+        seen = Seen(Task.from_json(task_path.read_text()), timeout_s, warm=warm)
         n = len(self.launched)
         if seen.task.cache_dir:
             files = list(Path(seen.task.cache_dir).rglob("*"))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +14,7 @@ import pytest
 
 from bench.run.launch import Child, Exit, ForkServerLauncher, LaunchError, _Server
 from bench.run.matrix import Cell, Settings
-from bench.run.protocol import TERM_GRACE_S, Exited, Record, Task, new_task
+from bench.run.protocol import TERM_GRACE_S, WARM_COMPILE, Exited, Record, Task, new_task
 
 from .procs import assert_none_survive
 
@@ -134,3 +136,20 @@ def test_a_sigterm_after_the_reaping_never_signals_the_reaped_pid(
     assert end is not None and end.pid == pid and end.code == 0
     rep.reported = True
     assert rep.shut_down() is None
+
+
+def test_a_warmed_server_imports_the_compiler_once_and_still_forks_working_children(
+        tmp_path: Path, launcher: ForkServerLauncher) -> None:
+    """``Run.warm = "compile"``: the server imports what torch.compile imports before the
+    fork (compiling nothing, initialising no CUDA), and its child does its task as ever."""
+    probe = _task(tmp_path, "probe", "w")
+    assert _end(launcher.launch(probe.path, 120.0, WARM_COMPILE), 120.0)[0] == Exit(0)
+    assert Record.from_json(Path(probe.result_path).read_text()).status == "ok"
+    said = subprocess.run(
+        [sys.executable, "-c", "import sys, torch; from bench.run.child.server import Warmer; "
+         "before = 'torch._inductor.compile_fx' in sys.modules; w = Warmer(torch); "
+         "w('compile'); w('compile'); w('no-such-set'); "
+         "print(before, 'torch._inductor.compile_fx' in sys.modules, "
+         "torch.cuda.is_initialized(), sorted(w.done))"],
+        capture_output=True, text=True, check=True, timeout=120)
+    assert said.stdout.split("\n")[0] == "False True False ['compile', 'no-such-set']"

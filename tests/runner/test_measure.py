@@ -76,11 +76,26 @@ def test_max_time_caps_noisy_cells_but_never_below_min_iters() -> None:
     assert len(slow) == 4
 
 
-def test_whole_schedule_cycles() -> None:
+@pytest.mark.parametrize(("warmup_iters", "untimed"), [(1, 4), (6, 6)])
+def test_a_warm_up_covers_at_least_one_full_cycle(warmup_iters: int, untimed: int) -> None:
+    st = Settings(warmup_iters=warmup_iters, min_iters=5, min_time_s=0, max_time_s=1e9,
+                  ci_target=1.0)
+    t = FakeTimer([0.01])
+    ran: list[int] = []
+    out, iters = measure.steady_state(ran.append, 8, st, t, clock=t.clock, period=4)
+    assert len(out) % 4 == 0 and iters[0] == 8 + untimed and ran[:untimed + 1] == list(
+        range(8, 8 + untimed + 1))
+
+
+def test_no_warm_up_is_none_for_a_cycle_of_shapes_too() -> None:
+    """``warmup_iters = 0`` (the cold pass warmed every shape) times from the first step."""
     st = Settings(warmup_iters=0, min_iters=5, min_time_s=0, max_time_s=1e9, ci_target=1.0)
     t = FakeTimer([0.01])
-    out, iters = measure.steady_state(lambda i: None, 8, st, t, clock=t.clock, period=4)
-    assert len(out) % 4 == 0 and iters[0] == 8 + 4  # warm-up covers one full cycle
+    ran: list[int] = []
+    out, iters = measure.steady_state(ran.append, 8, st, t, clock=t.clock, period=4)
+    assert iters[0] == 8 and ran == iters and len(out) % 4 == 0
+    assert [Settings(warmup_iters=w).warmup(p) for w, p in [(0, 4), (2, 1), (2, 3), (0, 1)]] \
+        == [0, 2, 3, 0]
 
 
 def test_cold_pass_times_each_distinct_shape_once() -> None:

@@ -18,10 +18,14 @@ from bench.run.protocol import (
     ProtocolError,
     Record,
     Repro,
+    Run,
     Sample,
     Task,
     Timeline,
+    decode,
+    encode,
     new_task,
+    warm_for,
 )
 from bench.schema import EFFECTIVE_COLUMNS, FIGURE_COLUMNS
 
@@ -89,3 +93,17 @@ def test_a_task_without_its_cell_or_with_an_unknown_op_is_refused(tmp_path: Path
     del data["cell"]
     with pytest.raises(ProtocolError, match="cell"):
         Task.from_json(json.dumps(data))
+
+
+def test_only_a_compiled_cpu_cell_has_the_server_import_the_compiler_first(
+        tmp_path: Path) -> None:
+    """The fork server imports torch.compile's front end for a compiled CPU cell, never for
+    an eager one nor for CUDA (it must not touch the driver); the wish travels in ``Run``."""
+    def warm(**kw: str) -> str:
+        return warm_for(new_task("measure", Cell(model="resnet18", **kw), Settings(), 0,
+                                 tmp_path))
+
+    assert [warm(device="cpu", compile="default"), warm(device="cpu", compile="off"),
+            warm(device="cuda", compile="default")] == ["compile", "", ""]
+    assert decode(encode(Run("/t.json", 5.0, "compile"))) == Run("/t.json", 5.0, "compile")
+    assert decode(b'{"tag": "run", "task": "/t.json", "timeout_s": 5}').warm == ""  # type: ignore[union-attr]

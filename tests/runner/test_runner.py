@@ -171,11 +171,11 @@ batch_size = [1, 4]
 
 
 class ExplodingLauncher(FakeLauncher):
-    def launch(self, task_path: Path, timeout_s: float) -> FakeChild:
+    def launch(self, task_path: Path, timeout_s: float, warm: str = "") -> FakeChild:
         if len(self.launched) == 1:
             self.launched.append(Seen(Task.from_json(task_path.read_text()), timeout_s))
             raise KeyError("surprise")
-        return super().launch(task_path, timeout_s)
+        return super().launch(task_path, timeout_s, warm)
 
 
 def test_an_unexpected_runner_error_becomes_a_crash_row(tmp_path: Path) -> None:

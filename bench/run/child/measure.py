@@ -178,7 +178,7 @@ def steady_state(step: Callable[[int], Any], start: int, settings: Settings, tim
                  clock: Callable[[], float] = time.perf_counter, period: int = 1,
                  on_start: Callable[[], None] | None = None
                  ) -> tuple[list[float], list[int]]:
-    """Warm up, then time every iteration until the stopping rule is met.
+    """Warm up (``Settings.warmup``), then time every iteration until the stopping rule is met.
 
     Stop once at least ``min_iters`` iterations and ``min_time_s`` seconds are done *and* the
     95% CI half-width of the median is within ``ci_target`` of it. ``max_time_s`` stops a noisy
@@ -188,8 +188,7 @@ def steady_state(step: Callable[[int], Any], start: int, settings: Settings, tim
     warm-up is over (the moment the run's time breakdown starts the steady state at).
     """
     i = start
-    warm = max(settings.warmup_iters, period) if period > 1 else settings.warmup_iters
-    for _ in range(warm):
+    for _ in range(settings.warmup(period)):
         step(i)
         i += 1
     timer.sync()

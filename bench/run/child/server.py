@@ -48,9 +48,11 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from io import FileIO
+from typing import Any
 
 from bench.run.protocol import (
     TERM_GRACE_S,
+    WARM_COMPILE,
     Channel,
     Exited,
     Message,
@@ -298,8 +300,10 @@ class _Loop:
     sent while a stopped child was still dying."""
 
     def __init__(self, target: Callable[[str], int], cuda_initialised: Callable[[], bool],
-                 clock: Callable[[], float], grace_s: float, out: FileIO) -> None:
+                 clock: Callable[[], float], grace_s: float, out: FileIO,
+                 warm: Callable[[str], None] = lambda name: None) -> None:
         self.target = target
+        self.warm = warm
         self.cuda_initialised = cuda_initialised
         self.clock = clock
         self.grace_s = grace_s
@@ -312,6 +316,8 @@ class _Loop:
         self.out.write(encode(msg))
 
     def start(self, run: Run) -> None:
+        if run.warm:
+            self.warm(run.warm)
         try:
             pid = fork_child(lambda: self.target(run.task), close_fds=[self.out.fileno()])
         except OSError as exc:  # out of memory or processes: this task fails, not the server
@@ -381,18 +387,19 @@ class _Loop:
 
 def serve(target: Callable[[str], int], cuda_initialised: Callable[[], bool] = lambda: False,
           clock: Callable[[], float] = time.monotonic, runner_pid: int | None = None,
-          grace_s: float = TERM_GRACE_S) -> int:
+          grace_s: float = TERM_GRACE_S, warm: Callable[[str], None] = lambda name: None) -> int:
     """The server loop on stdin and stdout: ``Run`` forks ``target(task_path)``, ``Stop`` ends
     it, every end is reported with ``Exited``. Returns at EOF (0) or SIGTERM (143): its
     runner's death is either (``runner_pid``: the parent it was started by). ``grace_s`` is
-    what a child has between SIGTERM and SIGKILL."""
+    what a child has between SIGTERM and SIGKILL; ``warm`` imports what a ``Run`` names, before
+    its fork."""
     out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # a stray print (ours or a library's) must never reach the protocol pipe
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides about interrupts
     ignore_warning()  # ... and about Slurm's warning, which reaches every process
     signal.signal(signal.SIGTERM, _terminated)
     runner = os.getppid() if runner_pid is None else runner_pid
-    loop = _Loop(target, cuda_initialised, clock, grace_s, out)
+    loop = _Loop(target, cuda_initialised, clock, grace_s, out, warm)
     loop.reply(Ready(os.getpid()))
     try:
         bind_to_runner(runner)
@@ -406,6 +413,28 @@ def serve(target: Callable[[str], int], cuda_initialised: Callable[[], bool] = l
         return 143
     finally:
         loop.shut_down()
+
+
+class Warmer:
+    """``Run.warm`` in the preloading server: each named set imported once, before a fork.
+
+    ``compile`` makes, and drops, ``torch.compile`` of an empty module: that imports what a
+    child's ``torch.compile(model)`` would, and compiles nothing (the wrapper is never
+    called). A set this server does not know, or one that fails, is left to the child, which
+    imports what it needs and reports what goes wrong itself.
+    """
+
+    def __init__(self, torch: Any) -> None:
+        self.torch = torch
+        self.done: set[str] = set()
+
+    def __call__(self, name: str) -> None:
+        if name in self.done or self.torch is None:
+            return
+        self.done.add(name)
+        if name == WARM_COMPILE and hasattr(self.torch, "compile"):
+            with contextlib.suppress(Exception):
+                self.torch.compile(self.torch.nn.Identity())
 
 
 def exec_target(command: Sequence[str]) -> Callable[[str], int]:
@@ -450,7 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch = sys.modules.get("torch")
     return serve(worker.child_main,
                  lambda: torch is not None and bool(torch.cuda.is_initialized()),
-                 runner_pid=runner)
+                 runner_pid=runner, warm=Warmer(torch))
 
 
 if __name__ == "__main__":
