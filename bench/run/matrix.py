@@ -164,9 +164,7 @@ class Settings:
         shape is warmed once more; none (``warmup_iters = 0``, for a device whose cold pass
         leaves nothing to warm: the first iteration of every shape) is none, for every
         schedule."""
-        if self.warmup_iters <= 0:
-            return 0
-        return max(self.warmup_iters, period) if period > 1 else self.warmup_iters
+        return max(self.warmup_iters, period) if self.warmup_iters > 0 else 0
 
 
 @dataclass(frozen=True)

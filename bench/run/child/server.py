@@ -29,6 +29,8 @@ the children) and asks the kernel to kill it if the server dies (``die_with_serv
 SIGUSR2 is ignored by the server and its children (``WARNING``): Slurm's warning before a time
 limit goes to every process of a job's step, whatever its session, and its default action
 would kill them; the runner, which gets it too, decides, as it does for a Ctrl-C.
+A ``Run`` may ask the server to import something first, once (``Run.warm``: what
+``torch.compile`` imports, for a compiled CPU cell), so its children share it.
 Run as ``python -m bench.run.child.server``; messages are ``bench.run.protocol``'s. With
 ``--exec`` (the spawn launcher) nothing is preloaded and each forked child ``exec``s a fresh
 interpreter for its task, keeping its session and its death with the server: the same
