@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -153,3 +154,29 @@ def test_a_warmed_server_imports_the_compiler_once_and_still_forks_working_child
          "torch.cuda.is_initialized(), sorted(w.done))"],
         capture_output=True, text=True, check=True, timeout=120)
     assert said.stdout.split("\n")[0] == "False True False ['compile', 'no-such-set']"
+
+
+def test_the_server_leaves_what_it_imported_out_of_its_childrens_collections() -> None:
+    """``preload`` and every warm-up end in ``gc.freeze``: a child's full collection does not
+    walk (and so copy) the hundreds of thousands of objects torch and Inductor leave in the
+    server's heap, while the objects the child makes are collected as before."""
+    script = textwrap.dedent("""
+        import gc, os
+        from bench.run.child import server
+        before = gc.get_freeze_count()
+        torch = server.preload()
+        loaded = gc.get_freeze_count()
+        server.Warmer(torch)("compile")
+        warmed = gc.get_freeze_count()
+        pid = os.fork()
+        if pid == 0:
+            junk = [[] for _ in range(1000)]
+            junk.append(junk)  # a cycle: only a collection frees it
+            del junk
+            # (the count is the frozen objects still alive: a few die by refcount after the fork)
+            os._exit(0 if gc.collect() > 1000 and gc.get_freeze_count() > loaded else 3)
+        print(before, loaded > 300_000, warmed > loaded, os.waitpid(pid, 0)[1])
+        """)
+    said = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, timeout=120)
+    assert said.stdout.split("\n")[0] == "0 True True 0"
