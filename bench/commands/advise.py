@@ -37,6 +37,7 @@ from bench.run import probe as probing
 from bench.run.knobs import Knob
 from bench.run.launch import Launcher
 from bench.run.learned import CellCost
+from bench.run.matrix import Cell
 from bench.run.protocol import ModelCheck, Probe
 from bench.run.store import RunStore
 
@@ -239,18 +240,16 @@ def _info(probe: Probe, req: Request) -> tuple[int | None, float | None]:
     return 4, None  # a torchvision model: an image batch, FLOPs from the estimate's table
 
 
-def plan(req: Request, probe: Probe, budget_left_s: float,
-         costs: Mapping[str, CellCost] | None = None) -> Plan:
-    """The knobs that apply here, and as many of them as the budget holds (``knobs.fit``,
-    the planner ``bench run --budget`` uses); ``costs``: what the cells cost on this kind of
-    machine before (``learned.history``), which replace the guesses where there are some."""
+def _candidates(req: Request, probe: Probe
+                ) -> tuple[str, dict[str, str], list[Knob], matrix.Profile]:
+    """The device, why each knob asked for does not apply (empty where it does), the knobs
+    that do, and the profile measuring all of them; AdviseError where none applies."""
     device = req.device or ("cuda" if probe.cuda else "cpu")
     if device == "cuda" and not probe.cuda:
         raise AdviseError("--device cuda: torch finds no CUDA device here; valid choices: cpu")
-    cores = probe.cores
     ndim, _ = _info(probe, req)
     asked = req.asked()
-    reasons = {k.name: knobs.skip_reason(k, device, probe, ndim, cores) for k in asked}
+    reasons = {k.name: knobs.skip_reason(k, device, probe, ndim, probe.cores) for k in asked}
     candidates = [k for k in asked if not reasons[k.name]]
     if not candidates:
         raise AdviseError(f"no knob asked for applies here: "
@@ -261,6 +260,21 @@ def plan(req: Request, probe: Probe, budget_left_s: float,
         matrix.check_models(full, probe.models)  # before any estimate: a name it lacks
     except matrix.ProfileError as exc:
         raise AdviseError(str(exc)) from None
+    return device, reasons, candidates, full
+
+
+def asked_cells(req: Request, probe: Probe) -> tuple[Cell, ...]:
+    """Every cell the advice may measure here: the baseline and each knob that applies."""
+    return tuple(_candidates(req, probe)[3].studies[0].cells)
+
+
+def plan(req: Request, probe: Probe, budget_left_s: float,
+         costs: Mapping[str, CellCost] | None = None) -> Plan:
+    """The knobs that apply here, and as many of them as the budget holds (``knobs.fit``,
+    the planner ``bench run --budget`` uses); ``costs``: what the cells cost on this kind of
+    machine before (``learned.history``), which replace the guesses where there are some."""
+    device, reasons, candidates, full = _candidates(req, probe)
+    cores = probe.cores
     study = full.studies[0]
     cells = dict(zip(["baseline", *(k.name for k in candidates)], study.cells))
     # the longest a replicate may run: a noisy one goes on to max_time_s
@@ -332,6 +346,8 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
         try:
             with probing.probe_folder() as tmp:
                 probe = probing.probe(launcher, tmp, models=req.checks())
+                probe = probing.paced(launcher, tmp, probe, Path(args.reports),
+                                      asked_cells(req, probe))
             advice_plan = plan(req, probe, req.budget_s - (clock() - start) - REPORT_RESERVE_S,
                                learned.history(Path(args.reports), probe.env))
             bound, jobs = session.planned(advice_plan.profile, probe)

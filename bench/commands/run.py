@@ -117,6 +117,12 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
             jobs = shards.select(jobs, k, n)
         except shards.ShardError as exc:
             return fail(str(exc))
+    try:
+        with probing.probe_folder() as tmp:
+            probe = probing.paced(launcher, tmp, probe, Path(args.reports),
+                                  [j.cell for j in jobs])
+    except RuntimeError as exc:
+        return fail(str(exc))
     if args.dry_run:
         dryrun.print_dry_run(jobs, probe, budget=budget,
                              costs=learned.history(Path(args.reports), probe.env))

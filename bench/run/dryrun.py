@@ -44,6 +44,9 @@ def print_dry_run(jobs: Sequence[Job], probe: Probe, stream: TextIO = sys.stdout
         print(f"{measured} of {len(found)} estimates measured: from this kind of machine's "
               f"committed rows; the others guessed, scaled by how far the guesses were off "
               f"here", file=stream)
+    paced = pace_line(costs or {})
+    if paced:
+        print(paced, file=stream)
     print(f"{len(per_cell)} cells, {len(jobs)} processes, estimated {total / 60:.1f} min "
           f"here (a rough estimate: see bench/run/estimate.py)", file=stream)
     if not probe.cuda and any(j.cell.device == "cuda" for j in jobs):
@@ -67,3 +70,14 @@ def fit_lines(fit: StudyFit, budget_s: float, room_s: float) -> list[str]:
         return [f"{head} every study fits (~{shown(fit.total_s)})"]
     return [f"{head} whole: {', '.join(fit.whole) or 'none'} (~{shown(fit.estimate_s)}); "
             f"then, while the time lasts: {', '.join(fit.later)}"]
+
+
+def pace_line(costs: Mapping[str, CellCost]) -> str:
+    """What the measured CPU estimates were scaled by (``bench.run.pace``), or nothing."""
+    scales = sorted({round(c.scale, 2) for c in costs.values() if c.scale != 1.0})
+    if not scales:
+        return ""
+    each = ", ".join(f"×{k:.2f}" for k in scales)
+    return (f"the CPU cells' measured costs scaled by {each}: what a 2048x2048 fp32 matmul "
+            f"takes here now against what it took in the run{'s' if len(scales) > 1 else ''} "
+            f"they come from")

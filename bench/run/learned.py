@@ -11,6 +11,11 @@ off for the cells that were measured here: that is the machine's calibration.
 Which rows: those of runs under ``REPORTS/<machine>/`` whose env.json has this fingerprint,
 or, where none has, the same machine name (its hardware) and torch version: a kernel update
 changes the fingerprint and not what a convolution costs. Standard library only.
+
+At what pace: a run that measured the CPU's reference ceiling (``bench.run.pace``) gives the
+pace its rows were measured at; where the probe measured the pace now too, that run's CPU
+cells are scaled by the ratio (``CellCost.scale``), and its rows are preferred over those of
+runs that cannot be scaled.
 """
 
 from __future__ import annotations
@@ -18,12 +23,13 @@ from __future__ import annotations
 import csv
 import json
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench import schema
+from bench.run import pace
 
 #: The calibration needs this many measured cells before it scales a guess.
 MIN_CALIBRATION_CELLS = 3
@@ -39,6 +45,9 @@ class CellCost:
     overhead_s: float  # the rest of the replicate's wall time, warm-up apart
     rows: int
     fingerprint: str
+    #: now against then (``bench.run.pace``): 0.8 where the CPU runs a fifth faster now than
+    #: in the runs these rows come from; 1.0 where it was not measured, or not a CPU cell
+    scale: float = 1.0
 
 
 def _runs(reports: Path, machine: str) -> list[tuple[Path, dict[str, Any]]]:
@@ -71,8 +80,11 @@ def _number(row: Mapping[str, str], name: str) -> float | None:
     return value if value >= 0 else None
 
 
-def _parts(row: Mapping[str, str], warmup_iters: int) -> tuple[float, float, float, float] | None:
-    """(iteration, cold, steady window, overhead) of one ok row, or None."""
+def _parts(row: Mapping[str, str], warmup_iters: int, scale: float = 1.0,
+           min_time_s: float = 0.0) -> tuple[float, float, float, float] | None:
+    """(iteration, cold, steady window, overhead) of one ok row, or None; at a pace ``scale``
+    times the row's, where the steady window keeps what ``min_time_s`` (the stopping rule's
+    least) made of it."""
     t, cold = _number(row, "steady_median_s"), _number(row, "cold_pass_s")
     mean, n, wall = _number(row, "steady_mean_s"), _number(row, "steady_iters"), \
         _number(row, "wall_s")
@@ -81,14 +93,40 @@ def _parts(row: Mapping[str, str], warmup_iters: int) -> tuple[float, float, flo
     assert t is not None and cold is not None and mean is not None and n is not None
     assert wall is not None
     steady = mean * n
-    return t, cold, steady, max(wall - cold - steady - warmup_iters * t, 0.0)
+    rest = max(wall - cold - steady - warmup_iters * t, 0.0)
+    window = max(steady * scale, min(steady, min_time_s))
+    return t * scale, cold * scale, window, rest * scale
 
 
-def _warmups(env: Mapping[str, Any]) -> dict[str, int]:
-    """Study → its warm-up iterations, from the plan env.json keeps."""
+def _settings(env: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """Study → its stopping settings, from the plan env.json keeps."""
     studies = ((env.get("plan") or {}).get("studies") or {})
-    return {name: int(((s or {}).get("settings") or {}).get("warmup_iters") or 0)
-            for name, s in studies.items() if isinstance(s, dict)}
+    return {name: ((s or {}).get("settings") or {}) for name, s in studies.items()
+            if isinstance(s, dict)}
+
+
+def _reference_s(rows: Iterable[Mapping[str, str]]) -> float | None:
+    """The median p10 of a run's ok rows of the pace's reference cell, or None."""
+    found = [t for r in rows if r.get("cell_id") == pace.REFERENCE_ID and r.get("status") == "ok"
+             for t in [_number(r, "steady_p10_s")] if t]
+    return statistics.median(found) if found else None
+
+
+def _scale(now: float | None, rows: list[dict[str, str]]) -> float | None:
+    """Now against the run of ``rows``, or None where either pace is unknown."""
+    then = _reference_s(rows)
+    return now / then if now and then else None
+
+
+def has_reference(reports: Path, env: Mapping[str, Any], cells: Collection[str]) -> bool:
+    """Whether a run the estimate learns from measured the pace's reference and one of
+    ``cells`` (ids): only then is the pace worth measuring now."""
+    for folder, _ in _matching(_runs(reports, str(env.get("machine", ""))), env):
+        rows = list(_rows(folder / schema.RESULTS_FILE))
+        if _reference_s(rows) is not None and any(
+                r.get("cell_id") in cells and r.get("status") == "ok" for r in rows):
+            return True
+    return False
 
 
 #: The rows whose costs estimate their cells' (a repro row's two processes are not one cost).
@@ -96,22 +134,32 @@ _LEARNED_KINDS = ("model", "ceiling", "pipeline", "e2e")
 
 
 def history(reports: Path, env: Mapping[str, Any]) -> dict[str, CellCost]:
-    """Cell id → its measured parts on this kind of machine (empty when nothing matches)."""
-    found: dict[str, list[tuple[float, float, float, float]]] = {}
-    fingerprints: dict[str, str] = {}
+    """Cell id → its measured parts on this kind of machine (empty when nothing matches),
+    brought to the pace ``env`` records (``bench.run.pace``) where the run that measured them
+    says at which pace it did: then only the rows that can be so scaled estimate a cell."""
+    now = pace.now_s(dict(env))
+    #: cell id → its rows' parts, and (fingerprint, scale) of the last run that gave some
+    paced: dict[str, tuple[list[tuple[float, float, float, float]], tuple[str, float]]] = {}
+    plain: dict[str, tuple[list[tuple[float, float, float, float]], tuple[str, float]]] = {}
     for folder, run_env in _matching(_runs(reports, str(env.get("machine", ""))), env):
-        warm = _warmups(run_env)
-        for row in _rows(folder / schema.RESULTS_FILE):
-            if row.get("status") != "ok" or row.get("kind") not in _LEARNED_KINDS:
-                continue
-            got = _parts(row, warm.get(row.get("study", ""), 0))
+        settings = _settings(run_env)
+        rows = [r for r in _rows(folder / schema.RESULTS_FILE)
+                if r.get("status") == "ok" and r.get("kind") in _LEARNED_KINDS]
+        scale = _scale(now, rows)
+        for row in rows:
+            cpu = row.get("device") == "cpu"
+            k = scale if scale and cpu else 1.0
+            st = settings.get(row.get("study", ""), {})
+            got = _parts(row, int(st.get("warmup_iters") or 0), k,
+                         float(st.get("min_time_s") or 0.0))
             if got is not None:
-                found.setdefault(row["cell_id"], []).append(got)
-                fingerprints[row["cell_id"]] = str(run_env.get("fingerprint_id", ""))
+                into = paced if scale or not cpu else plain
+                parts, _ = into.get(row["cell_id"], ([], ("", 1.0)))
+                into[row["cell_id"]] = ([*parts, got], (str(run_env.get("fingerprint_id", "")), k))
     out = {}
-    for cid, parts in found.items():
+    for cid, (parts, (fingerprint, k)) in {**plain, **paced}.items():
         t, cold, steady, rest = (statistics.median(p[i] for p in parts) for i in range(4))
-        out[cid] = CellCost(t, cold, steady, rest, len(parts), fingerprints[cid])
+        out[cid] = CellCost(t, cold, steady, rest, len(parts), fingerprint, k)
     return out
 
 

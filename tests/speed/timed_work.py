@@ -46,7 +46,9 @@ def main() -> None:
         with ForkServerLauncher() as launcher:
             with probing.probe_folder() as folder:
                 probe = probing.probe(launcher, folder, models=session.user_checks(profile))
-            bound, jobs = session.planned(profile, probe)
+                bound, jobs = session.planned(profile, probe)
+                probe = probing.paced(launcher, folder, probe, Path(args.reports),
+                                      [j.cell for j in jobs])
             opened = session.open_run(bound, probe, jobs, reports=Path(args.reports),
                                       out=None if args.keep else f"{tmp}/run")
             guess = sum(estimate.jobs_s(jobs, probe, opened.costs))

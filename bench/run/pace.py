@@ -1,0 +1,66 @@
+"""This machine's pace now, against its pace in the runs an estimate learns from.
+
+Why: a shared machine does not run at one speed. The same 2-core cloud VM, with the same
+fingerprint, ran the ``cpu`` profile's cells 10-25% faster on one day than on another, so an
+estimate learned from the slower day's rows was 30% too long. Every ``cpu``, ``gpu`` and
+``full`` run measures this CPU's fp32 matmul ceiling (``REFERENCE``); the probe times the same
+cell again, briefly, before anything is planned (``measure``), and the learned costs of each
+CPU cell are scaled by how much faster or slower it runs now than in the run they come from
+(``bench.run.learned``). The figure compared is the steady p10 (the fastest tenth of the
+iterations), not the median: bursts of contention move the median more. Over seven committed
+runs of that VM (of older fingerprints) against the run of 2026-12-03, the p10 ratio came
+3-11% under the ratio of their common cells' wall times; the median ratio 15-22% under.
+It is measured only where there is such a run to compare with: a machine without history
+pays nothing. CUDA cells are not scaled: a CPU's pace says nothing of its GPU's.
+
+The pace is kept in the run's env.json (``ENV_KEY``), outside the fingerprint, as the moment
+it was measured at is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bench.run.launch import Launcher
+from bench.run.matrix import Cell, Settings
+from bench.run.outcome import run_child
+from bench.run.protocol import new_task
+
+#: The ``cpu``, ``gpu`` and ``full`` profiles' CPU ceiling: a 2048x2048 matmul in strict fp32
+#: with every core (``ceilings`` in cpu.toml).
+REFERENCE = Cell(kind="ceiling", device="cpu", model="matmul-fp32", resolution=2048,
+                 precision="fp32-strict", cudnn_benchmark="n/a", cudnn_deterministic="n/a",
+                 cudnn_benchmark_limit=None)
+REFERENCE_ID = REFERENCE.cell_id
+#: The ceiling study's stopping rule, cut short: at least 5 matmuls and 0.5 s after the cold
+#: one, at most 0.8 s (about a second in all on two cores). The pace moves from minute to
+#: minute on a shared machine: three matmuls gave medians 0.095-0.122 s there, eight
+#: 0.099-0.100 s.
+SETTINGS = Settings(replicates=1, warmup_iters=0, min_iters=5, min_time_s=0.5, max_iters=20,
+                    max_time_s=0.8, ci_target=0.03, timeout_s=60.0)
+#: Where env.json keeps the pace measured at the run's start.
+ENV_KEY = "pace"
+
+
+def measure(launcher: Launcher, workdir: Path) -> dict[str, Any] | None:
+    """``REFERENCE``'s steady p10 now, measured by a child as a run measures it, for the env's
+    ``ENV_KEY``; None where it could not be measured (the estimate is then not scaled)."""
+    task = new_task("measure", REFERENCE, SETTINGS, 0, workdir, suffix="pace")
+    try:
+        out = run_child(launcher, task, SETTINGS.timeout_s)
+    except OSError:
+        return None
+    p10 = out.record.metrics.steady_p10_s if out.record is not None else None
+    if out.status != "ok" or not p10 or p10 <= 0:
+        return None
+    return {"cell_id": REFERENCE_ID, "steady_p10_s": p10}
+
+
+def now_s(env: dict[str, Any]) -> float | None:
+    """The pace an env records (its reference cell's p10 seconds), or None."""
+    pace = env.get(ENV_KEY)
+    if not isinstance(pace, dict) or pace.get("cell_id") != REFERENCE_ID:
+        return None
+    value = pace.get("steady_p10_s")
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
