@@ -442,8 +442,10 @@ def _plain(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def print_plan(req: Request, p: Plan, cells: Sequence[matrix.Cell], probe: Probe,
-               as_json: bool, stream: TextIO = sys.stdout) -> None:
-    """``--dry-run``: the cells, the replicates, the estimate, and the knobs left out."""
+               as_json: bool, stream: TextIO | None = None) -> None:
+    """``--dry-run``: the cells, the replicates, the estimate, and the knobs left out (on
+    ``stream``, standard output by default)."""
+    stream = stream or sys.stdout
     names = ["baseline", *(k.name for k in p.measured)]
     if as_json:
         rows = [{"knob": n, "status": KnobStatus.PLANNED, "cell_id": c.cell_id, "cell": c.name,
@@ -505,8 +507,10 @@ def _toml_value(value: Any) -> str:
 
 
 def print_verdicts(req: Request, p: Plan, entries: Sequence[dict[str, Any]], out: Path,
-                   elapsed_s: float, stream: TextIO = sys.stdout) -> None:
-    """The verdicts for a reader: one line per knob, measured or not, and where the rows are."""
+                   elapsed_s: float, stream: TextIO | None = None) -> None:
+    """The verdicts for a reader: one line per knob, measured or not, and where the rows are
+    (on ``stream``, standard output by default)."""
+    stream = stream or sys.stdout
     from bench.report import caveats, fmt
 
     print(f"{req.model} on {p.device}, {req.mode}, batch {req.batch_size}, {req.shapes} shapes: "

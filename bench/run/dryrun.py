@@ -18,12 +18,14 @@ from bench.run.plan import Job, skip_reason
 from bench.run.protocol import Probe
 
 
-def print_dry_run(jobs: Sequence[Job], probe: Probe, stream: TextIO = sys.stdout,
+def print_dry_run(jobs: Sequence[Job], probe: Probe, stream: TextIO | None = None,
                   budget: Budget | None = None, costs: Mapping[str, CellCost] | None = None
                   ) -> float:
     """One line per cell (its study, id, replicates, estimate, whether the estimate is
     *measured* on this kind of machine or *guessed*, and its name), then the total and, with a
-    ``budget``, which studies fit it; returns the total in seconds."""
+    ``budget``, which studies fit it; returns the total in seconds (on ``stream``, standard
+    output by default: the one of the moment, not of the import)."""
+    stream = stream or sys.stdout
     found = estimate.jobs_basis(jobs, probe, costs)
     est = [t for t, _ in found]
     per_cell: dict[tuple[str, str, str, str, str], list[float]] = {}

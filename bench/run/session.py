@@ -123,13 +123,15 @@ class Ended:
 
 
 def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = "",
-            stream: TextIO = sys.stderr, progress: bool = True,
+            stream: TextIO | None = None, progress: bool = True,
             hook: hooks.Hook = hooks.none, timings: list[JobTiming] | None = None,
             budget: Budget | None = None) -> Ended:
     """Run the jobs left, writing one row each; the launcher belongs to the caller; ``hook``
     (see ``bench.run.hooks``) is called at the instants a test may act; ``timings`` collects
     each job's moments (``bench.run.breakdown``); a ``budget`` runs the studies that fit it
-    first and stops before a job that would end past it (``bench.run.budget``)."""
+    first and stops before a job that would end past it (``bench.run.budget``); the lines
+    go to ``stream``, standard error by default."""
+    stream = stream or sys.stderr
     env, todo = session.env, session.todo
     ctx = runner.RunContext(env["run_id"], str(env["profile"]), probe, fault=fault,
                             sitting=session.sitting)

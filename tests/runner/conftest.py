@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -14,6 +15,8 @@ from typing import Any
 
 import pytest
 from sharing import made_once
+
+from bench.run.launch import ForkServerLauncher
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,6 +56,40 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300,
         else None
     return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True,
                           text=True, env=full_env, timeout=timeout, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def shared_server() -> Iterator[ForkServerLauncher]:
+    """One real fork server for a module's in-process commands (``bench_cli``)."""
+    with ForkServerLauncher() as launcher:
+        yield launcher
+
+
+@pytest.fixture
+def bench_cli(shared_server: ForkServerLauncher, monkeypatch: pytest.MonkeyPatch,
+              capsys: pytest.CaptureFixture[str]
+              ) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``python -m bench ARGS`` run in this process (``bench.cli.main``), its children forked
+    by the module's one fork server instead of a new one per command: the same parser,
+    commands, probe and children, without importing torch again for every refusal. What it
+    cannot show, a process's exit code and a traceback-free stderr, ``run_cli`` shows for
+    each command elsewhere. Returns what ``run_cli`` does."""
+    from bench import cli
+    from bench.run import launch
+
+    monkeypatch.setattr(launch, "by_name", lambda name: contextlib.nullcontext(shared_server))
+    monkeypatch.chdir(ROOT)
+
+    def call(*args: str) -> subprocess.CompletedProcess[str]:
+        capsys.readouterr()
+        try:
+            code = cli.main(list(args))
+        except SystemExit as stop:  # argparse's own refusals
+            code = stop.code if isinstance(stop.code, int) else 2
+        said = capsys.readouterr()
+        return subprocess.CompletedProcess(["bench", *args], code, said.out, said.err)
+
+    return call
 
 
 #: ``bench advise`` of a model with two graph breaks (``tests/advise/breaking.py``), compiled on

@@ -13,6 +13,7 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,9 @@ import pytest
 from bench.run import knobs
 
 from .conftest import ROOT, read_csv, run_cli
+
+#: ``python -m bench`` in this process (``conftest.bench_cli``)
+Cli = Callable[..., subprocess.CompletedProcess[str]]
 
 pytestmark = pytest.mark.e2e
 
@@ -173,14 +177,14 @@ def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
     assert lines[-1].startswith(f"results: reports/{run.parent.name}/{run.name} ")
 
 
-def test_the_human_verdicts_and_the_dry_run(tmp_path: Path) -> None:
+def test_the_human_verdicts_and_the_dry_run(tmp_path: Path, bench_cli: Cli) -> None:
     out = tmp_path / "dry"
-    proc = run_cli(*EXAMPLE, "--dry-run", "--out", str(out))
+    proc = bench_cli(*EXAMPLE, "--dry-run", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert "3 replicates per cell" in proc.stdout and "cudnn.benchmark      skipped: no CUDA" \
         in proc.stdout
     assert not out.exists()
-    tight = run_cli(*EXAMPLE[:-1], "20", "--dry-run", "--json")
+    tight = bench_cli(*EXAMPLE[:-1], "20", "--dry-run", "--json")
     assert tight.returncode == 0, tight.stderr
     plan = json.loads(tight.stdout)
     assert {p["status"] for p in plan} >= {"planned", "not in budget", "skipped"}
@@ -201,12 +205,12 @@ RUN_TOO = ("raises", "interrupts")
     ("raises_base", "raises_base() raised BaseException: not an Exception"),
 ])
 def test_a_broken_model_is_one_line_and_writes_nothing(tmp_path: Path, attr: str,
-                                                       message: str) -> None:
+                                                       message: str, bench_cli: Cli) -> None:
     """Every kind of breakage through ``bench advise``; through ``bench run`` (the same probe
     check, the same line) for an Exception and for what is not one (``RUN_TOO``)."""
     out = tmp_path / "never"
     args = ["advise", f"tests/advise/model.py:{attr}", *EXAMPLE[2:]]
-    proc = run_cli(*args, "--out", str(out))
+    proc = bench_cli(*args, "--out", str(out))
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert lines == [f"error: model tests/advise/model.py:{attr}: {lines[0].split(': ', 2)[2]}"]
@@ -214,7 +218,7 @@ def test_a_broken_model_is_one_line_and_writes_nothing(tmp_path: Path, attr: str
     assert not out.exists()
     if attr not in RUN_TOO:
         return
-    run = run_cli("run", "--profile", str(_profile(tmp_path, attr)), "--out", str(out))
+    run = bench_cli("run", "--profile", str(_profile(tmp_path, attr)), "--out", str(out))
     assert run.returncode == 2 and message in run.stderr and len(run.stderr.splitlines()) == 1
     assert not out.exists()
 
@@ -226,7 +230,7 @@ def _profile(tmp_path: Path, attr: str) -> Path:
     return path
 
 
-def test_a_factory_that_ends_the_probe_is_named_in_one_line(tmp_path: Path) -> None:
+def test_a_factory_that_ends_the_probe_is_named_in_one_line(tmp_path: Path, bench_cli: Cli) -> None:
     """``os._exit`` leaves no exception to catch: the probe dies, and the line says while
     checking which model, not "is torch installed?"."""
     out = tmp_path / "never"
@@ -234,16 +238,17 @@ def test_a_factory_that_ends_the_probe_is_named_in_one_line(tmp_path: Path) -> N
             "code 1 without a result")
     proc = run_cli("advise", "tests/advise/model.py:exits_hard", *EXAMPLE[2:], "--out", str(out))
     assert (proc.returncode, proc.stderr.strip().splitlines()) == (2, [want])
-    run = run_cli("run", "--profile", str(_profile(tmp_path, "exits_hard")), "--out", str(out))
+    run = bench_cli("run", "--profile", str(_profile(tmp_path, "exits_hard")), "--out", str(out))
     assert (run.returncode, run.stderr.strip().splitlines()) == (2, [want])
     assert not out.exists()
 
 
-def test_an_inputs_or_loss_callable_that_is_not_there_is_named(tmp_path: Path) -> None:
+def test_an_inputs_or_loss_callable_that_is_not_there_is_named(tmp_path: Path,
+                                                               bench_cli: Cli) -> None:
     """On the command line and in a profile: the callable that failed, not the model."""
     out = tmp_path / "never"
     spec = "tests/advise/model.py"
-    proc = run_cli("advise", f"{spec}:mlp", "--device", "cpu", "--inputs", f"{spec}:nosuch",
+    proc = bench_cli("advise", f"{spec}:mlp", "--device", "cpu", "--inputs", f"{spec}:nosuch",
                    "--out", str(out))
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
@@ -253,7 +258,7 @@ def test_an_inputs_or_loss_callable_that_is_not_there_is_named(tmp_path: Path) -
         profile = tmp_path / f"{what}.toml"
         profile.write_text(f'[studies.s]\nmodel = "{spec}:mlp"\nmode = "train"\n'
                            f'inputs = "{spec}:{inputs}"\nloss = "{spec}:{loss}"\n')
-        run = run_cli("run", "--profile", str(profile), "--out", str(out))
+        run = bench_cli("run", "--profile", str(profile), "--out", str(out))
         assert run.returncode == 2
         assert run.stderr.strip().splitlines() == [
             f"error: {what} {spec}:nosuch: {spec} has no nosuch"]
@@ -279,7 +284,7 @@ def test_without_the_report_extra_it_refuses_before_measuring(tmp_path: Path) ->
 
 
 def test_the_plan_needs_no_statistics_and_writes_the_profile_bench_run_measures(
-        tmp_path: Path) -> None:
+        tmp_path: Path, bench_cli: Cli) -> None:
     """What the refusal above points at, on that bare box: ``--write-profile`` plans (a dry
     run) and writes the study; ``bench run --profile`` then has the very same cells."""
     written = tmp_path / "advise.toml"
@@ -293,7 +298,7 @@ def test_the_plan_needs_no_statistics_and_writes_the_profile_bench_run_measures(
                           "--dry-run"], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert run.returncode == 0, run.stderr
     assert [line.split()[1] for line in run.stdout.splitlines()[1:-1]] == planned
-    again = run_cli(*EXAMPLE, "--write-profile", str(written))  # never over a file
+    again = bench_cli(*EXAMPLE, "--write-profile", str(written))  # never over a file
     assert again.returncode == 2 and "already exists" in again.stderr
 
 
@@ -305,8 +310,8 @@ def test_the_plan_needs_no_statistics_and_writes_the_profile_bench_run_measures(
     (["--device", "tpu"], "argument --device: invalid choice: 'tpu' (choose from 'cpu', 'cuda')"),
     (["--batch-size", "abc"], "argument --batch-size: invalid int value: 'abc'"),
 ])
-def test_bad_options_are_one_line(args: list[str], message: str) -> None:
-    proc = run_cli(*EXAMPLE, *args)
+def test_bad_options_are_one_line(args: list[str], message: str, bench_cli: Cli) -> None:
+    proc = bench_cli(*EXAMPLE, *args)
     assert proc.returncode == 2
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith("error: ") and message in line
@@ -320,9 +325,9 @@ def test_bad_options_are_one_line(args: list[str], message: str) -> None:
      "valid choices with --inputs: static"),
 ])
 def test_options_that_contradict_each_other_are_one_line(tmp_path: Path, args: list[str],
-                                                         message: str) -> None:
+                                                         message: str, bench_cli: Cli) -> None:
     out = tmp_path / "never"
-    proc = run_cli("advise", "tests/advise/model.py:mlp", "--device", "cpu", *args,
+    proc = bench_cli("advise", "tests/advise/model.py:mlp", "--device", "cpu", *args,
                    "--out", str(out))
     assert proc.returncode == 2
     (line,) = proc.stderr.strip().splitlines()
@@ -330,11 +335,11 @@ def test_options_that_contradict_each_other_are_one_line(tmp_path: Path, args: l
     assert not out.exists()
 
 
-def test_every_cycled_shape_is_checked_before_anything_runs(tmp_path: Path) -> None:
+def test_every_cycled_shape_is_checked_before_anything_runs(tmp_path: Path, bench_cli: Cli) -> None:
     """A model that takes one input size: 64x64 passes, but --shapes dynamic also feeds it
     smaller resolutions, and that is one line before any row is written."""
     out = tmp_path / "never"
-    proc = run_cli("advise", "tests/advise/model.py:fixed_size", "--device", "cpu", "--mode",
+    proc = bench_cli("advise", "tests/advise/model.py:fixed_size", "--device", "cpu", "--mode",
                    "infer", "--batch-size", "4", "--input-shape", "3,64,64", "--shapes",
                    "dynamic", "--budget", "60", "--out", str(out))
     assert proc.returncode == 2, proc.stderr
@@ -344,10 +349,10 @@ def test_every_cycled_shape_is_checked_before_anything_runs(tmp_path: Path) -> N
 
 
 def test_a_folder_that_holds_results_is_refused_without_naming_a_resume(
-        advised: tuple[list[dict[str, Any]], Path]) -> None:
+        advised: tuple[list[dict[str, Any]], Path], bench_cli: Cli) -> None:
     _, out = advised
     before = (out / "results.csv").read_bytes()
-    proc = run_cli(*EXAMPLE, "--out", str(out))
+    proc = bench_cli(*EXAMPLE, "--out", str(out))
     assert proc.returncode == 2
     (line,) = proc.stderr.strip().splitlines()
     assert "already holds results; advise always starts a new run" in line

@@ -405,13 +405,15 @@ def summary(shard_states: Sequence[ShardState], stream: TextIO) -> None:
 EXIT_LEFT = 130
 
 
-def watch(sub: Submission, queue: Queue, stream: TextIO = sys.stderr,
+def watch(sub: Submission, queue: Queue, stream: TextIO | None = None,
           clock: Callable[[], float] = time.monotonic, poll_s: float = 5.0,
           sleep: Callable[[float], None] = time.sleep) -> int:
     """Follow every shard until none is queued or running (a job Slurm did not answer about
     counts as running: a query that timed out is asked again): a progress bar over all of
     their rows, then one line per shard. 0 when every shard wrote all its rows, 1 otherwise; a
-    Ctrl-C leaves the jobs running (they are Slurm's now) and says how to follow them."""
+    Ctrl-C leaves the jobs running (they are Slurm's now) and says how to follow them. The
+    lines go to ``stream``, standard error by default."""
+    stream = stream or sys.stderr
     reports = Path(sub.reports)
     # what is already on disk (a resumed run's earlier rows) is not this run's progress
     seen = [len(shard_rows(reports, sub.run_id, k)) for k in range(1, sub.count + 1)]
