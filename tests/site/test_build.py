@@ -112,7 +112,7 @@ def test_numbers_come_from_the_data(fixture_site: Built, tmp_path: Path) -> None
     samples.write_text(sample_lines[0] + "".join(  # and only the samples of the rows kept
         line for line, row in zip(sample_lines[1:], csv.DictReader(sample_lines))
         if row["attempt_id"] in kept))
-    other = build_copy(tmp_path / "project", gpu_only)
+    other = build_copy(tmp_path / "project", gpu_only, run_mkdocs=False)
     a = (fixture_site.generated / "cudnn-benchmark.md").read_text()
     b = (other.generated / "cudnn-benchmark.md").read_text()
     assert a != b
@@ -138,13 +138,14 @@ def test_empty_reports_build_a_site_that_says_there_is_nothing(tmp_path: Path) -
     assert check_site(built.site) == []
 
 
-def test_generated_folder_is_rebuilt_from_scratch(fixture_site: Built, tmp_path: Path) -> None:
+def test_generated_folder_is_rebuilt_from_scratch(tmp_path: Path) -> None:
     root = project_copy(tmp_path / "project")
     stale = root / "site_src" / "generated" / "machines" / "gone.md"
     stale.parent.mkdir(parents=True)
     stale.write_text("# stale page from an old build\n")
+    (tmp_path / "empty").mkdir()  # whatever the results: what an old build left goes
     build.build(
-        FIXTURE_REPORTS,
+        tmp_path / "empty",
         root / "site",
         docs_dir=root / "site_src",
         config=root / "mkdocs.yml",
@@ -157,9 +158,10 @@ def test_a_broken_link_fails_the_strict_build(tmp_path: Path) -> None:
     root = project_copy(tmp_path / "project")
     page = root / "site_src" / "methodology.md"
     page.write_text(page.read_text() + "\n[broken](generated/nosuch.md)\n")
+    (tmp_path / "empty").mkdir()  # a hand-written page's link: no results needed
     with pytest.raises(build.BuildError, match="nosuch"):
         build.build(
-            FIXTURE_REPORTS,
+            tmp_path / "empty",
             root / "site",
             docs_dir=root / "site_src",
             config=root / "mkdocs.yml",
@@ -230,7 +232,7 @@ def test_prices_give_images_per_dollar(tmp_path: Path) -> None:
         'note = "<b>made up</b>"\n'
         '[machines."typo-box"]\nusd_per_hour = 1.5\n'
     )
-    built = build_copy(tmp_path / "project", FIXTURE_REPORTS, prices=prices)
+    built = build_copy(tmp_path / "project", FIXTURE_REPORTS, prices=prices, run_mkdocs=False)
     text = (built.generated / "compare.md").read_text()
     assert "images/s per &#36;" in text
     # the cost of a million samples, hardware time and the measured energy each shown
@@ -353,7 +355,8 @@ def test_compare_table_is_capped_to_the_most_compared_workloads(
     assert {r["machine"] for r in rows} == {"fixture-cpu-laptop", "fixture-gpu-box"}
 
 
-def test_home_answers_from_the_newest_step_definition_only(tmp_path: Path) -> None:
+def test_home_answers_from_the_newest_step_definition_only(tmp_path: Path,
+                                                          fixture_site: Built) -> None:
     """A machine measured again under a newer step definition: the home page's decisions and
     headlines leave out the older fingerprint and name it instead; its page stays."""
     import json
@@ -361,8 +364,7 @@ def test_home_answers_from_the_newest_step_definition_only(tmp_path: Path) -> No
     from bench.fingerprint import fingerprint_id
 
     old_page = "generated/machines/fixture-cpu-laptop.md#fp-81b41973"
-    plain = build_copy(tmp_path / "plain", FIXTURE_REPORTS, run_mkdocs=False)
-    home = (plain.generated / "snippets" / "home.md").read_text()
+    home = (fixture_site.generated / "snippets" / "home.md").read_text()
     assert "Older step definitions" not in home
     assert home.count(old_page) > 3  # decisions and headlines from it
 
@@ -391,7 +393,7 @@ def test_home_answers_from_the_newest_step_definition_only(tmp_path: Path) -> No
     assert "81b41973 (torch 2.14.1, step 1, superseded)" in (
         built.generated / "machines" / "index.md").read_text()
     # the compare page (linked in purchase discussions) compares the newest step only
-    before = (plain.generated / "compare.md").read_text()
+    before = (fixture_site.generated / "compare.md").read_text()
     compare = (built.generated / "compare.md").read_text()
     side = '??? note "The machines side by side"'
     assert "fixture-cpu-laptop.md#fp-81b41973" in before.split(side, 1)[1]
@@ -406,7 +408,7 @@ def test_home_answers_from_the_newest_step_definition_only(tmp_path: Path) -> No
                 if line.strip().startswith("- ")
                 and "fixture-cpu-laptop.md#fp-81b41973" in line]
 
-    assert advised(plain) and not advised(built)
+    assert advised(fixture_site) and not advised(built)
 
 
 def test_the_data_page_lists_every_column_from_the_schema(fixture_site: Built) -> None:

@@ -47,12 +47,14 @@ def best_against_best(cells: pd.DataFrame, pairs: pd.DataFrame) -> tuple[BestAga
     model = cells.loc[(cells["kind"] == "model") & (cells["compile"] == "off")
                       & cells["steady_median_s"].notna()]
     wanted = pairs[_BEST_KEY].drop_duplicates()
-    found = model.merge(wanted, on=_BEST_KEY, how="inner")
+    found = model.loc[model["device"].isin(("cpu", "cuda"))].merge(wanted, on=_BEST_KEY,
+                                                                    how="inner")
+    # each device's fastest cell of each workload: the first of its group once sorted
+    fastest = found.sort_values(["steady_median_s", "cell_id"], kind="stable") \
+        .drop_duplicates([*_BEST_KEY, "device"]).astype(object)
     out = []
-    for _, group in found.groupby(_BEST_KEY, sort=True, dropna=False):
-        by = {d: next(g.sort_values(["steady_median_s", "cell_id"], kind="stable").head(1)
-                      .astype(object).itertuples(index=False))
-              for d, g in group.groupby("device") if d in ("cpu", "cuda")}
+    for _, group in fastest.groupby(_BEST_KEY, sort=True, dropna=False):
+        by = {r.device: r for r in group.itertuples(index=False)}
         if len(by) < 2:
             continue
         cpu, gpu = by["cpu"], by["cuda"]
