@@ -58,6 +58,10 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300,
                           text=True, env=full_env, timeout=timeout, cwd=cwd)
 
 
+#: ``python -m bench`` in this process (``bench_cli``): args in, what ``run_cli`` returns out
+Cli = Callable[..., subprocess.CompletedProcess[str]]
+
+
 @pytest.fixture(scope="module")
 def shared_server() -> Iterator[ForkServerLauncher]:
     """One real fork server for a module's in-process commands (``bench_cli``)."""
@@ -67,8 +71,7 @@ def shared_server() -> Iterator[ForkServerLauncher]:
 
 @pytest.fixture
 def bench_cli(shared_server: ForkServerLauncher, monkeypatch: pytest.MonkeyPatch,
-              capsys: pytest.CaptureFixture[str]
-              ) -> Callable[..., subprocess.CompletedProcess[str]]:
+              capsys: pytest.CaptureFixture[str]) -> Cli:
     """``python -m bench ARGS`` run in this process (``bench.cli.main``), its children forked
     by the module's one fork server instead of a new one per command: the same parser,
     commands, probe and children, without importing torch again for every refusal. What it

@@ -13,7 +13,6 @@ import re
 import shlex
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +20,7 @@ import pytest
 
 from bench.run import knobs
 
-from .conftest import ROOT, read_csv, run_cli
-
-#: ``python -m bench`` in this process (``conftest.bench_cli``)
-Cli = Callable[..., subprocess.CompletedProcess[str]]
+from .conftest import ROOT, Cli, read_csv, run_cli
 
 pytestmark = pytest.mark.e2e
 

@@ -19,7 +19,7 @@ import pytest
 from bench.run.child import rapl
 from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS, STATUSES
 
-from .conftest import ROOT, TINY_PROFILE, read_csv, read_json, run_cli
+from .conftest import ROOT, TINY_PROFILE, Cli, read_csv, read_json, run_cli
 from .procs import assert_none_survive, descendants
 
 pytestmark = pytest.mark.e2e
@@ -257,26 +257,26 @@ def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_bad_input_fails_with_one_line_and_writes_nothing(
-        tmp_path: Path, tiny_profile: Callable[..., Path]) -> None:
+        tmp_path: Path, tiny_profile: Callable[..., Path], bench_cli: Cli) -> None:
     out = tmp_path / "never"
-    line = _one_error_line(run_cli("run", "--profile", "nosuch", "--out", str(out)))
+    line = _one_error_line(bench_cli("run", "--profile", "nosuch", "--out", str(out)))
     assert "unknown profile 'nosuch'; valid choices: compile, cpu, full, gpu, smoke" in line
     bad_model = tiny_profile(extra='model = "resnet9000"\n')
-    line = _one_error_line(run_cli("run", "--profile", str(bad_model), "--out", str(out)))
+    line = _one_error_line(bench_cli("run", "--profile", str(bad_model), "--out", str(out)))
     assert "unknown model(s) resnet9000" in line and "resnet50" in line and "vit_b_16" in line
     bad_value = tiny_profile(extra='precision = "fp8"\n')
-    line = _one_error_line(run_cli("run", "--profile", str(bad_value), "--out", str(out)))
+    line = _one_error_line(bench_cli("run", "--profile", str(bad_value), "--out", str(out)))
     assert "unknown precision 'fp8'; valid choices: fp32, fp32-strict, amp-bf16, amp-fp16" in line
     broken = tmp_path / "broken.toml"
     broken.write_text("[studies.x\n")
-    _one_error_line(run_cli("run", "--profile", str(broken), "--out", str(out)))
+    _one_error_line(bench_cli("run", "--profile", str(broken), "--out", str(out)))
     assert not out.exists()
 
 
-def test_cpu_dry_run_lists_cells_within_ten_minutes(tmp_path: Path) -> None:
+def test_cpu_dry_run_lists_cells_within_ten_minutes(tmp_path: Path, bench_cli: Cli) -> None:
     """By the estimate's own figures (no committed run to learn from, so nothing is scaled
     by the pace of a machine the other tests keep busy)."""
-    proc = run_cli("run", "--profile", "cpu", "--dry-run", "--reports", str(tmp_path))
+    proc = bench_cli("run", "--profile", "cpu", "--dry-run", "--reports", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert lines[0].split()[:3] == ["study", "cell", "id"]
@@ -286,8 +286,9 @@ def test_cpu_dry_run_lists_cells_within_ten_minutes(tmp_path: Path) -> None:
     assert 0 < minutes <= 10
 
 
-def test_a_gpu_dry_run_without_cuda_says_which_host_its_cuda_estimate_assumes() -> None:
-    proc = run_cli("run", "--profile", "gpu", "--dry-run")
+def test_a_gpu_dry_run_without_cuda_says_which_host_its_cuda_estimate_assumes(
+        bench_cli: Cli) -> None:
+    proc = bench_cli("run", "--profile", "gpu", "--dry-run")
     assert proc.returncode == 0, proc.stderr
     if "[skipped: no-cuda]" not in proc.stdout:
         pytest.skip("CUDA is here: the plan is this machine's own")
