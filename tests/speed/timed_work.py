@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.run import breakdown, estimate, matrix, session  # noqa: E402
+from bench.run import breakdown, dryrun, estimate, matrix, session  # noqa: E402
 from bench.run import probe as probing  # noqa: E402
 from bench.run.launch import ForkServerLauncher  # noqa: E402
 
@@ -61,6 +61,9 @@ def main() -> None:
         print(line)
     for line in breakdown.study_lines(breakdown.untimed_by_study(timings)):
         print(line)
+    paced = dryrun.pace_line(opened.costs)
+    if paced:
+        print(paced)
     err = (guess - wall) / wall
     print(f"estimate {guess:.1f} s against {wall:.1f} s measured: {err:+.1%}")
 
