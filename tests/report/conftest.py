@@ -8,7 +8,18 @@ from typing import Any
 
 import pytest
 
+from bench.report import parallel
+
 from .builders import synth
+
+
+@pytest.fixture(autouse=True)
+def _analysis_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report's forked worker (``bench.report.parallel``) stays out of these tests of what
+    it computes: under xdist every core already has a test to run, so a fork per analysis
+    only adds its page copies (7 of 92 CPU-seconds here). ``test_parallel`` forks on purpose
+    (``fork=True``), and the site tests build with the worker as a user's build does."""
+    monkeypatch.setenv(parallel.ENV_SWITCH, "0")
 
 
 @pytest.fixture
