@@ -17,7 +17,7 @@ from bench.run.launch import Child, Exit, ForkServerLauncher, LaunchError, _Serv
 from bench.run.matrix import Cell, Settings
 from bench.run.protocol import TERM_GRACE_S, WARM_COMPILE, Exited, Record, Task, new_task
 
-from .procs import assert_none_survive
+from .procs import assert_none_survive, survivors
 
 pytestmark = pytest.mark.e2e
 
@@ -26,9 +26,30 @@ CELL = Cell(model="mobilenet_v3_small", resolution=32)
 
 @pytest.fixture
 def launcher() -> Iterator[ForkServerLauncher]:
+    """A server of the test's own, for the tests that end it or change what it holds; nothing
+    it started outlives it (what ran before it, the module's shared server, may)."""
+    before = [p.pid for p in survivors(root=os.getpid())]
+    with ForkServerLauncher(stop_wait_s=0.0) as made:
+        yield made
+    assert_none_survive(root=os.getpid(), keep=before)
+
+
+@pytest.fixture(scope="module")
+def _one_server() -> Iterator[ForkServerLauncher]:
     with ForkServerLauncher(stop_wait_s=0.0) as made:
         yield made
     assert_none_survive(root=os.getpid())
+
+
+@pytest.fixture
+def shared(_one_server: ForkServerLauncher) -> Iterator[ForkServerLauncher]:
+    """One server for the module's tests that leave it as they found it (it takes seconds of
+    imports to start), each of which must leave no child of it behind."""
+    yield _one_server
+    server = _one_server._server  # None until a first launch starts it
+    if server is not None:
+        assert server.proc.poll() is None, "the shared server is still there"
+        assert_none_survive(root=server.proc.pid, keep=[server.proc.pid])
 
 
 def _task(tmp_path: Path, op: str, name: str, fault: str = "") -> Task:
@@ -52,22 +73,22 @@ def _server(launcher: ForkServerLauncher) -> _Server:
 
 
 def test_a_late_exit_is_not_the_next_launchs_answer(tmp_path: Path,
-                                                    launcher: ForkServerLauncher) -> None:
+                                                    shared: ForkServerLauncher) -> None:
     """A stopped child slow to report its death: its ``Exited`` comes before the next
     ``Started`` and is filed under its own pid."""
-    first = launcher.launch(_task(tmp_path, "measure", "h", fault="hang").path, 60.0)
+    first = shared.launch(_task(tmp_path, "measure", "h", fault="hang").path, 60.0)
     assert first.wait(0.5) is None
     first.stop()  # stop_wait_s=0: its exit is left unread in the pipe
     probe = _task(tmp_path, "probe", "p")
-    second = launcher.launch(probe.path, 120.0)
+    second = shared.launch(probe.path, 120.0)
     assert second.pid != first.pid
     assert _end(second, 120.0)[0] == Exit(0)
     assert first.wait(0.0) == Exit(-signal.SIGTERM)
     assert Record.from_json(Path(probe.result_path).read_text()).status == "ok"
 
 
-def test_the_server_times_its_child_out(tmp_path: Path, launcher: ForkServerLauncher) -> None:
-    child = launcher.launch(_task(tmp_path, "measure", "h", fault="hang").path, 1.0)
+def test_the_server_times_its_child_out(tmp_path: Path, shared: ForkServerLauncher) -> None:
+    child = shared.launch(_task(tmp_path, "measure", "h", fault="hang").path, 1.0)
     end, took = _end(child, 30.0)
     assert end == Exit(-signal.SIGTERM, timed_out=True)
     assert 0.9 < took < 1.0 + TERM_GRACE_S + 2.0
