@@ -22,7 +22,9 @@ REPRO_ENV = {"PYTHONHASHSEED": "0", "CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
 #: the Slurm cluster) is made once or taken in turn under a lock. Three, not one per core:
 #: with two, a fifth of the cores' time went idle while tests waited on their subprocesses
 #: (a Slurm job starting, a child timing out); with three the cores stay about 94% busy.
-PYTEST_ARGS = ("-n", "3", "--dist", "loadfile")
+#: Files go out in the order ``tests/conftest.py`` sorts them (real runs first), not by
+#: their number of tests.
+PYTEST_ARGS = ("-n", "3", "--dist", "loadfile", "--no-loadscope-reorder")
 
 
 def _groups(*names: str) -> list[str]:
