@@ -138,9 +138,9 @@ def history(reports: Path, env: Mapping[str, Any]) -> dict[str, CellCost]:
     brought to the pace ``env`` records (``bench.run.pace``) where the run that measured them
     says at which pace it did: then only the rows that can be so scaled estimate a cell."""
     now = pace.now_s(dict(env))
-    #: cell id → its rows' parts, and (fingerprint, scale) of the last run that gave some
-    paced: dict[str, tuple[list[tuple[float, float, float, float]], tuple[str, float]]] = {}
-    plain: dict[str, tuple[list[tuple[float, float, float, float]], tuple[str, float]]] = {}
+    #: cell id → (parts, fingerprint, scale) of each of its rows, scaled or needing no scale
+    paced: dict[str, list[tuple[tuple[float, float, float, float], str, float]]] = {}
+    plain: dict[str, list[tuple[tuple[float, float, float, float], str, float]]] = {}
     for folder, run_env in _matching(_runs(reports, str(env.get("machine", ""))), env):
         settings = _settings(run_env)
         rows = [r for r in _rows(folder / schema.RESULTS_FILE)
@@ -153,13 +153,13 @@ def history(reports: Path, env: Mapping[str, Any]) -> dict[str, CellCost]:
             got = _parts(row, int(st.get("warmup_iters") or 0), k,
                          float(st.get("min_time_s") or 0.0))
             if got is not None:
-                into = paced if scale or not cpu else plain
-                parts, _ = into.get(row["cell_id"], ([], ("", 1.0)))
-                into[row["cell_id"]] = ([*parts, got], (str(run_env.get("fingerprint_id", "")), k))
+                (paced if scale or not cpu else plain).setdefault(row["cell_id"], []).append(
+                    (got, str(run_env.get("fingerprint_id", "")), k))
     out = {}
-    for cid, (parts, (fingerprint, k)) in {**plain, **paced}.items():
-        t, cold, steady, rest = (statistics.median(p[i] for p in parts) for i in range(4))
-        out[cid] = CellCost(t, cold, steady, rest, len(parts), fingerprint, k)
+    for cid, measured in {**plain, **paced}.items():
+        t, cold, steady, rest = (statistics.median(m[0][i] for m in measured) for i in range(4))
+        _, fingerprint, k = measured[-1]
+        out[cid] = CellCost(t, cold, steady, rest, len(measured), fingerprint, k)
     return out
 
 
