@@ -75,8 +75,8 @@ def bench_cli(shared_server: ForkServerLauncher, monkeypatch: pytest.MonkeyPatch
     """``python -m bench ARGS`` run in this process (``bench.cli.main``), its children forked
     by the module's one fork server instead of a new one per command: the same parser,
     commands, probe and children, without importing torch again for every refusal. What it
-    cannot show, a process's exit code and a traceback-free stderr, ``run_cli`` shows for
-    each command elsewhere. Returns what ``run_cli`` does."""
+    cannot show, a process's own exit code and a stderr without a traceback, ``run_cli``
+    still shows on a refusal of each command. Returns what ``run_cli`` does."""
     from bench import cli
     from bench.run import launch
 
