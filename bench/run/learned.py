@@ -137,7 +137,7 @@ def history(reports: Path, env: Mapping[str, Any]) -> dict[str, CellCost]:
     """Cell id → its measured parts on this kind of machine (empty when nothing matches),
     brought to the pace ``env`` records (``bench.run.pace``) where the run that measured them
     says at which pace it did: then only the rows that can be so scaled estimate a cell."""
-    now = pace.now_s(dict(env))
+    now = pace.now_s(env)
     #: cell id → (parts, fingerprint, scale) of each of its rows, scaled or needing no scale
     paced: dict[str, list[tuple[tuple[float, float, float, float], str, float]]] = {}
     plain: dict[str, list[tuple[tuple[float, float, float, float], str, float]]] = {}

@@ -19,6 +19,7 @@ it was measured at is.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ def measure(launcher: Launcher, workdir: Path) -> dict[str, Any] | None:
     return {"cell_id": REFERENCE_ID, "steady_p10_s": p10}
 
 
-def now_s(env: dict[str, Any]) -> float | None:
+def now_s(env: Mapping[str, Any]) -> float | None:
     """The pace an env records (its reference cell's p10 seconds), or None."""
     pace = env.get(ENV_KEY)
     if not isinstance(pace, dict) or pace.get("cell_id") != REFERENCE_ID:
