@@ -118,6 +118,39 @@ def test_device_decoding_drops_only_the_bad_files(images: Path) -> None:
     assert tuple(batch.shape) == (8, 3, 224, 224) and batch.dtype == torch.float32
 
 
+_FEW_FDS = """
+import resource, sys
+from pathlib import Path
+import torch
+from bench.run import pipelines
+from bench.run.child import loader
+from bench.run.matrix import Cell
+resource.setrlimit(resource.RLIMIT_NOFILE, (96, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+cell = Cell(kind="pipeline", model=pipelines.PIPELINE_MODEL, mode="train", batch_size=64,
+            num_workers=4, decoder="torchvision-cuda", resolution=224)
+feed = loader.Feed(torch, cell, pipelines.list_images(Path(sys.argv[1])) * 8)
+try:
+    for _ in range(3):
+        batch, delivered, bad = feed.next()
+        assert delivered + bad == 64, (delivered, bad)
+finally:
+    feed.close()
+print("ok")
+"""
+
+
+def test_device_decoding_workers_hand_over_a_batch_in_one_piece(images: Path) -> None:
+    """Raw files cross from the workers as one tensor per batch: as a tensor per file, 4
+    workers with two batches of 64 in flight need 512 file descriptors, and under a limit of
+    96 (the H200 host's limit met 16 workers at batch 128 the same way) no batch arrived."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _FEW_FDS, str(images)], capture_output=True,
+                          text=True, timeout=90, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
 def test_a_cuda_decoder_cell_is_skipped_without_cuda(images: Path, tmp_path: Path) -> None:
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")

@@ -192,3 +192,39 @@ def test_resume_refuses_rows_of_another_run(interrupted: tuple[Path, Path],
         writer.writeheader()
         writer.writerows(rows)
     _refused(profile, out, f"1 of its 2 rows were measured with {column} 'elsewhere', not ")
+
+
+def test_a_replicate_that_failed_in_an_earlier_sitting_runs_again_last(tmp_path: Path) -> None:
+    """A cell that timed out is likely to sit out its whole timeout again: the resume runs it
+    after every replicate not yet tried, expects it to take what it took, and says so."""
+    import io
+
+    from bench.run import session
+    from bench.run.matrix import load_profile, select
+    from bench.run.plan import plan
+    from bench.run.protocol import Probe
+
+    from .fakes import FakeLauncher
+
+    profile = select(load_profile("smoke"), ["modes"])
+    probe = Probe(dict(LIVE_ENV), ["mobilenet_v3_small"], False)
+    jobs = plan(profile)
+    out = tmp_path / "run"
+    first = session.open_run(profile, probe, jobs, reports=tmp_path, out=str(out))
+    stuck = jobs[1]  # it hangs until the runner's timeout ends it; a Ctrl-C in the 4th job
+    ended = session.execute(first, FakeLauncher({1: "hang", 3: "interrupt"}), probe,
+                            progress=False)
+    assert ended.code == 130
+    [wall] = [float(r["wall_s"]) for r in read_csv(out / "results.csv")
+              if r["status"] == "timeout"]
+
+    again = session.open_run(profile, probe, jobs, reports=tmp_path, out=str(out), resume=True)
+    left = again.todo
+    assert [j.key for j in left][-1] == stuck.key, "the failed replicate runs last"
+    assert again.seconds(probe)[stuck.key] == pytest.approx(wall)
+    err = io.StringIO()
+    launcher = FakeLauncher()
+    assert session.execute(again, launcher, probe, progress=False, stream=err).code == 0
+    assert "1 replicate that failed in an earlier sitting run again last" in err.getvalue()
+    assert launcher.launched[-1].task.cell.cell_id == stuck.cell.cell_id
+    assert launcher.launched[-1].task.replicate == stuck.replicate

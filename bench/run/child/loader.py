@@ -29,6 +29,11 @@ MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
 RESIZE = 256  # the evaluation recipe's resize before its centre crop
 SEED = 0  # the generated files and the sampler's order
+#: How long the main process waits for one batch from the workers before the replicate fails:
+#: a worker that cannot hand its batch over never dies, so without a limit the replicate
+#: would sit out the cell's whole timeout. Even one worker decoding a batch of 128 on a slow
+#: core takes a few seconds.
+BATCH_TIMEOUT_S = 30.0
 
 
 def pillow() -> Any | None:
@@ -102,16 +107,30 @@ class Forever:
 
 
 def collate(items: list[Any]) -> tuple[Any, int]:
-    """The batch of the items that decoded, and how many did not."""
+    """The batch of the items that decoded, and how many did not.
+
+    Raw files (for a decoder on the device) travel as one tensor per batch with their sizes,
+    not as a tensor per file: a worker hands each tensor over as its own file descriptor, and
+    16 workers with two batches each in flight of 128 files ran past the H200 host's limit of
+    open files ("Bad file descriptor" in the workers, no batch ever arriving)."""
     import torch
 
     good = [x for x in items if x is not None]
     bad = len(items) - len(good)
     if good and good[0].dim() == 1:  # raw bytes: decoded later, on the device
-        return good, bad
+        return (torch.cat(good), [int(x.numel()) for x in good]), bad
     if not good:
         return torch.empty(0, 3, pipelines.CROP, pipelines.CROP), bad
     return torch.stack(good), bad
+
+
+def split(torch: Any, raw: Any) -> list[Any]:
+    """A batch of raw files as ``collate`` packs it: (every file's bytes, their sizes), or an
+    empty batch's tensor; back to one 1-D tensor per file (views, no copy)."""
+    if not isinstance(raw, tuple):
+        return []
+    flat, sizes = raw
+    return list(torch.split(flat, sizes))
 
 
 def _context() -> Any:
@@ -141,7 +160,8 @@ class Feed:
             self.dataset, batch_size=cell.batch_size, sampler=Forever(torch, len(files)),
             num_workers=workers, collate_fn=collate,
             pin_memory=cuda and cell.decoder != "torchvision-cuda",
-            multiprocessing_context=_context() if workers else None)
+            multiprocessing_context=_context() if workers else None,
+            timeout=BATCH_TIMEOUT_S if workers else 0)
         self._it: Iterator[Any] | None = None
 
     def next(self) -> tuple[Any, int, int]:
@@ -149,7 +169,7 @@ class Feed:
             self._it = iter(self.loader)
         batch, bad = next(self._it)
         if self.gpu_transform is not None:
-            batch, more = self._decode_on_device(batch)
+            batch, more = self._decode_on_device(split(self.torch, batch))
             bad += more
         elif self.cell.device != "cpu":
             batch = batch.to(self.cell.device, non_blocking=True)
