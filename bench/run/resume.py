@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import shlex
+import statistics
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -24,6 +25,42 @@ def completed_keys(rows: Iterable[dict[str, str]], fingerprint_id: str
             with contextlib.suppress(ValueError):
                 done.add((row["kind"], row["cell_id"], int(row["replicate"])))
     return done
+
+
+#: The statuses of a replicate that failed on its own account (an interrupted one was stopped
+#: from outside and is not expected to fail again).
+FAILED = ("oom", "timeout", "crash", "error")
+
+
+def retries(rows: Iterable[dict[str, str]], fingerprint_id: str) -> set[tuple[str, str, int]]:
+    """Replicates an earlier sitting ran that failed and never ended ok: a resume runs them
+    again, but after every replicate not yet tried, since a cell that timed out once is
+    likely to spend its whole timeout again, and the budget is better spent on cells that
+    have not had their turn."""
+    rows = list(rows)
+    failed = set()
+    for row in rows:
+        if row.get("status") in FAILED and row.get("fingerprint_id") == fingerprint_id:
+            with contextlib.suppress(ValueError):
+                failed.add((row["kind"], row["cell_id"], int(row["replicate"])))
+    return failed - completed_keys(rows, fingerprint_id)
+
+
+def earlier_seconds(rows: Iterable[dict[str, str]], fingerprint_id: str
+                    ) -> dict[tuple[str, str], float]:
+    """(kind, cell id) → the median wall seconds of its replicates in this run's earlier
+    sittings, whatever their status: what the cell costs on this machine, a timeout included,
+    which outranks any estimate (estimates learn from ok rows alone)."""
+    walls: dict[tuple[str, str], list[float]] = {}
+    for row in rows:
+        if row.get("fingerprint_id") != fingerprint_id:
+            continue
+        try:
+            wall = float(row.get("wall_s") or "")
+        except ValueError:  # a row the runner wrote without one (an interrupted replicate)
+            continue
+        walls.setdefault((row.get("kind", ""), row.get("cell_id", "")), []).append(wall)
+    return {key: statistics.median(w) for key, w in walls.items()}
 
 
 def latest_run(root: Path, machine: str, profile: str) -> Path | None:

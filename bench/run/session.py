@@ -12,20 +12,21 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from bench.run import estimate, hooks, identity, learned, matrix, runid, runner, usermodels
 from bench.run.breakdown import JobTiming
-from bench.run.budget import Budget, Ending, StudyFit, budget_order, ending, fit_studies, shown
+from bench.run.budget import Budget, Ending, budget_order, ending, fit_line, fit_studies, shown
 from bench.run.launch import Launcher
 from bench.run.learned import CellCost
 from bench.run.matrix import Profile, ProfileError
 from bench.run.plan import Job, plan
 from bench.run.progress import Progress
 from bench.run.protocol import ModelCheck, Probe
-from bench.run.resume import completed_keys, latest_run
+from bench.run.resume import completed_keys, earlier_seconds, latest_run, retries
 from bench.run.store import RunStore, StoreError
 from bench.schema import SchemaError
 
@@ -46,10 +47,28 @@ class Session:
     #: what each cell cost on this kind of machine before (``learned.history``)
     costs: dict[str, CellCost] = field(default_factory=dict)
     sitting: int = 1  # which sitting of the run this one is
+    #: (kind, cell id) → what its replicates took in the run's earlier sittings (a resume)
+    earlier: dict[tuple[str, str], float] = field(default_factory=dict)
+    #: replicates that failed in an earlier sitting: run again after the others
+    again: set[tuple[str, str, int]] = field(default_factory=set)
 
     @property
     def todo(self) -> list[Job]:
-        return [j for j in self.jobs if j.key not in self.done]
+        """The jobs left, those an earlier sitting saw fail last."""
+        return retried_last([j for j in self.jobs if j.key not in self.done], self.again)
+
+    def seconds(self, probe: Probe) -> dict[tuple[str, str, int], float]:
+        """Each job left → its expected seconds: what its cell took in this run's earlier
+        sittings where it ran, else the estimate (``bench.run.estimate``)."""
+        todo = self.todo
+        guessed = estimate.jobs_s(todo, probe, self.costs)
+        return {j.key: self.earlier.get((j.kind, j.cell.cell_id), s)
+                for j, s in zip(todo, guessed)}
+
+
+def retried_last(jobs: Sequence[Job], again: AbstractSet[tuple[str, str, int]]) -> list[Job]:
+    """``jobs`` in their order, those in ``again`` moved to the end."""
+    return [j for j in jobs if j.key not in again] + [j for j in jobs if j.key in again]
 
 
 def next_sitting(rows: Sequence[Mapping[str, str]]) -> int:
@@ -106,9 +125,12 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
     for moved in store.aside:
         print(f"set aside {moved}: the end of a file that a killed run left without its "
               "whole record", file=sys.stderr)
-    done = completed_keys(rows, env["fingerprint_id"]) if resume else set()
-    return Session(folder, store, env, jobs, done, learned.history(reports, env),
-                   next_sitting(rows) if resume else 1)
+    if not resume:
+        return Session(folder, store, env, jobs, set(), learned.history(reports, env))
+    fp = env["fingerprint_id"]
+    return Session(folder, store, env, jobs, completed_keys(rows, fp),
+                   learned.history(reports, env), next_sitting(rows),
+                   earlier_seconds(rows, fp), retries(rows, fp))
 
 
 @dataclass(frozen=True)
@@ -135,16 +157,23 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
     env, todo = session.env, session.todo
     ctx = runner.RunContext(env["run_id"], str(env["profile"]), probe, fault=fault,
                             sitting=session.sitting)
-    seconds = dict(zip((j.key for j in todo), estimate.jobs_s(todo, probe, session.costs)))
+    seconds = session.seconds(probe)
     eta = sum(seconds.values())
     print(f"run {env['run_id']} on {env['machine']} (fingerprint {env['fingerprint_id']}): "
           f"{len(todo)} processes to run, {len(session.jobs) - len(todo)} already done, "
           f"~{eta / 60:.1f} min estimated; writing to {session.out}", file=stream)
+    if again := [j for j in todo if j.key in session.again]:
+        print(f"{len(again)} replicate{'s' if len(again) > 1 else ''} that failed in an "
+              "earlier sitting run again last, each expected to take what it took then: "
+              + ", ".join(f"{j.cell.name} #r{j.replicate} (~{shown(seconds[j.key])})"
+                          for j in again[:3]) + (" ..." if len(again) > 3 else ""),
+              file=stream)
     order = todo
     if budget is not None:
-        fit = fit_studies(todo, seconds, budget.deadline - time.monotonic())
-        order = budget_order(todo, fit) if fit.later else todo
-        print(_budget_line(budget, fit), file=stream)
+        room = budget.deadline - time.monotonic()
+        fit = fit_studies(todo, seconds, room)
+        order = retried_last(budget_order(todo, fit), session.again) if fit.later else todo
+        print(fit_line(fit, budget.total_s, room), file=stream)
     try:
         run = runner.Runner(launcher, session.store, ctx,
                             progress=Progress(len(todo)) if progress else None, hook=hook)
@@ -159,17 +188,6 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
     left = ending(session.jobs, session.done | run.finished, budget.total_s, run.budget_stop,
                   seconds) if budget is not None and not code else None
     return Ended(code, dict(run.counts), run.store_error, left)
-
-
-def _budget_line(budget: Budget, fit: StudyFit) -> str:
-    """What a budget lets the run do, said before it starts."""
-    if not fit.later:
-        return (f"budget {shown(budget.total_s)}: the whole plan fits "
-                f"(~{shown(fit.total_s)} estimated)")
-    whole = ", ".join(fit.whole) or "no study"
-    return (f"budget {shown(budget.total_s)} for a plan of ~{shown(fit.total_s)}: "
-            f"{whole} first, whole (~{shown(fit.estimate_s)}); then "
-            f"{', '.join(fit.later)} while the time lasts")
 
 
 def summary(code: int, counts: dict[str, int], out: Path) -> str:
