@@ -120,6 +120,18 @@ def fit_studies(jobs: Sequence[Job], seconds: Mapping[tuple[str, str, int], floa
                     sum(seconds.get(j.key, 0.0) for j in jobs))
 
 
+def fit_line(fit: StudyFit, budget_s: float, room_s: float) -> str:
+    """Which studies a budget holds whole and which follow while the time lasts, said once
+    for ``bench run`` and ``--dry-run`` alike."""
+    head = f"budget {shown(budget_s)} ({shown(max(room_s, 0.0))} left after the probe)"
+    if not fit.later:
+        return f"{head}: the whole plan fits (~{shown(fit.total_s)} estimated)"
+    first = (f"{', '.join(fit.whole)} first, whole (~{shown(fit.estimate_s)})"
+             if fit.whole else "no study fits whole")
+    return (f"{head} for a plan of ~{shown(fit.total_s)}: {first}; then, while the time "
+            f"lasts: {', '.join(fit.later)}")
+
+
 def budget_order(jobs: Sequence[Job], fit: StudyFit) -> list[Job]:
     """The jobs the fitting studies need first, then the rest, each part in the plan's order
     (rounds over its cells)."""

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 from bench.run import estimate
-from bench.run.budget import Budget, StudyFit, fit_studies, shown
+from bench.run.budget import Budget, fit_line, fit_studies
 from bench.run.learned import CellCost
 from bench.run.plan import Job, skip_reason
 from bench.run.protocol import Probe
@@ -60,18 +60,8 @@ def print_dry_run(jobs: Sequence[Job], probe: Probe, stream: TextIO | None = Non
     if budget is not None:
         room = budget.deadline - time.monotonic()
         fit = fit_studies(jobs, dict(zip((j.key for j in jobs), est)), room)
-        for line in fit_lines(fit, budget.total_s, room):
-            print(line, file=stream)
+        print(f"with --{fit_line(fit, budget.total_s, room)}", file=stream)
     return total
-
-
-def fit_lines(fit: StudyFit, budget_s: float, room_s: float) -> list[str]:
-    """Which studies a budget holds whole, and which would follow while the time lasts."""
-    head = f"with --budget {shown(budget_s)} ({shown(max(room_s, 0.0))} left after the probe):"
-    if not fit.later:
-        return [f"{head} every study fits (~{shown(fit.total_s)})"]
-    return [f"{head} whole: {', '.join(fit.whole) or 'none'} (~{shown(fit.estimate_s)}); "
-            f"then, while the time lasts: {', '.join(fit.later)}"]
 
 
 def pace_line(costs: Mapping[str, CellCost]) -> str:

@@ -116,3 +116,18 @@ def test_a_slurm_time_limit_is_the_budget_and_the_planners_margin() -> None:
     assert budget.slurm_minutes(540) == 10  # 9 min + 1 min margin
     assert budget.slurm_minutes(3600) == 66  # 1 h + 10%
     assert budget.slurm_minutes(1) == 2
+
+
+@pytest.mark.parametrize(("whole", "later", "said"), [
+    ((), ("a", "b"), "no study fits whole; then, while the time lasts: a, b"),
+    (("a",), ("b",), "a first, whole (~30 s); then, while the time lasts: b"),
+    (("a", "b"), (), "the whole plan fits (~90 s estimated)"),
+])
+def test_the_budget_line_says_what_fits_after_the_probe(whole: tuple[str, ...],
+                                                        later: tuple[str, ...], said: str) -> None:
+    """The line ``bench run`` and ``--dry-run`` print: the room is what the probe left, so a
+    plan shorter than the budget can still fit no study whole, and the line must not read
+    as if the budget were too small for nothing."""
+    line = budget.fit_line(budget.StudyFit(whole, later, 30.0, 90.0), 50.0, 35.0)
+    assert line.startswith("budget 50 s (35 s left after the probe)")
+    assert line.endswith(said)
