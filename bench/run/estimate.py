@@ -191,8 +191,7 @@ def energy_window(cell: Cell, st: Settings) -> Settings:
     CPU's RAPL counters are rarely readable, so its cells are planned without it)."""
     if cell.device != "cuda" or cell.kind == "repro" or st.min_time_s >= ENERGY_MIN_WINDOW_S:
         return st
-    return replace(st, min_time_s=ENERGY_MIN_WINDOW_S,
-                   max_time_s=max(st.max_time_s, ENERGY_MIN_WINDOW_S))
+    return st.lasting(ENERGY_MIN_WINDOW_S)
 
 
 def replicate_s(cell: Cell, st: Settings, cores: int, skipped: bool = False,

@@ -15,7 +15,7 @@ import pytest
 
 from bench.run.child import nvml, rapl, telemetry
 from bench.run.child.worker import energy_settings
-from bench.run.matrix import Settings
+from bench.run.matrix import LASTING_MAX_ITERS, Settings
 from bench.run.protocol import Metrics
 
 
@@ -204,6 +204,11 @@ def test_the_window_is_extended_only_where_energy_is_measured() -> None:
     longer, note = energy_settings(short, rapl.RaplMeter([]))
     assert longer.min_time_s == longer.max_time_s == telemetry.MIN_WINDOW_S
     assert "extended from 0.5 s to at least 1 s" in note
+    # the time bounds the window, not the count: 300 iterations of an H200's 1.6 ms matmul
+    # ended it at 0.5 s
+    assert longer.max_iters == LASTING_MAX_ITERS > short.max_iters
+    assert energy_settings(Settings(min_time_s=2.0), rapl.RaplMeter([]))[0] == \
+        Settings(min_time_s=2.0)
 
 
 def test_a_real_cpu_replicate_reads_rapl_over_its_timed_window_only(
@@ -239,8 +244,9 @@ def test_a_real_cpu_replicate_reads_rapl_over_its_timed_window_only(
         while (pkg / "energy_uj").read_text().strip() == "0":  # the writer has begun
             assert writer.poll() is None, "the counter's writer ended"
             time.sleep(0.01)
-        record = worker.run_task(new_task("measure", cell, Settings(
-            min_iters=3, min_time_s=0.2, max_time_s=0.3, warmup_iters=0), 0, tmp_path))
+        record = worker.run_task(new_task("measure", cell, Settings(  # 20 iterations: 0.1 s
+            min_iters=3, min_time_s=0.2, max_time_s=0.3, max_iters=20, warmup_iters=0), 0,
+            tmp_path))
     finally:
         writer.kill()
         writer.wait()

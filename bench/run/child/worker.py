@@ -32,7 +32,6 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -174,7 +173,7 @@ def energy_settings(settings: Settings, meter: telemetry.Meter) -> tuple[Setting
         return settings, ""
     note = (f"steady window extended from {settings.min_time_s:g} s to at least {least:g} s "
             "for the energy counter")
-    return replace(settings, min_time_s=least, max_time_s=max(settings.max_time_s, least)), note
+    return settings.lasting(least), note
 
 
 def _timed_window(torch: Any, task: Task, record: Record, step: Callable[[int], Any],
