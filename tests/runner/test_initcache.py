@@ -55,22 +55,47 @@ def test_without_a_folder_or_with_a_torn_file_it_builds_as_before(tmp_path: Path
     assert calls == [1]
 
 
-def test_a_model_whose_state_dict_leaves_a_buffer_behind_is_built(tmp_path: Path,
-                                                                  monkeypatch: Any) -> None:
-    class Odd(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.lin = torch.nn.Linear(2, 2)
-            self.register_buffer("index", torch.arange(3), persistent=False)
+class Indexed(torch.nn.Module):
+    """A model with a buffer its state dict does not hold (as some torchvision models have)."""
 
-    monkeypatch.setattr(torchvision.models, "get_model", lambda name, weights=None: Odd())
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 2)
+        self.register_buffer("index", torch.arange(3) * 5, persistent=False)
+
+
+def test_the_whole_module_is_kept_with_the_buffers_its_state_dict_leaves_out(
+        tmp_path: Path) -> None:
     calls = []
 
     def build() -> Any:
         calls.append(1)
-        return Odd()
+        return Indexed()
+
+    first = initcache.cached_build(torch, "indexed", tmp_path, build)
+    again = initcache.cached_build(torch, "indexed", tmp_path, build)
+    assert calls == [1], "loaded, not built again"
+    assert torch.equal(again.index, first.index) and not again.index.is_meta
+    assert _same(first, again) and again is not first
+    # a file of another model's name is not taken for this one
+    (tmp_path / "other.pt").write_bytes((tmp_path / "indexed.pt").read_bytes())
+    initcache.cached_build(torch, "other", tmp_path, build)
+    assert calls == [1, 1]
+
+
+def test_a_model_that_does_not_pickle_is_built_by_every_replicate(tmp_path: Path) -> None:
+    class Local(torch.nn.Module):  # a class defined in a function cannot be pickled
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = torch.nn.Linear(2, 2)
+
+    calls = []
+
+    def build() -> Any:
+        calls.append(1)
+        return Local()
 
     for _ in range(2):
-        model = initcache.cached_build(torch, "odd", tmp_path, build)
-        assert not model.index.is_meta
-    assert calls == [1, 1], "its state cannot stand for it: built every time"
+        initcache.cached_build(torch, "local", tmp_path, build)
+    assert calls == [1, 1]
+    assert list(tmp_path.iterdir()) == [], "no file, torn or whole, is left"

@@ -9,8 +9,12 @@ first child to build a model saves them, with the random-number state the build 
 synthetic inputs are drawn next), and later children load both: the same weights, the same
 inputs, bit for bit, without the fills.
 
-The files live in the run's scratch folder and go with it. A model whose state cannot stand
-for it (a buffer the state dict does not hold stays on the meta device) is built as before.
+The whole module is saved, not only its state dict: a state dict needs the model built again
+(on the meta device) to load into, and that constructor's Python was half the load (ResNet-50:
+0.12-0.14 s against 0.08 s for the whole module, on a 2-core VM). Unpickling a module runs
+code its file names, so only the files this run's children wrote, in the run's private
+scratch folder, are read so. A model that does not pickle is built by every replicate, as
+before.
 """
 
 from __future__ import annotations
@@ -31,18 +35,16 @@ def cached_build(torch: Any, name: str, folder: Path | None, build: Any) -> Any:
         if loaded is not None:
             return loaded
     model = build()
-    _save(torch, model, path)
+    _save(torch, name, model, path)
     return model
 
 
 def _load(torch: Any, name: str, path: Path) -> Any | None:
-    import torchvision
-
-    try:
-        saved = torch.load(path, weights_only=True)
-        with torch.device("meta"):
-            model = torchvision.models.get_model(name, weights=None)
-        model.load_state_dict(saved["state"], assign=True)
+    try:  # a file this run wrote (the module's docstring): not a foreign checkpoint
+        saved = torch.load(path, weights_only=False)
+        model = saved["model"]
+        if saved.get("name") != name or not isinstance(model, torch.nn.Module):
+            return None
     except Exception:  # a torn or foreign file: build as before
         return None
     if any(t.is_meta for t in (*model.parameters(), *model.buffers())):
@@ -51,12 +53,13 @@ def _load(torch: Any, name: str, path: Path) -> Any | None:
     return model
 
 
-def _save(torch: Any, model: Any, path: Path) -> None:
-    """Best effort: a folder that cannot take the file only costs later replicates a build."""
+def _save(torch: Any, name: str, model: Any, path: Path) -> None:
+    """Best effort: a folder that cannot take the file, or a model that does not pickle, only
+    costs later replicates a build."""
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    with contextlib.suppress(OSError, RuntimeError):
+    with contextlib.suppress(Exception):
         path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save({"state": model.state_dict(), "rng": torch.get_rng_state()}, tmp)
+        torch.save({"name": name, "model": model, "rng": torch.get_rng_state()}, tmp)
         os.replace(tmp, path)
     with contextlib.suppress(OSError):
         tmp.unlink()
