@@ -4,14 +4,14 @@ Why: a shared machine does not run at one speed. The same 2-core cloud VM, with 
 fingerprint, ran the ``cpu`` profile's cells 10-25% faster on one day than on another, so an
 estimate learned from the slower day's rows was 30% too long. Every ``cpu``, ``gpu`` and
 ``full`` run measures this CPU's fp32 matmul ceiling (``REFERENCE``); the probe times the same
-cell again, for about two seconds, before anything is planned (``measure``), and the learned costs of each
-CPU cell are scaled by how much faster or slower it runs now than in the run they come from
-(``bench.run.learned``). The figure compared is the steady p10 (the fastest tenth of the
-iterations), not the median: bursts of contention move the median more. Over seven committed
-runs of that VM (of older fingerprints) against the run of 2026-12-03, the p10 ratio came
-3-11% under the ratio of their common cells' wall times; the median ratio 15-22% under.
-It is measured only where there is such a run to compare with: a machine without history
-pays nothing. CUDA cells are not scaled: a CPU's pace says nothing of its GPU's.
+cell again, for about two seconds, before anything is planned (``measure``), and the learned
+costs of each CPU cell are scaled by how much faster or slower it runs now than in the run they
+come from (``bench.run.learned``). The figure compared is the steady p10 (the fastest tenth of
+the iterations), not the median: bursts of contention move the median more. Over seven
+committed runs of that VM (of older fingerprints) against the run of 2026-12-03, the p10 ratio
+came 3-11% under the ratio of their common cells' wall times; the median ratio 15-22% under. It
+is measured only where there is such a run to compare with: a machine without history pays
+nothing. CUDA cells are not scaled: a CPU's pace says nothing of its GPU's.
 
 The pace is kept in the run's env.json (``ENV_KEY``), outside the fingerprint, as the moment
 it was measured at is.
