@@ -163,8 +163,9 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
           f"{len(todo)} processes to run, {len(session.jobs) - len(todo)} already done, "
           f"~{eta / 60:.1f} min estimated; writing to {session.out}", file=stream)
     if again := [j for j in todo if j.key in session.again]:
-        print(f"{len(again)} replicate{'s' if len(again) > 1 else ''} that failed in an "
-              "earlier sitting run again last, each expected to take what it took then: "
+        many = len(again) > 1
+        print(f"{len(again)} replicate{'s' if many else ''} that failed in an earlier sitting "
+              f"{'run' if many else 'runs'} again last, expected to take what it took then: "
               + ", ".join(f"{j.cell.name} #r{j.replicate} (~{shown(seconds[j.key])})"
                           for j in again[:3]) + (" ..." if len(again) > 3 else ""),
               file=stream)

@@ -225,6 +225,6 @@ def test_a_replicate_that_failed_in_an_earlier_sitting_runs_again_last(tmp_path:
     err = io.StringIO()
     launcher = FakeLauncher()
     assert session.execute(again, launcher, probe, progress=False, stream=err).code == 0
-    assert "1 replicate that failed in an earlier sitting run again last" in err.getvalue()
+    assert "1 replicate that failed in an earlier sitting runs again last" in err.getvalue()
     assert launcher.launched[-1].task.cell.cell_id == stuck.cell.cell_id
     assert launcher.launched[-1].task.replicate == stuck.replicate
