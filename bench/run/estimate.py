@@ -189,7 +189,7 @@ def energy_window(cell: Cell, st: Settings) -> Settings:
     """The stopping rule as the child runs it on a CUDA device, whose energy NVML measures:
     a steady window of at least ``ENERGY_MIN_WINDOW_S`` (``child.worker.energy_settings``; a
     CPU's RAPL counters are rarely readable, so its cells are planned without it)."""
-    if cell.device != "cuda" or cell.kind == "repro" or st.min_time_s >= ENERGY_MIN_WINDOW_S:
+    if cell.device != "cuda" or cell.kind == "repro":
         return st
     return st.lasting(ENERGY_MIN_WINDOW_S)
 

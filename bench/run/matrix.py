@@ -169,8 +169,8 @@ class Settings:
     def lasting(self, least_s: float) -> Settings:
         """The stopping rule with a steady window of at least ``least_s``: what an energy
         counter needs (``schema.ENERGY_MIN_WINDOW_S``). The time now bounds the window, not
-        the iteration count, which rises to ``LASTING_MAX_ITERS``: at the default 300 an H200's
-        8192 bf16 matmul (1.6 ms) stopped at 0.5 s and its 2 GiB copy at 0.3 s."""
+        the iteration count, which rises to ``LASTING_MAX_ITERS``: at the gpu profile's 300, an
+        H200's 8192 bf16 matmul (1.6 ms) stopped at 0.5 s and its 2 GiB copy at 0.3 s."""
         if self.min_time_s >= least_s:
             return self
         return replace(self, min_time_s=least_s, max_time_s=max(self.max_time_s, least_s),
