@@ -592,10 +592,17 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     past their deadlines. The lock lives beside the workers' temporary folders."""
     import fcntl
 
-    with open(tmp_path_factory.getbasetemp().parent / "slurm.lock", "a+b") as lock:
+    # this session's folder, shared by its xdist workers (without xdist, the session's own)
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    with open(shared / "slurm.lock", "a+b") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        why = _slurm_ready()
+        # One wait for a cluster that is not there is enough: the tests after it (on either
+        # worker) read why from the file the first one left, instead of waiting a minute each.
+        said = shared / "slurm.none"
+        why = said.read_text() if said.exists() else _slurm_ready()
         if why:
+            said.write_text(why)
             if os.environ.get("CI"):
                 pytest.fail(f"the Slurm tests must run under CI: {why}")
             pytest.skip(why)
