@@ -132,7 +132,8 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
     try:
         opened = session.open_run(profile, probe, jobs, reports=Path(args.reports),
                                   out=args.out, resume=args.resume, run_id=args.run_id,
-                                  shard=shard)
+                                  shard=shard,
+                                  budget_s=budget.total_s if budget is not None else None)
     except session.SessionError as exc:
         return fail(str(exc))
     ending.out = opened.out

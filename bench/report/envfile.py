@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "flag_defaults": (dict,),
     "bench": (dict,),
     "plan": (dict,),
+    "sittings": (list,),
 }
 #: The nested keys the report reads (the machine summary), and their JSON types; null is
 #: allowed, as for a fact the probe could not find.
@@ -57,6 +59,9 @@ _NESTED: dict[str, dict[str, tuple[type, ...]]] = {
 }  # bench.workload_version is read leniently: text that is no number counts as version 1
 _GPU: dict[str, tuple[type, ...]] = {"name": (str,), "total_memory_bytes": (int,),
                                      "driver": (str,)}
+#: The keys of one sitting's record (``bench.run.source``) the report reads.
+_SITTING: dict[str, tuple[type, ...]] = {"sitting": (int,), "started_at": (str,),
+                                         "code": (str,), "commit": (str,)}
 _WORDS = {str: "a string", int: "an integer", dict: "an object", list: "a list"}
 
 
@@ -64,9 +69,14 @@ def _wrong(value: Any, types: tuple[type, ...]) -> bool:
     return value is not None and (isinstance(value, bool) or not isinstance(value, types))
 
 
-def _line_of(text: str, key: str) -> int:
-    """The line where ``key`` is first written (1 when it cannot be found)."""
-    found = re.search(rf'^\s*"{re.escape(key)}"\s*:', text, re.MULTILINE)
+def _line_of(text: str, key: str, within: str = "") -> int:
+    """The line where ``key`` is first written, after the key ``within`` where one is named
+    (1 when it cannot be found)."""
+    start = 0
+    if within:
+        outer = re.search(rf'^\s*"{re.escape(within)}"\s*:', text, re.MULTILINE)
+        start = outer.start() if outer else 0
+    found = re.compile(rf'^\s*"{re.escape(key)}"\s*:', re.MULTILINE).search(text, start)
     return text.count("\n", 0, found.start()) + 1 if found else 1
 
 
@@ -82,15 +92,25 @@ def _type_problem(env: dict[str, Any], text: str) -> tuple[int, str] | None:
         for key, types in keys.items():
             value = (env.get(part) or {}).get(key)
             if _wrong(value, types):
-                return _line_of(text, key), (f"{part}.{key} must be {_WORDS[types[0]]}, not "
-                                             f"{type(value).__name__} {value!r:.40}")
-    for i, gpu in enumerate(env.get("gpus") or []):
-        if not isinstance(gpu, dict):
-            return _line_of(text, "gpus"), f"gpus[{i}] must be an object, not {gpu!r:.40}"
-        for key, types in _GPU.items():
-            if _wrong(gpu.get(key), types):
-                return _line_of(text, key), (f"gpus[{i}].{key} must be {_WORDS[types[0]]}, not "
-                                             f"{type(gpu[key]).__name__} {gpu[key]!r:.40}")
+                return _line_of(text, key, within=part), (
+                    f"{part}.{key} must be {_WORDS[types[0]]}, not "
+                    f"{type(value).__name__} {value!r:.40}")
+    return (_items_problem(env, text, "gpus", _GPU)
+            or _items_problem(env, text, "sittings", _SITTING))
+
+
+def _items_problem(env: dict[str, Any], text: str, key: str,
+                   types: dict[str, tuple[type, ...]]) -> tuple[int, str] | None:
+    """The first item of the list ``env[key]`` that is no object, or holds a key of
+    ``types`` with a value of another type."""
+    for i, item in enumerate(env.get(key) or []):
+        if not isinstance(item, dict):
+            return _line_of(text, key), f"{key}[{i}] must be an object, not {item!r:.40}"
+        for name, allowed in types.items():
+            if _wrong(item.get(name), allowed):
+                return _line_of(text, name, within=key), (
+                    f"{key}[{i}].{name} must be {_WORDS[allowed[0]]}, not "
+                    f"{type(item[name]).__name__} {item[name]!r:.40}")
     return None
 
 
@@ -132,3 +152,22 @@ def read_env(path: Path) -> dict[str, Any]:
                 "another run? env.json must be the one its run wrote",
             )
     return env
+
+
+@dataclass(frozen=True)
+class SittingCode:
+    """The measuring code one sitting of a run ran, as env.json records it
+    (``bench.run.source``)."""
+
+    number: int
+    code: str  # the digest of the measuring files
+    commit: str = ""  # the git commit, where it could be named
+
+
+def sitting_codes(env: dict[str, Any] | None) -> tuple[SittingCode, ...]:
+    """env.json's sitting records that name their sitting and code (``read_env`` checked
+    their types), by sitting."""
+    found = {r["sitting"]: SittingCode(r["sitting"], r["code"], r.get("commit") or "")
+             for r in (env or {}).get("sittings") or []
+             if isinstance(r.get("sitting"), int) and r.get("code")}
+    return tuple(found[n] for n in sorted(found))

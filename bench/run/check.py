@@ -24,7 +24,9 @@ DIR`` prints them and exits non-zero if any check failed. Checks:
 - the folder is one the report will load: no zero-byte results.csv or samples.csv (a run
   killed as it created it); every block of samples has a row, and an ok one (samples that no
   row commits were left by a kill between the samples and the row), and is that row's only
-  block of its attempt; every ok model or ceiling row has its samples.
+  block of its attempt; every ok model or ceiling row has its samples;
+- the run's sittings (``--resume``) that wrote rows ran the same measuring code, where
+  env.json records it.
 
 The rules on samples (which block is a row's, its count and median, drift) are
 ``bench.consistency``'s, which the report's loader and statistics apply too: the two sides
@@ -34,6 +36,7 @@ cannot disagree about the same folder.
 from __future__ import annotations
 
 import csv
+import json
 import statistics
 from collections import defaultdict
 from collections.abc import Iterator
@@ -41,7 +44,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import consistency as rules
-from bench.schema import ENERGY_MIN_WINDOW_S, FIGURE_COLUMNS, RESULTS_FILE, SAMPLES_FILE
+from bench.schema import (
+    ENERGY_MIN_WINDOW_S,
+    ENV_FILE,
+    FIGURE_COLUMNS,
+    RESULTS_FILE,
+    SAMPLES_FILE,
+)
 
 Row = dict[str, str]
 Key = tuple[str, str, str]
@@ -282,6 +291,30 @@ def check_rows_and_samples(rows: list[Row], blocks: list[Block]) -> Iterator[Ano
                           f"status ok but {SAMPLES_FILE} has no samples for it")
 
 
+def check_sittings(run_dir: Path, rows: list[Row]) -> Iterator[Anomaly]:
+    """Sittings of one run (``--resume``) that ran different measuring code, as env.json's
+    sitting records say (``bench.run.source``): their rows are pooled as one run, so the
+    publisher should know which code measured which."""
+    try:
+        env = json.loads((run_dir / ENV_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # the report's loader names a missing or broken env.json
+    records = env.get("sittings") if isinstance(env, dict) else None
+    codes = {r["sitting"]: str(r.get("code")) for r in records or []
+             if isinstance(r, dict) and type(r.get("sitting")) is int} \
+        if isinstance(records, list) else {}
+    wrote: defaultdict[int, int] = defaultdict(int)
+    for r in rows:
+        wrote[_int(r.get("sitting"))] += 1
+    used = {n: code for n, code in sorted(codes.items()) if wrote.get(n)}
+    if len(set(used.values())) > 1:
+        yield Anomaly("measuring code", f"{run_dir / ENV_FILE}:1",
+                      "its sittings ran different measuring code, pooled as one run: "
+                      + "; ".join(f"sitting {n} {code} ({wrote[n]} "
+                                  f"row{'' if wrote[n] == 1 else 's'})"
+                                  for n, code in used.items()))
+
+
 def _read(path: Path) -> list[Row]:
     with open(path, newline="", encoding="utf-8") as f:
         rows = []
@@ -302,10 +335,12 @@ def check_run(run_dir: Path) -> tuple[int, list[Anomaly]]:
     findings = [*check_order(rows, samples), *check_cold(rows), *check_throughput(rows, shapes),
                 *check_ceiling(rows), *check_flags(rows), *check_drift(rows, samples),
                 *check_telemetry(rows), *check_cache(rows), *check_empties(rows),
-                *check_files(run_dir), *check_rows_and_samples(rows, blocks)]
+                *check_files(run_dir), *check_rows_and_samples(rows, blocks),
+                *check_sittings(run_dir, rows)]
     return len(rows), findings
 
 
 CHECKS = ("p10<=median<=p90", "samples", "cold pass", "samples/s", "TFLOP/s < ceiling",
           "effective flags", "steady drift", "throttled", "energy window", "kernel cache",
-          "failed rows", "ok rows", "files", "samples without a row", "rows without samples")
+          "failed rows", "ok rows", "files", "samples without a row", "rows without samples",
+          "measuring code")

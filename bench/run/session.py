@@ -17,7 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from bench.run import estimate, hooks, identity, learned, matrix, runid, runner, usermodels
+from bench.run import (
+    estimate,
+    hooks,
+    identity,
+    learned,
+    matrix,
+    runid,
+    runner,
+    source,
+    usermodels,
+)
 from bench.run.breakdown import JobTiming
 from bench.run.budget import Budget, Ending, budget_order, ending, fit_line, fit_studies, shown
 from bench.run.launch import Launcher
@@ -71,22 +81,51 @@ def retried_last(jobs: Sequence[Job], again: AbstractSet[tuple[str, str, int]]) 
     return [j for j in jobs if j.key not in again] + [j for j in jobs if j.key in again]
 
 
-def next_sitting(rows: Sequence[Mapping[str, str]]) -> int:
-    """The sitting a resume is: one after the latest its rows name (rows of a schema that did
-    not record it count as one sitting)."""
-    if not rows:
+def next_sitting(rows: Sequence[Mapping[str, str]],
+                 records: Sequence[Mapping[str, Any]] = ()) -> int:
+    """The sitting a resume is: one after the latest its rows or env.json's sitting records
+    name (rows of a schema that did not record it count as one sitting)."""
+    if not rows and not records:
         return 1
     found = [int(r["sitting"]) for r in rows if str(r.get("sitting") or "").isdigit()]
+    found += [r["sitting"] for r in records if type(r.get("sitting")) is int]
     return max(found, default=1) + 1
+
+
+def sittings_of(env: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """env.json's records of the run's sittings (``bench.run.source``); those that are not
+    objects are left out, and a file written before sittings were recorded has none."""
+    records = (env or {}).get("sittings")
+    return [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
+
+
+def record_sitting(store: RunStore, env: Mapping[str, Any], number: int,
+                   budget_s: float | None, stream: TextIO) -> dict[str, Any]:
+    """Add this sitting's record to env.json (rewritten whole and atomically; every other key
+    is kept as the first sitting wrote it) and say when its code differs from the last
+    recorded sitting's; the env.json written."""
+    earlier = sittings_of(env)
+    this = source.record(number, source.now(), budget_s)
+    if earlier and earlier[-1].get("code") != this["code"]:
+        print(f"sitting {number} runs other measuring code ({this['code']}) than sitting "
+              f"{earlier[-1].get('sitting')} ({earlier[-1].get('code')}); the machine page "
+              "and bench check will say which rows each measured", file=stream)
+    written = {**env, "sittings": [*earlier, this]}
+    store.write_env(written, replace=True)
+    return written
 
 
 def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
              out: str | None = None, resume: bool = False, run_id: str | None = None,
-             shard: dict[str, str] | None = None) -> Session:
+             shard: dict[str, str] | None = None, budget_s: float | None = None,
+             stream: TextIO | None = None) -> Session:
     """The run folder for ``jobs``: ``out``, or the newest run of this profile (``resume``), or a
-    new ``REPORTS/<machine>/<run-id>`` (``run_id``, or a new one); its env.json written once
-    (with ``shard``, which part of a cluster run it is), then its CSVs opened. A start that
-    fails (a full disk) removes what it created, so the same command can simply be rerun."""
+    new ``REPORTS/<machine>/<run-id>`` (``run_id``, or a new one); its env.json written by the
+    first sitting (with ``shard``, which part of a cluster run it is), then its CSVs opened.
+    Each sitting that has jobs to run adds its record to env.json (``record_sitting``: when,
+    with what ``budget_s``, which code). A start that fails (a full disk) removes what it
+    created, so the same command can simply be rerun."""
+    stream = stream or sys.stderr
     env = dict(probe.env)
     if out:
         folder = Path(out)
@@ -119,18 +158,27 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
                                   rows=store.existing_rows())
             identity.check_shard(old, (shard or {}).get("spec"), store.env_path)
             usermodels.check_resume(old, env, str(folder))
+        if not resume:
+            env["sittings"] = [source.record(1, source.now(), budget_s)]
         rows = store.start(env, new_run=not resume)  # a start that fails leaves nothing
     except (SchemaError, ProfileError, StoreError) as exc:
         raise SessionError(str(exc)) from None
     for moved in store.aside:
         print(f"set aside {moved}: the end of a file that a killed run left without its "
-              "whole record", file=sys.stderr)
+              "whole record", file=stream)
     if not resume:
         return Session(folder, store, env, jobs, set(), learned.history(reports, env))
     fp = env["fingerprint_id"]
-    return Session(folder, store, env, jobs, completed_keys(rows, fp),
-                   learned.history(reports, env), next_sitting(rows),
-                   earlier_seconds(rows, fp), retries(rows, fp))
+    opened = Session(folder, store, env, jobs, completed_keys(rows, fp),
+                     learned.history(reports, env), next_sitting(rows, sittings_of(old)),
+                     earlier_seconds(rows, fp), retries(rows, fp))
+    if opened.todo:  # a resume with nothing left is no sitting
+        try:
+            record_sitting(store, old if old is not None else env, opened.sitting, budget_s,
+                           stream)
+        except StoreError as exc:
+            raise SessionError(str(exc)) from None
+    return opened
 
 
 @dataclass(frozen=True)
@@ -189,6 +237,19 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
     left = ending(session.jobs, session.done | run.finished, budget.total_s, run.budget_stop,
                   seconds) if budget is not None and not code else None
     return Ended(code, dict(run.counts), run.store_error, left)
+
+
+def run_new(profile: Profile, probe: Probe, jobs: list[Job], launcher: Launcher, *,
+            reports: Path, out: str | None, command: str) -> tuple[Path, Ended]:
+    """A run that is always new (``bench advise``: its verdicts are this run's alone): refuse
+    an ``out`` that holds results (``SessionError``, naming ``command``), then open and run it
+    all; its folder and how it ended."""
+    if out and RunStore(Path(out)).exists():
+        raise SessionError(f"{out} already holds results; {command} always starts a new run: "
+                           f"choose another --out, or leave --out out for a new folder under "
+                           f"{reports}")
+    opened = open_run(profile, probe, jobs, reports=reports, out=out)
+    return opened.out, execute(opened, launcher, probe)
 
 
 def summary(code: int, counts: dict[str, int], out: Path) -> str:

@@ -218,8 +218,8 @@ class RunStore:
             raise
 
     def write_env(self, env: Mapping[str, Any], replace: bool = False) -> None:
-        """env.json is written once, atomically, when the run starts; never rewritten (but see
-        ``replace`` in ``start``)."""
+        """env.json is written atomically when the run starts (see ``replace`` in ``start``);
+        a resume only rewrites it to add its sitting's record (``session.record_sitting``)."""
         if self.env_path.exists() and not replace:
             return
         text = json.dumps(env, indent=2, sort_keys=True) + "\n"

@@ -158,6 +158,8 @@ def test_a_zero_byte_file_is_a_problem_not_an_index_error(write_tree: Any, name:
     ("torch", [], "torch must be an object, not list []"),
     ("gpus", ["H200"], "gpus[0] must be an object, not 'H200'"),
     ("planned_rows", "3", "planned_rows must be an integer"),
+    ("sittings", {"1": "x"}, "sittings must be a list, not dict"),
+    ("sittings", ["x"], "sittings[0] must be an object, not 'x'"),
 ])
 def test_a_wrongly_typed_env_json(write_tree: Any, field: str, value: object,
                                   words: str) -> None:
@@ -178,6 +180,8 @@ def test_a_wrongly_typed_env_json(write_tree: Any, field: str, value: object,
     ("torch", "version", 5, "torch.version must be a string, not int 5"),
     ("gpus", "name", 5, "gpus[0].name must be a string, not int 5"),
     ("gpus", "total_memory_bytes", True, "gpus[0].total_memory_bytes must be an integer"),
+    ("sittings", "sitting", "1", "sittings[0].sitting must be an integer, not str '1'"),
+    ("sittings", "code", 7, "sittings[0].code must be a string, not int 7"),
 ])
 def test_a_wrongly_typed_fact_inside_env_json(write_tree: Any, part: str, key: str,
                                               value: object, words: str) -> None:
@@ -186,9 +190,14 @@ def test_a_wrongly_typed_fact_inside_env_json(write_tree: Any, part: str, key: s
     root, run = _tree(write_tree)
     env_path = run / "env.json"
     env = json.loads(env_path.read_text())
-    (env[part][0] if part == "gpus" else env[part])[key] = value
+    env.setdefault("sittings", [{"sitting": 1, "code": "ab12", "commit": None}])
+    (env[part][0] if part in ("gpus", "sittings") else env[part])[key] = value
+    # a key of the same name earlier in the file ("code" under flag_defaults, say) is not it
+    env["flag_defaults"] = {"code": 1, "sitting": 1, **env.get("flag_defaults", {})}
     env_path.write_text(json.dumps(env, indent=2, sort_keys=True))
-    line = next(i for i, text in enumerate(env_path.read_text().splitlines(), 1)
+    lines = env_path.read_text().splitlines()
+    start = next(i for i, text in enumerate(lines) if text.strip().startswith(f'"{part}"'))
+    line = next(i for i, text in enumerate(lines[start:], start + 1)
                 if text.strip().startswith(f'"{key}"'))
     _refused(root, env_path, line, words)
 

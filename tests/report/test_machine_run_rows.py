@@ -42,3 +42,31 @@ def test_a_run_made_in_two_sittings_says_when_each_was(write_tree: Any, tmp_path
     assert ("Run r1 was made in 2 sittings (a budgeted run and its resumes): "
             "2026-12-01 12:30–12:31 (3 rows), 2026-12-02 09:00–09:05 (3 rows), UTC.") in text
     assert "Run r2 was made" not in text
+
+
+def _two_sittings(write_tree: Any, tmp_path: Path, records: list[dict[str, Any]]) -> str:
+    """The machine page of a run made in three sittings whose env.json holds ``records``."""
+    env = {**env_for("box", "r1"), "planned_rows": 9, "sittings": records}
+    rows = [cell(env, axes(batch_size=b), [0.1] * 3, sitting=n,
+                 started_at=f"2026-12-0{n}T12:30:00Z", ended_at=f"2026-12-0{n}T12:31:00Z")
+            for n, b in ((1, 2), (2, 4), (3, 8))]
+    root = write_tree([(env, [r for rs in rows for r in rs], [])])
+    generated = tmp_path / "docs" / "generated"
+    render_tree(root, generated)
+    return (generated / "machines" / "box.md").read_text(encoding="utf-8")
+
+
+def test_sittings_that_ran_other_code_are_named(write_tree: Any, tmp_path: Path) -> None:
+    """Which measuring code each sitting ran (env.json's records): one sentence when all ran
+    the same, and which sittings ran which when they differ or some predate the record."""
+    same = [{"sitting": n, "code": "aaaa", "commit": "c1"} for n in (1, 2, 3)]
+    assert "Every sitting ran the same measuring code (aaaa, commit c1)." in \
+        _two_sittings(write_tree, tmp_path / "same", same)
+    other = [same[0], {**same[1], "code": "bbbb", "commit": None}, same[2]]
+    assert ("Its sittings ran different measuring code, pooled as one run: sitting 1 aaaa, "
+            "commit c1; sitting 2 bbbb; sitting 3 aaaa, commit c1.") in \
+        _two_sittings(write_tree, tmp_path / "other", other)
+    late = [{"sitting": 3, "code": "bbbb"}]  # sittings 1-2 ran before the record was kept
+    assert "Measuring code: sittings 1–2 not recorded; sitting 3 bbbb." in \
+        _two_sittings(write_tree, tmp_path / "late", late)
+    assert "measuring code" not in _two_sittings(write_tree, tmp_path / "none", [])

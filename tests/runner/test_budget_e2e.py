@@ -1,7 +1,8 @@
 """A budgeted run on a real CPU: it stops cleanly inside its budget (plus the replicate under
 way), exit 0, with the resume line; the folder, copied to a second checkout of the same
 fingerprint, resumes there and completes; the merged run holds every planned row once, in two
-sittings, and ``bench check`` is clean. A copy resumed under another fingerprint is refused in
+sittings, each recorded with the code it ran, and ``bench check`` is clean but for the code the
+second checkout changed. A copy resumed under another fingerprint is refused in
 one line naming the facts that differ."""
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def test_a_budgeted_run_stops_in_time_and_a_copy_resumes_it_elsewhere(tmp_path: 
     assert hint.endswith(f"--out {first} --budget {BUDGET_S:g}s --resume"), hint
 
     second = _checkout(tmp_path / "checkout")
+    with open(second / "bench" / "run" / "budget.py", "a", encoding="utf-8") as f:
+        f.write("# a change in the second checkout's measuring code\n")
     copy = tmp_path / "elsewhere" / "run"
     shutil.copytree(first, copy)
     done = subprocess.run(
@@ -64,12 +67,20 @@ def test_a_budgeted_run_stops_in_time_and_a_copy_resumes_it_elsewhere(tmp_path: 
     keys = [(r["kind"], r["cell_id"], r["replicate"]) for r in merged if r["status"] == "ok"]
     assert len(keys) == len(set(keys)) == len(planned), "every planned row once"
     assert {r["sitting"] for r in merged} == {"1", "2"}
+    # env.json keeps the first sitting's facts and a record of each sitting: its budget and
+    # the code it ran (the copy has no git to name a commit)
+    one, two = json.loads((copy / "env.json").read_text())["sittings"]
+    assert (one["sitting"], one["budget_s"], two["sitting"], two["budget_s"]) == (1, BUDGET_S,
+                                                                                  2, None)
+    assert one["code"] != two["code"] and two["commit"] is None
+    assert f"sitting 2 runs other measuring code ({two['code']}) than sitting 1" in done.stderr
     check = run_cli("check", str(copy))
     failed = [ln.split(None, 1)[1].split(" (")[0] for ln in check.stdout.splitlines()
-              if ln.startswith("FAIL")]
+              if ln.lstrip().startswith("FAIL")]
     # the files, rows and samples of the two sittings agree; a drifting steady state is the
-    # tiny model's timing noise on a busy machine, not the resume's doing
-    assert set(failed) <= {"steady drift"}, check.stdout + check.stderr
+    # tiny model's timing noise on a busy machine, not the resume's doing; the code differs
+    assert "measuring code" in failed and set(failed) <= {"steady drift", "measuring code"}, \
+        check.stdout + check.stderr
 
 
 def test_a_copy_resumed_under_another_fingerprint_names_what_differs(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +166,27 @@ def test_the_gpu_fixture_has_one_throttled_replicate_and_no_short_energy_window(
     assert len(throttled) == 1 and "sw_power_cap 38%" in throttled[0].problem
     assert "resnet50 cuda train b128" in throttled[0].where and "#r2" in throttled[0].where
     assert not [f for f in findings if f.check == "energy window"]
+
+
+@pytest.mark.parametrize(("codes", "sittings", "found"), [
+    ({1: "aaaa", 2: "bbbb"}, (1, 2), True),   # two sittings with rows, two codes
+    ({1: "aaaa", 2: "aaaa"}, (1, 2), False),  # the same code
+    ({1: "aaaa", 2: "bbbb"}, (1, 1), False),  # sitting 2 ran and wrote nothing
+    ({2: "bbbb"}, (1, 2), False),             # sitting 1 predates the record: nothing to tell
+])
+def test_sittings_that_ran_other_measuring_code(tmp_path: Path, codes: dict[int, str],
+                                                sittings: tuple[int, int], found: bool) -> None:
+    """env.json's sitting records (``bench.run.source``) against the sittings that wrote rows."""
+    records = [{"sitting": n, "code": c, "commit": None} for n, c in codes.items()]
+    (tmp_path / "env.json").write_text(json.dumps({"sittings": [*records, "junk"]}))
+    rows = [_row(sitting=sittings[0]), _row(replicate=1, sitting=sittings[1])]
+    CsvAppender(tmp_path / "results.csv", RESULT_COLUMNS).append(rows)
+    CsvAppender(tmp_path / "samples.csv", SAMPLE_COLUMNS).append(
+        [{"cell_id": "c1", "replicate": r, "phase": "steady", "iter": i, "batch_size": 8,
+          "resolution": 224, "seconds": x} for r in (0, 1) for i, x in enumerate([0.1] * 3)])
+    _, findings = checks.check_run(tmp_path)
+    said = [f.problem for f in findings if f.check == "measuring code"]
+    assert bool(said) == found, said
+    if found:
+        assert said == ["its sittings ran different measuring code, pooled as one run: "
+                        "sitting 1 aaaa (1 row); sitting 2 bbbb (1 row)"]

@@ -228,3 +228,48 @@ def test_a_replicate_that_failed_in_an_earlier_sitting_runs_again_last(tmp_path:
     assert "1 replicate that failed in an earlier sitting runs again last" in err.getvalue()
     assert launcher.launched[-1].task.cell.cell_id == stuck.cell.cell_id
     assert launcher.launched[-1].task.replicate == stuck.replicate
+
+
+def test_each_sitting_is_recorded_in_env_json_and_a_finished_run_adds_none(
+        tmp_path: Path) -> None:
+    """env.json keeps the first sitting's facts and one record per sitting that had work:
+    when it began, its budget, the code it ran (``bench.run.source``)."""
+    import io
+    import json
+
+    from bench.run import session, source
+    from bench.run.matrix import load_profile, select
+    from bench.run.plan import plan
+    from bench.run.protocol import Probe
+
+    from .fakes import FakeLauncher
+
+    profile = select(load_profile("smoke"), ["modes"])
+    probe = Probe(dict(LIVE_ENV), ["mobilenet_v3_small"], False)
+    jobs = plan(profile)
+    out = tmp_path / "run"
+    first = session.open_run(profile, probe, jobs, reports=tmp_path, out=str(out),
+                             budget_s=90.0)
+    assert session.execute(first, FakeLauncher({2: "interrupt"}), probe,
+                           progress=False).code == 130
+    written = json.loads((out / "env.json").read_text())
+    [one] = written["sittings"]
+    assert (one["sitting"], one["budget_s"], one["code"]) == (1, 90.0, source.digest())
+
+    err = io.StringIO()
+    again = session.open_run(profile, probe, jobs, reports=tmp_path, out=str(out),
+                             resume=True, stream=err)
+    assert again.sitting == 2
+    now = json.loads((out / "env.json").read_text())
+    assert now["sittings"][0] == one and now["sittings"][1]["sitting"] == 2
+    assert now["sittings"][1]["budget_s"] is None
+    assert {k: v for k, v in now.items() if k != "sittings"} == \
+        {k: v for k, v in written.items() if k != "sittings"}, "the first sitting's facts"
+    assert "other measuring code" not in err.getvalue()
+    assert session.execute(again, FakeLauncher(), probe, progress=False).code == 0
+    assert {r["sitting"] for r in read_csv(out / "results.csv")} == {"1", "2"}
+
+    done = session.open_run(profile, probe, jobs, reports=tmp_path, out=str(out), resume=True)
+    assert not done.todo
+    assert len(json.loads((out / "env.json").read_text())["sittings"]) == 2, \
+        "a resume with nothing left is no sitting"

@@ -241,7 +241,33 @@ def sittings_text(rr: Any) -> str:
         parts.append(f"{_moment(s.started)}–{end[11:] if end[:10] == s.started[:10] else end} "
                      f"({s.rows} rows)")
     return (f"Run {rr.run.run_id} was made in {len(rr.sittings)} sittings (a budgeted run "
-            f"and its resumes): {', '.join(parts)}, UTC.")
+            f"and its resumes): {', '.join(parts)}, UTC.{code_text(rr.sittings)}")
+
+
+def _numbered(numbers: list[int]) -> str:
+    """``sitting 3``, ``sittings 1–2``: consecutive sittings, as the sentence names them."""
+    return (f"sitting {numbers[0]}" if len(numbers) == 1
+            else f"sittings {numbers[0]}–{numbers[-1]}")
+
+
+def code_text(sittings: Any) -> str:
+    """`` Every sitting ran the same measuring code (c2858adbbeb7, commit e6f3e23).``, or which
+    code each run of sittings ran when they differ; empty when no sitting recorded it."""
+    if not any(s.code for s in sittings):
+        return ""
+    groups: list[tuple[str, list[int]]] = []
+    for s in sittings:
+        name = (f"{s.code}, commit {s.commit}" if s.commit else s.code) if s.code \
+            else "not recorded"
+        if groups and groups[-1][0] == name:
+            groups[-1][1].append(s.number)
+        else:
+            groups.append((name, [s.number]))
+    if len(groups) == 1:
+        return f" Every sitting ran the same measuring code ({groups[0][0]})."
+    lead = ("Its sittings ran different measuring code, pooled as one run"
+            if len({s.code for s in sittings if s.code}) > 1 else "Measuring code")
+    return f" {lead}: " + "; ".join(f"{_numbered(n)} {name}" for name, n in groups) + "."
 
 
 def _run_table(p: Page, mp: MachinePage, copied: Copies) -> Md:

@@ -4,7 +4,7 @@ price buys."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from bench.report.analysis.machines import COMPILED_WORKLOAD_KEY, best_throughpu
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
 from bench.report.judge.pages.common import CONFIG_AXES
-from bench.report.load import Dataset, RunFiles
+from bench.report.load import Dataset, RunFiles, SittingCode
 
 #: The order a machine page lists its cells in.
 CELL_ORDER = ["kind", *CONFIG_AXES, "cell_id"]
@@ -34,12 +34,15 @@ SHOWN_WORKLOADS = 100
 @dataclass(frozen=True)
 class Sitting:
     """One sitting of a run (``bench run`` until it ended, then each ``--resume``): when its
-    rows started and ended (UTC, ISO 8601) and how many it wrote."""
+    rows started and ended (UTC, ISO 8601), how many it wrote, and the measuring code it ran
+    where env.json records it (``bench.run.source``)."""
 
     number: int
     started: str
     ended: str
     rows: int
+    code: str = ""  # "": not recorded (a sitting of a run made before sittings were)
+    commit: str = ""
 
 
 @dataclass(frozen=True)
@@ -52,16 +55,21 @@ class RunRows:
     sittings: tuple[Sitting, ...] = ()  # where its rows say (schema 5 on)
 
 
-def sittings_of(rows: pd.DataFrame) -> tuple[Sitting, ...]:
+def sittings_of(rows: pd.DataFrame, codes: Sequence[SittingCode] = ()) -> tuple[Sitting, ...]:
     """One run folder's sittings, from its rows' ``sitting`` column (rows without one, of an
-    older schema, name none)."""
+    older schema, name none), each with its code from env.json's ``codes``."""
     if "sitting" not in rows.columns:
         return ()
     numbers = pd.to_numeric(rows["sitting"], errors="coerce")
     found = rows.assign(_n=numbers).dropna(subset=["_n"])
-    return tuple(Sitting(int(n), str(g["started_at"].astype(str).min()),
-                         str(g["ended_at"].astype(str).max()), len(g))
-                 for n, g in found.groupby("_n", sort=True))
+    ran = {c.number: c for c in codes}
+    out = []
+    for n, g in found.groupby("_n", sort=True):
+        code = ran.get(int(n))
+        out.append(Sitting(int(n), str(g["started_at"].astype(str).min()),
+                           str(g["ended_at"].astype(str).max()), len(g),
+                           code.code if code else "", code.commit if code else ""))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -119,7 +127,8 @@ def _runs(facts: Facts, fingerprint: str) -> tuple[RunRows, ...]:
     mine = [r for r in facts.analysis.source.runs if str(r.fingerprint_id) == fingerprint]
     return tuple(RunRows(r, int(rows.get(r.results.as_posix(), 0)),
                          int(ok.get(r.results.as_posix(), 0)),
-                         sittings_of(results.loc[results["source"] == r.results.as_posix()]))
+                         sittings_of(results.loc[results["source"] == r.results.as_posix()],
+                                     r.codes))
                  for r in sorted(mine, key=lambda r: str(r.results)))
 
 
