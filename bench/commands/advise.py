@@ -39,7 +39,6 @@ from bench.run.launch import Launcher
 from bench.run.learned import CellCost
 from bench.run.matrix import Cell
 from bench.run.protocol import ModelCheck, Probe
-from bench.run.store import RunStore
 
 #: What the verdicts need beyond the standard library: the report extra's statistics part.
 REPORT_NEEDS = ("numpy", "pandas", "scipy")
@@ -368,20 +367,16 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
                 print(f"wrote {args.write_profile}: measure it with `python -m bench run "
                       f"--profile {args.write_profile}`", file=sys.stderr)
             return 0
-        if args.out and RunStore(Path(args.out)).exists():
-            return _fail(f"{args.out} already holds results; advise always starts a new run: "
-                         f"choose another --out, or leave --out out for a new folder under "
-                         f"{args.reports}")
         try:
-            opened = session.open_run(bound, probe, jobs, reports=Path(args.reports),
-                                      out=args.out)
+            out, ended = session.run_new(bound, probe, jobs, launcher,
+                                         reports=Path(args.reports), out=args.out,
+                                         command="advise")
         except session.SessionError as exc:
             return _fail(str(exc))
-        ended = session.execute(opened, launcher, probe)
-    print(session.summary(ended.code, ended.counts, opened.out), file=sys.stderr)
+    print(session.summary(ended.code, ended.counts, out), file=sys.stderr)
     if ended.code:
         return ended.code
-    entries = verdicts_of(req, advice_plan, cells, opened.out)
+    entries = verdicts_of(req, advice_plan, cells, out)
     elapsed = clock() - start
     if elapsed > req.budget_s:
         print(f"note: this took {elapsed:.0f} s, over the --budget of {req.budget_s:g} s (the "
@@ -390,11 +385,11 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
     if args.json:
         print(json.dumps(entries, indent=2))
     else:
-        print_verdicts(req, advice_plan, entries, opened.out, elapsed)
+        print_verdicts(req, advice_plan, entries, out, elapsed)
     if not any(e["n_base"] for e in entries if e["status"] in (KnobStatus.MEASURED,
                                                              KnobStatus.INSUFFICIENT)):
         print(f"error: no replicate of the baseline ran ok, so no knob could be judged; the "
-              f"rows in {opened.out} say why", file=sys.stderr)
+              f"rows in {out} say why", file=sys.stderr)
         return 1
     return 0
 

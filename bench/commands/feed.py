@@ -23,7 +23,6 @@ from bench.report.vocabulary import Feeding
 from bench.run import matrix, modelspec, pipelines, session
 from bench.run import probe as probing
 from bench.run.launch import Launcher
-from bench.run.store import RunStore
 
 #: How each replicate is measured (advise's short steady state).
 SETTINGS: dict[str, Any] = {"replicates": 3, "warmup_iters": 1, "min_iters": 5,
@@ -78,18 +77,16 @@ def cmd_feed(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
                 for cell in study.cells:
                     print(f"{study.name}: {cell.name}")
             return 0
-        if args.out and RunStore(Path(args.out)).exists():
-            return _fail(f"{args.out} already holds results; advise always starts a new run")
         try:
-            opened = session.open_run(bound, probe, jobs, reports=Path(args.reports),
-                                      out=args.out)
+            out, ended = session.run_new(bound, probe, jobs, launcher,
+                                         reports=Path(args.reports), out=args.out,
+                                         command="advise")
         except session.SessionError as exc:
             return _fail(str(exc))
-        ended = session.execute(opened, launcher, probe)
-    print(session.summary(ended.code, ended.counts, opened.out), file=sys.stderr)
+    print(session.summary(ended.code, ended.counts, out), file=sys.stderr)
     if ended.code:
         return ended.code
-    answer = judge_run(opened.out, probe.cores)
+    answer = judge_run(out, probe.cores)
     print(answer_text(args.model, args.mode, args.batch_size, device, answer, probe.cores,
                       clock() - start))
     return 0 if answer.verdict != Feeding.NOT_MEASURED else 1
