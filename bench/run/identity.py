@@ -138,6 +138,16 @@ def check_shard(stored: Mapping[str, Any] | None, spec: str | None, env_path: Pa
                       f"{spec}; pass --shard {held}")
 
 
+def check_sittings(stored: Mapping[str, Any] | None, env_path: Path) -> None:
+    """Refuse a resume whose env.json holds sitting records (``bench.run.source``) that are
+    not a list: the resume adds its own record and keeps the others as they are."""
+    records = (stored or {}).get("sittings", [])
+    if not isinstance(records, list):
+        raise ResumeError(f"cannot resume {env_path.parent}: {env_path.name}'s sittings is "
+                          f"{type(records).__name__}, not a list (was it edited?); use a new "
+                          "--out")
+
+
 def _shard(spec: object) -> str | None:
     """``" 1/2"`` → ``"1/2"``: a spec as written, without its spaces."""
     return "".join(str(spec).split()) if spec else None

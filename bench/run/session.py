@@ -104,13 +104,14 @@ def record_sitting(store: RunStore, env: Mapping[str, Any], number: int,
     """Add this sitting's record to env.json (rewritten whole and atomically; every other key
     is kept as the first sitting wrote it) and say when its code differs from the last
     recorded sitting's; the env.json written."""
+    kept = env.get("sittings") or []  # a list: ``identity.check_sittings`` refused others
     earlier = sittings_of(env)
     this = source.record(number, source.now(), budget_s)
     if earlier and earlier[-1].get("code") != this["code"]:
         print(f"sitting {number} runs other measuring code ({this['code']}) than sitting "
               f"{earlier[-1].get('sitting')} ({earlier[-1].get('code')}); the machine page "
               "and bench check will say which rows each measured", file=stream)
-    written = {**env, "sittings": [*earlier, this]}
+    written = {**env, "sittings": [*kept, this]}  # what was there stays, as it was
     store.write_env(written, replace=True)
     return written
 
@@ -157,6 +158,7 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
             identity.check_resume(old, probe.env, env["plan"], store.env_path,
                                   rows=store.existing_rows())
             identity.check_shard(old, (shard or {}).get("spec"), store.env_path)
+            identity.check_sittings(old, store.env_path)
             usermodels.check_resume(old, env, str(folder))
         if not resume:
             env["sittings"] = [source.record(1, source.now(), budget_s)]

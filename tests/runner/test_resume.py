@@ -104,6 +104,19 @@ def test_resume_refuses_another_profile(interrupted: tuple[Path, Path], tmp_path
     _refused(other, out, "it measured profile 'tiny', not 'other'")
 
 
+def test_resume_refuses_sitting_records_that_are_not_a_list(
+        interrupted: tuple[Path, Path]) -> None:
+    """A resume adds its record to env.json's and keeps the rest: a hand edit that made them
+    something else is refused, not overwritten."""
+    import json
+
+    out, profile = interrupted
+    env = json.loads((out / "env.json").read_text())
+    assert [r["sitting"] for r in env["sittings"]] == [1]
+    (out / "env.json").write_text(json.dumps({**env, "sittings": {"1": "by hand"}}))
+    _refused(profile, out, "env.json's sittings is dict, not a list (was it edited?)")
+
+
 def test_resume_refuses_other_stopping_settings(interrupted: tuple[Path, Path]) -> None:
     out, profile = interrupted
     profile.write_text(profile.read_text().replace("max_time_s = 0.2", "max_time_s = 0.5"))
@@ -255,14 +268,16 @@ def test_each_sitting_is_recorded_in_env_json_and_a_finished_run_adds_none(
     written = json.loads((out / "env.json").read_text())
     [one] = written["sittings"]
     assert (one["sitting"], one["budget_s"], one["code"]) == (1, 90.0, source.digest())
+    written["sittings"].append("a note by hand")  # what is there stays, even this
+    (out / "env.json").write_text(json.dumps(written))
 
     err = io.StringIO()
     again = session.open_run(profile, probe, jobs, reports=tmp_path, out=str(out),
                              resume=True, stream=err)
     assert again.sitting == 2
     now = json.loads((out / "env.json").read_text())
-    assert now["sittings"][0] == one and now["sittings"][1]["sitting"] == 2
-    assert now["sittings"][1]["budget_s"] is None
+    assert now["sittings"][:2] == [one, "a note by hand"]
+    assert (now["sittings"][2]["sitting"], now["sittings"][2]["budget_s"]) == (2, None)
     assert {k: v for k, v in now.items() if k != "sittings"} == \
         {k: v for k, v in written.items() if k != "sittings"}, "the first sitting's facts"
     assert "other measuring code" not in err.getvalue()
@@ -271,5 +286,5 @@ def test_each_sitting_is_recorded_in_env_json_and_a_finished_run_adds_none(
 
     done = session.open_run(profile, probe, jobs, reports=tmp_path, out=str(out), resume=True)
     assert not done.todo
-    assert len(json.loads((out / "env.json").read_text())["sittings"]) == 2, \
+    assert len(json.loads((out / "env.json").read_text())["sittings"]) == 3, \
         "a resume with nothing left is no sitting"
