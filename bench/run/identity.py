@@ -110,12 +110,28 @@ def check_resume(stored: Mapping[str, Any] | None, live: Mapping[str, Any],
         raise ResumeError(f"cannot resume {where}: {env_path.name} does not record what the "
                           "run measured; use a new --out")
     found = plan_differences(old_plan, plan)
+    fewer = _fewer_studies(old_plan, plan)
+    if found and all(f.endswith("is not in this profile") for f in found) and fewer:
+        raise ResumeError(f"cannot resume {where}: its plan has studies {_ids(fewer[0])}, this "
+                          f"one only {_ids(fewer[1]) or 'none'}; a resume finishes the whole "
+                          "plan, so pass the same --only as its first sitting did (none if it "
+                          "had none); with --budget the profile's first studies run first")
     if found:
         more = f" (and {len(found) - SHOWN} more)" if len(found) > SHOWN else ""
         raise ResumeError(f"cannot resume {where}: {'; '.join(found[:SHOWN])}{more}; "
                           "use a new --out")
     check_rows(rows, {"profile": plan.get("profile"), "fingerprint_id": recorded,
                       "machine": live.get("machine")}, where)
+
+
+def _fewer_studies(old: Mapping[str, Any], new: Mapping[str, Any]
+                   ) -> tuple[list[str], list[str]] | None:
+    """(the stored plan's studies, this one's) when this plan selects some of them, in the
+    stored order, and adds none."""
+    before, now = old.get("studies"), new.get("studies") or {}
+    if not isinstance(before, dict) or any(name not in before for name in now):
+        return None
+    return list(before), [name for name in before if name in now]
 
 
 def check_shard(stored: Mapping[str, Any] | None, spec: str | None, env_path: Path) -> None:

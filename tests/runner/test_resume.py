@@ -80,7 +80,8 @@ def test_samples_a_kill_left_without_their_row_are_set_aside(
 def _refused(profile: Path, out: Path, words: str, **options: object) -> None:
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     proc = run_fake_cli(*options.get("fake", ()),  # type: ignore[misc]
-                        "--", "--profile", str(profile), "--out", str(out), "--resume")
+                        "--", "--profile", str(profile), "--out", str(out), "--resume",
+                        *options.get("more", ()))  # type: ignore[misc]
     assert proc.returncode == 2, proc.stderr
     line = one_error_line(proc)
     assert words in line, line
@@ -115,6 +116,22 @@ def test_resume_refuses_sitting_records_that_are_not_a_list(
     assert [r["sitting"] for r in env["sittings"]] == [1]
     (out / "env.json").write_text(json.dumps({**env, "sittings": {"1": "by hand"}}))
     _refused(profile, out, "env.json's sittings is dict, not a list (was it edited?)")
+
+
+def test_a_resume_of_fewer_studies_says_to_pass_the_first_sittings_only(
+        tmp_path: Path, tiny_profile: Callable[..., Path]) -> None:
+    """A resume finishes the run's whole plan: one that selects only some of its studies is
+    told which the plan has and what to pass, not that a study is missing from the profile."""
+    out = tmp_path / "run"
+    profile = tiny_profile(extra='\n[studies.train]\nmode = "train"\n')
+    code, err = _run(profile, out, env={HOOK: "launched@#r1=INT"})
+    assert code == 130, err
+    _refused(profile, out, "its plan has studies tiny, train, this one only train; a resume "
+                           "finishes the whole plan, so pass the same --only as its first "
+                           "sitting did", more=("--only", "train"))
+    # a study of another name is another plan: the differences are named as they are
+    profile.write_text(profile.read_text().replace("[studies.train]", "[studies.other]"))
+    _refused(profile, out, "study 'train' is not in this profile; study 'other' is new")
 
 
 def test_resume_refuses_other_stopping_settings(interrupted: tuple[Path, Path]) -> None:
