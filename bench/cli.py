@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "--resume finishes the run")
     run.add_argument("--launcher", choices=("forkserver", "spawn"), default="forkserver",
                      help="forkserver (torch imported once) or spawn (a fresh interpreter)")
-    run.add_argument("--run-id", help="name the run folder (default: a UTC time and the profile)")
+    run.add_argument("--run-id", help="name the run folder: letters, digits, '.', '_', '-' "
+                     "(default: a UTC time and the profile)")
     run.add_argument("--shard", metavar="K/N", help="run only shard K of N (what each cluster "
                      "job runs; see --executor slurm)")
     add_cluster(run)

@@ -34,6 +34,7 @@ from bench.commands.exits import fail as _fail
 from bench.report.vocabulary import KnobStatus, Verdict
 from bench.run import estimate, knobs, learned, matrix, modelspec, session, usermodels
 from bench.run import probe as probing
+from bench.run.budget import BudgetError, parse_duration
 from bench.run.knobs import Knob
 from bench.run.launch import Launcher
 from bench.run.learned import CellCost
@@ -136,8 +137,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--knobs", default="", metavar="NAME,...",
                         help="weigh only these knobs (default: every one): "
                              + ", ".join(k.name for k in knobs.KNOBS))
-    parser.add_argument("--budget", type=float, default=300.0, metavar="SECONDS",
-                        help="wall-clock budget for the whole command (default 300)")
+    parser.add_argument("--budget", default="5m", metavar="DURATION",
+                        help="wall-clock budget for the whole command: 90s, 5m, 1h, or a "
+                             "number of seconds (default 5m)")
     parser.add_argument("--json", action="store_true",
                         help="print the verdicts as a JSON list on stdout (and nothing else)")
     parser.add_argument("--out", help="run directory (default: REPORTS/<machine>/<run-id>)")
@@ -161,8 +163,10 @@ def request_of(args: argparse.Namespace) -> Request:
     for name, value in (("--batch-size", args.batch_size), ("--steps", args.steps)):
         if value < 1:
             raise AdviseError(f"{name} must be a positive integer, got {value}")
-    if not args.budget > 0 or math.isinf(args.budget):
-        raise AdviseError(f"--budget must be a positive number of seconds, got {args.budget:g}")
+    try:
+        budget_s = parse_duration(args.budget)
+    except BudgetError as exc:
+        raise AdviseError(str(exc)) from None
     try:
         if modelspec.is_user_model(args.model):
             modelspec.check_axis("model", args.model)
@@ -186,7 +190,7 @@ def request_of(args: argparse.Namespace) -> Request:
                           f"without --inputs or --loss; name your own model as "
                           f"{modelspec.FORMS} for anything else")
     return Request(args.model, args.device, args.mode, args.batch_size, shape, args.inputs,
-                   args.loss, args.shapes, args.steps, args.budget,
+                   args.loss, args.shapes, args.steps, budget_s,
                    knobs_of(getattr(args, "knobs", "")))
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.commands.exits import fail
-from bench.run import dryrun, hooks, launch, learned, matrix, session
+from bench.run import dryrun, hooks, launch, learned, matrix, runid, session
 from bench.run import probe as probing
 from bench.run.budget import Budget, Ending, ending_lines, parse_duration
 from bench.run.cluster import shards
@@ -33,13 +33,16 @@ FAULT_ENV = "TORCH_KNOBS_FAULT"
 
 def cmd_run(args: argparse.Namespace) -> int:
     started = time.monotonic()  # a --budget counts from here: the probe is part of the run
+    if args.run_id is not None and (why := runid.problem(args.run_id)):
+        return fail(why)
     if args.executor == "slurm":  # first: without submitit, nothing else is worth saying
         return _slurm(args)
     refused = local_refusal(args)  # a Slurm option a local run would silently ignore
     if refused:
         return fail(refused)
     try:
-        budget = Budget(parse_duration(args.budget), started) if args.budget else None
+        budget = Budget(parse_duration(args.budget), started) if args.budget is not None \
+            else None
         profile = matrix.select(matrix.load_profile(args.profile), args.only) if args.profile \
             else None
         hook = hooks.from_spec(os.environ.get(hooks.SIGNAL_ENV, ""))

@@ -271,6 +271,17 @@ def test_bad_input_fails_with_one_line_and_writes_nothing(
     broken.write_text("[studies.x\n")
     _one_error_line(bench_cli("run", "--profile", str(broken), "--out", str(out)))
     assert not out.exists()
+    line = _one_error_line(bench_cli("run", "--profile", str(bad_value), "--out", str(out),
+                                     "--budget", ""))
+    assert "--budget '': not a positive duration; valid forms: 90s, 9m" in line
+    reports = tmp_path / "reports"
+    for run_id in ("../../elsewhere", "a/b", "..", "-x", "x" * 97):
+        line = _one_error_line(bench_cli("run", "--profile", str(tiny_profile()), "--reports",
+                                         str(reports), f"--run-id={run_id}"))
+        assert line == (f"error: --run-id {run_id!r}: a run id is one folder name of letters, "
+                        "digits, '.', '_' and '-', starting with a letter or digit, at most 96 "
+                        "characters, without '..'")
+    assert not reports.exists() and not (tmp_path / "elsewhere").exists()
 
 
 def test_cpu_dry_run_lists_cells_within_ten_minutes(tmp_path: Path, bench_cli: Cli) -> None:
