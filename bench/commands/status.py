@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from bench.commands.exits import fail
+from bench.run import runid
 from bench.run.cluster import slurm, squeue
 from bench.run.cluster.executor import resume_command
 
@@ -22,6 +23,8 @@ EXIT_ACTIVE = 3  # none stopped short, but some are still queued, running, or no
 
 def cmd_status(args: argparse.Namespace) -> int:
     reports = Path(args.reports).resolve()
+    if why := runid.problem(args.run_id):  # one folder under reports, never a path elsewhere
+        return fail(why.replace("--run-id", "RUN_ID", 1))
     try:
         sub = slurm.Submission.load(slurm.slurm_folder(reports, args.run_id))
     except slurm.SlurmError:

@@ -282,6 +282,8 @@ def test_bad_input_fails_with_one_line_and_writes_nothing(
                         "digits, '.', '_' and '-', starting with a letter or digit, at most 96 "
                         "characters, without '..'")
     assert not reports.exists() and not (tmp_path / "elsewhere").exists()
+    line = _one_error_line(bench_cli("status", "../elsewhere", "--reports", str(reports)))
+    assert line.startswith("error: RUN_ID '../elsewhere': a run id is one folder name")
 
 
 def test_cpu_dry_run_lists_cells_within_ten_minutes(tmp_path: Path, bench_cli: Cli) -> None:
