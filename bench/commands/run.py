@@ -56,7 +56,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:
             with launch.by_name(args.launcher) as launcher:  # the one owner: leaving ends it
                 try:
-                    code = _run(args, launcher, profile, hook, ending, budget)
+                    code = _run(args, launcher, profile, hook, ending, budget, started)
                 finally:
                     signals.closing()
                     hook("closing", "")
@@ -100,7 +100,8 @@ def _finish(ending: _Ending, code: int) -> None:
 
 
 def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile | None,
-         hook: hooks.Hook, ending: _Ending, budget: Budget | None = None) -> int:
+         hook: hooks.Hook, ending: _Ending, budget: Budget | None = None,
+         started: float | None = None) -> int:
     try:
         with probing.probe_folder() as tmp:
             probe = probing.probe(launcher, tmp, models=session.user_checks(profile))
@@ -145,7 +146,7 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
         rest=[*(("--shard", args.shard) if args.shard else ()), "--out", str(opened.out),
               *(("--budget", args.budget) if budget is not None else ())])
     ended = session.execute(opened, launcher, probe, fault=os.environ.get(FAULT_ENV, ""),
-                            hook=hook, budget=budget)
+                            hook=hook, budget=budget, since=started)
     ending.counts, ending.store_error, ending.budget = (ended.counts, ended.store_error,
                                                         ended.budget)
     return ended.code

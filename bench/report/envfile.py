@@ -18,6 +18,7 @@ synthetic test file hashing other facts) is not recomputed.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,8 +62,10 @@ _GPU: dict[str, tuple[type, ...]] = {"name": (str,), "total_memory_bytes": (int,
                                      "driver": (str,)}
 #: The keys of one sitting's record (``bench.run.source``) the report reads.
 _SITTING: dict[str, tuple[type, ...]] = {"sitting": (int,), "started_at": (str,),
-                                         "code": (str,), "commit": (str,)}
-_WORDS = {str: "a string", int: "an integer", dict: "an object", list: "a list"}
+                                         "code": (str,), "commit": (str,),
+                                         "wall_s": (float, int), "timed_s": (float, int)}
+_WORDS = {str: "a string", int: "an integer", float: "a number", dict: "an object",
+          list: "a list"}
 
 
 def _wrong(value: Any, types: tuple[type, ...]) -> bool:
@@ -156,18 +159,26 @@ def read_env(path: Path) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class SittingCode:
-    """The measuring code one sitting of a run ran, as env.json records it
-    (``bench.run.source``)."""
+    """What env.json records of one sitting of a run (``bench.run.source``): the measuring
+    code it ran and, once it ended, its wall time and the timed work in it."""
 
     number: int
     code: str  # the digest of the measuring files
     commit: str = ""  # the git commit, where it could be named
+    wall_s: float | None = None  # from its start, probe included, to its end
+    timed_s: float | None = None  # its cold passes and steady iterations
+
+
+def _seconds(value: Any) -> float | None:
+    ok = isinstance(value, (int, float)) and math.isfinite(value) and value >= 0
+    return float(value) if ok else None
 
 
 def sitting_codes(env: dict[str, Any] | None) -> tuple[SittingCode, ...]:
     """env.json's sitting records that name their sitting and code (``read_env`` checked
     their types), by sitting."""
-    found = {r["sitting"]: SittingCode(r["sitting"], r["code"], r.get("commit") or "")
+    found = {r["sitting"]: SittingCode(r["sitting"], r["code"], r.get("commit") or "",
+                                       _seconds(r.get("wall_s")), _seconds(r.get("timed_s")))
              for r in (env or {}).get("sittings") or []
              if isinstance(r.get("sitting"), int) and r.get("code")}
     return tuple(found[n] for n in sorted(found))

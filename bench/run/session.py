@@ -28,7 +28,7 @@ from bench.run import (
     source,
     usermodels,
 )
-from bench.run.breakdown import JobTiming
+from bench.run.breakdown import JobTiming, breakdown
 from bench.run.budget import Budget, Ending, budget_order, ending, fit_line, fit_studies, shown
 from bench.run.launch import Launcher
 from bench.run.learned import CellCost
@@ -61,6 +61,7 @@ class Session:
     earlier: dict[tuple[str, str], float] = field(default_factory=dict)
     #: replicates that failed in an earlier sitting: run again after the others
     again: set[tuple[str, str, int]] = field(default_factory=set)
+    recorded: bool = False  # env.json holds this sitting's record (``record_sitting``)
 
     @property
     def todo(self) -> list[Job]:
@@ -116,6 +117,26 @@ def record_sitting(store: RunStore, env: Mapping[str, Any], number: int,
     return written
 
 
+def finish_sitting(store: RunStore, number: int, wall_s: float,
+                   timings: Sequence[JobTiming], stream: TextIO) -> None:
+    """Add to this sitting's record in env.json when it ended, its wall time (the probe
+    included) and its timed work (``bench.run.breakdown``: cold passes and steady
+    iterations), so any run, on any machine, says how much of its time was measurement. A
+    record that cannot be written is said in one line; the rows are already safe."""
+    timed = breakdown(timings, wall_s).timed_s
+    try:
+        env = store.read_env() or {}
+        records = env.get("sittings")
+        mine = [r for r in records if isinstance(r, dict) and r.get("sitting") == number] \
+            if isinstance(records, list) else []
+        if not mine:
+            return
+        mine[-1].update(ended_at=source.now(), wall_s=round(wall_s, 3), timed_s=round(timed, 3))
+        store.write_env(env, replace=True)
+    except (StoreError, SchemaError) as exc:
+        print(f"note: sitting {number}'s time was not added to env.json: {exc}", file=stream)
+
+
 def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
              out: str | None = None, resume: bool = False, run_id: str | None = None,
              shard: dict[str, str] | None = None, budget_s: float | None = None,
@@ -169,7 +190,8 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
         print(f"set aside {moved}: the end of a file that a killed run left without its "
               "whole record", file=stream)
     if not resume:
-        return Session(folder, store, env, jobs, set(), learned.history(reports, env))
+        return Session(folder, store, env, jobs, set(), learned.history(reports, env),
+                       recorded=True)
     fp = env["fingerprint_id"]
     opened = Session(folder, store, env, jobs, completed_keys(rows, fp),
                      learned.history(reports, env), next_sitting(rows, sittings_of(old)),
@@ -180,6 +202,7 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
                            stream)
         except StoreError as exc:
             raise SessionError(str(exc)) from None
+        opened.recorded = True
     return opened
 
 
@@ -197,12 +220,15 @@ class Ended:
 def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = "",
             stream: TextIO | None = None, progress: bool = True,
             hook: hooks.Hook = hooks.none, timings: list[JobTiming] | None = None,
-            budget: Budget | None = None) -> Ended:
+            budget: Budget | None = None, since: float | None = None) -> Ended:
     """Run the jobs left, writing one row each; the launcher belongs to the caller; ``hook``
     (see ``bench.run.hooks``) is called at the instants a test may act; ``timings`` collects
     each job's moments (``bench.run.breakdown``); a ``budget`` runs the studies that fit it
     first and stops before a job that would end past it (``bench.run.budget``); the lines
-    go to ``stream``, standard error by default."""
+    go to ``stream``, standard error by default. ``since`` (``time.monotonic()``; default
+    now) is when the sitting began, its probe included: its wall time, which the sitting's
+    record in env.json keeps with its timed work (``finish_sitting``)."""
+    since = time.monotonic() if since is None else since
     stream = stream or sys.stderr
     env, todo = session.env, session.todo
     ctx = runner.RunContext(env["run_id"], str(env["profile"]), probe, fault=fault,
@@ -236,6 +262,9 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
         run.close()
         if timings is not None:
             timings.extend(run.timings)
+        if session.recorded:
+            finish_sitting(session.store, session.sitting, time.monotonic() - since,
+                           run.timings, stream)
     left = ending(session.jobs, session.done | run.finished, budget.total_s, run.budget_stop,
                   seconds) if budget is not None and not code else None
     return Ended(code, dict(run.counts), run.store_error, left)

@@ -73,7 +73,8 @@ def now() -> str:
 
 
 def record(sitting: int, started_at: str, budget_s: float | None) -> dict[str, object]:
-    """What env.json keeps of one sitting: its number, when it began (UTC), its budget in
-    seconds (None: none) and the code that ran it."""
+    """What env.json keeps of one sitting: its number, when it opened the run folder (UTC,
+    after the probe), its budget in seconds (None: none) and the code that ran it; its end,
+    wall time and timed work are added when it ends (``session.finish_sitting``)."""
     return {"sitting": sitting, "started_at": started_at, "budget_s": budget_s,
             "code": digest(), "commit": commit()}

@@ -182,6 +182,7 @@ def test_a_wrongly_typed_env_json(write_tree: Any, field: str, value: object,
     ("gpus", "total_memory_bytes", True, "gpus[0].total_memory_bytes must be an integer"),
     ("sittings", "sitting", "1", "sittings[0].sitting must be an integer, not str '1'"),
     ("sittings", "code", 7, "sittings[0].code must be a string, not int 7"),
+    ("sittings", "wall_s", "9", "sittings[0].wall_s must be a number, not str '9'"),
 ])
 def test_a_wrongly_typed_fact_inside_env_json(write_tree: Any, part: str, key: str,
                                               value: object, words: str) -> None:

@@ -70,3 +70,25 @@ def test_sittings_that_ran_other_code_are_named(write_tree: Any, tmp_path: Path)
     assert "Measuring code: sittings 1–2 not recorded; sitting 3 bbbb." in \
         _two_sittings(write_tree, tmp_path / "late", late)
     assert "measuring code" not in _two_sittings(write_tree, tmp_path / "none", [])
+
+
+def test_a_runs_timed_work_is_said_over_the_sittings_that_recorded_it(
+        write_tree: Any, tmp_path: Path) -> None:
+    """The share of a run's wall time that was measurement, from its sitting records: over the
+    whole run when every sitting recorded it, else over those that did, and so worded."""
+    timed = [{"sitting": n, "code": "aaaa", "wall_s": 100.0, "timed_s": t}
+             for n, t in ((1, 90.0), (2, 95.0), (3, 80.0))]
+    assert ("Timed work (cold passes and steady iterations) was 88.3% of its 300 s of wall "
+            "time; the rest is the probe,") in _two_sittings(write_tree, tmp_path / "all", timed)
+    partial = [{"sitting": 3, "code": "bbbb", "wall_s": 50.0, "timed_s": 45.5}]
+    assert ("In the 1 sitting that recorded it, timed work (cold passes and steady "
+            "iterations) was 91.0% of their 50.0 s of wall time") in \
+        _two_sittings(write_tree, tmp_path / "partial", partial)
+    assert "Timed work" not in _two_sittings(write_tree, tmp_path / "none", timed[:0])
+    env = {**env_for("box", "one"), "planned_rows": 3,
+           "sittings": [{"sitting": 1, "code": "aaaa", "wall_s": 10.0, "timed_s": 9.0}]}
+    root = write_tree([(env, cell(env, axes(), [0.1] * 3, sitting=1), [])])
+    render_tree(root, tmp_path / "one" / "generated")
+    text = (tmp_path / "one" / "generated" / "machines" / "box.md").read_text(encoding="utf-8")
+    assert "Run one: Timed work (cold passes and steady iterations) was 90.0% of its 10.0 s" \
+        in text

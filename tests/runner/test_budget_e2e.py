@@ -73,6 +73,8 @@ def test_a_budgeted_run_stops_in_time_and_a_copy_resumes_it_elsewhere(tmp_path: 
     assert (one["sitting"], one["budget_s"], two["sitting"], two["budget_s"]) == (1, BUDGET_S,
                                                                                   2, None)
     assert one["code"] != two["code"] and two["commit"] is None
+    for record in (one, two):  # real replicates: some of each sitting's time was measurement
+        assert 0 < record["timed_s"] < record["wall_s"], record
     assert f"sitting 2 runs other measuring code ({two['code']}) than sitting 1" in done.stderr
     check = run_cli("check", str(copy))
     failed = [ln.split(None, 1)[1].split(" (")[0] for ln in check.stdout.splitlines()

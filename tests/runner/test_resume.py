@@ -293,13 +293,18 @@ def test_each_sitting_is_recorded_in_env_json_and_a_finished_run_adds_none(
                              resume=True, stream=err)
     assert again.sitting == 2
     now = json.loads((out / "env.json").read_text())
-    assert now["sittings"][:2] == [one, "a note by hand"]
+    assert now["sittings"][:2] == [one, "a note by hand"] and "wall_s" in one
     assert (now["sittings"][2]["sitting"], now["sittings"][2]["budget_s"]) == (2, None)
     assert {k: v for k, v in now.items() if k != "sittings"} == \
         {k: v for k, v in written.items() if k != "sittings"}, "the first sitting's facts"
     assert "other measuring code" not in err.getvalue()
     assert session.execute(again, FakeLauncher(), probe, progress=False).code == 0
     assert {r["sitting"] for r in read_csv(out / "results.csv")} == {"1", "2"}
+    # each sitting's end adds its wall time and the timed work in it, an interrupted one too
+    ended = json.loads((out / "env.json").read_text())["sittings"]
+    for record in (ended[0], ended[2]):
+        assert record["ended_at"] >= record["started_at"]
+        assert 0 <= record["timed_s"] <= record["wall_s"] and record["wall_s"] > 0
 
     done = session.open_run(profile, probe, jobs, reports=tmp_path, out=str(out), resume=True)
     assert not done.todo

@@ -244,6 +244,33 @@ def sittings_text(rr: Any) -> str:
             f"and its resumes): {', '.join(parts)}, UTC.{code_text(rr.sittings)}")
 
 
+def timed_text(codes: Any, sittings: set[int]) -> str:
+    """`` Timed work (…) was 90.2% of its 317 s of wall time; …``: over the sittings whose
+    record in env.json has both (``bench.run.source``), all of the run's ``sittings`` (the
+    numbers its rows name) or some; empty when none has."""
+    known = [c for c in codes if c.wall_s is not None and c.timed_s is not None]
+    wall = sum(c.wall_s for c in known)
+    if not known or wall <= 0:
+        return ""
+    timed = sum(c.timed_s for c in known)
+    what = "timed work (cold passes and steady iterations)"
+    said = (f" {what.capitalize()} was {timed / wall:.1%} of its {fmt.num(wall)} s of wall time"
+            if {c.number for c in known} >= (sittings or {1}) else
+            f" In the {len(known)} sitting{'s' if len(known) > 1 else ''} that recorded it, "
+            f"{what} was {timed / wall:.1%} of their {fmt.num(wall)} s of wall time")
+    return said + "; the rest is the probe, starting processes, building models and writing rows."
+
+
+def run_text(rr: Any) -> str:
+    """What a run's sittings and timed work were, where its rows and env.json say; empty for
+    a run of one sitting that recorded no time."""
+    numbers = {s.number for s in rr.sittings}
+    if len(rr.sittings) > 1:
+        return sittings_text(rr) + timed_text(rr.run.codes, numbers)
+    timed = timed_text(rr.run.codes, numbers)
+    return f"Run {rr.run.run_id}:{timed}" if timed else ""
+
+
 def _numbered(numbers: list[int]) -> str:
     """``sitting 3``, ``sittings 1–2``: consecutive sittings, as the sentence names them."""
     return (f"sitting {numbers[0]}" if len(numbers) == 1
@@ -311,7 +338,7 @@ def _fingerprint(p: Page, mp: MachinePage, copied: Copies, here: str) -> dict[st
         "n_ok": int(row.n_ok), "n_failed": int(row.n_failed), "n_replaced": int(row.n_replaced),
         "n_rows": int(row.n_rows), "n_cells": int(row.n_cells),
         "runs": _run_table(p, mp, copied), "n_runs": len(mp.runs),
-        "sittings": [sittings_text(rr) for rr in mp.runs if len(rr.sittings) > 1],
+        "sittings": [text for rr in mp.runs if (text := run_text(rr))],
         "sharded": any(rr.run.shard for rr in mp.runs), "env": env, "flags": flags,
         "drift": table(["Cell", "Drifting ok replicates", "Worst drift"], drift_rows)
         if drift_rows else None,
