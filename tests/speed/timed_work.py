@@ -52,7 +52,8 @@ def main() -> None:
             opened = session.open_run(bound, probe, jobs, reports=Path(args.reports),
                                       out=None if args.keep else f"{tmp}/run")
             guess = sum(estimate.jobs_s(jobs, probe, opened.costs))
-            ended = session.execute(opened, launcher, probe, timings=timings, progress=False)
+            ended = session.execute(opened, launcher, probe, timings=timings, progress=False,
+                                    since=start)
         wall = time.monotonic() - start
     print(f"run folder: {opened.out}" if args.keep else "run folder: removed (no --keep)")
     if ended.code:
