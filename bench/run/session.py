@@ -107,7 +107,7 @@ def record_sitting(store: RunStore, env: Mapping[str, Any], number: int,
     recorded sitting's; the env.json written."""
     kept = env.get("sittings") or []  # a list: ``identity.check_sittings`` refused others
     earlier = sittings_of(env)
-    this = source.record(number, source.now(), budget_s)
+    this = source.record(number, runner.now_iso(), budget_s)
     if earlier and earlier[-1].get("code") != this["code"]:
         print(f"sitting {number} runs other measuring code ({this['code']}) than sitting "
               f"{earlier[-1].get('sitting')} ({earlier[-1].get('code')}); the machine page "
@@ -131,7 +131,7 @@ def finish_sitting(store: RunStore, number: int, wall_s: float,
             if isinstance(records, list) else []
         if not mine:
             return
-        mine[-1].update(ended_at=source.now(), wall_s=round(wall_s, 3), timed_s=round(timed, 3))
+        mine[-1].update(ended_at=runner.now_iso(), wall_s=round(wall_s, 3), timed_s=round(timed, 3))
         store.write_env(env, replace=True)
     except (StoreError, SchemaError) as exc:
         print(f"note: sitting {number}'s time was not added to env.json: {exc}", file=stream)
@@ -182,7 +182,7 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
             identity.check_sittings(old, store.env_path)
             usermodels.check_resume(old, env, str(folder))
         if not resume:
-            env["sittings"] = [source.record(1, source.now(), budget_s)]
+            env["sittings"] = [source.record(1, runner.now_iso(), budget_s)]
         rows = store.start(env, new_run=not resume)  # a start that fails leaves nothing
     except (SchemaError, ProfileError, StoreError) as exc:
         raise SessionError(str(exc)) from None

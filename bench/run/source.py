@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-import time
 from pathlib import Path
 
 import bench
@@ -65,11 +64,6 @@ def commit(package: Path = PACKAGE) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return f"{head}+changes" if changed else head or None
-
-
-def now() -> str:
-    """The time now, UTC, to the second, as env.json's sitting records keep it."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def record(sitting: int, started_at: str, budget_s: float | None) -> dict[str, object]:

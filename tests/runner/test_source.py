@@ -62,6 +62,6 @@ def test_the_commit_is_named_only_for_this_projects_own_checkout(tmp_path: Path)
 
 
 def test_a_record_says_when_which_budget_and_which_code() -> None:
-    record = source.record(3, "2026-12-04T10:56:02Z", 240.0)
-    assert record == {"sitting": 3, "started_at": "2026-12-04T10:56:02Z", "budget_s": 240.0,
-                      "code": source.digest(), "commit": source.commit()}
+    when = "2026-12-04T10:56:02.000+00:00"
+    assert source.record(3, when, 240.0) == {"sitting": 3, "started_at": when, "budget_s": 240.0,
+                                             "code": source.digest(), "commit": source.commit()}
