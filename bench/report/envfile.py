@@ -158,7 +158,7 @@ def read_env(path: Path) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class SittingCode:
+class SittingRecord:
     """What env.json records of one sitting of a run (``bench.run.source``): the measuring
     code it ran and, once it ended, its wall time and the timed work in it."""
 
@@ -174,10 +174,10 @@ def _seconds(value: Any) -> float | None:
     return float(value) if ok else None
 
 
-def sitting_codes(env: dict[str, Any] | None) -> tuple[SittingCode, ...]:
+def sitting_records(env: dict[str, Any] | None) -> tuple[SittingRecord, ...]:
     """env.json's sitting records that name their sitting and code (``read_env`` checked
     their types), by sitting."""
-    found = {r["sitting"]: SittingCode(r["sitting"], r["code"], r.get("commit") or "",
+    found = {r["sitting"]: SittingRecord(r["sitting"], r["code"], r.get("commit") or "",
                                        _seconds(r.get("wall_s")), _seconds(r.get("timed_s")))
              for r in (env or {}).get("sittings") or []
              if isinstance(r.get("sitting"), int) and r.get("code")}

@@ -54,10 +54,10 @@ import pandas as pd
 from bench import schema
 from bench.report import parallel
 from bench.report.consistency import Folder, agree_with_env, copies, match_samples
-from bench.report.envfile import SittingCode, read_env, sitting_codes
+from bench.report.envfile import SittingRecord, read_env, sitting_records
 from bench.report.errors import LoadError, Problems, drop_bad, report, short
 
-__all__ = ["Dataset", "LoadError", "RunFiles", "SittingCode", "load_reports"]
+__all__ = ["Dataset", "LoadError", "RunFiles", "SittingRecord", "load_reports"]
 
 #: Every type and closed set below comes from ``bench.schema``'s column spec, never a list kept
 #: here: a column added there is read, checked and typed here without a change.
@@ -87,7 +87,7 @@ class RunFiles:
     planned_rows: int | None = None  # from env.json; absent in runs made before it was kept
     shard: str = ""  # "2/4": which part of a cluster run it is (env.json)
     slurm_jobs: tuple[str, ...] = ()  # every Slurm job that ran the shard here, oldest first
-    codes: tuple[SittingCode, ...] = ()  # which code each recorded sitting ran (env.json)
+    records: tuple[SittingRecord, ...] = ()  # what env.json records of its sittings
 
 
 @dataclass(frozen=True)
@@ -206,7 +206,7 @@ def _read_folder(root: Path, results_path: Path, *, skip_bad: bool) -> _Run:
         planned_rows=_planned(env),
         shard=shard,
         slurm_jobs=jobs,
-        codes=sitting_codes(env),
+        records=sitting_records(env),
     )
     return _Run(files, res, samp, env, skipped)
 

@@ -93,7 +93,7 @@ def next_sitting(rows: Sequence[Mapping[str, str]],
     return max(found, default=1) + 1
 
 
-def sittings_of(env: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def sitting_records(env: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """env.json's records of the run's sittings (``bench.run.source``); those that are not
     objects are left out, and a file written before sittings were recorded has none."""
     records = (env or {}).get("sittings")
@@ -106,7 +106,7 @@ def record_sitting(store: RunStore, env: Mapping[str, Any], number: int,
     is kept as the first sitting wrote it) and say when its code differs from the last
     recorded sitting's; the env.json written."""
     kept = env.get("sittings") or []  # a list: ``identity.check_sittings`` refused others
-    earlier = sittings_of(env)
+    earlier = sitting_records(env)
     this = source.record(number, runner.now_iso(), budget_s)
     if earlier and earlier[-1].get("code") != this["code"]:
         print(f"sitting {number} runs other measuring code ({this['code']}) than sitting "
@@ -194,7 +194,7 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
                        recorded=True)
     fp = env["fingerprint_id"]
     opened = Session(folder, store, env, jobs, completed_keys(rows, fp),
-                     learned.history(reports, env), next_sitting(rows, sittings_of(old)),
+                     learned.history(reports, env), next_sitting(rows, sitting_records(old)),
                      earlier_seconds(rows, fp), retries(rows, fp))
     if opened.todo:  # a resume with nothing left is no sitting
         try:

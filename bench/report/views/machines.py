@@ -244,11 +244,11 @@ def sittings_text(rr: Any) -> str:
             f"and its resumes): {', '.join(parts)}, UTC.{code_text(rr.sittings)}")
 
 
-def timed_text(codes: Any, sittings: set[int]) -> str:
+def timed_text(records: Any, sittings: set[int]) -> str:
     """`` Timed work (…) was 90.2% of its 317 s of wall time; …``: over the sittings whose
     record in env.json has both (``bench.run.source``), all of the run's ``sittings`` (the
     numbers its rows name) or some; empty when none has."""
-    known = [c for c in codes if c.wall_s is not None and c.timed_s is not None]
+    known = [c for c in records if c.wall_s is not None and c.timed_s is not None]
     wall = sum(c.wall_s for c in known)
     if not known or wall <= 0:
         return ""
@@ -266,8 +266,8 @@ def run_text(rr: Any) -> str:
     a run of one sitting that recorded no time."""
     numbers = {s.number for s in rr.sittings}
     if len(rr.sittings) > 1:
-        return sittings_text(rr) + timed_text(rr.run.codes, numbers)
-    timed = timed_text(rr.run.codes, numbers)
+        return sittings_text(rr) + timed_text(rr.run.records, numbers)
+    timed = timed_text(rr.run.records, numbers)
     return f"Run {rr.run.run_id}:{timed}" if timed else ""
 
 

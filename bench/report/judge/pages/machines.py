@@ -20,7 +20,7 @@ from bench.report.analysis.machines import COMPILED_WORKLOAD_KEY, best_throughpu
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
 from bench.report.judge.pages.common import CONFIG_AXES
-from bench.report.load import Dataset, RunFiles, SittingCode
+from bench.report.load import Dataset, RunFiles, SittingRecord
 
 #: The order a machine page lists its cells in.
 CELL_ORDER = ["kind", *CONFIG_AXES, "cell_id"]
@@ -55,14 +55,15 @@ class RunRows:
     sittings: tuple[Sitting, ...] = ()  # where its rows say (schema 5 on)
 
 
-def sittings_of(rows: pd.DataFrame, codes: Sequence[SittingCode] = ()) -> tuple[Sitting, ...]:
+def sittings_of(rows: pd.DataFrame, records: Sequence[SittingRecord] = ()
+                ) -> tuple[Sitting, ...]:
     """One run folder's sittings, from its rows' ``sitting`` column (rows without one, of an
-    older schema, name none), each with its code from env.json's ``codes``."""
+    older schema, name none), each with its code from env.json's ``records``."""
     if "sitting" not in rows.columns:
         return ()
     numbers = pd.to_numeric(rows["sitting"], errors="coerce")
     found = rows.assign(_n=numbers).dropna(subset=["_n"])
-    ran = {c.number: c for c in codes}
+    ran = {c.number: c for c in records}
     out = []
     for n, g in found.groupby("_n", sort=True):
         code = ran.get(int(n))
@@ -128,7 +129,7 @@ def _runs(facts: Facts, fingerprint: str) -> tuple[RunRows, ...]:
     return tuple(RunRows(r, int(rows.get(r.results.as_posix(), 0)),
                          int(ok.get(r.results.as_posix(), 0)),
                          sittings_of(results.loc[results["source"] == r.results.as_posix()],
-                                     r.codes))
+                                     r.records))
                  for r in sorted(mine, key=lambda r: str(r.results)))
 
 
