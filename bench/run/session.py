@@ -101,10 +101,10 @@ def sitting_records(env: Mapping[str, Any] | None) -> list[dict[str, Any]]:
 
 
 def record_sitting(store: RunStore, env: Mapping[str, Any], number: int,
-                   budget_s: float | None, stream: TextIO) -> dict[str, Any]:
+                   budget_s: float | None, stream: TextIO) -> None:
     """Add this sitting's record to env.json (rewritten whole and atomically; every other key
     is kept as the first sitting wrote it) and say when its code differs from the last
-    recorded sitting's; the env.json written."""
+    recorded sitting's."""
     kept = env.get("sittings") or []  # a list: ``identity.check_sittings`` refused others
     earlier = sitting_records(env)
     this = source.record(number, runner.now_iso(), budget_s)
@@ -112,9 +112,7 @@ def record_sitting(store: RunStore, env: Mapping[str, Any], number: int,
         print(f"sitting {number} runs other measuring code ({this['code']}) than sitting "
               f"{earlier[-1].get('sitting')} ({earlier[-1].get('code')}); the machine page "
               "and bench check will say which rows each measured", file=stream)
-    written = {**env, "sittings": [*kept, this]}  # what was there stays, as it was
-    store.write_env(written, replace=True)
-    return written
+    store.write_env({**env, "sittings": [*kept, this]}, replace=True)  # the rest stays as is
 
 
 def finish_sitting(store: RunStore, number: int, wall_s: float,
