@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import html as html_lib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -83,6 +85,26 @@ def test_every_failure_is_listed_on_its_machine_page(fixture_site: Built) -> Non
     for status in set(gpu["status"]):
         assert f"<td>{status}</td>" in failures
     assert "torch-knobs:fragment" not in html  # every placeholder was spliced
+
+
+#: A missing value or a count as Python or pandas would print it, never as a reader reads it
+#: (None only as a whole table cell: the prose may speak of Python's None).
+_MACHINE_SPELLING = re.compile(
+    r"\b(nan|NaN|inf|NaT)\b|<NA>|\b\d+\.0 (of \d|clocks throttled|drifting)")
+_NONE_CELL = re.compile(r"<td[^>]*>\s*None\s*</td>")
+
+
+def test_no_page_shows_a_missing_value_or_a_count_as_code_prints_it(fixture_site: Built) -> None:
+    # the fixture has input-pipeline cells (no throttling recorded) beside a throttled GPU
+    # cell; code spans may name Python's None (weights=None)
+    shown = []
+    for page in sorted(fixture_site.site.rglob("*.html")):
+        raw = page.read_text(encoding="utf-8")
+        text = html_lib.unescape(re.sub(r"<(script|code)\b.*?</\1>|<[^>]+>", " ", raw,
+                                        flags=re.S))
+        found = [*_MACHINE_SPELLING.finditer(text), *_NONE_CELL.finditer(raw)]
+        shown += [f"{page.name}: {m.group(0)}" for m in found]
+    assert not shown, shown[:10]
 
 
 def test_every_cell_has_a_stable_row_anchor(fixture_site: Built) -> None:

@@ -103,13 +103,15 @@ def _extreme(values: pd.Series, pick: Callable[[Iterable[float]], float]) -> flo
 def as_cells(pipes: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
     """Pipeline rows in ``cell_stats``'s columns (its figures where they mean the same: the
     delivered rate as samples/s, the first batch as the first pass, the tree's peak memory
-    where it was read), for the tables that list every cell of a machine."""
+    where it was read), for the tables that list every cell of a machine. A pipeline's row
+    records no drift, throttling or energy, so those counts are 0, as on a CPU's cells, not
+    missing (a missing count would read as one)."""
     out = pipes.rename(columns={"rate": "samples_per_s", "first_batch_s": "cold_pass_s",
                                 "first_batch_min_s": "cold_pass_min_s",
                                 "first_batch_max_s": "cold_pass_max_s"})
     out = out.assign(peak_rss_bytes=out["tree_peak_rss_bytes"].fillna(out["peak_rss_bytes"]),
-                     too_few_ok=out["n_ok"] < MIN_OK_REPLICATES, n_drift=0,
-                     throughput_basis="")
+                     too_few_ok=out["n_ok"] < MIN_OK_REPLICATES, n_drift=0, n_throttled=0,
+                     n_short_window=0, n_energy=0, throughput_basis="")
     return out.reindex(columns=list(columns))
 
 
