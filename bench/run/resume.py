@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import shlex
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from bench.run import runid
@@ -46,14 +46,25 @@ def retries(rows: Iterable[dict[str, str]], fingerprint_id: str) -> set[tuple[st
     return failed - completed_keys(rows, fingerprint_id)
 
 
-def earlier_seconds(rows: Iterable[dict[str, str]], fingerprint_id: str
-                    ) -> dict[tuple[str, str], float]:
+def earlier_seconds(rows: Iterable[dict[str, str]], fingerprint_id: str,
+                    ok_since: Mapping[str, str] | None = None) -> dict[tuple[str, str], float]:
     """(kind, cell id) → the median wall seconds of its replicates in this run's earlier
     sittings, whatever their status: what the cell costs on this machine, a timeout included,
-    which outranks any estimate (estimates learn from ok rows alone)."""
+    which outranks any estimate (estimates learn from ok rows alone).
+
+    A failure is left out once the cell has ended ok after it under this fingerprint, in this
+    run or in ``ok_since`` (cell id → the newest ok row's ``started_at`` elsewhere): a cell that
+    timed out under code since fixed must not keep its timeout as its cost."""
+    rows = [r for r in rows if r.get("fingerprint_id") == fingerprint_id]
+    newest = dict(ok_since or {})
+    for row in rows:
+        if row.get("status") == "ok":
+            cell, at = row.get("cell_id", ""), row.get("started_at", "")
+            newest[cell] = max(newest.get(cell, ""), at)
     walls: dict[tuple[str, str], list[float]] = {}
     for row in rows:
-        if row.get("fingerprint_id") != fingerprint_id:
+        if row.get("status") in FAILED and \
+                row.get("started_at", "") < newest.get(row.get("cell_id", ""), ""):
             continue
         try:
             wall = float(row.get("wall_s") or "")

@@ -193,7 +193,8 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
     fp = env["fingerprint_id"]
     opened = Session(folder, store, env, jobs, completed_keys(rows, fp),
                      learned.history(reports, env), next_sitting(rows, sitting_records(old)),
-                     earlier_seconds(rows, fp), retries(rows, fp))
+                     earlier_seconds(rows, fp, learned.newest_ok(reports, env)),
+                     retries(rows, fp))
     if opened.todo:  # a resume with nothing left is no sitting
         try:
             record_sitting(store, old if old is not None else env, opened.sitting, budget_s,
@@ -239,8 +240,11 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
     if again := [j for j in todo if j.key in session.again]:
         many = len(again) > 1
         print(f"{len(again)} replicate{'s' if many else ''} that failed in an earlier sitting "
-              f"{'run' if many else 'runs'} again last, expected to take what it took then: "
-              + ", ".join(f"{j.cell.name} #r{j.replicate} (~{shown(seconds[j.key])})"
+              f"{'run' if many else 'runs'} again last: "
+              + ", ".join(f"{j.cell.name} #r{j.replicate} (~{shown(seconds[j.key])}, "
+                          + ("what its cell took in earlier sittings)"
+                             if (j.kind, j.cell.cell_id) in session.earlier
+                             else "estimated: it has ended ok since it failed)")
                           for j in again[:3]) + (" ..." if len(again) > 3 else ""),
               file=stream)
     order = todo

@@ -14,6 +14,7 @@ Through ``fake_cli.py`` (the command with a fake launcher), in processes of thei
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -258,6 +259,63 @@ def test_a_replicate_that_failed_in_an_earlier_sitting_runs_again_last(tmp_path:
     assert "1 replicate that failed in an earlier sitting runs again last" in err.getvalue()
     assert launcher.launched[-1].task.cell.cell_id == stuck.cell.cell_id
     assert launcher.launched[-1].task.replicate == stuck.replicate
+
+
+def test_a_failure_that_a_later_ok_row_outdates_no_longer_sets_its_cells_cost(
+        tmp_path: Path) -> None:
+    """A cell that timed out under code since fixed and has since ended ok on this fingerprint
+    (another run measured it) is expected to take its estimate, not its old timeout: else a
+    budget keeps refusing what would now take seconds."""
+    import io
+
+    from bench.run import session
+    from bench.run.matrix import load_profile, select
+    from bench.run.plan import plan
+    from bench.run.protocol import Probe
+
+    from .fakes import FakeLauncher
+
+    profile = select(load_profile("smoke"), ["modes"])
+    probe = Probe(dict(LIVE_ENV), ["mobilenet_v3_small"], False)
+    jobs = plan(profile)
+    out = tmp_path / "run"
+    first = session.open_run(profile, probe, jobs, reports=tmp_path, out=str(out))
+    stuck = jobs[1]
+    assert session.execute(first, FakeLauncher({1: "hang", 3: "interrupt"}), probe,
+                           progress=False).code == 130
+    [wall] = [float(r["wall_s"]) for r in read_csv(out / "results.csv")
+              if r["status"] == "timeout"]
+    # a later run of the same fingerprint, under the reports folder, where the cell ends ok
+    later = session.open_run(profile, probe, jobs, reports=tmp_path)
+    assert session.execute(later, FakeLauncher(), probe, progress=False).code == 0
+
+    again = session.open_run(profile, probe, jobs, reports=tmp_path, out=str(out), resume=True)
+    assert (stuck.kind, stuck.cell.cell_id) not in again.earlier
+    estimated = dataclasses.replace(again, earlier={}).seconds(probe)[stuck.key]
+    assert again.seconds(probe)[stuck.key] == estimated != pytest.approx(wall)
+    assert [j.key for j in again.todo][-1] == stuck.key, "a failed replicate still runs last"
+    err = io.StringIO()
+    assert session.execute(again, FakeLauncher(), probe, progress=False, stream=err).code == 0
+    assert "estimated: it has ended ok since it failed" in err.getvalue()
+
+
+def test_earlier_seconds_drop_only_failures_an_ok_row_of_the_cell_follows() -> None:
+    from bench.run.resume import earlier_seconds
+
+    def row(cell: str, status: str, wall: float, at: str, fp: str = "f") -> dict[str, str]:
+        return {"fingerprint_id": fp, "kind": "model", "cell_id": cell, "status": status,
+                "wall_s": str(wall), "started_at": at}
+
+    rows = [row("a", "timeout", 120, "2026-12-04T10:00"), row("a", "ok", 3, "2026-12-04T11:00"),
+            row("b", "ok", 3, "2026-12-04T10:00"), row("b", "timeout", 120, "2026-12-04T11:00"),
+            row("c", "crash", 50, "2026-12-04T10:00"), row("c", "timeout", 9, "x", fp="g")]
+    got = earlier_seconds(rows, "f")
+    assert got[("model", "a")] == 3  # its timeout came before it ended ok
+    assert got[("model", "b")] == pytest.approx(61.5)  # it failed after its ok row: both count
+    assert got[("model", "c")] == 50  # another fingerprint's rows are not this run's
+    elsewhere = earlier_seconds(rows, "f", {"c": "2026-12-04T12:00", "b": "2026-12-04T09:00"})
+    assert ("model", "c") not in elsewhere  # it ended ok in another run, later
+    assert elsewhere[("model", "b")] == pytest.approx(61.5)  # that run's ok row is older
 
 
 def test_each_sitting_is_recorded_in_env_json_and_a_finished_run_adds_none(
