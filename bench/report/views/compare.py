@@ -229,7 +229,7 @@ def _lead(p: Page, model: ComparePage, lead: Lead) -> dict[str, Any]:
                    for d in (by_page[k].first_day, by_page[k].last_day) if d})
     when = f", data of {days[0]}" + (f" to {days[-1]}" if days[-1] != days[0] else "") \
         if days else ""
-    return {"anchor": anchor, "lead": name, "text": text,
+    return {"anchor": anchor, "lead": f"{name}:", "text": text,
             "cite": f"For {name}, {fast.machine} ran at {ratio} the throughput of "
                     f"{slow.machine}, each at its best measured setting; torch-knobs{when}.",
             "permalink": p.link("permalink", COMPARE_PAGE, anchor)}

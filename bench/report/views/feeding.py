@@ -38,19 +38,21 @@ def sweep_name(s: Sweep) -> str:
     return f"{_RECIPE.get(s.mode, s.mode)} recipe, {s.decoder}, batch {s.batch_size}{where}"
 
 
-def need_text(n: Need) -> str:
-    """What one step's cores-to-feed answer says, with its figures."""
+def need_text(n: Need, subject: str = "") -> str:
+    """What one step's cores-to-feed answer says, with its figures; ``subject`` names the
+    step where the sentence follows one that named it ("It"), else the step's name."""
     a = n.answer
     demand = fmt.rate(a.demand.median) if a.demand else fmt.MISSING
+    subject = subject or step_name(n)
     if a.delivered is None:
-        return f"{step_name(n)} consumes {demand}; no pipeline of its batch was measured"
+        return f"{subject} consumes {demand}; no pipeline of its batch was measured"
     got = f"{rate_ci(a.delivered.rate)} with {a.delivered.workers} workers"
     if a.workers is not None:
         clear = "" if a.clear else " (its interval reaches below the step's rate)"
-        return (f"{step_name(n)} consumes {demand}; the {_RECIPE.get(n.mode, n.mode)} pipeline "
+        return (f"{subject} consumes {demand}; the {_RECIPE.get(n.mode, n.mode)} pipeline "
                 f"({n.decoder}) delivered {got}{clear}")
     short = fmt.rate(a.shortfall)
-    return (f"{step_name(n)} consumes {demand}; the best the pipeline ({n.decoder}) delivered "
+    return (f"{subject} consumes {demand}; the best the pipeline ({n.decoder}) delivered "
             f"was {got}, {short} short")
 
 
@@ -66,14 +68,17 @@ def _decision(s: FeedingSection) -> str:
     return f"{step_name(n)}: {a.verdict}"
 
 
-def _limit_text(s: FeedingSection) -> str:
-    """The claim, checked: from which device rate this host becomes the bottleneck."""
+def _limit_text(s: FeedingSection, *, told_rate: bool = True) -> str:
+    """The claim, checked: from which device rate this host becomes the bottleneck, and how
+    many measured steps consume more; the rate left out where the sentence before gave it."""
     if s.limit is None or s.limit_sweep is None:
         return ""
     waits = [n for n in s.needs if n.answer.demand is not None
              and n.answer.demand.median > s.limit.rate.median]
-    told = (f" Of the steps measured here, {len(waits)} of {len(s.needs)} consume more."
-            if s.needs else "")
+    told = (f" Of the steps measured here, {len(waits)} of {len(s.needs)} consume more than "
+            f"{fmt.rate(s.limit.rate.median)}." if s.needs else "")
+    if not told_rate:
+        return told.strip()
     return (f"With its {s.host_cores} cores this host delivered at most "
             f"{rate_ci(s.limit.rate)} ({sweep_name(s.limit_sweep)}, {s.limit.workers} "
             f"workers): a device whose step consumes more waits for data here, however fast "
@@ -84,14 +89,18 @@ def _answer(p: Page, s: FeedingSection) -> dict[str, Any]:
     m = s.machine
     text: list[object] = []
     cite = ""
+    best_shown = False  # the headline's delivered rate is the host's best
     if s.headline is not None:
-        said = need_text(s.headline)
-        text.append(said + f"; this host has {s.host_cores} cores. ")
-        cite = cite_sentence(said, m, str(s.headline.answer.verdict), m.days)
-    text.append(_limit_text(s))
+        text.append(need_text(s.headline, "It") + f"; this host has {s.host_cores} cores. ")
+        cite = cite_sentence(need_text(s.headline), m, str(s.headline.answer.verdict), m.days)
+        got = s.headline.answer.delivered
+        best_shown = got is not None and s.limit is not None and \
+            (got.workers, got.rate.median) == (s.limit.workers, s.limit.rate.median)
+    text.append(_limit_text(s, told_rate=not best_shown))
     if not s.gpu:
         text.append(" Not measured for a GPU: this machine has none.")
-    return answer(p, FEEDING_PAGE, f"answer-{slug(m.page)}", m, _decision(s), cat(*text), cite)
+    return answer(p, FEEDING_PAGE, f"answer-{slug(m.page)}", m, _decision(s) + ".", cat(*text),
+                  cite)
 
 
 def _chart(writer: Writer, s: FeedingSection) -> dict[str, Any] | None:
