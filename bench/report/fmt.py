@@ -62,6 +62,12 @@ def integer(value: Any) -> str:
     return f"{int(value):,}" if present(value) else MISSING
 
 
+def count(n: int, one: str, many: str = "") -> str:
+    """``1 run``, ``3 runs``: a count with its noun agreeing (``many`` where adding "s" to
+    ``one`` is wrong), never the hedged ``run(s)``."""
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
 def _ratio_digits(x: float) -> int:
     """Decimals for a ratio: two near 1, where δ = 3% must be readable; three significant
     figures above 10, so a 238× GPU speedup is not printed as 237.73×. Chosen on the value as

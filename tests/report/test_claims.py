@@ -206,7 +206,7 @@ def test_the_cudnn_box_and_home_count_what_the_claims_page_counts(write_tree: An
     assert "of 2 configurations with one input shape" in found.summary
     assert ("Of 2 configurations judged: faster for resnet50 (1.67×); no clear difference "
             "for vit&#95;b&#95;16 (1.00×)" in cudnn), cudnn
-    assert ("The answer counts the 2 configuration(s) with one input shape with "
+    assert ("The answer counts the 2 configurations with one input shape with "
             "cudnn.deterministic off and no warm kernel cache") in cudnn
     assert "2 more (deterministic on, or a warm duplicate) are in the tables" in cudnn
     assert "1 of 2 configurations there: faster" in home, home
@@ -481,7 +481,7 @@ def test_findings_beyond_the_first_dozen_keep_their_rows(write_tree: Any, tmp_pa
     from bench.report.views.claims import FINDINGS_SHOWN
 
     rows, _, section = _static_section(write_tree, tmp_path, FINDINGS_SHOWN + 1)
-    assert "The question, and its 13 finding(s)" in section
+    assert "The question, and its 13 findings" in section
     hidden = section.split("??? ")[1]
     fp8 = str(ENV["fingerprint_id"])[:8]
     assert "net12" in hidden and all(f"#cell-{fp8}-{r['cell_id']}" in hidden
@@ -499,7 +499,7 @@ def test_every_finding_is_in_its_claims_csv_with_its_rows(write_tree: Any, tmp_p
     monkeypatch.setattr(claims_view, "FINDINGS_COLLAPSED", 1)
     n = claims_view.FINDINGS_SHOWN + 3
     rows, generated, section = _static_section(write_tree, tmp_path, n)
-    assert f"The question, and its {n} finding(s)" in section
+    assert f"The question, and its {n} findings" in section
     assert "… and 2 more: every finding of this claim, with its rows, is in" in section
     assert "claim-benchmark-static.csv" in section
     with open(generated / "data" / "comparisons" / "claim-benchmark-static.csv",

@@ -52,3 +52,12 @@ def test_a_number_keeps_three_significant_digits_after_rounding(value, text) -> 
 def test_bytes_move_up_a_unit_when_they_round_to_1024(value, text) -> None:
     assert fmt.bytes_(value) == text
 
+
+
+def test_a_count_agrees_with_its_noun() -> None:
+    assert fmt.count(1, "run") == "1 run"
+    assert fmt.count(2, "run") == "2 runs"
+    assert fmt.count(0, "machine fingerprint") == "0 machine fingerprints"
+    assert fmt.count(1200, "row") == "1,200 rows"
+    assert fmt.count(1, "bad row or file", "bad rows or files") == "1 bad row or file"
+    assert fmt.count(3, "bad row or file", "bad rows or files") == "3 bad rows or files"

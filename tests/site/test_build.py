@@ -87,14 +87,16 @@ def test_every_failure_is_listed_on_its_machine_page(fixture_site: Built) -> Non
     assert "torch-knobs:fragment" not in html  # every placeholder was spliced
 
 
-#: A missing value or a count as Python or pandas would print it, never as a reader reads it
+#: A missing value or a count as Python or pandas would print it, or a hedged plural (run(s)),
+#: never as a reader reads it
 #: (None only as a whole table cell: the prose may speak of Python's None).
 _MACHINE_SPELLING = re.compile(
-    r"\b(nan|NaN|inf|NaT)\b|<NA>|\b\d+\.0 (of \d|clocks throttled|drifting)")
+    r"\b(nan|NaN|inf|NaT)\b|<NA>|\b\d+\.0 (of \d|clocks throttled|drifting)|\w\(s\)")
 _NONE_CELL = re.compile(r"<td[^>]*>\s*None\s*</td>")
 
 
-def test_no_page_shows_a_missing_value_or_a_count_as_code_prints_it(fixture_site: Built) -> None:
+def test_no_page_shows_a_missing_value_a_float_count_or_a_hedged_plural(
+        fixture_site: Built) -> None:
     # the fixture has input-pipeline cells (no throttling recorded) beside a throttled GPU
     # cell; code spans may name Python's None (weights=None)
     shown = []

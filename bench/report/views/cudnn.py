@@ -63,13 +63,16 @@ def counted_note(s: BenchmarkSummary, p: Page) -> Md:
     """What a summary's counts are of (the configurations with deterministic off, each once),
     and where the others are."""
     if not s.total:
-        return md(f"None of its {s.left_out + s.changing} configuration(s) has one input shape "
-                  "and cudnn.deterministic off, which the answer counts.")
+        n = s.left_out + s.changing
+        which = "Its one configuration does not have" if n == 1 else \
+            f"None of its {n} configurations has"
+        return md(f"{which} one input shape and cudnn.deterministic off, which the answer "
+                  "counts.")
     what = COUNTED_BENCHMARK if not s.counted_warm else (
         f"with cudnn.deterministic off ({s.counted_warm} of them measured only with a warm "
         "kernel cache)")
-    parts: list[object] = [f"The answer counts the {s.total} configuration(s) with one input "
-                           f"shape {what}"]
+    parts: list[object] = [f"The answer counts the {fmt.count(s.total, 'configuration')} with "
+                           f"one input shape {what}"]
     if s.changing:
         parts += [f"; {s.changing} with changing shapes are on the ",
                   p.link("dynamic-shapes page", SHAPES_PAGE)]
@@ -88,7 +91,8 @@ def _steps(s: BenchmarkSummary) -> str:
     spread = (f" ({span(s.speedups, fmt.ratio)}; 95% intervals {fmt.ci(s.ci_low, s.ci_high)})"
               if s.speedups else "")
     if s.verdict == Verdict.INSUFFICIENT:
-        return f"Its {s.total} configuration(s) have too few ok replicates to judge."
+        return (f"Its {fmt.count(s.total, 'configuration')} "
+                f"{'has' if s.total == 1 else 'have'} too few ok replicates to judge.")
     if s.verdict == Verdict.MIXED:
         return (f"Faster in {c[Verdict.FASTER]}, no clear difference in "
                 f"{c[Verdict.NO_CLEAR_DIFFERENCE]}, slower in {c[Verdict.SLOWER]} of {judged} "

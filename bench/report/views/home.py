@@ -127,8 +127,8 @@ def compile_line(c: CompileCounts) -> str:
     if not c.pairs:
         return "not measured yet (the cpu profile's compile study and the compile profile)"
     verdicts = ", ".join(f"{v} {n}" for v, n in c.verdicts.items())
-    return (f"{c.pairs} comparison(s) of a compile mode against eager on {c.machines} "
-            f"machine fingerprint(s): {verdicts}")
+    return (f"{fmt.count(c.pairs, 'comparison')} of a compile mode against eager on "
+            f"{fmt.count(c.machines, 'machine fingerprint')}: {verdicts}")
 
 
 def home_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:

@@ -219,7 +219,7 @@ def conv_algo_argument(claim: Claim, a: Any) -> ClaimAnswer:
                                 ((str(m.page), f"env-{str(m.fingerprint_id)[:8]}"),),
                                 label=f"torch {m.torch_version} on {m.page}"))
     versions = sorted({f.text.split(":", 1)[0] for f in findings})
-    summary = (f"asked of the installed torch on {len(findings)} fingerprint(s) "
+    summary = (f"asked of the installed torch on {fmt.count(len(findings), 'fingerprint')} "
                f"({', '.join(versions)}): an algo argument is accepted by "
                f"{sum(f.stance == Stance.SUPPORTS for f in findings)}" if findings else
                "no run has asked its torch yet")
