@@ -436,7 +436,7 @@ def parse_profile(data: Mapping[str, Any], name: str, source: str = "") -> Profi
     if extra:
         raise ProfileError(f"{name}: unknown top-level key(s) {', '.join(sorted(extra))}; "
                            f"valid keys: {', '.join(sorted(known))}")
-    meta = dict(data.get("profile", {}))
+    meta = _profile_table(data.get("profile", {}), name)
     defaults = dict(data.get("defaults", {}))
     for key in defaults:
         if key not in _SETTINGS and key not in _AXES:
@@ -459,8 +459,27 @@ def parse_profile(data: Mapping[str, Any], name: str, source: str = "") -> Profi
                                    f"{', '.join([*sorted(_STUDY_META), *_AXES, *_SETTINGS])}")
         settings = _settings(where, {k: v for k, v in spec.items() if k in _SETTINGS}, base)
         cells = _expand(where, spec, axis_defaults, f"{name} [defaults]")
-        studies.append(Study(sname, str(spec.get("description", "")), tuple(cells), settings))
-    return Profile(name, str(meta.get("description", "")), tuple(studies), source, meta)
+        studies.append(Study(sname, _description(spec, where), tuple(cells), settings))
+    return Profile(name, _description(meta, f"{name} [profile]"), tuple(studies), source, meta)
+
+
+def _profile_table(raw: Any, name: str) -> dict[str, Any]:
+    """The ``[profile]`` table: a description and nothing else (a misspelt key is refused,
+    not ignored)."""
+    where = f"{name} [profile]"
+    if not isinstance(raw, dict):
+        raise ProfileError(f"{where}: must be a table, e.g. description = \"...\"")
+    if unknown := sorted(set(raw) - {"description"}):
+        raise ProfileError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; "
+                           "valid keys: description")
+    return dict(raw)
+
+
+def _description(table: Mapping[str, Any], where: str) -> str:
+    value = table.get("description", "")
+    if not isinstance(value, str):
+        raise ProfileError(f"{where}: description must be text in quotes, got {value!r}")
+    return value
 
 
 def shipped_profiles() -> list[str]:

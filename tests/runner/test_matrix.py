@@ -92,6 +92,11 @@ batch_size = [1, 2]
     ('[defaults]\nfoo = 1\n[studies.s]', "unknown key 'foo'"),
     ('[profile]\n[other]', "unknown top-level key(s) other"),
     ('[profile]', "needs at least one [studies.NAME] table"),
+    ('[profile]\ndescription = 5\n[studies.s]', "[profile]: description must be text in quotes"),
+    ('[profile]\ndescripton = "x"\n[studies.s]', "unknown key(s) 'descripton'; valid keys: "
+     "description"),
+    ('profile = "gpu"\n[studies.s]', "[profile]: must be a table"),
+    ('[studies.s]\ndescription = ["a"]', "[studies.s]: description must be text in quotes"),
     ('[studies.s]\nkind = "ceiling"\nmodel = "fft"', "unknown ceiling op 'fft'"),
     # "shared" only describes rows from before per-replicate caches; nobody can ask for it
     ('[studies.s]\nkernel_cache = "shared"', "unknown kernel_cache 'shared'; valid choices: "
