@@ -57,12 +57,30 @@ def _checks_text(s: DeterminismSection) -> str:
     return (" Re-runs: " + ", ".join(parts[:-1]) + f" {parts[-1]}.") if parts else ""
 
 
+def _benchmark_text(s: DeterminismSection) -> str:
+    """What re-runs did with cudnn.benchmark on: its search can pick another algorithm in
+    each process, which deterministic's own pairs (benchmark off) do not show. Said only where
+    those pairs' re-runs were bitwise equal with deterministic off, the answer that a reader
+    could otherwise take for the whole story."""
+    n, k = s.benchmark_checked, s.benchmark_differ
+    if not n or s.equal_off is not True:
+        return ""
+    if not k:
+        return (f" With cudnn.benchmark on, re-runs were bitwise equal too "
+                f"({fmt.count(n, 'configuration')} checked).")
+    return (f" With cudnn.benchmark on (deterministic off), two fresh processes were not "
+            f"bitwise equal in {k} of {fmt.count(n, 'configuration')} checked (max |Δ| "
+            f"{fmt.num(s.benchmark_max_diff)}): with deterministic off, bitwise re-runs also "
+            "needed cudnn.benchmark off here.")
+
+
 def _answer(p: Page, s: DeterminismSection) -> dict[str, Any]:
     m, sm = s.machine, s.summary
     changes = [1 / v - 1 for v in sm.speedups]
     cost = (f"With it on, steps take {span(changes, lambda v: fmt.pct(v, signed=True))} "
             "longer" if changes else "Its cost could not be judged")
-    text: list[object] = [f"for {short_scope(sm.scope)}. {cost}.{_checks_text(s)}"]
+    text: list[object] = [f"for {short_scope(sm.scope)}. {cost}.{_checks_text(s)}"
+                          f"{_benchmark_text(s)}"]
     cite = ""
     q = sm.quoted
     if q is not None:

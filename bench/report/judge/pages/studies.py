@@ -165,6 +165,12 @@ class DeterminismSection:
     #: what the advice says for its regimes: their action where they all agree, else
     #: ``Action.DEPENDS``; None where the advice has no regime here
     action: Action | None = None
+    #: the configurations re-run with cudnn.benchmark on and deterministic off (an ok check
+    #: each), how many of them were not bitwise equal, and the largest difference: what else
+    #: bitwise re-runs need, beside deterministic's own pairs
+    benchmark_checked: int = 0
+    benchmark_differ: int = 0
+    benchmark_max_diff: float = float("nan")
 
     @property
     def summary(self) -> Tally:
@@ -197,6 +203,7 @@ def _determinism_section(facts: Facts, key: str, det: pd.DataFrame,
         if len(pairs) else 0
     actions = {g.main.action for g in facts.current_regimes
                if g.main.setting == "cudnn.deterministic" and g.main.page == key}
+    bench_on = _benchmark_checks(checks)
     return DeterminismSection(
         facts.machines.get(key) or unknown_machine(key), pairs,
         ordered(checks) if checks is not None else pd.DataFrame(),
@@ -204,7 +211,20 @@ def _determinism_section(facts: Facts, key: str, det: pd.DataFrame,
         equal_on=_agreed(pairs["var_bitwise_equal"]) if len(pairs) else None,
         checked=checked,
         action=None if not actions else next(iter(actions)) if len(actions) == 1
-        else Action.DEPENDS)
+        else Action.DEPENDS,
+        benchmark_checked=len(bench_on),
+        benchmark_differ=int((~bench_on["bitwise_equal"].astype(bool)).sum()),
+        benchmark_max_diff=float(bench_on["max_abs_diff"].max()) if len(bench_on) else
+        float("nan"))
+
+
+def _benchmark_checks(checks: pd.DataFrame | None) -> pd.DataFrame:
+    """The re-run checks with cudnn.benchmark on and deterministic off that ended ok."""
+    if checks is None or checks.empty:
+        return pd.DataFrame(columns=["bitwise_equal", "max_abs_diff"])
+    on = checks.loc[(checks["cudnn_benchmark"] == "on") & (checks["cudnn_deterministic"] == "off")
+                    & (checks["n_ok_checks"] > 0)]
+    return on.loc[on["bitwise_equal"].notna()]
 
 
 def determinism_page(facts: Facts) -> DeterminismPage:

@@ -1,0 +1,46 @@
+"""The determinism answer's word on cudnn.benchmark: where re-runs were bitwise equal with
+deterministic off (benchmark off), it says what re-runs did with benchmark on, from the
+configurations re-run that way, and nothing where it would only repeat the answer."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from bench.report.judge.machines import unknown_machine
+from bench.report.judge.pages.studies import DeterminismSection, _benchmark_checks
+from bench.report.views.determinism import _benchmark_text
+
+
+def _checks() -> pd.DataFrame:
+    return pd.DataFrame({
+        "cudnn_benchmark": ["off", "off", "on", "on", "on"],
+        "cudnn_deterministic": ["off", "on", "off", "off", "on"],
+        "n_ok_checks": [1, 1, 1, 0, 1],
+        "bitwise_equal": pd.array([True, True, False, pd.NA, True], dtype="boolean"),
+        "max_abs_diff": [0.0, 0.0, 0.351, float("nan"), 0.0],
+    })
+
+
+def _section(equal_off: bool | None, checked: int, differ: int) -> DeterminismSection:
+    return DeterminismSection(unknown_machine("box"), pd.DataFrame(), pd.DataFrame(),
+                              equal_off=equal_off, benchmark_checked=checked,
+                              benchmark_differ=differ, benchmark_max_diff=0.351)
+
+
+def test_only_ok_checks_with_benchmark_on_and_deterministic_off_count() -> None:
+    got = _benchmark_checks(_checks())
+    assert list(got["max_abs_diff"]) == [0.351]  # not the one without an ok check, nor det on
+    assert _benchmark_checks(None).empty
+
+
+def test_benchmark_on_re_runs_that_differ_are_named_where_benchmark_off_was_equal() -> None:
+    text = _benchmark_text(_section(True, 1, 1))
+    assert "not bitwise equal in 1 of 1 configuration checked (max |Δ| 0.351)" in text
+    assert "bitwise re-runs also needed cudnn.benchmark off here" in text
+    assert "bitwise equal too (2 configurations checked)" in _benchmark_text(_section(True, 2, 0))
+
+
+def test_nothing_is_added_where_it_would_not_be_true_or_new() -> None:
+    assert _benchmark_text(_section(False, 1, 1)) == ""  # benchmark off did not give it either
+    assert _benchmark_text(_section(None, 1, 1)) == ""
+    assert _benchmark_text(_section(True, 0, 0)) == ""
