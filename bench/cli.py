@@ -92,6 +92,22 @@ def _advise(args: argparse.Namespace) -> int:
     return advise.cmd_advise(args, launch.by_name)
 
 
+#: Options whose value may begin with "-" (a negative duration), which argparse would take
+#: for an option and answer "expected one argument": joined to it, the value reaches the
+#: duration's own error, which names the valid forms.
+_DASHED_VALUES = ("--budget",)
+
+
+def _joined(argv: list[str]) -> list[str]:
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] in _DASHED_VALUES and arg.startswith("-") and arg[1:2].isdigit():
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(_joined(sys.argv[1:] if argv is None else argv))
     return int(args.func(args))

@@ -301,6 +301,7 @@ def test_the_plan_needs_no_statistics_and_writes_the_profile_bench_run_measures(
 @pytest.mark.parametrize(("args", "message"), [
     (["--budget", "0"], "--budget '0': not a positive duration; valid forms: 90s, 9m, 1h"),
     (["--budget", "soon"], "--budget 'soon': not a positive duration"),
+    (["--budget", "-1"], "--budget '-1': not a positive duration"),
     (["--budget", "2"], "allow at least"),
     (["--input-shape", "3,32"], "--input-shape '3,32' is not C,H,W"),
     (["--batch-size", "0"], "--batch-size must be a positive integer"),

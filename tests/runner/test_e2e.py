@@ -274,6 +274,10 @@ def test_bad_input_fails_with_one_line_and_writes_nothing(
     line = _one_error_line(bench_cli("run", "--profile", str(bad_value), "--out", str(out),
                                      "--budget", ""))
     assert "--budget '': not a positive duration; valid forms: 90s, 9m" in line
+    # a negative one is the duration's error too, not argparse's "expected one argument"
+    line = _one_error_line(bench_cli("run", "--profile", str(bad_value), "--out", str(out),
+                                     "--budget", "-5m"))
+    assert "--budget '-5m': not a positive duration; valid forms: 90s, 9m" in line
     reports = tmp_path / "reports"
     for run_id in ("../../elsewhere", "a/b", "..", "-x", "x" * 97):
         line = _one_error_line(bench_cli("run", "--profile", str(tiny_profile()), "--reports",
