@@ -68,10 +68,9 @@ def _benchmark_text(s: DeterminismSection) -> str:
     if not k:
         return (f" With cudnn.benchmark on, re-runs were bitwise equal too "
                 f"({fmt.count(n, 'configuration')} checked).")
-    return (f" With cudnn.benchmark on (deterministic off), two fresh processes were not "
-            f"bitwise equal in {k} of {fmt.count(n, 'configuration')} checked (max |Δ| "
-            f"{fmt.num(s.benchmark_max_diff)}): with deterministic off, bitwise re-runs also "
-            "needed cudnn.benchmark off here.")
+    return (f" With cudnn.benchmark on (deterministic off), re-runs differed in {k} of "
+            f"{fmt.count(n, 'configuration')} checked (max |Δ| "
+            f"{fmt.num(s.benchmark_max_diff)}): bitwise re-runs also needed cudnn.benchmark off.")
 
 
 def _answer(p: Page, s: DeterminismSection) -> dict[str, Any]:
