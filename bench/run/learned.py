@@ -163,18 +163,18 @@ def history(reports: Path, env: Mapping[str, Any]) -> dict[str, CellCost]:
     return out
 
 
-def newest_ok(reports: Path, env: Mapping[str, Any]) -> dict[str, str]:
-    """Cell id → the ``started_at`` of its newest ok row in the runs under ``reports`` of
-    ``env``'s fingerprint: a resume lets it outdate an older failure of the cell
+def newest_ok(reports: Path, env: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+    """(kind, cell id) → the ``started_at`` of its newest ok row in the runs under ``reports``
+    of ``env``'s fingerprint: a resume lets it outdate an older failure of the cell
     (``resume.earlier_seconds``)."""
-    out: dict[str, str] = {}
+    out: dict[tuple[str, str], str] = {}
     for folder, run_env in _runs(reports, str(env.get("machine", ""))):
         if run_env.get("fingerprint_id") != env.get("fingerprint_id"):
             continue
         for row in _rows(folder / schema.RESULTS_FILE):
             if row.get("status") == "ok":
-                cid = row.get("cell_id", "")
-                out[cid] = max(out.get(cid, ""), row.get("started_at") or "")
+                key = (row.get("kind", ""), row.get("cell_id", ""))
+                out[key] = max(out.get(key, ""), row.get("started_at") or "")
     return out
 
 

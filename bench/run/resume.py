@@ -47,30 +47,31 @@ def retries(rows: Iterable[dict[str, str]], fingerprint_id: str) -> set[tuple[st
 
 
 def earlier_seconds(rows: Iterable[dict[str, str]], fingerprint_id: str,
-                    ok_since: Mapping[str, str] | None = None) -> dict[tuple[str, str], float]:
+                    ok_since: Mapping[tuple[str, str], str] | None = None
+                    ) -> dict[tuple[str, str], float]:
     """(kind, cell id) → the median wall seconds of its replicates in this run's earlier
     sittings, whatever their status: what the cell costs on this machine, a timeout included,
     which outranks any estimate (estimates learn from ok rows alone).
 
     A failure is left out once the cell has ended ok after it under this fingerprint, in this
-    run or in ``ok_since`` (cell id → the newest ok row's ``started_at`` elsewhere): a cell that
-    timed out under code since fixed must not keep its timeout as its cost."""
+    run or in ``ok_since`` ((kind, cell id) → the newest ok row's ``started_at`` elsewhere): a
+    cell that timed out under code since fixed must not keep its timeout as its cost."""
     rows = [r for r in rows if r.get("fingerprint_id") == fingerprint_id]
     newest = dict(ok_since or {})
     for row in rows:
         if row.get("status") == "ok":
-            cell, at = row.get("cell_id", ""), row.get("started_at", "")
-            newest[cell] = max(newest.get(cell, ""), at)
+            key = (row.get("kind", ""), row.get("cell_id", ""))
+            newest[key] = max(newest.get(key, ""), row.get("started_at", ""))
     walls: dict[tuple[str, str], list[float]] = {}
     for row in rows:
-        if row.get("status") in FAILED and \
-                row.get("started_at", "") < newest.get(row.get("cell_id", ""), ""):
+        key = (row.get("kind", ""), row.get("cell_id", ""))
+        if row.get("status") in FAILED and row.get("started_at", "") < newest.get(key, ""):
             continue
         try:
             wall = float(row.get("wall_s") or "")
         except ValueError:  # a row the runner wrote without one (an interrupted replicate)
             continue
-        walls.setdefault((row.get("kind", ""), row.get("cell_id", "")), []).append(wall)
+        walls.setdefault(key, []).append(wall)
     return {key: statistics.median(w) for key, w in walls.items()}
 
 

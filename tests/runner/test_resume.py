@@ -313,9 +313,14 @@ def test_earlier_seconds_drop_only_failures_an_ok_row_of_the_cell_follows() -> N
     assert got[("model", "a")] == 3  # its timeout came before it ended ok
     assert got[("model", "b")] == pytest.approx(61.5)  # it failed after its ok row: both count
     assert got[("model", "c")] == 50  # another fingerprint's rows are not this run's
-    elsewhere = earlier_seconds(rows, "f", {"c": "2026-12-04T12:00", "b": "2026-12-04T09:00"})
+    elsewhere = earlier_seconds(rows, "f", {("model", "c"): "2026-12-04T12:00",
+                                            ("model", "b"): "2026-12-04T09:00",
+                                            ("repro", "a"): "2026-12-04T12:00"})
     assert ("model", "c") not in elsewhere  # it ended ok in another run, later
     assert elsewhere[("model", "b")] == pytest.approx(61.5)  # that run's ok row is older
+    late = earlier_seconds([row("d", "timeout", 120, "2026-12-04T10:00")], "f",
+                           {("repro", "d"): "2026-12-04T12:00"})
+    assert late[("model", "d")] == 120  # an ok row of another kind says nothing of this one
 
 
 def test_each_sitting_is_recorded_in_env_json_and_a_finished_run_adds_none(
