@@ -77,12 +77,11 @@ def per_machine(findings: list[Finding]) -> dict[tuple[str, str], list[Finding]]
 
 
 def plural(n: int, what: str) -> str:
-    """``1 configuration``, ``3 configurations`` (``what`` is the plural; the first word is
-    made singular for one)."""
-    if n != 1:
-        return f"{n} {what}"
+    """``1 configuration``, ``3 configurations`` (``what`` is the plural, its first word the
+    noun that ``fmt.count`` makes agree: "configurations with one input shape")."""
     first, _, rest = what.partition(" ")
-    return f"1 {first[:-1] if first.endswith('s') else first}" + (f" {rest}" if rest else "")
+    one = first[:-1] if first.endswith("s") else first
+    return fmt.count(n, one, first) + (f" {rest}" if rest else "")
 
 
 #: Regimes a summary names per side before it says "and N more".
