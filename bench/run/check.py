@@ -18,6 +18,8 @@ DIR`` prints them and exits non-zero if any check failed. Checks:
   iterations is within ``DRIFT`` times that of the earlier half. A drift means something
   changed under the measurement (the workload's numerics, thermal throttling, another
   process), so the median describes no single regime;
+- an input pipeline's window begins past the batches its workers were handed at start-up,
+  which arrive in a burst (``schema.startup_batches``);
 - a replicate whose device throttled in its timed window (a clock-event reason other than
   idle was active: power cap, thermal slowdown, ...) ran at reduced clocks, and its energy
   window shorter than ``ENERGY_MIN_WINDOW_S`` spans too few updates of the counter to trust;
@@ -44,12 +46,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import consistency as rules
+from bench.run.pipelines import PIPELINE_KINDS
 from bench.schema import (
     ENERGY_MIN_WINDOW_S,
     ENV_FILE,
     FIGURE_COLUMNS,
     RESULTS_FILE,
     SAMPLES_FILE,
+    startup_batches,
 )
 
 Row = dict[str, str]
@@ -223,6 +227,20 @@ def check_drift(rows: list[Row], samples: dict[Key, list[float]]) -> Iterator[An
                           f"({early:.4g} s -> {late:.4g} s)")
 
 
+def check_startup(rows: list[Row], iters: dict[Key, list[int]]) -> Iterator[Anomaly]:
+    """An input pipeline's window that began inside its workers' start-up batches (rows
+    written before the child took them untimed): its rate timed their burst."""
+    for r in _ok(rows, PIPELINE_KINDS):
+        workers, first = _int(r.get("num_workers")), iters.get(_key(r), [])
+        startup = startup_batches(workers)
+        if first and first[0] < startup:
+            took = f"{first[0]} batch{'' if first[0] == 1 else 'es'}"
+            yield Anomaly("pipeline start-up", _where(r),
+                          f"its window began after {took}, inside the {startup} that its "
+                          f"{workers} worker{'' if workers == 1 else 's'} were handed at "
+                          f"start-up; the report cuts them")
+
+
 def check_telemetry(rows: list[Row]) -> Iterator[Anomaly]:
     """Throttled replicates, and energy figures from windows too short to trust."""
     for r in _ok(rows):
@@ -332,15 +350,17 @@ def check_run(run_dir: Path) -> tuple[int, list[Anomaly]]:
     # each row's own block of steady samples: never an earlier block of its key
     samples = {k: [float(x) for x in xs] for k, xs in steady_of(blocks, "seconds").items()}
     shapes = {k: [int(x) for x in xs] for k, xs in steady_of(blocks, "batch_size").items()}
+    iters = {k: [int(x) for x in xs] for k, xs in steady_of(blocks, "iter").items()}
     findings = [*check_order(rows, samples), *check_cold(rows), *check_throughput(rows, shapes),
                 *check_ceiling(rows), *check_flags(rows), *check_drift(rows, samples),
-                *check_telemetry(rows), *check_cache(rows), *check_empties(rows),
+                *check_startup(rows, iters), *check_telemetry(rows), *check_cache(rows),
+                *check_empties(rows),
                 *check_files(run_dir), *check_rows_and_samples(rows, blocks),
                 *check_sittings(run_dir, rows)]
     return len(rows), findings
 
 
 CHECKS = ("p10<=median<=p90", "samples", "cold pass", "samples/s", "TFLOP/s < ceiling",
-          "effective flags", "steady drift", "throttled", "energy window", "kernel cache",
-          "failed rows", "ok rows", "files", "samples without a row", "rows without samples",
-          "measuring code")
+          "effective flags", "steady drift", "pipeline start-up", "throttled", "energy window",
+          "kernel cache", "failed rows", "ok rows", "files", "samples without a row",
+          "rows without samples", "measuring code")

@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from bench import schema
 from bench.run import usermodels
 from bench.run.learned import CellCost, calibration
 from bench.run.matrix import Cell, Settings
+from bench.run.pipelines import PIPELINE_KINDS
 from bench.run.plan import Job, skip_reason, twins
 from bench.run.protocol import Probe
 from bench.schema import ENERGY_MIN_WINDOW_S
@@ -194,14 +196,23 @@ def energy_window(cell: Cell, st: Settings) -> Settings:
     return st.lasting(ENERGY_MIN_WINDOW_S)
 
 
+def _window(cell: Cell, st: Settings) -> tuple[int, Settings]:
+    """The period and stopping rule the child runs the cell's window under: an input
+    pipeline's whole rounds past its start-up (``Settings.feeding``, with no energy window),
+    a model's cycle of shapes (``energy_window``)."""
+    if cell.kind in PIPELINE_KINDS:
+        workers = cell.num_workers or 0
+        return schema.round_size(workers), st.feeding(workers)
+    return len(cell.schedule()), energy_window(cell, st)
+
+
 def replicate_s(cell: Cell, st: Settings, cores: int, skipped: bool = False,
                 flops_per_sample: float | None = None, cost: CellCost | None = None) -> float:
     """Estimated wall time of one replicate, from launch to result (``flops_per_sample``: see
     ``iteration_s``); from ``cost``, the cell's measured parts, where there are some."""
     if skipped:
         return 0.05
-    period = len(cell.schedule())
-    st = energy_window(cell, st)
+    period, st = _window(cell, st)
     if cost is not None:  # measured: its steady window kept inside this run's stopping rule
         t = cost.iteration_s
         hi = _steady_s(t, replace(st, min_time_s=st.max_time_s), period)

@@ -30,6 +30,7 @@ from typing import Any
 
 from bench import schema
 from bench.run import pace
+from bench.run.pipelines import PIPELINE_KINDS
 
 #: The calibration needs this many measured cells before it scales a guess.
 MIN_CALIBRATION_CELLS = 3
@@ -92,6 +93,8 @@ def _parts(row: Mapping[str, str], warmup_iters: int, scale: float = 1.0,
         return None
     assert t is not None and cold is not None and mean is not None and n is not None
     assert wall is not None
+    if row.get("kind") in PIPELINE_KINDS:  # batches arrive in bursts: the mean is their cost
+        t = mean
     steady = mean * n
     rest = max(wall - cold - steady - warmup_iters * t, 0.0)
     window = max(steady * scale, min(steady, min_time_s))
@@ -130,7 +133,7 @@ def has_reference(reports: Path, env: Mapping[str, Any], cells: Collection[str])
 
 
 #: The rows whose costs estimate their cells' (a repro row's two processes are not one cost).
-_LEARNED_KINDS = ("model", "ceiling", "pipeline", "e2e")
+_LEARNED_KINDS = ("model", "ceiling", *PIPELINE_KINDS)
 
 
 def history(reports: Path, env: Mapping[str, Any]) -> dict[str, CellCost]:

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from bench import schema
 from bench.run import cpuinfo, limits, modelspec, pipelines
 from bench.run.pipelines import PIPELINE_KINDS
 from bench.schema import AXIS_CHOICES, CEILING_OPS, KERNEL_CACHES, LATER_AXES, USER_MODEL_AXES
@@ -175,6 +176,15 @@ class Settings:
             return self
         return replace(self, min_time_s=least_s, max_time_s=max(self.max_time_s, least_s),
                        max_iters=max(self.max_iters, LASTING_MAX_ITERS))
+
+    def feeding(self, workers: int) -> Settings:
+        """The stopping rule for an input pipeline of ``workers`` loader workers: its window
+        starts past the batches they were handed at start-up and holds whole rounds of them
+        (``schema.feeding_window``), so its first batch is one a worker began after
+        start-up."""
+        warmup, least = schema.feeding_window(workers, self.warmup_iters, self.min_iters)
+        return replace(self, warmup_iters=warmup, min_iters=least,
+                       max_iters=max(self.max_iters, least))
 
 
 #: The iteration cap of a window stretched to a least duration (``Settings.lasting``): a

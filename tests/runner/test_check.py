@@ -190,3 +190,22 @@ def test_sittings_that_ran_other_measuring_code(tmp_path: Path, codes: dict[int,
     if found:
         assert said == ["its sittings ran different measuring code, pooled as one run: "
                         "sitting 1 aaaa (1 row); sitting 2 bbbb (1 row)"]
+
+
+def test_a_pipeline_window_inside_the_workers_start_up_is_found(tmp_path: Path) -> None:
+    """Two workers are handed four batches at start-up: a window that began after the first
+    (iter 1) timed three of them; one that began after four timed none."""
+    pipe = _row(kind="pipeline", model="pipeline", device="cpu", num_workers=2, decoder="pil",
+                cudnn_benchmark="n/a", cudnn_deterministic="n/a", eff_cudnn_benchmark="",
+                eff_cudnn_deterministic="", eff_cudnn_allow_tf32="", flops_per_sample="",
+                steady_iters=4, steady_p10_s=0.09, steady_median_s=0.1, steady_p90_s=0.11,
+                samples_per_s=80.0)
+
+    def window(run: Path, first: int) -> set[str]:
+        samples = [{"cell_id": "c1", "replicate": 0, "phase": "steady", "iter": first + i,
+                    "batch_size": 8, "resolution": 224, "seconds": x}
+                   for i, x in enumerate([0.1, 0.09, 0.11, 0.1])]
+        return _write(run, [pipe], samples)
+
+    assert window(tmp_path / "burst", 1) == {"pipeline start-up"}
+    assert window(tmp_path / "past", 4) == set()

@@ -59,6 +59,30 @@ def test_a_real_pipeline_delivers_batches_and_counts_bad_files(
     assert all(0 <= s.batch_size <= 4 for s in steady)
 
 
+@pytest.mark.parametrize("workers", [2, 3])
+def test_the_window_starts_past_the_workers_start_up_and_holds_whole_rounds(
+        images: Path, tmp_path: Path, workers: int) -> None:
+    """The first pass and the warm-up take the batches the workers were handed at start-up
+    (two each, a burst): the first timed batch is the next one; then whole rounds, two at
+    least, even where the study asks for 3 iterations at most 4."""
+    record = _run(_cell(images, num_workers=workers), tmp_path)
+    assert record.status == "ok", record.reason  # type: ignore[attr-defined]
+    steady = [s for s in record.samples if s.phase == "steady"]  # type: ignore[attr-defined]
+    assert steady[0].iter == 2 * workers
+    assert len(steady) % workers == 0 and len(steady) >= 2 * workers
+    assert record.metrics.steady_iters == len(steady)  # type: ignore[attr-defined]
+
+
+def test_the_feeding_rule_rounds_to_whole_rounds() -> None:
+    st = Settings(warmup_iters=0, min_iters=3, max_iters=4)
+    assert st.feeding(0) == st  # the main process alone: nothing arrives in a burst
+    assert (st.feeding(1).warmup_iters, st.feeding(1).min_iters) == (1, 3)
+    assert (st.feeding(3).warmup_iters, st.feeding(3).min_iters) == (5, 6)
+    assert st.feeding(16).max_iters == 32
+    asks_more = Settings(warmup_iters=6, min_iters=10, max_iters=300).feeding(4)
+    assert (asks_more.warmup_iters, asks_more.min_iters) == (7, 12)  # 1 + 7 and 12: rounds
+
+
 def test_an_end_to_end_cell_feeds_the_model_and_says_how_long_it_waited(
         images: Path, tmp_path: Path) -> None:
     spec = {"studies": {"e": {"kind": "e2e", "model": "mobilenet_v3_small", "mode": "infer",

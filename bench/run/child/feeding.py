@@ -2,7 +2,10 @@
 
 The protocol is the model cells': the first batch is timed apart (for a pipeline, that is the
 workers' start-up and their first batch; end to end, the model's first step too), then every
-batch is timed under the study's stopping rule. A pipeline's step is "the next batch, on the
+batch is timed under the study's stopping rule. Two things differ (``Settings.feeding``): the
+other batches the workers were handed at start-up arrive in a burst after the first, so they
+are the warm-up, untimed; and the window holds whole rounds of the workers, a batch from each,
+as the DataLoader delivers them in order. A pipeline's step is "the next batch, on the
 device"; an end-to-end step is that plus the model's step on it, synchronised, as a training
 loop that reads its loss each step is, so the time the step waited for its batch is time the
 device sat idle (``data_wait_frac``).
@@ -15,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bench import schema
 from bench.run import pipelines
 from bench.run.child import loader, measure, usage, workloads
 from bench.run.protocol import Record, Sample, Task
@@ -51,13 +55,15 @@ def _sync(torch: Any, cell: Any) -> Any:
 def measure_feed(torch: Any, task: Task, record: Record, init_dir: Path | None = None) -> None:
     """One replicate of a pipeline or e2e cell; fills ``record``. ``init_dir``: where an e2e
     cell's model finds the run's copy of its initial weights (``initcache``)."""
-    cell, st = task.cell, task.settings
+    cell = task.cell
+    workers = cell.num_workers or 0
+    st = task.settings.feeding(workers)
     record.timeline.build_start = time.time()
     files, note = image_files(torch, task)
     record.notes.append(note)
     feed = loader.Feed(torch, cell, files)
     model_step = _model_step(torch, task, init_dir) if cell.kind == "e2e" else None
-    tree = usage.Tree(cell.num_workers or 0)
+    tree = usage.Tree(workers)
     delivered: dict[int, int] = {}
     waits: dict[int, float] = {}
     errors = [0]
@@ -83,7 +89,9 @@ def measure_feed(torch: Any, task: Task, record: Record, init_dir: Path | None =
             record.timeline.steady_start = time.time()
             tree.start()
 
-        times, iters = measure.steady_state(step, start, st, timer, on_start=on_start)
+        times, iters = measure.steady_state(step, start, st, timer,
+                                            period=schema.round_size(workers),
+                                            on_start=on_start)
         tree.stop()
         record.timeline.steady_end = time.time()
     finally:

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import schema
 from bench.run import pipelines
 from bench.run.matrix import Cell
 
@@ -159,6 +160,7 @@ class Feed:
         self.loader = torch.utils.data.DataLoader(
             self.dataset, batch_size=cell.batch_size, sampler=Forever(torch, len(files)),
             num_workers=workers, collate_fn=collate,
+            prefetch_factor=schema.PREFETCH_FACTOR if workers else None,
             pin_memory=cuda and cell.decoder != "torchvision-cuda",
             multiprocessing_context=_context() if workers else None,
             timeout=BATCH_TIMEOUT_S if workers else 0)
