@@ -105,7 +105,8 @@ def judge_run(out: Path, cores: int) -> Any:
         if len(step) else None
     pipes = a.pipelines.loc[a.pipelines["kind"] == "pipeline"]
     sweep = [Delivered(int(r.num_workers), Rate(float(r.rate), float(r.rate_low),
-                                                float(r.rate_high), int(r.n_ok)))
+                                                float(r.rate_high), int(r.n_rated)),
+                       startup=int(r.n_startup))
              for r in pipes.itertuples(index=False)]
     return cores_to_feed(demand, sweep, cores)
 

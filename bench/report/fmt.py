@@ -8,6 +8,7 @@ escapes it like any other string.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 MISSING = "—"
@@ -66,6 +67,12 @@ def count(n: int, one: str, many: str = "") -> str:
     """``1 run``, ``3 runs``: a count with its noun agreeing (``many`` where adding "s" to
     ``one`` is wrong), never the hedged ``run(s)``."""
     return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
+def and_list(values: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``: items in a sentence."""
+    items = list(values)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _ratio_digits(x: float) -> int:

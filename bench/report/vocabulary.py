@@ -94,6 +94,7 @@ class Feeding(Word):
     SHORT = "more than this host has"
     NOT_REACHED = "more workers than measured"
     INSUFFICIENT = "too few replicates"
+    STARTUP = "timed inside the workers' start-up"
     NOT_MEASURED = "not measured"
 
 
@@ -149,6 +150,10 @@ MEANINGS: tuple[tuple[Word, str], ...] = (
                           "below the host's cores: more workers might"),
     (Feeding.INSUFFICIENT, "the pipeline or the step it feeds has fewer than three ok "
                            "replicates: the figures are shown, without a verdict"),
+    (Feeding.STARTUP, "every replicate of a worker count timed only batches its workers "
+                      "were handed when the loader started (two each), which arrive in a "
+                      "burst: no rate they sustain was measured, so no count is given where "
+                      "that one might have been enough"),
     (Feeding.NOT_MEASURED, "no run measured this pipeline, or the step it would feed, on "
                            "this machine"),
 )

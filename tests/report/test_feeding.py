@@ -60,3 +60,25 @@ def test_host_limit_and_the_ideal_line() -> None:
     assert limit is not None and (limit.workers, limit.rate.median) == (2, 290.0)
     assert host_limit(SWEEP, cores=64) is not None
     assert per_worker(SWEEP) == 150.0 and per_worker(_sweep((0, 10.0))) is None
+
+
+def _startup(workers: int) -> Delivered:
+    """A worker count measured only inside its start-up: ok replicates, no rate."""
+    return Delivered(workers, Rate(math.nan, n=0), startup=3)
+
+
+def test_a_count_timed_inside_its_start_up_hides_the_answer_below_it() -> None:
+    sweep = [Delivered(1, Rate(150.0, 140.0, 160.0, 3)), _startup(2), _startup(4)]
+    assert cores_to_feed(Rate(100.0, 95.0, 105.0, 3), sweep, 4).verdict == Feeding.FED
+    hidden = cores_to_feed(Rate(290.0, 280.0, 300.0, 3), sweep, 4)
+    assert (hidden.verdict, hidden.workers, hidden.delivered) == (Feeding.STARTUP, None, None)
+    # none covers the step and a count was never rated: it might have
+    assert cores_to_feed(Rate(900.0, 850.0, 950.0, 3), sweep, 4).verdict == Feeding.STARTUP
+    # measured only inside the start-up, everywhere
+    assert cores_to_feed(Rate(90.0, n=3), [_startup(2)], 4).verdict == Feeding.STARTUP
+
+
+def test_no_host_limit_where_a_count_within_its_cores_was_timed_inside_its_start_up() -> None:
+    assert host_limit([*SWEEP[:2], _startup(2)], cores=2) is None
+    limit = host_limit([*SWEEP[:2], _startup(8)], cores=4)  # 8 is beyond the host's cores
+    assert limit is not None and limit.workers == 1

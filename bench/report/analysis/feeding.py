@@ -17,7 +17,9 @@ import pandas as pd
 
 from bench.report.analysis.bootstrap import MIN_OK_REPLICATES, median_ci
 from bench.report.analysis.cells import page_slug
+from bench.report.analysis.startup import windows
 from bench.report.load import Dataset
+from bench.report.vocabulary import Feeding
 
 #: What ``pipeline_stats`` returns, in this order.
 PIPELINE_COLUMNS: Final = (
@@ -25,8 +27,8 @@ PIPELINE_COLUMNS: Final = (
     "model", "mode", "batch_size", "precision", "memory_format", "cudnn_benchmark",
     "num_workers", "decoder", "images", "n_total", "n_ok", "rate", "rate_low", "rate_high",
     "first_batch_s", "decode_errors", "cpu_time_s", "cpu_s_per_sample", "tree_peak_rss_bytes",
-    "data_wait_frac", "status_summary", "steady_median_s", "iqr_s", "first_batch_min_s",
-    "first_batch_max_s", "peak_rss_bytes",
+    "data_wait_frac", "status_summary", "batch_mean_s", "batch_iqr_s", "first_batch_min_s",
+    "first_batch_max_s", "peak_rss_bytes", "n_rated", "n_startup", "startup_cut_max",
 )  # fmt: skip
 #: What ``consumption`` returns: a model cell's synthetic-input rate and its interval.
 DEMAND_COLUMNS: Final = (
@@ -43,23 +45,35 @@ _LABELS = ["machine", "cell_name", "device", "model", "mode", "batch_size", "pre
 def pipeline_stats(ds: Dataset) -> pd.DataFrame:
     """One row per (fingerprint, kind ∈ {pipeline, e2e}, cell); columns ``PIPELINE_COLUMNS``.
 
-    rate is the median of the ok replicates' delivered samples/s, rate_low and rate_high its
-    95% bootstrap interval (NaN below three ok replicates); first_batch_s (the workers'
-    start-up and first batch), cpu_time_s, cpu_s_per_sample (the tree's CPU seconds per
-    delivered sample), tree_peak_rss_bytes and data_wait_frac are medians over ok replicates;
-    decode_errors is their sum (any bad file should be seen)."""
+    rate is the median of the ok replicates' delivered samples/s over their windows past the
+    workers' start-up (``analysis.startup``), rate_low and rate_high its 95% bootstrap
+    interval (NaN below three such rates); n_rated counts them, n_startup the ok replicates
+    timed inside the start-up (no rate), startup_cut_max the most start-up batches cut from a
+    window. first_batch_s (the workers' start-up and first batch), cpu_time_s,
+    cpu_s_per_sample (the tree's CPU seconds per delivered sample), tree_peak_rss_bytes and
+    data_wait_frac are medians over ok replicates (the last two, and the CPU per sample, over
+    those whose window had nothing to cut: they cannot be recomputed without the start-up);
+    decode_errors is their sum (any bad file should be seen). batch_mean_s is the median over
+    the rated replicates of each one's mean time per batch, batch_iqr_s its IQR: a loader's
+    batches arrive in bursts (a worker's batch is often ready at once, then the next takes a
+    whole decode), so a replicate's median batch can be a hundredth of its mean; the mean is
+    what the delivered rate is, the batch over it."""
     res = ds.results
     rows = res.loc[res["kind"].isin(_KINDS)]
     if rows.empty:
         return pd.DataFrame(columns=list(PIPELINE_COLUMNS))
+    ok_rows = rows.loc[rows["status"] == "ok"]
+    rows = rows.join(windows(ok_rows, ds.samples))
     out = []
     for (fp, kind, cell), group in rows.groupby(_KEY, sort=True):
         ok = group.loc[group["status"] == "ok"]
-        rates = tuple(ok["samples_per_s"].dropna().astype(float))
-        steady_s = ok["steady_iters"].astype(float) * ok["steady_mean_s"].astype(float)
-        delivered = ok["samples_per_s"].astype(float) * steady_s
+        rates = tuple(ok["window_rate"].dropna().astype(float))
+        whole = ok.loc[ok["startup_cut"] == 0]
+        steady_s = whole["steady_iters"].astype(float) * whole["steady_mean_s"].astype(float)
+        delivered = whole["samples_per_s"].astype(float) * steady_s
         with np.errstate(divide="ignore", invalid="ignore"):
-            per_sample = (ok["cpu_time_s"].astype(float) / delivered).where(delivered > 0)
+            per_sample = (whole["cpu_time_s"].astype(float) / delivered).where(delivered > 0)
+        inside = int((ok["window_rate"].isna() & (ok["startup_cut"] > 0)).sum())
         last = group.iloc[-1]
         page = page_slug(str(last["machine"]), str(fp))
         out.append({
@@ -70,19 +84,28 @@ def pipeline_stats(ds: Dataset) -> pd.DataFrame:
             "decode_errors": float(ok["decode_errors"].astype(float).sum()) if len(ok) else np.nan,
             "cpu_time_s": _median(ok["cpu_time_s"]), "cpu_s_per_sample": _median(per_sample),
             "tree_peak_rss_bytes": _median(ok["tree_peak_rss_bytes"]),
-            "data_wait_frac": _median(ok["data_wait_frac"]),
-            "status_summary": ", ".join(f"{n} {status}" for status, n in
-                                        group["status"].value_counts(sort=False).items()),
-            "steady_median_s": _median(ok["steady_median_s"]),
-            "iqr_s": _iqr(ok["steady_median_s"]),
+            "data_wait_frac": _median(whole["data_wait_frac"]),
+            "status_summary": _status(group, inside),
+            "batch_mean_s": _median(ok["window_batch_s"]),
+            "batch_iqr_s": _iqr(ok["window_batch_s"]),
             "first_batch_min_s": _extreme(ok["cold_first_iter_s"], min),
             "first_batch_max_s": _extreme(ok["cold_first_iter_s"], max),
             "peak_rss_bytes": _median(ok["peak_rss_bytes"]),
+            "n_rated": len(rates), "n_startup": inside,
+            "startup_cut_max": int(ok["startup_cut"].max()) if len(ok) else 0,
         })
     frame = pd.DataFrame(out)
     frame["rate"], frame["rate_low"], frame["rate_high"] = median_ci(list(frame["rates"]))
     frame["num_workers"] = frame["num_workers"].astype(float)
     return frame[list(PIPELINE_COLUMNS)]
+
+
+def _status(group: pd.DataFrame, inside: int) -> str:
+    """``3 ok``, ``1 timeout, 3 ok``; with ``(2 timed inside the workers' start-up)`` where
+    ok replicates give no rate."""
+    text = ", ".join(f"{n} {status}" for status, n in
+                     group["status"].value_counts(sort=False).items())
+    return text + (f" ({inside} {Feeding.STARTUP})" if inside else "")
 
 
 def _median(values: pd.Series) -> float:
@@ -102,13 +125,15 @@ def _extreme(values: pd.Series, pick: Callable[[Iterable[float]], float]) -> flo
 
 def as_cells(pipes: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
     """Pipeline rows in ``cell_stats``'s columns (its figures where they mean the same: the
-    delivered rate as samples/s, the first batch as the first pass, the tree's peak memory
-    where it was read), for the tables that list every cell of a machine. A pipeline's row
+    delivered rate as samples/s, the mean time per batch as the step, so that the two agree as
+    a model cell's do, the first batch as the first pass, the tree's peak memory where it was
+    read), for the tables that list every cell of a machine. A pipeline's row
     records no drift, throttling or energy, so those counts are 0, as on a CPU's cells, not
     missing (a missing count would read as one)."""
     out = pipes.rename(columns={"rate": "samples_per_s", "first_batch_s": "cold_pass_s",
                                 "first_batch_min_s": "cold_pass_min_s",
-                                "first_batch_max_s": "cold_pass_max_s"})
+                                "first_batch_max_s": "cold_pass_max_s",
+                                "batch_mean_s": "steady_median_s", "batch_iqr_s": "iqr_s"})
     out = out.assign(peak_rss_bytes=out["tree_peak_rss_bytes"].fillna(out["peak_rss_bytes"]),
                      too_few_ok=out["n_ok"] < MIN_OK_REPLICATES, n_drift=0, n_throttled=0,
                      n_short_window=0, n_energy=0, throughput_basis="")

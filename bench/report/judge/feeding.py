@@ -39,12 +39,20 @@ class Rate:
 
 @dataclass(frozen=True)
 class Delivered:
-    """A pipeline's rate with ``workers`` loader workers, and the row it was measured in."""
+    """A pipeline's rate with ``workers`` loader workers, and the row it was measured in;
+    ``startup``: its ok replicates timed inside the workers' start-up, which give no rate
+    (``analysis.startup``)."""
 
     workers: int
     rate: Rate
     page: str = ""
     anchor: str = ""
+    startup: int = 0
+
+    @property
+    def unrated(self) -> bool:
+        """Measured, but only inside the start-up: no rate the workers sustain is known."""
+        return self.startup > 0 and not self.rate.known
 
 
 @dataclass(frozen=True)
@@ -72,13 +80,18 @@ class CoresToFeed:
 def cores_to_feed(demand: Rate | None, sweep: Sequence[Delivered], host_cores: int
                   ) -> CoresToFeed:
     """The rule of the module docstring. ``host_cores``: the host's cores (physical where
-    known). Exactly the consumption counts as enough."""
-    points = sorted((d for d in sweep if d.rate.known), key=lambda d: d.workers)
-    if demand is None or not demand.known or not points:
+    known). Exactly the consumption counts as enough. A worker count timed only inside its
+    start-up (``Delivered.unrated``) hides whether it would have been enough: met before a
+    count that covers the step, or with none covering it, the answer is ``Feeding.STARTUP``."""
+    swept = sorted((d for d in sweep if d.rate.known or d.unrated), key=lambda d: d.workers)
+    points = [d for d in swept if d.rate.known]
+    if demand is None or not demand.known or not swept:
         return CoresToFeed(Feeding.NOT_MEASURED, demand, host_cores)
-    top = points[-1].workers
+    top = swept[-1].workers
     few = demand.n < MIN_OK
-    for d in points:
+    for d in swept:
+        if d.unrated:
+            return CoresToFeed(Feeding.STARTUP, demand, host_cores, measured_up_to=top)
         if d.rate.median >= demand.median:
             verdict = Feeding.INSUFFICIENT if few or d.rate.n < MIN_OK else Feeding.FED
             return CoresToFeed(verdict, demand, host_cores, d.workers, d, None, top)
@@ -93,7 +106,10 @@ def cores_to_feed(demand: Rate | None, sweep: Sequence[Delivered], host_cores: i
 
 def host_limit(sweep: Sequence[Delivered], cores: int) -> Delivered | None:
     """The most a host of ``cores`` cores was measured to deliver: the best rate with at most
-    that many workers. A device that consumes more than this waits for its data there."""
+    that many workers. A device that consumes more than this waits for its data there. None
+    where a count within the cores was timed only inside its start-up: it may deliver more."""
+    if any(d.unrated and d.workers <= cores for d in sweep):
+        return None
     within = [d for d in sweep if d.rate.known and d.workers <= cores]
     return max(within, key=lambda d: d.rate.median) if within else None
 

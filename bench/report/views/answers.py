@@ -22,10 +22,6 @@ def figure(r: Any) -> str:
     return fmt.ratio(r.speedup) + (f" (95% CI {ci})" if ci != fmt.MISSING else "")
 
 
-def _and(values: list[str]) -> str:
-    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
-
-
 def short_scope(scope: Scope, *, name_models: bool = True) -> str:
     """``resnet50 and vit_b_16, train and infer, fp32 and amp-bf16, batch 32 to 128``: what an
     answer covers, in few words (every model up to three, the batch as a range; only how many
@@ -37,15 +33,15 @@ def short_scope(scope: Scope, *, name_models: bool = True) -> str:
         parts.append(f"{len(models)} models")
     elif models:
         more = len(models) - NAMED_MODELS
-        parts.append(_and(models) if more <= 0 else
+        parts.append(fmt.and_list(models) if more <= 0 else
                      ", ".join(models[:NAMED_MODELS]) + f" and {more} more models")
     for col in ("mode", "precision"):
         if found.get(col):
-            parts.append(_and(list(found[col])))
+            parts.append(fmt.and_list(list(found[col])))
     if found.get("memory_format") and found["memory_format"] != ("nchw",):
-        parts.append(_and(list(found["memory_format"])))
+        parts.append(fmt.and_list(list(found["memory_format"])))
     if found.get("shapes") and found["shapes"] != ("static",):
-        parts.append(_and(list(found["shapes"])) + " shapes")
+        parts.append(fmt.and_list(list(found["shapes"])) + " shapes")
     batches = found.get("batch_size", ())
     if batches:
         parts.append(f"batch {batches[0]}" if len(batches) == 1 else

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench import schema
 from bench.report import fmt
 from bench.report.escape import cat, slug
 from bench.report.feedchart import FeedPoint, Level, feed_chart
@@ -44,9 +45,11 @@ def need_text(n: Need, subject: str = "") -> str:
     a = n.answer
     demand = fmt.rate(a.demand.median) if a.demand else fmt.MISSING
     subject = subject or step_name(n)
+    if a.verdict == Feeding.STARTUP:
+        return f"{subject} consumes {demand}"
     if a.delivered is None:
         return f"{subject} consumes {demand}; no pipeline of its batch was measured"
-    got = f"{rate_ci(a.delivered.rate)} with {a.delivered.workers} workers"
+    got = f"{rate_ci(a.delivered.rate)} with {fmt.count(a.delivered.workers, 'worker')}"
     if a.workers is not None:
         clear = "" if a.clear else " (its interval reaches below the step's rate)"
         return (f"{subject} consumes {demand}; the {_RECIPE.get(n.mode, n.mode)} pipeline "
@@ -61,8 +64,11 @@ def _decision(s: FeedingSection) -> str:
     if n is None:
         return str(Feeding.NOT_MEASURED) if s.gpu else "no GPU here; the pipeline's own rate below"
     a = n.answer
-    if a.verdict == Feeding.FED:
-        return f"{a.workers} loader workers feed {step_name(n)}"
+    if a.verdict == Feeding.FED and a.workers is not None:
+        verb = "feeds" if a.workers == 1 else "feed"
+        return f"{fmt.count(a.workers, 'loader worker')} {verb} {step_name(n)}"
+    if a.verdict == Feeding.STARTUP:
+        return f"No worker count is given for {step_name(n)}: the pipeline was {a.verdict}"
     if a.verdict == Feeding.SHORT:
         return f"{step_name(n)} needs {a.verdict}: its {s.host_cores} cores fall short"
     return f"{step_name(n)}: {a.verdict}"
@@ -80,9 +86,36 @@ def _limit_text(s: FeedingSection, *, told_rate: bool = True) -> str:
     if not told_rate:
         return told.strip()
     return (f"With its {s.host_cores} cores this host delivered at most "
-            f"{rate_ci(s.limit.rate)} ({sweep_name(s.limit_sweep)}, {s.limit.workers} "
-            f"workers): a device whose step consumes more waits for data here, however fast "
-            f"it is.{told}")
+            f"{rate_ci(s.limit.rate)} ({sweep_name(s.limit_sweep)}, "
+            f"{fmt.count(s.limit.workers, 'worker')}): a device whose step consumes more "
+            f"waits for data here, however fast it is.{told}")
+
+
+def startup_text(s: FeedingSection) -> str:
+    """What the pipelines timed inside their workers' start-up were, once: which worker
+    counts and end-to-end checks, why they give no rate, and what was rated beside them."""
+    unrated = sorted({pt.delivered.workers for sw in s.sweeps for pt in sw.points
+                      if pt.delivered.unrated})
+    ends = sum(1 for e in s.ends if e.startup and not e.rate.known)
+    if not unrated and not ends:
+        return ""
+    counts = fmt.and_list([str(w) for w in unrated]) if unrated else ""
+    where = [f"with {counts} worker{'' if unrated == [1] else 's'}"] if unrated else []
+    where += [f"in the {fmt.count(ends, 'end-to-end check')}"] if ends else []
+    lead = fmt.and_list(where)
+    text = (f"{lead[0].upper()}{lead[1:]}, every replicate "
+            f"timed only batches the workers were handed when the loader started "
+            f"({schema.PREFETCH_FACTOR} each), which arrive in a burst: no rate they sustain "
+            f"was measured. ")
+    ref = s.limit_sweep
+    rated = [pt.delivered for pt in ref.points if pt.delivered.rate.known] if ref else []
+    if ref is not None and rated:
+        text += "Past the start-up, " + fmt.and_list(
+            [f"{fmt.count(d.workers, 'worker')} delivered {rate_ci(d.rate)}" for d in rated]
+        ) + f" with the {_RECIPE.get(ref.mode, ref.mode)} recipe ({ref.decoder}, batch " \
+            f"{ref.batch_size}). "
+    return text + "This version of the runner times past the start-up: re-run the feeding " \
+                  "studies."
 
 
 def _answer(p: Page, s: FeedingSection) -> dict[str, Any]:
@@ -92,10 +125,13 @@ def _answer(p: Page, s: FeedingSection) -> dict[str, Any]:
     best_shown = False  # the headline's delivered rate is the host's best
     if s.headline is not None:
         text.append(need_text(s.headline, "It") + f"; this host has {s.host_cores} cores. ")
-        cite = cite_sentence(need_text(s.headline), m, str(s.headline.answer.verdict), m.days)
+        if s.headline.answer.verdict != Feeding.STARTUP:  # no figure to cite
+            cite = cite_sentence(need_text(s.headline), m, str(s.headline.answer.verdict),
+                                 m.days)
         got = s.headline.answer.delivered
         best_shown = got is not None and s.limit is not None and \
             (got.workers, got.rate.median) == (s.limit.workers, s.limit.rate.median)
+    text.append(startup_text(s))
     text.append(_limit_text(s, told_rate=not best_shown))
     if not s.gpu:
         text.append(" Not measured for a GPU: this machine has none.")
@@ -125,7 +161,13 @@ def _chart(writer: Writer, s: FeedingSection) -> dict[str, Any] | None:
                        "dashed: the ideal line (each worker adding one worker's rate); dotted: "
                        "what a measured step consumes.",
             "alt": "Delivered samples/s by workers: " + alt_list(
-                f"{pt.series}, {pt.workers:g} workers: {fmt.rate(pt.rate)}" for pt in points)}
+                f"{pt.series}, {fmt.count(int(pt.workers), 'worker')}: {fmt.rate(pt.rate)}"
+                for pt in points)}
+
+
+def _delivered(rate: Rate, startup: bool) -> str:
+    """A rate with its interval, or why a measured pipeline gives none."""
+    return f"{fmt.MISSING} ({Feeding.STARTUP})" if startup else rate_ci(rate)
 
 
 def _sweep_rows(s: FeedingSection) -> list[list[Any]]:
@@ -134,8 +176,9 @@ def _sweep_rows(s: FeedingSection) -> list[list[Any]]:
         one = sw.one_worker
         for pt in sw.points:
             d = pt.delivered
-            ideal = fmt.pct(d.rate.median / (one * d.workers)) if one and d.workers else "–"
-            rows.append([sweep_name(sw), str(d.workers), rate_ci(d.rate), ideal,
+            ideal = fmt.pct(d.rate.median / (one * d.workers)) if one and d.workers \
+                else fmt.MISSING
+            rows.append([sweep_name(sw), str(d.workers), _delivered(d.rate, d.unrated), ideal,
                          fmt.seconds(pt.first_batch_s),
                          fmt.seconds(pt.cpu_s_per_sample), fmt.integer(pt.decode_errors)])
     return rows
@@ -145,13 +188,15 @@ def _need_row(p: Page, n: Need) -> list[Any]:
     a = n.answer
     got = rate_ci(a.delivered.rate) if a.delivered else fmt.MISSING
     workers = str(a.workers) if a.workers is not None else (
-        f"> {a.measured_up_to}" if a.measured_up_to is not None else fmt.MISSING)
+        f"> {a.measured_up_to}" if a.measured_up_to is not None
+        and a.verdict != Feeding.STARTUP else fmt.MISSING)
     return [step_name(n), fmt.rate(a.demand.median) if a.demand else fmt.MISSING, n.decoder,
             workers, got, str(a.verdict), p.row_link("row", n.page, n.anchor)]
 
 
 def _end_rows(s: FeedingSection) -> list[list[Any]]:
-    return [[e.name, rate_ci(e.rate), fmt.rate(e.synthetic.median) if e.synthetic else
+    return [[e.name, _delivered(e.rate, bool(e.startup) and not e.rate.known),
+             fmt.rate(e.synthetic.median) if e.synthetic else
              fmt.MISSING, fmt.ratio(e.ratio), fmt.pct(e.wait)] for e in s.ends]
 
 

@@ -91,6 +91,7 @@ class EndToEnd:
     rate: Rate
     synthetic: Rate | None
     wait: float  # fraction of the steady state
+    startup: int = 0  # ok replicates timed inside the workers' start-up (no rate)
 
     @property
     def ratio(self) -> float | None:
@@ -119,8 +120,10 @@ class FeedingPage:
 
 
 def _rate(r: Any) -> Rate:
-    """A pipeline or demand row's rate, interval and ok replicates."""
-    return Rate(float(r.rate), float(r.rate_low), float(r.rate_high), int(r.n_ok or 0))
+    """A demand row's rate, interval and ok replicates; a pipeline row's, with the replicates
+    that gave a rate (``n_rated``: those timed past the workers' start-up)."""
+    n = getattr(r, "n_rated", r.n_ok)
+    return Rate(float(r.rate), float(r.rate_low), float(r.rate_high), int(n or 0))
 
 
 def _sweeps(rows: pd.DataFrame) -> tuple[Sweep, ...]:
@@ -129,7 +132,7 @@ def _sweeps(rows: pd.DataFrame) -> tuple[Sweep, ...]:
     key = ["device", "mode", "batch_size", "decoder", "images"]
     for (device, mode, batch, decoder, images), g in pipes.groupby(key, sort=True):
         points = tuple(SweepPoint(Delivered(int(r.num_workers), _rate(r), str(r.page),
-                                            str(r.anchor)),
+                                            str(r.anchor), int(r.n_startup)),
                                   float(r.first_batch_s), float(r.cpu_s_per_sample),
                                   float(r.decode_errors))
                        for r in g.sort_values("num_workers").itertuples(index=False))
@@ -172,7 +175,7 @@ def _ends(rows: pd.DataFrame, demand: pd.DataFrame) -> tuple[EndToEnd, ...]:
         twin = twin.sort_values("rate", ascending=False, kind="stable")
         synthetic = _rate(twin.iloc[0]) if len(twin) else None
         out.append(EndToEnd(str(r.cell_name), str(r.page), str(r.anchor), int(r.num_workers),
-                            _rate(r), synthetic, float(r.data_wait_frac)))
+                            _rate(r), synthetic, float(r.data_wait_frac), int(r.n_startup)))
     return tuple(out)
 
 
