@@ -213,14 +213,16 @@ def test_gpu_profile_answers_every_gpu_question() -> None:
 def test_gpu_profile_takes_about_ten_minutes_of_an_h200() -> None:
     """The estimate (from the H200's measured costs) for a 16-core CUDA host like that one:
     about eight minutes for studies (a)-(e), plus the CPU's best-settings cells, the energy
-    window's 1 s minimum and the feeding studies: two budgeted sittings of a 9-minute slot."""
+    window's 1 s minimum and the feeding studies (about 2 minutes: each replicate takes its
+    workers' start-up batches untimed, then times two whole rounds of them): two budgeted
+    sittings of a 9-minute slot."""
     from bench.run import estimate
     from bench.run.plan import plan
     from bench.run.protocol import Probe
 
     jobs = plan(load_profile("gpu"))
     seconds = sum(estimate.jobs_s(jobs, Probe({"cpu": {"affinity": 16}}, [], True)))
-    assert 6 * 60 < seconds <= 11 * 60, seconds / 60
+    assert 6 * 60 < seconds <= 12 * 60, seconds / 60
 
 
 def test_the_estimate_never_stops_a_replicate_before_min_iters_or_after_max_iters() -> None:
@@ -263,7 +265,7 @@ def test_compile_profile_fits_about_eight_minutes_of_an_h200() -> None:
     p = load_profile("compile")
     jobs = plan(p)
     seconds = sum(estimate.jobs_s(jobs, Probe({"cpu": {"affinity": 16}}, [], True)))
-    assert 6 * 60 < seconds <= 11 * 60, seconds / 60
+    assert 6 * 60 < seconds <= 12 * 60, seconds / 60
     modes = {c.compile for s in p.studies for c in s.cells}
     assert {"off", "default", "reduce-overhead", "max-autotune-no-cudagraphs"} <= modes
     assert {c.kernel_cache for s in p.studies for c in s.cells if c.compile != "off"} == {

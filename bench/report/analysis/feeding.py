@@ -28,7 +28,7 @@ PIPELINE_COLUMNS: Final = (
     "num_workers", "decoder", "images", "n_total", "n_ok", "rate", "rate_low", "rate_high",
     "first_batch_s", "decode_errors", "cpu_time_s", "cpu_s_per_sample", "tree_peak_rss_bytes",
     "data_wait_frac", "status_summary", "batch_mean_s", "batch_iqr_s", "first_batch_min_s",
-    "first_batch_max_s", "peak_rss_bytes", "n_rated", "n_startup", "startup_cut_max",
+    "first_batch_max_s", "peak_rss_bytes", "n_rated", "n_startup",
 )  # fmt: skip
 #: What ``consumption`` returns: a model cell's synthetic-input rate and its interval.
 DEMAND_COLUMNS: Final = (
@@ -48,8 +48,7 @@ def pipeline_stats(ds: Dataset) -> pd.DataFrame:
     rate is the median of the ok replicates' delivered samples/s over their windows past the
     workers' start-up (``analysis.startup``), rate_low and rate_high its 95% bootstrap
     interval (NaN below three such rates); n_rated counts them, n_startup the ok replicates
-    timed inside the start-up (no rate), startup_cut_max the most start-up batches cut from a
-    window. first_batch_s (the workers' start-up and first batch), cpu_time_s,
+    timed inside the start-up (no rate). first_batch_s (the workers' start-up and first batch), cpu_time_s,
     cpu_s_per_sample (the tree's CPU seconds per delivered sample), tree_peak_rss_bytes and
     data_wait_frac are medians over ok replicates (the last two, and the CPU per sample, over
     those whose window had nothing to cut: they cannot be recomputed without the start-up);
@@ -92,7 +91,6 @@ def pipeline_stats(ds: Dataset) -> pd.DataFrame:
             "first_batch_max_s": _extreme(ok["cold_first_iter_s"], max),
             "peak_rss_bytes": _median(ok["peak_rss_bytes"]),
             "n_rated": len(rates), "n_startup": inside,
-            "startup_cut_max": int(ok["startup_cut"].max()) if len(ok) else 0,
         })
     frame = pd.DataFrame(out)
     frame["rate"], frame["rate_low"], frame["rate_high"] = median_ci(list(frame["rates"]))
