@@ -87,11 +87,13 @@ def test_every_failure_is_listed_on_its_machine_page(fixture_site: Built) -> Non
     assert "torch-knobs:fragment" not in html  # every placeholder was spliced
 
 
-#: A missing value or a count as Python or pandas would print it, or a hedged plural (run(s)),
-#: never as a reader reads it
+#: A missing value or a count as Python or pandas would print it, a hedged plural (run(s)),
+#: or one of a count read as many ("1 more are", "of 1 checks"), never as a reader reads it
 #: (None only as a whole table cell: the prose may speak of Python's None).
 _MACHINE_SPELLING = re.compile(
-    r"\b(nan|NaN|inf|NaT)\b|<NA>|\b\d+\.0 (of \d|clocks throttled|drifting)|\w\(s\)")
+    r"\b(nan|NaN|inf|NaT)\b|<NA>|\b\d+\.0 (of \d|clocks throttled|drifting)|\w\(s\)"
+    r"|(?<![\d.,])1 more are\b|\bof 1 (check|configuration|run|replicate|worker|finding)s\b"
+    r"|(?<![\d.,])1 workers\b")
 _NONE_CELL = re.compile(r"<td[^>]*>\s*None\s*</td>")
 
 

@@ -46,11 +46,11 @@ def pipeline_stats(ds: Dataset) -> pd.DataFrame:
     """One row per (fingerprint, kind ∈ {pipeline, e2e}, cell); columns ``PIPELINE_COLUMNS``.
 
     rate is the median of the ok replicates' delivered samples/s over their windows past the
-    workers' start-up (``analysis.startup``), rate_low and rate_high its 95% bootstrap
-    interval (NaN below three such rates); n_rated counts them, n_startup the ok replicates
-    timed inside the start-up (no rate). first_batch_s (the workers' start-up and first batch), cpu_time_s,
+    workers' start-up (``analysis.startup``), rate_low and rate_high its 95% bootstrap interval
+    (NaN below three such rates); n_rated counts them, n_startup the ok replicates timed inside
+    the start-up (no rate). first_batch_s (the workers' start-up and first batch), cpu_time_s,
     cpu_s_per_sample (the tree's CPU seconds per delivered sample), tree_peak_rss_bytes and
-    data_wait_frac are medians over ok replicates (the last two, and the CPU per sample, over
+    data_wait_frac are medians over ok replicates (the CPU per sample and data_wait_frac over
     those whose window had nothing to cut: they cannot be recomputed without the start-up);
     decode_errors is their sum (any bad file should be seen). batch_mean_s is the median over
     the rated replicates of each one's mean time per batch, batch_iqr_s its IQR: a loader's

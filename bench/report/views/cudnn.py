@@ -74,11 +74,11 @@ def counted_note(s: BenchmarkSummary, p: Page) -> Md:
     parts: list[object] = [f"The answer counts the {fmt.count(s.total, 'configuration')} with "
                            f"one input shape {what}"]
     if s.changing:
-        parts += [f"; {s.changing} with changing shapes are on the ",
-                  p.link("dynamic-shapes page", SHAPES_PAGE)]
+        parts += [f"; {s.changing} with changing shapes {'is' if s.changing == 1 else 'are'} "
+                  "on the ", p.link("dynamic-shapes page", SHAPES_PAGE)]
     if s.left_out:
-        parts.append(f"; {s.left_out} more (deterministic on, or a warm duplicate) are in the "
-                     "tables")
+        parts.append(f"; {s.left_out} more (deterministic on, or a warm duplicate) "
+                     f"{'is' if s.left_out == 1 else 'are'} in the tables")
     return cat(*parts, ".")
 
 

@@ -53,7 +53,8 @@ def _checks_text(s: DeterminismSection) -> str:
             parts.append(f"with it off, two fresh processes were {_EQUAL[s.equal_off]}")
         if len(s.pairs["var_bitwise_equal"].dropna()):
             parts.append(f"with it on, {_EQUAL[s.equal_on]}")
-        parts.append(f"(re-runs checked in {s.checked} of {len(s.pairs)} configurations)")
+        parts.append(f"(re-runs checked in {s.checked} of "
+                     f"{fmt.count(len(s.pairs), 'configuration')})")
     return (" Re-runs: " + ", ".join(parts[:-1]) + f" {parts[-1]}.") if parts else ""
 
 

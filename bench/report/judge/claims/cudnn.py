@@ -194,7 +194,8 @@ def benchmark_reproducibility(claim: Claim, a: Any) -> ClaimAnswer:
                                     f"{name(r)}: two fresh processes {what}", tuple(evidence),
                                     str(r.model), f"{name(r)} on {r.machine}"))
     summary = (f"bitwise re-run with benchmark on (deterministic off): equal in {on_equal} of "
-               f"{on_total} checks" if on_total else "no re-run check with benchmark on")
+               f"{fmt.count(on_total, 'check')}" if on_total
+               else "no re-run check with benchmark on")
     if depends(findings):  # say where benchmark made the difference and where it did not
         summary += "; " + ", ".join(
             f"{word} in {name_list([label_of(f) for f in findings if f.stance == side])}"
