@@ -111,6 +111,11 @@ def judge_run(out: Path, cores: int) -> Any:
     return cores_to_feed(demand, sweep, cores)
 
 
+def _workers(n: int, noun: str = "worker") -> str:
+    """``1 worker``, ``4 workers``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def answer_text(model: str, mode: str, batch: int, device: str, a: Any, cores: int,
                 elapsed: float) -> str:
     """The answer in a few lines, with its figures."""
@@ -122,10 +127,11 @@ def answer_text(model: str, mode: str, batch: int, device: str, a: Any, cores: i
     ci = f" (95% CI {got.low:,.0f}-{got.high:,.0f})" if math.isfinite(got.low) else ""
     lines = [f"{head} consumes {a.demand.median:,.0f} samples/s on synthetic inputs.",
              f"Your images through the {mode} recipe ({recipe}), decoded with Pillow: "
-             f"{got.median:,.0f} samples/s{ci} with {a.delivered.workers} workers."]
+             f"{got.median:,.0f} samples/s{ci} with {_workers(a.delivered.workers)}."]
     if a.verdict == Feeding.FED:
-        lines.append(f"Answer: {a.workers} loader workers (DataLoader(num_workers="
-                     f"{a.workers})) feed it; this machine has {cores} cores.")
+        verb = "feeds" if a.workers == 1 else "feed"
+        lines.append(f"Answer: {_workers(a.workers, 'loader worker')} (DataLoader(num_workers="
+                     f"{a.workers})) {verb} it; this machine has {cores} cores.")
     elif a.shortfall is not None:
         lines.append(f"Answer: {a.verdict}: the best measured is {a.shortfall:,.0f} samples/s "
                      f"short of what the step consumes on these {cores} cores; the step will "

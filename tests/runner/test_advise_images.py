@@ -30,7 +30,7 @@ def test_a_real_advise_run_names_the_workers(tmp_path: Path) -> None:
     text = proc.stdout
     assert "mobilenet_v3_small infer at batch 2 on cpu consumes" in text
     assert "Your images through the infer recipe" in text
-    assert "Answer:" in text and ("loader workers" in text or "short" in text)
+    assert "Answer:" in text and ("loader worker" in text or "short" in text)
     rows = (out / "results.csv").read_text(encoding="utf-8")
     assert ",pipeline," in rows and rows.count(",ok,") >= 6
 
@@ -65,6 +65,11 @@ def test_the_answer_says_the_count_or_the_shortfall() -> None:
                       Delivered(2, Rate(120.0, 110.0, 130.0, 3)), None, 4)
     text = feed.answer_text("resnet50", "train", 16, "cpu", fed, 4, 12.0)
     assert "DataLoader(num_workers=2)" in text and "120 samples/s (95% CI 110-130)" in text
+    assert "2 loader workers (DataLoader(num_workers=2)) feed it" in text
+    one = CoresToFeed(Feeding.FED, Rate(100.0, 90.0, 110.0, 3), 4, 1,
+                      Delivered(1, Rate(120.0, 110.0, 130.0, 3)), None, 4)
+    text = feed.answer_text("resnet50", "train", 16, "cpu", one, 4, 12.0)
+    assert "with 1 worker." in text and "1 loader worker (DataLoader(num_workers=1)) feeds" in text
     short = CoresToFeed(Feeding.SHORT, Rate(500.0, 480.0, 520.0, 3), 4, None,
                         Delivered(4, Rate(300.0, math.nan, math.nan, 3)), 200.0, 4)
     text = feed.answer_text("resnet50", "train", 16, "cpu", short, 4, 12.0)
