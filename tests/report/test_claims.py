@@ -225,7 +225,7 @@ def test_benchmark_and_reproducibility(write_tree: Any) -> None:
     either = _verdict(write_tree, "benchmark-nondeterministic",
                       [_repro("off", False), _repro("on", False)])
     assert (makes.verdict, keeps.verdict) == (ClaimVerdict.SUPPORTED, ClaimVerdict.CONTRADICTED)
-    assert keeps.summary.endswith("equal in 1 of 1 checks")
+    assert keeps.summary.endswith("equal in 1 of 1 check")
     # unequal with benchmark off too: benchmark's part cannot be told apart
     assert either.verdict == ClaimVerdict.TOO_FEW
     assert "cannot be told apart" in either.findings[0].text
