@@ -83,6 +83,35 @@ def test_the_feeding_rule_rounds_to_whole_rounds() -> None:
     assert (asks_more.warmup_iters, asks_more.min_iters) == (7, 12)  # 1 + 7 and 12: rounds
 
 
+def test_a_folder_where_nothing_decodes_is_an_error_not_a_rate_of_zero(tmp_path: Path) -> None:
+    """Files named .jpg that no decoder reads: every batch comes back empty. The replicate
+    measured no pipeline, so it fails saying so rather than reading 0 samples/s."""
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for i in range(5):
+        (folder / f"f{i}.jpg").write_text(f"not a jpeg {i}", encoding="utf-8")
+    record = _run(_cell(folder, num_workers=0, batch_size=2), tmp_path)
+    assert record.status == "error"  # type: ignore[attr-defined]
+    assert "no file decoded in the timed window" in record.reason  # type: ignore[attr-defined]
+    assert record.metrics.samples_per_s is None  # type: ignore[attr-defined]
+
+
+def test_a_torchvision_without_its_jpeg_decoder_skips_its_decoders(
+        images: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """torchvision deprecated its image decoding in 0.29: where ``decode_jpeg`` is gone, the
+    torchvision decoders' cells are skipped, saying why, and Pillow's still run (without the
+    check, every file would read as a bad one)."""
+    import torchvision.io
+
+    from bench.run.child import feeding
+
+    monkeypatch.delattr(torchvision.io, "decode_jpeg")
+    reason = feeding.skip_reason(_cell(images, decoder="torchvision"))
+    assert reason is not None and reason.startswith("no-decode-jpeg: ")
+    assert "torchvision.io.decode_jpeg" in reason
+    assert feeding.skip_reason(_cell(images, decoder="pil")) is None
+
+
 def test_an_end_to_end_cell_feeds_the_model_and_says_how_long_it_waited(
         images: Path, tmp_path: Path) -> None:
     spec = {"studies": {"e": {"kind": "e2e", "model": "mobilenet_v3_small", "mode": "infer",

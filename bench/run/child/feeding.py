@@ -28,10 +28,21 @@ class NoImages(RuntimeError):
     """The cell's folder holds no JPEG files any more (it did when the run started)."""
 
 
+class NothingDecoded(RuntimeError):
+    """Not one file of the timed window decoded: the replicate measured no pipeline, and a
+    rate of 0 samples/s would read as one."""
+
+
 def skip_reason(cell: Any) -> str | None:
-    """Why this machine cannot run the cell: the ``pil`` decoder without Pillow."""
+    """Why this machine cannot run the cell: the ``pil`` decoder without Pillow, a
+    torchvision decoder without ``torchvision.io``'s JPEG functions (deprecated since
+    torchvision 0.29): without them every file would read as a bad one."""
     if cell.decoder == "pil" and loader.pillow() is None:
         return "no-pillow: the pil decoder needs Pillow (pip install pillow)"
+    if cell.decoder != "pil":
+        missing = loader.torchvision_jpeg_missing()
+        if missing:
+            return f"no-decode-jpeg: {missing}; the pil decoder does not need it"
     return None
 
 
@@ -96,6 +107,9 @@ def measure_feed(torch: Any, task: Task, record: Record, init_dir: Path | None =
         record.timeline.steady_end = time.time()
     finally:
         feed.close()
+    if not any(delivered[i] for i in iters):
+        raise NothingDecoded(f"no file decoded in the timed window ({errors[0]} dropped, "
+                             f"{cell.decoder} decoder): the images are not JPEGs it can read")
     _fill(record, cold, times, iters, delivered, waits, errors[0], tree, cell)
 
 

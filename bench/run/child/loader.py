@@ -47,6 +47,18 @@ def pillow() -> Any | None:
     return Image
 
 
+def torchvision_jpeg_missing() -> str | None:
+    """What this torchvision lacks to read and decode JPEG files (``torchvision.io``'s
+    ``read_file`` and ``decode_jpeg``), or None."""
+    try:
+        import torchvision.io as tio
+    except Exception as exc:  # a broken install: its own words
+        return f"torchvision.io does not import ({type(exc).__name__}: {exc})"[:300]
+    missing = [n for n in ("read_file", "decode_jpeg") if not callable(getattr(tio, n, None))]
+    return (f"this torchvision has no torchvision.io.{' or '.join(missing)}" if missing
+            else None)
+
+
 def transforms(torch: Any, mode: str, from_pil: bool) -> Any:
     """The reference recipe for ``mode`` (train or infer) as torchvision ``v2`` transforms,
     taking a PIL image or a uint8 CHW tensor (on any device)."""
