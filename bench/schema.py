@@ -135,7 +135,7 @@ def startup_batches(workers: int) -> int:
     """The batches a loader of ``workers`` workers is handed at start-up (none for the main
     process alone). They are all in work at once, so they arrive in a burst after the first:
     timed, they read as a rate the workers never sustain (on the H200 host, 18 timed batches
-    of 8 workers read 2,351 samples/s where one worker sustained 169)."""
+    of 8 workers read 2,351 samples/s where one worker sustained about 160)."""
     return PREFETCH_FACTOR * max(workers, 0)
 
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from bench import schema
 from bench.run import usermodels
 from bench.run.learned import CellCost, calibration
 from bench.run.matrix import Cell, Settings
 from bench.run.pipelines import PIPELINE_KINDS
 from bench.run.plan import Job, skip_reason, twins
 from bench.run.protocol import Probe
-from bench.schema import ENERGY_MIN_WINDOW_S
+from bench.schema import ENERGY_MIN_WINDOW_S, round_size
 
 #: Forward GFLOPs per sample at 224x224 (torchvision's documented figures), and a factor for
 #: how well the architecture uses the hardware (depthwise convolutions use it poorly).
@@ -202,7 +201,7 @@ def _window(cell: Cell, st: Settings) -> tuple[int, Settings]:
     a model's cycle of shapes (``energy_window``)."""
     if cell.kind in PIPELINE_KINDS:
         workers = cell.num_workers or 0
-        return schema.round_size(workers), st.feeding(workers)
+        return round_size(workers), st.feeding(workers)
     return len(cell.schedule()), energy_window(cell, st)
 
 
