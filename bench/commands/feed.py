@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.commands.exits import fail as _fail
+from bench.report import fmt
 from bench.report.vocabulary import Feeding
 from bench.run import matrix, modelspec, pipelines, session
 from bench.run import probe as probing
@@ -111,11 +112,6 @@ def judge_run(out: Path, cores: int) -> Any:
     return cores_to_feed(demand, sweep, cores)
 
 
-def _workers(n: int, noun: str = "worker") -> str:
-    """``1 worker``, ``4 workers``."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
 def answer_text(model: str, mode: str, batch: int, device: str, a: Any, cores: int,
                 elapsed: float) -> str:
     """The answer in a few lines, with its figures."""
@@ -127,10 +123,10 @@ def answer_text(model: str, mode: str, batch: int, device: str, a: Any, cores: i
     ci = f" (95% CI {got.low:,.0f}-{got.high:,.0f})" if math.isfinite(got.low) else ""
     lines = [f"{head} consumes {a.demand.median:,.0f} samples/s on synthetic inputs.",
              f"Your images through the {mode} recipe ({recipe}), decoded with Pillow: "
-             f"{got.median:,.0f} samples/s{ci} with {_workers(a.delivered.workers)}."]
+             f"{got.median:,.0f} samples/s{ci} with {fmt.count(a.delivered.workers, 'worker')}."]
     if a.verdict == Feeding.FED:
         verb = "feeds" if a.workers == 1 else "feed"
-        lines.append(f"Answer: {_workers(a.workers, 'loader worker')} (DataLoader(num_workers="
+        lines.append(f"Answer: {fmt.count(a.workers, 'loader worker')} (DataLoader(num_workers="
                      f"{a.workers})) {verb} it; this machine has {cores} cores.")
     elif a.shortfall is not None:
         lines.append(f"Answer: {a.verdict}: the best measured is {a.shortfall:,.0f} samples/s "

@@ -84,7 +84,6 @@ def cores_to_feed(demand: Rate | None, sweep: Sequence[Delivered], host_cores: i
     start-up (``Delivered.unrated``) hides whether it would have been enough: met before a
     count that covers the step, or with none covering it, the answer is ``Feeding.STARTUP``."""
     swept = sorted((d for d in sweep if d.rate.known or d.unrated), key=lambda d: d.workers)
-    points = [d for d in swept if d.rate.known]
     if demand is None or not demand.known or not swept:
         return CoresToFeed(Feeding.NOT_MEASURED, demand, host_cores)
     top = swept[-1].workers
@@ -95,7 +94,7 @@ def cores_to_feed(demand: Rate | None, sweep: Sequence[Delivered], host_cores: i
         if d.rate.median >= demand.median:
             verdict = Feeding.INSUFFICIENT if few or d.rate.n < MIN_OK else Feeding.FED
             return CoresToFeed(verdict, demand, host_cores, d.workers, d, None, top)
-    best = max(points, key=lambda d: d.rate.median)
+    best = max(swept, key=lambda d: d.rate.median)  # every count rated: none returned above
     if few or best.rate.n < MIN_OK:
         verdict = Feeding.INSUFFICIENT
     else:
