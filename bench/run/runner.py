@@ -29,10 +29,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from bench.run import caches, durable, hooks
+from bench.run import caches, durable, hooks, modelspec
 from bench.run.breakdown import JobTiming
 from bench.run.budget import Budget
 from bench.run.durable import ScratchError
@@ -108,9 +109,26 @@ def _timing(begin: float, record: Record | None, row: dict[str, Any], prime_s: f
         study=str(row.get("study", "")))
 
 
-def _flops_key(cell: Cell) -> tuple[Any, ...]:
-    return (cell.model, cell.model_source, cell.input_shape, cell.inputs, cell.mode,
-            tuple(cell.schedule()))
+def flops_key(cell: Cell) -> tuple[Any, ...]:
+    """The cells that share one FLOP count, so that a run counts each once.
+
+    Why not per cell: a count of a torchvision model (on the meta device, ``FlopCounterMode``)
+    costs its first replicate 0.04-0.3 s on a 2-core VM. Every op it counts (a convolution, a
+    matmul) is linear in the batch, so FLOPs per sample depend only on the model, the mode and
+    how one cycle's samples split between resolutions: batch 1 and batch 8, static or ragged,
+    give the same count to the last digit. A user's model is counted with its own inputs, so
+    its cells share a count only with the same schedule.
+    """
+    schedule = cell.schedule()
+    if modelspec.is_user_model(cell.model):
+        return (cell.model, cell.model_source, cell.input_shape, cell.inputs, cell.mode,
+                tuple(schedule))
+    samples: dict[int, int] = {}
+    for b, r in schedule:
+        samples[r] = samples.get(r, 0) + b
+    total = sum(samples.values())
+    return (cell.model, cell.mode,
+            tuple(sorted((r, Fraction(n, total)) for r, n in samples.items())))
 
 
 class Runner:
@@ -265,7 +283,7 @@ class Runner:
         else:
             task = self._task(job, "measure")
             if job.cell.kind == "model":
-                task = replace(task, flops_per_sample=self.ctx.flops.get(_flops_key(job.cell)))
+                task = replace(task, flops_per_sample=self.ctx.flops.get(flops_key(job.cell)))
             out = self._cached_child(job, task, job.study.settings.timeout_s, cache)
             if out.status not in ("ok", "skipped"):
                 self._keep_log(task, job)
@@ -307,7 +325,7 @@ class Runner:
             row["repro_bitwise_equal"] = record.repro.bitwise_equal
             row["repro_max_abs_diff"] = record.repro.max_abs_diff
         if record.metrics.flops_per_sample:
-            self.ctx.flops[_flops_key(job.cell)] = record.metrics.flops_per_sample
+            self.ctx.flops[flops_key(job.cell)] = record.metrics.flops_per_sample
         ids = {"schema_version": SCHEMA_VERSION, "run_id": self.ctx.run_id,
                "fingerprint_id": self.ctx.fingerprint_id, "cell_id": job.cell.cell_id,
                "replicate": job.replicate, "attempt_id": row["attempt_id"]}

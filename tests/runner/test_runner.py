@@ -9,13 +9,14 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bench.run import runner
-from bench.run.matrix import load_profile
+from bench.run.matrix import Cell, load_profile
 from bench.run.plan import plan
 from bench.run.protocol import Task
 from bench.run.resume import completed_keys
@@ -300,3 +301,18 @@ def test_a_failed_priming_is_the_warm_replicates_status(tmp_path: Path) -> None:
     assert rows[0]["reason"] == ("priming the warm kernel cache failed: OutOfMemoryError: "
                                  "CUDA out of memory")
     assert [s.task.op for s in launcher.launched].count("prime") == 1, "primed once, not retried"
+
+
+def test_a_run_counts_flops_once_per_model_mode_and_mix_of_resolutions() -> None:
+    """``flops_key``: a torchvision model's count is shared across batches, layouts and
+    precisions, not across modes or resolutions; a user's model only with its schedule."""
+    key = runner.flops_key
+    base = Cell(model="resnet50", mode="infer", batch_size=8, resolution=224)
+    same = [replace(base, batch_size=1), replace(base, shapes="ragged"),
+            replace(base, memory_format="channels_last"), replace(base, precision="amp-bf16")]
+    assert {key(c) for c in same} == {key(base)}
+    differ = [replace(base, mode="train"), replace(base, resolution=128),
+              replace(base, shapes="dynamic", shape_count=4), replace(base, model="resnet18")]
+    assert len({key(c) for c in [base, *differ]}) == 5
+    user = replace(base, model="models.py:net", input_shape="3,8,8")
+    assert key(user) != key(replace(user, batch_size=1))

@@ -62,3 +62,28 @@ def test_every_shipped_profile_names_only_installed_models() -> None:
     available = workloads.available_models()
     for name in matrix.shipped_profiles():
         matrix.check_models(matrix.load_profile(name), available)  # raises on unknown names
+
+
+def _profile_models() -> list[str]:
+    from bench.run import matrix, modelspec
+
+    names = set().union(*(matrix.load_profile(name).models()
+                          for name in matrix.shipped_profiles()))
+    return sorted(n for n in names if not modelspec.is_user_model(n))
+
+
+@pytest.mark.parametrize("model", _profile_models())
+def test_a_count_per_sample_is_the_same_at_every_batch_as_the_run_shares_it(model: str) -> None:
+    """What ``runner.flops_key`` rests on: a torchvision model's count is linear in the batch,
+    so batch 1, batch 8 and a ragged cycle give one figure per sample, to the last digit."""
+    from bench.run.runner import flops_key
+
+    cells = [Cell(model=model, mode="infer", batch_size=1, resolution=224),
+             Cell(model=model, mode="infer", batch_size=8, resolution=224),
+             Cell(model=model, mode="infer", batch_size=8, resolution=224, shapes="ragged")]
+    assert len({flops_key(c) for c in cells}) == 1
+    try:
+        counts = {workloads.flops_per_sample(torch, c) for c in cells}
+    except NotImplementedError as exc:  # regnet: its constructor copies out of a meta tensor
+        pytest.skip(f"{model} is not counted on the meta device ({exc}): no count to share")
+    assert len(counts) == 1 and None not in counts
