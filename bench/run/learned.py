@@ -20,6 +20,7 @@ runs that cannot be scaled.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import statistics
@@ -85,7 +86,8 @@ def _parts(row: Mapping[str, str], warmup_iters: int, scale: float = 1.0,
            min_time_s: float = 0.0) -> tuple[float, float, float, float] | None:
     """(iteration, cold, steady window, overhead) of one ok row, or None; at a pace ``scale``
     times the row's, where the steady window keeps what ``min_time_s`` (the stopping rule's
-    least) made of it."""
+    least) made of it. ``warmup_iters``: the untimed iterations the row ran between its cold
+    pass and its window, which the estimate adds back under the settings it plans with."""
     t, cold = _number(row, "steady_median_s"), _number(row, "cold_pass_s")
     mean, n, wall = _number(row, "steady_mean_s"), _number(row, "steady_iters"), \
         _number(row, "wall_s")
@@ -149,12 +151,17 @@ def history(reports: Path, env: Mapping[str, Any]) -> dict[str, CellCost]:
         rows = [r for r in _rows(folder / schema.RESULTS_FILE)
                 if r.get("status") == "ok" and r.get("kind") in _LEARNED_KINDS]
         scale = _scale(now, rows)
+        began = _windows_began(folder / schema.SAMPLES_FILE,
+                               {r.get("attempt_id", "") for r in rows
+                                if r.get("kind") in PIPELINE_KINDS})
         for row in rows:
             cpu = row.get("device") == "cpu"
             k = scale if scale and cpu else 1.0
             st = settings.get(row.get("study", ""), {})
-            got = _parts(row, int(st.get("warmup_iters") or 0), k,
-                         float(st.get("min_time_s") or 0.0))
+            warm = int(st.get("warmup_iters") or 0)
+            if row.get("attempt_id") in began:  # a pipeline's: its start-up batches too
+                warm = began[row.get("attempt_id", "")] - 1
+            got = _parts(row, warm, k, float(st.get("min_time_s") or 0.0))
             if got is not None:
                 (paced if scale or not cpu else plain).setdefault(row["cell_id"], []).append(
                     (got, str(run_env.get("fingerprint_id", "")), k))
@@ -179,6 +186,26 @@ def newest_ok(reports: Path, env: Mapping[str, Any]) -> dict[tuple[str, str], st
                 key = (row.get("kind", ""), row.get("cell_id", ""))
                 out[key] = max(out.get(key, ""), row.get("started_at") or "")
     return out
+
+
+def _windows_began(path: Path, attempts: Collection[str]) -> dict[str, int]:
+    """Attempt id → the batch its timed window began at (its first steady ``iter`` in
+    ``samples.csv``), for the ``attempts`` of input pipelines.
+
+    Why: a pipeline's window begins past the batches its workers were handed at start-up
+    (``schema.feeding_window``) in rows measured so, and right after the first batch in older
+    rows; the rows do not say which. What ran untimed before the window is part of neither
+    the cold pass nor the window, and the estimate plans it again for the run to come."""
+    if not attempts:
+        return {}
+    out: dict[str, int] = {}
+    for sample in _rows(path):
+        attempt = sample.get("attempt_id", "")
+        if attempt in attempts and sample.get("phase") == "steady":
+            with contextlib.suppress(ValueError):
+                it = int(sample.get("iter", ""))
+                out[attempt] = min(out.get(attempt, it), it)
+    return {a: i for a, i in out.items() if i >= 1}
 
 
 def _rows(path: Path) -> Iterable[dict[str, str]]:

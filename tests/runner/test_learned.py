@@ -23,7 +23,7 @@ ENV = {"fingerprint_id": "f" * 12, "machine": "box", "cpu": {"affinity": 2}}
 PLAN = {"studies": {"s": {"settings": {"warmup_iters": 0, "min_time_s": 0.5}},
                     "w": {"settings": {"warmup_iters": 2, "min_time_s": 0.5}}}}
 COLUMNS = ("cell_id", "study", "kind", "device", "status", "steady_median_s", "steady_p10_s",
-           "steady_mean_s", "steady_iters", "cold_pass_s", "wall_s")
+           "steady_mean_s", "steady_iters", "cold_pass_s", "wall_s", "attempt_id")
 
 
 def _row(cell: str, t: float, n: int, cold: float, wall: float, *, study: str = "s",
@@ -67,6 +67,29 @@ def test_a_cells_parts_are_medians_over_its_ok_rows_of_this_fingerprint(tmp_path
         pytest.approx((0.2, 0.4, 2.0, 0.6))
     assert (a.rows, a.fingerprint, a.scale) == (3, "f" * 12, 1.0), "the error row left out"
     assert got["w"].overhead_s == pytest.approx(2.0 - 0.2 - 1.0 - 2 * 0.1), "its warm-up apart"
+
+
+def test_a_pipelines_untimed_start_up_batches_are_not_its_overhead(tmp_path: Path) -> None:
+    """A pipeline row's window began where its samples say: past the workers' start-up in a
+    row measured so, after the first batch in an older one. What ran before it is planned
+    again by the estimate, so the learned overhead leaves it out, and the estimate of the same
+    cell under the same rule is the row's wall time again."""
+    from bench.run import estimate
+    from bench.run.matrix import Settings
+
+    new = {**_row("p", 0.1, 8, 0.5, 3.0, kind="pipeline"), "attempt_id": "n1"}
+    old = {**_row("q", 0.1, 8, 0.5, 3.0, kind="pipeline"), "attempt_id": "o1"}
+    _run(tmp_path, "r1", [new, old])
+    with open(tmp_path / "box" / "r1" / "samples.csv", "w", encoding="utf-8") as f:
+        f.write("attempt_id,phase,iter,seconds\n" + "".join(
+            f"{a},{phase},{i},0.1\n" for a, first in (("n1", 4), ("o1", 1))
+            for phase, i in [("cold", 0), *(("steady", first + k) for k in range(8))]))
+    got = learned.history(tmp_path, ENV)
+    assert got["p"].overhead_s == pytest.approx(3.0 - 0.5 - 0.8 - 3 * 0.1), "3 start-up batches"
+    assert got["q"].overhead_s == pytest.approx(3.0 - 0.5 - 0.8)
+    cell = Cell(kind="pipeline", mode="train", batch_size=8, num_workers=2, model="n/a")
+    rule = Settings(warmup_iters=0, min_iters=8, min_time_s=0.8, max_time_s=0.8)
+    assert estimate.replicate_s(cell, rule, 2, cost=got["p"]) == pytest.approx(3.0)
 
 
 def test_the_cpu_cells_are_brought_to_the_pace_now(tmp_path: Path) -> None:
