@@ -43,3 +43,18 @@ def test_an_answer_gives_each_figure_with_its_interval_once(fixture_site: Built)
         figures = _FIGURE.findall(f"{lead} {rest}")
         repeated = {f for f in figures if figures.count(f) > 1}
         assert not repeated, f"{page}#{anchor} repeats {sorted(repeated)}"
+
+
+def test_every_break_even_a_recommendation_quotes_is_the_top_of_the_tables_range(
+        fixture_site: Built) -> None:
+    """The cudnn.benchmark page quotes "more than N iterations" (the slowest replicate against
+    the smallest saving); its break-even table shows the median with that range, so N is the
+    upper end of one of its cells, and the home page's decisions quote the same N."""
+    page = _text((fixture_site.site / "generated" / "cudnn-benchmark.html").read_text(
+        encoding="utf-8"))
+    quoted = set(re.findall(r"jobs of more than ([\d,]+) iterations per input shape", page))
+    ranges = set(re.findall(r"[\d,]+ \([\d,]+ to ([\d,]+)\)", page))
+    assert quoted and quoted <= ranges, f"quoted {sorted(quoted)}, table tops {sorted(ranges)}"
+    home = _text((fixture_site.site / "index.html").read_text(encoding="utf-8"))
+    decided = set(re.findall(r"jobs of more than ([\d,]+) iterations per shape", home))
+    assert decided and decided <= quoted

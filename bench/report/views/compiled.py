@@ -43,7 +43,7 @@ from bench.report.views.comparisons import (
     write_comparisons,
 )
 from bench.report.views.context import banner, page, provenance, section_anchor, verdict
-from bench.report.views.costs import break_even_range, break_even_text
+from bench.report.views.costs import break_even_cell, break_even_range
 from bench.report.views.frames import CONFIG_AXES, present, rows_of
 from bench.report.views.labels import SHORT_LEGEND, comparison_columns, label, varying
 from bench.report.vocabulary import Verdict
@@ -274,16 +274,6 @@ def _count(v: Any) -> str:
     return str(int(v)) if present(v) else fmt.MISSING
 
 
-def _break_even_cell(r: Any) -> str:
-    """The median break-even, with its range from the interval and the replicates beside it
-    where that differs (``334 (334 to 367)``)."""
-    text = break_even_text(r)
-    if not r.pays_back:
-        return text
-    spread = break_even_range(r.break_even_iters_low, r.break_even_iters_high, r.verdict)
-    return text if spread == text else f"{text} ({spread})"
-
-
 def _breaks_cell(r: Any) -> str:
     b = breaks_of(r)
     if b.total is None:
@@ -298,7 +288,7 @@ def _cost_table(p: Page, answers: Answers, group: pd.DataFrame, cols: list[str])
         label(r, cols, short=True), f"{r.variant_value}, {r.kernel_cache}",
         f"{fmt.ratio(r.speedup)} ({fmt.ci(r.ci_low, r.ci_high)})", verdict(answers, r),
         f"{fmt.seconds(r.base_cold_pass_s)} → {fmt.seconds(r.var_cold_pass_s)}",
-        _break_even_cell(r), _breaks_cell(r),
+        break_even_cell(r), _breaks_cell(r),
         cell_links(p, r.page, [("eager", r.baseline_anchor),
                                (str(r.variant_value), r.variant_anchor)]),
     ] for r in rows_of(group.head(TABLE_ROWS))]

@@ -52,6 +52,17 @@ def break_even_text(r: Any) -> str:
     return fmt.iterations(r.break_even_iters)
 
 
+def break_even_cell(r: Any) -> str:
+    """The median break-even, with its range from the interval and the replicates beside it
+    where that differs (``334 (334 to 367)``): a recommendation quotes the upper end, so a
+    table beside it shows where that comes from."""
+    text = break_even_text(r)
+    if not r.pays_back:
+        return text
+    spread = break_even_range(r.break_even_iters_low, r.break_even_iters_high, r.verdict)
+    return text if spread == text else f"{text} ({spread})"
+
+
 def break_even_range(low: Any, high: Any, verdict: str) -> str:
     if verdict == Verdict.INSUFFICIENT:
         return fmt.MISSING

@@ -25,7 +25,7 @@ from bench.report.views.comparisons import (
     write_comparisons,
 )
 from bench.report.views.context import banner, page, provenance, section_anchor, verdict
-from bench.report.views.costs import break_even_text, no_pay_back
+from bench.report.views.costs import break_even_cell, no_pay_back
 from bench.report.views.frames import present, rows_of
 from bench.report.views.labels import (
     COUNTED_BENCHMARK,
@@ -175,7 +175,7 @@ def _links(p: Page, r: Any) -> Md:
 def _cost_rows(p: Page, rows: pd.DataFrame, cols: list[str]) -> list[list[Any]]:
     return [[label(r, cols, short=True), str(r.kernel_cache),
              f"{fmt.seconds(r.base_cold_pass_s)} → {fmt.seconds(r.var_cold_pass_s)}",
-             fmt.signed_seconds(r.extra_cold_pass_max_s), break_even_text(r), _links(p, r)]
+             fmt.signed_seconds(r.extra_cold_pass_max_s), break_even_cell(r), _links(p, r)]
             for r in rows.head(TABLE_ROWS).itertuples(index=False)]
 
 
@@ -204,9 +204,10 @@ def _break_even_chart(writer: Writer, s: CudnnSection, cols: list[str]) -> dict[
                  title=f"cudnn.benchmark break-even: {s.machine.title}")
     return {
         "path": path, "left_out": left_out, "shown": len(shown),
-        "caption": "Iterations of the same input shapes until the extra first pass is repaid "
-                   "by the time saved per step (log scale); a configuration that saves nothing "
-                   "never repays it.",
+        "caption": "Iterations of the same input shapes until the median replicate's extra "
+                   "first pass is repaid by the median time saved per step (log scale); a "
+                   "configuration that saves nothing never repays it. The recommendations "
+                   "quote the slowest replicate against the smallest saving in the interval.",
         "alt": f"Iterations until cudnn.benchmark repays its cold-pass cost on "
                f"{s.machine.title}: " + alt_list(
                    f"{r.label}: "

@@ -83,7 +83,8 @@ def decision(regime: Regime) -> str:
         and r.verdict == Verdict.FASTER
     ):
         return (
-            f"enable for jobs of ≥ {fmt.iterations(r.break_even_iters)} iterations per shape"
+            f"enable for jobs of more than {fmt.iterations(r.break_even_iters)} iterations "
+            "per shape"
             if fmt.present(r.break_even_iters)
             else Action.ENABLE
         )
