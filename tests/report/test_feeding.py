@@ -82,3 +82,27 @@ def test_no_host_limit_where_a_count_within_its_cores_was_timed_inside_its_start
     assert host_limit([*SWEEP[:2], _startup(2)], cores=2) is None
     limit = host_limit([*SWEEP[:2], _startup(8)], cores=4)  # 8 is beyond the host's cores
     assert limit is not None and limit.workers == 1
+
+
+def test_the_host_limit_sentence_is_true_of_every_replicate_in_its_interval() -> None:
+    """Half the replicates of the best worker count delivered more than its median, so the
+    page does not say the host delivered "at most" the median: a step waits for data only
+    beyond the interval's top, and only such steps are counted as waiting."""
+    from types import SimpleNamespace
+
+    from bench.report.judge.pages.feeding import Sweep
+    from bench.report.views.feeding import limit_text
+
+    best = Delivered(2, Rate(386.0, 367.0, 466.0, 6))
+    sweep = Sweep("cpu", "train", 8, "pil", "", ())
+
+    def need(rate: float) -> SimpleNamespace:
+        return SimpleNamespace(answer=SimpleNamespace(demand=Rate(rate)))
+
+    section = SimpleNamespace(limit=best, limit_sweep=sweep, host_cores=2,
+                              needs=(need(15.0), need(400.0), need(500.0)))
+    text = limit_text(section)  # type: ignore[arg-type]
+    assert "386 samples/s (95% CI 367–466) at its best worker count" in text
+    assert "consumes more than the top of that interval waits" in text
+    assert "at most" not in text
+    assert text.endswith("1 of 3 consume more than 466 samples/s.")

@@ -92,7 +92,7 @@ def test_a_window_inside_the_start_up_gives_no_rate(write_tree: Any, tmp_path: P
     feeding = html.unescape((generated / "feeding.md").read_text(encoding="utf-8"))
     assert "— (timed inside the workers' start-up)" in feeding
     assert "With 8 workers, every replicate timed only batches the workers were handed" in feeding
-    assert "delivered at most" not in feeding  # no host limit from a burst
+    assert "at its best worker count" not in feeding  # no host limit from a burst
 
 
 def test_the_start_up_is_cut_and_whole_rounds_kept() -> None:

@@ -74,21 +74,28 @@ def _decision(s: FeedingSection) -> str:
     return f"{step_name(n)}: {a.verdict}"
 
 
-def _limit_text(s: FeedingSection, *, told_rate: bool = True) -> str:
+def limit_text(s: FeedingSection, *, told_rate: bool = True) -> str:
     """The claim, checked: from which device rate this host becomes the bottleneck, and how
-    many measured steps consume more; the rate left out where the sentence before gave it."""
+    many measured steps consume more; the rate left out where the sentence before gave it.
+
+    The bottleneck is the top of the best worker count's interval, not its median: the median
+    is a typical replicate, and half of them delivered more, so "at most the median" or "a step
+    consuming more waits" would be false of them."""
     if s.limit is None or s.limit_sweep is None:
         return ""
+    rate = s.limit.rate
+    top = rate.high if fmt.present(rate.high) else rate.median
     waits = [n for n in s.needs if n.answer.demand is not None
-             and n.answer.demand.median > s.limit.rate.median]
+             and n.answer.demand.median > top]
     told = (f" Of the steps measured here, {len(waits)} of {len(s.needs)} consume more than "
-            f"{fmt.rate(s.limit.rate.median)}." if s.needs else "")
+            f"{fmt.rate(top)}." if s.needs else "")
     if not told_rate:
         return told.strip()
-    return (f"With its {s.host_cores} cores this host delivered at most "
-            f"{rate_ci(s.limit.rate)} ({sweep_name(s.limit_sweep)}, "
-            f"{fmt.count(s.limit.workers, 'worker')}): a device whose step consumes more "
-            f"waits for data here, however fast it is.{told}")
+    beyond = "the top of that interval" if fmt.present(rate.high) else "that"
+    return (f"With its {s.host_cores} cores this host delivered {rate_ci(rate)} at its best "
+            f"worker count ({sweep_name(s.limit_sweep)}, "
+            f"{fmt.count(s.limit.workers, 'worker')}): a device whose step consumes more than "
+            f"{beyond} waits for data here, however fast it is.{told}")
 
 
 def startup_text(s: FeedingSection) -> str:
@@ -132,7 +139,7 @@ def _answer(p: Page, s: FeedingSection) -> dict[str, Any]:
         best_shown = got is not None and s.limit is not None and \
             (got.workers, got.rate.median) == (s.limit.workers, s.limit.rate.median)
     text.append(startup_text(s))
-    text.append(_limit_text(s, told_rate=not best_shown))
+    text.append(limit_text(s, told_rate=not best_shown))
     if not s.gpu:
         text.append(" Not measured for a GPU: this machine has none.")
     return answer(p, FEEDING_PAGE, f"answer-{slug(m.page)}", m, _decision(s) + ".", cat(*text),
@@ -211,7 +218,7 @@ def _section(writer: Writer, p: Page, s: FeedingSection) -> dict[str, Any]:
                         "Row"], [_need_row(p, n) for n in s.needs]) if s.needs else None,
         "ends": table(["End to end", "Delivered", "Synthetic input", "Ratio", "Step waited"],
                       _end_rows(s)) if s.ends else None,
-        "limit": _limit_text(s),
+        "limit": limit_text(s),
     }
 
 
