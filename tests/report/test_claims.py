@@ -552,7 +552,18 @@ def test_gpu_fifty_times_is_judged_like_for_like_and_best_against_best(
     stances = {f.label: f.stance for f in both.findings}
     assert stances["best against best"] == Stance.SMALLER
     assert both.verdict == ClaimVerdict.DEPENDS
-    assert "each side at its best measured setting: up to 5.00×" in both.summary
+    assert "each side at its best measured setting: 5.00×" in both.summary
     assert "the CPU at amp-bf16, channels_last" in both.summary
     alone = _verdict(write_tree, "gpu-50x", like)  # no other CPU setting: one finding
     assert [f.label for f in alone.findings] == [""]
+
+
+def test_a_claims_scope_names_each_model_once_when_a_finding_covers_several() -> None:
+    """A like-for-like finding over two models and a best-against-best one over one of them:
+    the scope names the two models, not the second twice."""
+    from bench.report.judge.claims.model import Claim, ClaimAnswer, Finding
+
+    found = (Finding(Stance.SMALLER, "p", "box", "", model="mobilenet_v3_large, resnet18"),
+             Finding(Stance.LARGER, "p", "box", "", model="resnet18"))
+    answer = ClaimAnswer(Claim("c", "", "", ""), ClaimVerdict.DEPENDS, "", found)
+    assert answer.scope == "2 findings (mobilenet_v3_large, resnet18) on box"

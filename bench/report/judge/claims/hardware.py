@@ -63,7 +63,7 @@ def _best_finding(a: Any, page: str, group: pd.DataFrame, target: float) -> Find
     top = max(found, key=lambda b: b.speedup)
     stance_, how = _magnitude(num(top.ci_low), num(top.ci_high), target)
     setting = f"{top.cpu.precision}{', channels_last' if top.cpu.memory_format != 'nchw' else ''}"
-    text = (f"each side at its best measured setting: up to {fmt.ratio(top.speedup)} (95% CI "
+    text = (f"each side at its best measured setting: {fmt.ratio(top.speedup)} (95% CI "
             f"{fmt.ci(top.ci_low, top.ci_high)}) for {top.gpu.model} {top.gpu.mode} at batch "
             f"{int(num(top.gpu.batch_size))}, the CPU at {setting}: {how}")
     evidence = ((str(top.cpu.page), str(top.cpu.anchor)), (str(top.gpu.page), str(top.gpu.anchor)))

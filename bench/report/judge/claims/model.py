@@ -62,7 +62,8 @@ class ClaimAnswer:
         telling = [f for f in self.findings if f.stance != Stance.CANNOT_TELL]
         if not telling:
             return ""
-        models = sorted({f.model for f in telling if f.model})
+        # a finding over several models names them all ("mobilenet_v3_large, resnet18")
+        models = sorted({m for f in telling for m in f.model.split(", ") if m})
         machines = sorted({f.machine for f in telling})
         of = f" of {len(self.findings)}" if len(self.findings) != len(telling) else ""
         what = f"{len(telling)}{of} finding{'s' if len(self.findings) != 1 else ''}"
