@@ -209,7 +209,7 @@ def test_the_cudnn_box_and_home_count_what_the_claims_page_counts(write_tree: An
     assert ("The answer counts the 2 configurations with one input shape with "
             "cudnn.deterministic off and no warm kernel cache") in cudnn
     assert "2 more (deterministic on, or a warm duplicate) are in the tables" in cudnn
-    assert "1 of 2 configurations there: faster" in home, home
+    assert "1 of 2 configurations with one input shape there: faster" in home, home
 
 
 def _repro(bm: str, equal: bool) -> dict[str, object]:

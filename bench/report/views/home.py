@@ -115,7 +115,11 @@ def _scope(h: Headline) -> str:
 def headline(p: Page, h: Headline) -> Md:
     name, target, prefix = TOPICS[h.topic]
     r = h.pair
-    agree = (f"{h.same} of {h.judged} configurations there: {r.verdict}" if h.judged > 1
+    # cudnn.benchmark's are those with one input shape, as on its page (changing shapes
+    # have a page of their own), so the count reads as the decisions below it do
+    what = "configurations with one input shape" if h.topic is Topic.BENCHMARK \
+        else "configurations"
+    agree = (f"{h.same} of {h.judged} {what} there: {r.verdict}" if h.judged > 1
              else f"{r.verdict}")
     return cat(Md(f"**{name}**"), " on ", p.machine_link(h.machine.machine, h.machine.page),
                f" ({_where(h)}): {figure(r)} for {_scope(h)}; {agree}. ",
