@@ -79,7 +79,7 @@ def limit_text(s: FeedingSection, *, told_rate: bool = True) -> str:
     many measured steps consume more; the rate left out where the sentence before gave it.
 
     The bottleneck is the top of the best worker count's interval, not its median: the median
-    is a typical replicate, and half of them delivered more, so "at most the median" or "a step
+    is a typical replicate, others delivered more, and "at most the median" or "a step
     consuming more waits" would be false of them."""
     if s.limit is None or s.limit_sweep is None:
         return ""
