@@ -156,7 +156,6 @@ class Runner:
                 raise ScratchError(Path(tempfile.gettempdir()), exc) from None
             workdir = Path(self._tmp.name)
         self.workdir: Path = workdir
-        self.overheads: list[dict[str, float]] = []  # per replicate, for the speed script
         self.timings: list[JobTiming] = []  # per job, for the run's time breakdown
         self.finished: set[tuple[str, str, int]] = set()  # jobs that left a row, any status
         self.budget_stop: Job | None = None  # the job a budget stopped the run before
@@ -264,7 +263,7 @@ class Runner:
 
     # -- one job ---------------------------------------------------------------------------
     def run_job(self, job: Job) -> str:
-        t_start = time.time()  # "start cell", for the harness-overhead figure
+        t_start = time.time()  # "start cell": the time breakdown's begin
         row = base_row(self.ctx, job)
         samples: list[dict[str, Any]] = []
         cache = CacheSizes()
@@ -288,9 +287,6 @@ class Runner:
             if out.status not in ("ok", "skipped"):
                 self._keep_log(task, job)
         record = out.record
-        build_start = record.timeline.build_start if record is not None else None
-        if build_start is not None:
-            self.overheads.append({"launch_to_build_s": build_start - t_start})
         row.update(status=out.status, reason=out.reason,
                    kernel_cache_start_bytes=cache.start_bytes,
                    kernel_cache_end_bytes=cache.end_bytes)
@@ -302,13 +298,10 @@ class Runner:
                 samples = self._ok_figures(job, record, row)
         row["ended_at"] = now_iso()
         row["wall_s"] = self.clock() - t0
-        t_write = time.time()
         with INTERRUPTS.critical():  # samples and row land together, or neither does
             self.store.add(row, samples, between=lambda: self.hook("samples-written", job.target))
             self.written = True
             self.hook("row-written", job.target)
-        if build_start is not None:
-            self.overheads[-1]["write_s"] = time.time() - t_write
         self.timings.append(_timing(t_start, record, row, prime_s, samples))
         self._walls.setdefault((job.op, job.cell.cell_id), []).append(row["wall_s"])
         self.counts[out.status] = self.counts.get(out.status, 0) + 1
