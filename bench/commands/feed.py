@@ -134,6 +134,10 @@ def answer_text(model: str, mode: str, batch: int, device: str, a: Any, cores: i
                      f"wait for data.")
     else:
         lines.append(f"Answer: {a.verdict} (fewer than 3 ok replicates on a side).")
+    if a.inline is not None and a.inline_wait is not None:
+        lines.append(f"With 0 workers the process running the step decodes each batch itself, "
+                     f"between steps, at {a.inline.rate.median:,.0f} samples/s: by the two "
+                     f"rates the step would wait for its data {a.inline_wait:.0%} of the time.")
     lines.append(f"({elapsed:.0f} s; storage read from the page cache, not a network file "
                  f"system)")
     return "\n".join(lines)

@@ -142,8 +142,10 @@ MEANINGS: tuple[tuple[Word, str], ...] = (
                          "machine (no NVML energy or power reading, no readable RAPL counters, "
                          "or a run older than the energy columns); never estimated from a "
                          "nameplate"),
-    (Feeding.FED, "the smallest worker count measured whose delivered samples/s (the median "
-                  "over fresh processes) is at least what the device's step consumes"),
+    (Feeding.FED, "the smallest worker count measured, one or more, whose delivered samples/s "
+                  "(the median over fresh processes) is at least what the device's step "
+                  "consumes; with 0 workers the step's own process decodes between steps, so "
+                  "the step waits for every batch"),
     (Feeding.SHORT, "no worker count up to the host's cores delivered what the device consumes; "
                     "the shortfall is the consumption less the best delivered rate"),
     (Feeding.NOT_REACHED, "no worker count measured delivered enough, and the sweep stopped "

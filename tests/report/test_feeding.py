@@ -50,9 +50,27 @@ def test_too_few_replicates_and_nothing_measured() -> None:
     assert cores_to_feed(Rate(math.nan, n=3), SWEEP, 4).verdict == Feeding.NOT_MEASURED
 
 
-def test_main_process_alone_can_be_enough() -> None:
+def test_zero_workers_never_feed_a_step_and_say_what_they_cost() -> None:
+    # 0 workers deliver 100/s, above the step's 50/s; but then the step's own process decodes,
+    # between its steps: the answer is the smallest count of one or more workers
     got = cores_to_feed(Rate(50.0, 45.0, 55.0, 3), SWEEP, host_cores=4)
-    assert (got.verdict, got.workers) == (Feeding.FED, 0)
+    assert (got.verdict, got.workers) == (Feeding.FED, 1)
+    assert got.inline is not None and got.inline.workers == 0
+    # a sample costs the step 1/50 s and its decode 1/100 s, one after the other
+    assert got.inline_wait == pytest.approx((1 / 100) / (1 / 50 + 1 / 100))
+    # only 0 workers measured: no count to give, and no rate to call the best
+    alone = cores_to_feed(Rate(50.0, 45.0, 55.0, 3), _sweep((0, 100.0)), host_cores=4)
+    assert (alone.verdict, alone.workers, alone.delivered) == (Feeding.NOT_REACHED, None, None)
+    assert alone.measured_up_to == 0 and alone.inline is not None
+    # nor is a 0-worker rate the host's limit, however high it is
+    fast_inline = _sweep((0, 500.0), (1, 150.0))
+    limit = host_limit(fast_inline, cores=2)
+    assert limit is not None and limit.workers == 1
+    assert host_limit(_sweep((0, 500.0)), cores=2) is None
+    # nor the best when none suffices: the shortfall is from a count that runs beside the step
+    short = cores_to_feed(Rate(400.0, 380.0, 420.0, 3), fast_inline, host_cores=1)
+    assert short.delivered is not None and short.delivered.workers == 1
+    assert short.shortfall == pytest.approx(250.0)
 
 
 def test_host_limit_and_the_ideal_line() -> None:

@@ -70,6 +70,13 @@ def test_the_answer_says_the_count_or_the_shortfall() -> None:
                       Delivered(1, Rate(120.0, 110.0, 130.0, 3)), None, 4)
     text = feed.answer_text("resnet50", "train", 16, "cpu", one, 4, 12.0)
     assert "with 1 worker." in text and "1 loader worker (DataLoader(num_workers=1)) feeds" in text
+    serial = CoresToFeed(Feeding.FED, Rate(100.0, 90.0, 110.0, 3), 4, 1,
+                         Delivered(1, Rate(120.0, 110.0, 130.0, 3)), None, 4,
+                         Delivered(0, Rate(300.0, 290.0, 310.0, 3)))
+    text = feed.answer_text("resnet50", "train", 16, "cpu", serial, 4, 12.0)
+    assert "With 0 workers" in text and "at 300 samples/s" in text
+    assert "wait for its data 25% of the time" in text  # 1/300 of each 1/100 + 1/300
+    assert "With 0 workers" not in feed.answer_text("resnet50", "train", 16, "cpu", one, 4, 1.0)
     short = CoresToFeed(Feeding.SHORT, Rate(500.0, 480.0, 520.0, 3), 4, None,
                         Delivered(4, Rate(300.0, math.nan, math.nan, 3)), 200.0, 4)
     text = feed.answer_text("resnet50", "train", 16, "cpu", short, 4, 12.0)

@@ -58,3 +58,17 @@ def test_every_break_even_a_recommendation_quotes_is_the_top_of_the_tables_range
     home = _text((fixture_site.site / "index.html").read_text(encoding="utf-8"))
     decided = set(re.findall(r"jobs of more than ([\d,]+) iterations per shape", home))
     assert decided and decided <= quoted
+
+
+def test_no_step_is_fed_by_zero_workers(fixture_site: Built) -> None:
+    """With 0 workers a step's own process decodes between its steps: the feeding page never
+    says 0 workers feed a step (the fixture's 0-worker pipelines decode faster than some of its
+    steps consume), and says what 0 workers would cost the headline step instead."""
+    raw = (fixture_site.site / "generated" / "feeding.html").read_text(encoding="utf-8")
+    page = _text(raw)
+    assert "0 loader workers feed" not in page
+    rows = re.findall(r"<td>[\d,.]+ samples/s</td>\s*<td>[\w-]+</td>\s*<td>(\d+)</td>\s*"
+                      r"<td>[^<]*</td>\s*<td>enough workers</td>", raw)
+    assert rows and "0" not in rows, rows
+    assert re.search(r"With 0 workers, decoding between steps at [\d,.]+ samples/s .*?, the "
+                     r"step would wait [\d.]+% of the time", page)

@@ -3,9 +3,14 @@
 The rule joins two measurements of one machine: what its input pipeline delivers with w
 workers (samples/s, for the recipe and batch of the step) and what the step consumes (its
 synthetic-input samples/s: the rate it would take batches at were they free). The answer is
-the smallest w whose delivered median is at least the consumption, with that rate's
-interval; where none is, the best rate and the shortfall, and whether the sweep reached the
-host's cores (then more workers cannot help on this host) or stopped short of them.
+the smallest w of one or more whose delivered median is at least the consumption, with that
+rate's interval; where none is, the best rate and the shortfall, and whether the sweep reached
+the host's cores (then more workers cannot help on this host) or stopped short of them.
+
+Why not 0 workers: with none, the process running the step decodes each batch itself, between
+its steps, so a loop that waits for its step (it reads its loss) waits for every decode too,
+however fast the decoding is. That count never feeds a step; what it costs the step is
+given instead (``CoresToFeed.inline_wait``).
 
 Plain Python, no pandas: ``bench advise`` applies the same rule where only torch is installed.
 """
@@ -68,6 +73,16 @@ class CoresToFeed:
     delivered: Delivered | None = None
     shortfall: float | None = None
     measured_up_to: int | None = None  # the largest worker count measured
+    inline: Delivered | None = None  # 0 workers, where rated: the step's process decodes
+
+    @property
+    def inline_wait(self) -> float | None:
+        """With 0 workers, the share of its time the step would wait for its batch: each
+        sample costs the step 1/consumed and its decode 1/delivered, one after the other."""
+        d, demand = self.inline, self.demand
+        if d is None or demand is None or not demand.known:
+            return None
+        return demand.median / (demand.median + d.rate.median)
 
     @property
     def clear(self) -> bool:
@@ -77,39 +92,53 @@ class CoresToFeed:
                 and math.isfinite(d.rate.low) and d.rate.low >= demand.median)
 
 
+def inline(sweep: Sequence[Delivered]) -> Delivered | None:
+    """The sweep's 0-worker point, where it has a rate: the step's own process decoding."""
+    return next((d for d in sweep if d.workers == 0 and d.rate.known), None)
+
+
 def cores_to_feed(demand: Rate | None, sweep: Sequence[Delivered], host_cores: int
                   ) -> CoresToFeed:
     """The rule of the module docstring. ``host_cores``: the host's cores (physical where
     known). Exactly the consumption counts as enough. A worker count timed only inside its
     start-up (``Delivered.unrated``) hides whether it would have been enough: met before a
-    count that covers the step, or with none covering it, the answer is ``Feeding.STARTUP``."""
-    swept = sorted((d for d in sweep if d.rate.known or d.unrated), key=lambda d: d.workers)
-    if demand is None or not demand.known or not swept:
+    count that covers the step, or with none covering it, the answer is ``Feeding.STARTUP``.
+    0 workers is never a candidate; with no other count measured the answer is
+    ``Feeding.NOT_REACHED`` (more workers than measured) without a rate."""
+    swept = sorted((d for d in sweep if d.workers > 0 and (d.rate.known or d.unrated)),
+                   key=lambda d: d.workers)
+    zero = inline(sweep)
+    if demand is None or not demand.known or not (swept or zero):
         return CoresToFeed(Feeding.NOT_MEASURED, demand, host_cores)
+    if not swept:
+        return CoresToFeed(Feeding.NOT_REACHED, demand, host_cores, measured_up_to=0,
+                           inline=zero)
     top = swept[-1].workers
     few = demand.n < MIN_OK
     for d in swept:
         if d.unrated:
-            return CoresToFeed(Feeding.STARTUP, demand, host_cores, measured_up_to=top)
+            return CoresToFeed(Feeding.STARTUP, demand, host_cores, measured_up_to=top,
+                               inline=zero)
         if d.rate.median >= demand.median:
             verdict = Feeding.INSUFFICIENT if few or d.rate.n < MIN_OK else Feeding.FED
-            return CoresToFeed(verdict, demand, host_cores, d.workers, d, None, top)
+            return CoresToFeed(verdict, demand, host_cores, d.workers, d, None, top, zero)
     best = max(swept, key=lambda d: d.rate.median)  # every count rated: none returned above
     if few or best.rate.n < MIN_OK:
         verdict = Feeding.INSUFFICIENT
     else:
         verdict = Feeding.SHORT if top >= host_cores else Feeding.NOT_REACHED
     return CoresToFeed(verdict, demand, host_cores, None, best,
-                       demand.median - best.rate.median, top)
+                       demand.median - best.rate.median, top, zero)
 
 
 def host_limit(sweep: Sequence[Delivered], cores: int) -> Delivered | None:
-    """The most a host of ``cores`` cores was measured to deliver: the best rate with at most
-    that many workers. A device that consumes more than this waits for its data there. None
-    where a count within the cores was timed only inside its start-up: it may deliver more."""
-    if any(d.unrated and d.workers <= cores for d in sweep):
+    """The most a host of ``cores`` cores was measured to deliver to a step it feeds: the best
+    rate with one to that many workers (with none, every decode is the step's wait). A device
+    that consumes more than this waits for its data there. None where a count within the cores
+    was timed only inside its start-up: it may deliver more."""
+    if any(d.unrated and 0 < d.workers <= cores for d in sweep):
         return None
-    within = [d for d in sweep if d.rate.known and d.workers <= cores]
+    within = [d for d in sweep if d.rate.known and 0 < d.workers <= cores]
     return max(within, key=lambda d: d.rate.median) if within else None
 
 

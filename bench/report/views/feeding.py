@@ -47,6 +47,10 @@ def need_text(n: Need, subject: str = "") -> str:
     subject = subject or step_name(n)
     if a.verdict == Feeding.STARTUP:
         return f"{subject} consumes {demand}"
+    if a.delivered is None and a.inline is not None:
+        return (f"{subject} consumes {demand}; only 0 workers were measured for its batch: "
+                f"the {_RECIPE.get(n.mode, n.mode)} pipeline ({n.decoder}) delivered "
+                f"{rate_ci(a.inline.rate)} in the process running the step")
     if a.delivered is None:
         return f"{subject} consumes {demand}; no pipeline of its batch was measured"
     got = f"{rate_ci(a.delivered.rate)} with {fmt.count(a.delivered.workers, 'worker')}"
@@ -57,6 +61,19 @@ def need_text(n: Need, subject: str = "") -> str:
     short = fmt.rate(a.shortfall)
     return (f"{subject} consumes {demand}; the best the pipeline ({n.decoder}) delivered "
             f"was {got}, {short} short")
+
+
+def inline_text(n: Need) -> str:
+    """What 0 workers would cost the step, where they decoded faster than it consumes (a
+    reader may take them for enough): the process running the step decodes each batch between
+    its steps, so the step waits for every decode (``CoresToFeed.inline_wait``)."""
+    a = n.answer
+    wait = a.inline_wait
+    if a.inline is None or wait is None or a.demand is None or \
+            a.inline.rate.median < a.demand.median:
+        return ""
+    return (f"With 0 workers, decoding between steps at {rate_ci(a.inline.rate)}, the step "
+            f"would wait {fmt.pct(wait)} of the time.")
 
 
 def _decision(s: FeedingSection) -> str:
@@ -131,13 +148,18 @@ def _answer(p: Page, s: FeedingSection) -> dict[str, Any]:
     cite = ""
     best_shown = False  # the headline's delivered rate is the host's best
     if s.headline is not None:
-        text.append(need_text(s.headline, "It") + f"; this host has {s.host_cores} cores. ")
-        if s.headline.answer.verdict != Feeding.STARTUP:  # no figure to cite
-            cite = cite_sentence(need_text(s.headline), m, str(s.headline.answer.verdict),
-                                 m.days)
         got = s.headline.answer.delivered
         best_shown = got is not None and s.limit is not None and \
             (got.workers, got.rate.median) == (s.limit.workers, s.limit.rate.median)
+        # the limit's sentence names the host's cores where it gives its rate
+        cores = "" if s.limit is not None and not best_shown else \
+            f"; this host has {s.host_cores} cores"
+        text.append(need_text(s.headline, "It") + f"{cores}. ")
+        serial = inline_text(s.headline)
+        text.append(f"{serial} " if serial else "")
+        if s.headline.answer.verdict != Feeding.STARTUP:  # no figure to cite
+            cite = cite_sentence(need_text(s.headline), m, str(s.headline.answer.verdict),
+                                 m.days)
     text.append(startup_text(s))
     text.append(limit_text(s, told_rate=not best_shown))
     if not s.gpu:
