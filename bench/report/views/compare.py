@@ -217,8 +217,10 @@ def _lead(p: Page, model: ComparePage, lead: Lead) -> dict[str, Any]:
     fast, slow = lead.fast, lead.slow
     ci = fmt.ci(lead.ci_low, lead.ci_high)
     ratio = fmt.ratio(lead.ratio) + (f" (95% CI {ci})" if ci != fmt.MISSING else "")
-    text = cat(f"{fmt.rate(fast.samples_per_s)} on ", p.machine_link(fast.machine, fast.page),
-               f"{_on(fast)}: {ratio} the {fmt.rate(slow.samples_per_s)} of ",
+    host = {k: "the host CPU of " if k in lead.host_cpu else "" for k in (fast.page, slow.page)}
+    text = cat(f"{fmt.rate(fast.samples_per_s)} on {host[fast.page]}",
+               p.machine_link(fast.machine, fast.page),
+               f"{_on(fast)}: {ratio} the {fmt.rate(slow.samples_per_s)} of {host[slow.page]}",
                p.machine_link(slow.machine, slow.page), f"{_on(slow)}, each at its best "
                "measured setting (rows: ",
                cell_links(p, fast.page, [("fastest", fast.anchor)]), " · ",
@@ -230,8 +232,9 @@ def _lead(p: Page, model: ComparePage, lead: Lead) -> dict[str, Any]:
     when = f", data of {days[0]}" + (f" to {days[-1]}" if days[-1] != days[0] else "") \
         if days else ""
     return {"anchor": anchor, "lead": f"{name}:", "text": text,
-            "cite": f"For {name}, {fast.machine} ran at {ratio} the throughput of "
-                    f"{slow.machine}, each at its best measured setting; torch-knobs{when}.",
+            "cite": f"For {name}, {host[fast.page]}{fast.machine} ran at {ratio} the "
+                    f"throughput of {host[slow.page]}{slow.machine}, each at its best measured "
+                    f"setting; torch-knobs{when}.",
             "permalink": p.link("permalink", COMPARE_PAGE, anchor)}
 
 

@@ -184,6 +184,9 @@ class Lead:
     ratio: float
     ci_low: float
     ci_high: float
+    #: the pages of the two whose GPU did not give this figure: a GPU box's best here is its
+    #: host CPU, and must not be quoted under the GPU's name
+    host_cpu: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -230,13 +233,21 @@ LEADS = 3
 
 def leads(cells: pd.DataFrame, best: pd.DataFrame) -> tuple[Lead, ...]:
     """The ``LEADS`` workloads measured on the most machines (two at least), each fastest
-    machine's best against the slowest's."""
+    machine's best against the slowest's. Among those measured on as many machines, first
+    the workloads where every GPU box is represented by its GPU: "which machine is faster"
+    is asked of a GPU box's GPU, and a figure of its host CPU answers another question."""
     if best.empty:
         return ()
     medians = cells.set_index(["fingerprint_id", "cell_id"])["replicate_medians"]
+    gpu_pages = set(cells.loc[cells["device"] == "cuda", "page"].astype(str))
+
+    def host_cpu(group: pd.DataFrame) -> set[str]:
+        return {str(r.page) for r in group.itertuples(index=False)
+                if str(r.page) in gpu_pages and r.device != "cuda"}
+
     out: list[Lead] = []
     groups = best.groupby(WORKLOAD_KEY, sort=False, dropna=False)
-    ranked = sorted(groups, key=lambda kv: -kv[1]["page"].nunique())
+    ranked = sorted(groups, key=lambda kv: (-kv[1]["page"].nunique(), bool(host_cpu(kv[1]))))
     for _, group in ranked:
         if group["page"].nunique() < 2 or len(out) == LEADS:
             break
@@ -246,7 +257,8 @@ def leads(cells: pd.DataFrame, best: pd.DataFrame) -> tuple[Lead, ...]:
         slow = next(order.tail(1).astype(object).itertuples(index=False))
         est, lo, hi = ratio_ci([medians[(slow.fingerprint_id, slow.cell_id)]],
                                [medians[(fast.fingerprint_id, fast.cell_id)]])
-        out.append(Lead(fast, fast, slow, float(est[0]), float(lo[0]), float(hi[0])))
+        on_host = frozenset(host_cpu(group) & {str(fast.page), str(slow.page)})
+        out.append(Lead(fast, fast, slow, float(est[0]), float(lo[0]), float(hi[0]), on_host))
     return tuple(out)
 
 
