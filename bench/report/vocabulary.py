@@ -44,7 +44,7 @@ class ClaimVerdict(Word):
     LARGER = "larger than claimed"
     SMALLER = "smaller than claimed"
     DEPENDS = "depends"
-    TOO_FEW = "too few replicates"
+    CANNOT_TELL = "cannot tell"
     NOT_MEASURED = "not measured"
 
 
@@ -104,7 +104,7 @@ VOCABULARY: tuple[type[Word], ...] = (Verdict, ClaimVerdict, Stance, Action, Pow
                                        Feeding)
 
 #: What each word a page shows means: the Methodology page's definitions. Pairs, not a dict:
-#: a comparison's and a claim's "too few replicates" are equal strings, and would collide.
+#: a claim's and a finding's "cannot tell" are equal strings, and would collide.
 MEANINGS: tuple[tuple[Word, str], ...] = (
     (Verdict.FASTER, "the whole 95% interval of the speedup lies above 1 + δ"),
     (Verdict.SLOWER, "the whole 95% interval lies below 1 − δ"),
@@ -121,8 +121,9 @@ MEANINGS: tuple[tuple[Word, str], ...] = (
     (ClaimVerdict.LARGER, "the claim names a figure, and every finding measured more than it"),
     (ClaimVerdict.SMALLER, "the claim names a figure, and every finding measured less than it"),
     (ClaimVerdict.DEPENDS, "the findings disagree; the verdict names the regimes on each side"),
-    (ClaimVerdict.TOO_FEW, "measured, but no finding can tell: too few ok replicates, or an "
-                           "interval too wide to decide"),
+    (ClaimVerdict.CANNOT_TELL, "measured, but no finding can tell: too few ok replicates, an "
+                               "interval too wide to decide, or figures within the claim's "
+                               "margin"),
     (ClaimVerdict.NOT_MEASURED, "no run measured what the claim is about; the verdict names "
                                 "the run that would"),
     (Stance.SUPPORTS, "this measurement agrees with the claim"),
@@ -132,7 +133,8 @@ MEANINGS: tuple[tuple[Word, str], ...] = (
     (Stance.SMALLER, "this measurement's figure is below the claim's (its whole interval "
                      "too, where it has one)"),
     (Stance.CANNOT_TELL, "this measurement cannot decide the claim: too few ok replicates, an "
-                         "interval too wide, or a check that cannot single the setting out"),
+                         "interval too wide, figures within the claim's margin, or a check "
+                         "that cannot single the setting out"),
     (Power.THROTTLED, "in at least one replicate's timed window the GPU reported a clock-event "
                       "(throttle) reason other than idle (a power cap, a thermal or hardware "
                       "slowdown): it ran at reduced clocks for part of the measurement"),

@@ -106,7 +106,7 @@ def test_benchmark_with_static_shapes(write_tree: Any) -> None:
 
 def test_a_wide_interval_is_no_evidence_against_benchmark(write_tree: Any) -> None:
     wide = _verdict(write_tree, "benchmark-static", _benchmark(1.0, WIDE))
-    assert wide.verdict == ClaimVerdict.TOO_FEW and wide.scope == ""
+    assert wide.verdict == ClaimVerdict.CANNOT_TELL and wide.scope == ""
     assert wide.missing.startswith("the 1 finding below could not tell")
     assert "too wide to tell" in wide.findings[0].text
     assert "no clear difference in 1 (1 of them too wide to tell)" in wide.summary
@@ -135,7 +135,7 @@ def test_benchmark_with_cycled_shapes(write_tree: Any) -> None:
     assert "each of its 3 shapes' first pass costs 3.50 s more" in searches.findings[0].text
     # dearer first passes, but an interval over the cycle too wide to say it does not repay
     wide = _verdict(write_tree, "benchmark-dynamic", _dynamic(1.0, WIDE))
-    assert wide.verdict == ClaimVerdict.TOO_FEW and "too wide to tell" in wide.findings[0].text
+    assert wide.verdict == ClaimVerdict.CANNOT_TELL and "too wide to tell" in wide.findings[0].text
 
 
 def _colds(env: dict[str, Any], cell_axes: dict[str, Any], colds: tuple[float, ...],
@@ -227,7 +227,7 @@ def test_benchmark_and_reproducibility(write_tree: Any) -> None:
     assert (makes.verdict, keeps.verdict) == (ClaimVerdict.SUPPORTED, ClaimVerdict.CONTRADICTED)
     assert keeps.summary.endswith("equal in 1 of 1 check")
     # unequal with benchmark off too: benchmark's part cannot be told apart
-    assert either.verdict == ClaimVerdict.TOO_FEW
+    assert either.verdict == ClaimVerdict.CANNOT_TELL
     assert "cannot be told apart" in either.findings[0].text
     fp8 = str(ENV["fingerprint_id"])[:8]
     assert {a for _, a in makes.evidence} == {f"repro-{fp8}-{r['cell_id']}" for r in
@@ -280,9 +280,9 @@ def test_cpu_for_small_batches(write_tree: Any) -> None:
     wide = _cpu_gpu([0.006] * 3, [0.0045, 0.006, 0.0078], batch=1)
     assert _verdict(write_tree, "cpu-for-small", even).verdict == ClaimVerdict.CONTRADICTED
     found = _verdict(write_tree, "cpu-for-small", wide)
-    assert found.verdict == ClaimVerdict.TOO_FEW and "too wide" in found.findings[0].text
+    assert found.verdict == ClaimVerdict.CANNOT_TELL and "too wide" in found.findings[0].text
     # the smallest batch lost its replicates: batch 128 does not answer for small batches
-    assert _verdict(write_tree, "cpu-for-small", thin).verdict == ClaimVerdict.TOO_FEW
+    assert _verdict(write_tree, "cpu-for-small", thin).verdict == ClaimVerdict.CANNOT_TELL
 
 
 def test_it_depends_names_the_regimes_on_each_side(write_tree: Any) -> None:
@@ -317,32 +317,49 @@ def test_it_depends_names_the_regimes_on_each_side(write_tree: Any) -> None:
         "in vit_b_16 · train on box"), rerun.summary
 
 
-def test_which_memory_fills_first(write_tree: Any) -> None:
-    # the fixture GPU has 139.7 GiB, the host 16 GiB (4 cores × 4 GiB)
-    gpu_full = _cpu_gpu([1.0] * 3, [0.01] * 3, rss=1e9, gpu_mem=100e9)
-    host_full = _cpu_gpu([1.0] * 3, [0.01] * 3, rss=12e9, gpu_mem=10e9)
+def _grown(cpu_rss: tuple[float, float], gpu_mem: tuple[float, float],
+           gpu_times: tuple[list[float | None], list[float | None]] = ([0.01] * 3, [0.01] * 3)
+           ) -> list[dict[str, object]]:
+    """One workload at batch 8 and 128 on both sides, with each side's whole-run peak."""
+    return (_cpu_gpu([1.0] * 3, gpu_times[0], batch=8, rss=cpu_rss[0], gpu_mem=gpu_mem[0])
+            + _cpu_gpu([1.0] * 3, gpu_times[1], batch=128, rss=cpu_rss[1], gpu_mem=gpu_mem[1]))
+
+
+def test_which_memory_fills_first_is_judged_by_growth(write_tree: Any) -> None:
+    # the fixture GPU has 139.7 GiB, the host 16 GiB (4 cores × 4 GiB); batch 8 to 128
+    gpu_full = _grown((1e9, 1.6e9), (1e9, 61e9))  # 500 MB a sample on the GPU, 5 MB on the host
+    host_full = _grown((1e9, 7e9), (1e9, 2.2e9))  # 50 MB a sample on the host, 10 MB on the GPU
     assert _verdict(write_tree, "gpu-memory-limit", gpu_full).verdict == ClaimVerdict.SUPPORTED
     found = _verdict(write_tree, "gpu-memory-limit", host_full)
     assert found.verdict == ClaimVerdict.CONTRADICTED and "of the host's 16.0 GiB" in (
         found.findings[0].text)
+    assert "batch 8 to 128" in found.findings[0].text and "47.7 MiB a sample" in (
+        found.findings[0].text) and len(found.findings[0].evidence) == 4
     # what each side measures is said: allocator bytes on the GPU, the process's RSS on the CPU
     assert "allocator's peak" in found.summary and "peak resident set" in found.summary
-    # 11.6% of the host against 13.3% of the GPU: within the margin, so it cannot tell
-    close = _verdict(write_tree, "gpu-memory-limit",
-                     _cpu_gpu([1.0] * 3, [0.01] * 3, rss=2e9, gpu_mem=20e9))
-    assert close.verdict == ClaimVerdict.TOO_FEW
+    # the host's peak is half its memory and the GPU's under a tenth of its own (a peak at one
+    # batch would say the host is the fuller), but each sample adds about as much of each
+    # side's memory: what does not grow with the batch does not answer "as the batch grows"
+    close = _verdict(write_tree, "gpu-memory-limit", _grown((8e9, 9.2e9), (1e9, 13.6e9)))
+    assert close.verdict == ClaimVerdict.CANNOT_TELL
     assert f"within {hardware.MEMORY_MARGIN:g}× of each other" in close.findings[0].text
-    # the GPU cell kept one ok replicate: the site's replicate minimum leaves the pair out
+    assert "each says why" in close.missing and "too few ok replicates or" not in close.missing
+    # one batch size has no growth: counted apart, not judged
+    one = _verdict(write_tree, "gpu-memory-limit", _cpu_gpu([1.0] * 3, [0.01] * 3, rss=12e9))
+    assert one.verdict == ClaimVerdict.NOT_MEASURED and not one.findings
+    assert "1 workload measured at one batch size only" in one.summary
+    # the large batch's GPU cell kept one ok replicate: the site's replicate minimum leaves
+    # that pair out, and batch 8 alone has no growth
     thin = _verdict(write_tree, "gpu-memory-limit",
-                    _cpu_gpu([1.0] * 3, [0.01, None, None], rss=1e9, gpu_mem=100e9))
+                    _grown((1e9, 1.6e9), (1e9, 61e9), ([0.01] * 3, [0.01, None, None])))
     assert thin.verdict == ClaimVerdict.NOT_MEASURED and not thin.findings
     # an env.json without the host's memory: the summary says which machine lacks what
     bare = {**ENV, "memory": {}}
-    unrecorded = _verdict(write_tree, "gpu-memory-limit", _cpu_gpu([1.0] * 3, [0.01] * 3),
+    unrecorded = _verdict(write_tree, "gpu-memory-limit", _grown((1e9, 7e9), (1e9, 2.2e9)),
                           env=bare)
     assert unrecorded.verdict == ClaimVerdict.NOT_MEASURED
     assert unrecorded.summary == ("on box, env.json does not record the host's installed memory "
-                                  "(1 workload measured on both left out)")
+                                  "(2 workloads measured on both left out)")
 
 
 def test_threads(write_tree: Any) -> None:
@@ -358,7 +375,7 @@ def test_threads(write_tree: Any) -> None:
     assert faster.findings[0].text.startswith(  # its batch and how many threads "every" is
         "resnet50 · infer · batch 8: every core (4 threads) against one thread 2.00×")
     assert _verdict(write_tree, "threads", rows(0.2)).verdict == ClaimVerdict.CONTRADICTED
-    assert _verdict(write_tree, "threads", rows(0.2, WIDE)).verdict == ClaimVerdict.TOO_FEW
+    assert _verdict(write_tree, "threads", rows(0.2, WIDE)).verdict == ClaimVerdict.CANNOT_TELL
     # a compiled all-cores cell is not one-thread eager's partner
     compiled = rows(0.1, compile="default")
     assert _verdict(write_tree, "threads", compiled).verdict == ClaimVerdict.NOT_MEASURED
@@ -393,7 +410,7 @@ def test_a_measured_ratio_without_an_interval_decides_when_it_is_far_from_the_cl
     under = _verdict(write_tree, "gpu-bandwidth", _copies(160.0, n=2))  # 4×
     assert under.verdict == ClaimVerdict.CONTRADICTED
     near = _verdict(write_tree, "gpu-bandwidth", _copies(480.0, n=2))  # 12×
-    assert near.verdict == ClaimVerdict.TOO_FEW and near.findings
+    assert near.verdict == ClaimVerdict.CANNOT_TELL and near.findings
 
 
 def test_an_upgrade_against_a_setting_change(write_tree: Any) -> None:
@@ -423,21 +440,21 @@ def test_an_upgrade_against_a_setting_change(write_tree: Any) -> None:
     # like for like the fast box would be 1.2× at 0.25 s; at its best the slow box is faster,
     # so it is the faster hardware here, and no setting change was measured on the other
     flipped = tree(0.25)
-    assert flipped.verdict == ClaimVerdict.TOO_FEW
+    assert flipped.verdict == ClaimVerdict.CANNOT_TELL
     assert flipped.findings[0].text.startswith("resnet50 · infer · batch 8: slow-box at its "
                                                "best (amp-bf16) is 1.25× the throughput of box")
     # 1.5× point against 1.5×: no more; intervals that overlap the setting's: cannot tell
     assert tree(0.20 / 1.5).verdict == ClaimVerdict.CONTRADICTED
     close = tree([0.11, 0.20 / 1.5, 0.16])
-    assert close.verdict == ClaimVerdict.TOO_FEW and "too close" in close.findings[0].text
+    assert close.verdict == ClaimVerdict.CANNOT_TELL and "too close" in close.findings[0].text
     # a setting change measured at another batch answers nothing for batch 8
     elsewhere = tree(0.03, setting_batch=1)
-    assert elsewhere.verdict == ClaimVerdict.TOO_FEW
+    assert elsewhere.verdict == ClaimVerdict.CANNOT_TELL
     assert "none was measured there" in elsewhere.findings[0].text
     # the fast box kept one ok replicate: not dropped, but a finding that cannot tell, with
     # the rows of both machines
     thin = tree([0.03, None, None])
-    assert thin.verdict == ClaimVerdict.TOO_FEW and len(thin.findings) == 1
+    assert thin.verdict == ClaimVerdict.CANNOT_TELL and len(thin.findings) == 1
     (finding,) = thin.findings
     assert finding.stance == Stance.CANNOT_TELL and finding.text == (
         "resnet50 · infer · batch 8: measured on box, slow-box, but with too few ok replicates "
@@ -538,7 +555,7 @@ def test_a_gpu_is_more_energy_efficient_only_where_both_sides_measured_it(
         gpu_less.findings[0].text
     assert "neither includes the rest of the host" in gpu_less.summary
     assert cpu_less.verdict == ClaimVerdict.CONTRADICTED
-    assert even.verdict == ClaimVerdict.TOO_FEW
+    assert even.verdict == ClaimVerdict.CANNOT_TELL
     # energy on one side only is no finding: never compared against an estimate
     assert one_side.verdict == ClaimVerdict.NOT_MEASURED and not one_side.findings
 

@@ -19,7 +19,7 @@ BOX = {
     ClaimVerdict.LARGER: "info",
     ClaimVerdict.SMALLER: "info",
     ClaimVerdict.DEPENDS: "warning",
-    ClaimVerdict.TOO_FEW: "note",
+    ClaimVerdict.CANNOT_TELL: "note",
     ClaimVerdict.NOT_MEASURED: "note",
 }
 STANCE_WORDS = {

@@ -12,7 +12,7 @@ A rule looks at each machine (or configuration) it can answer from and files a
 or cannot tell. The verdict follows from the findings that can tell: all support →
 *supported*; all contradict → *contradicted*; all larger or all smaller → *larger* or *smaller
 than claimed*; some of each → *depends* (the findings name which regimes); findings that all
-cannot tell → *too few replicates*; no finding → *not measured*, with the run that would
+cannot tell → *cannot tell*; no finding → *not measured*, with the run that would
 measure it.
 """
 

@@ -89,15 +89,16 @@ _AGREED = {
 
 def decide(claim: Claim, findings: list[Finding], summary: str, missing: str) -> ClaimAnswer:
     """The verdict that the findings which can tell give (see the module docstring): what
-    they all say, or *depends* where they differ; *too few replicates* where some were
-    measured but none can tell, *not measured* where none was measured."""
+    they all say, or *depends* where they differ; *cannot tell* where some were measured but
+    none can tell, *not measured* where none was measured."""
     stances = {f.stance for f in findings} - {Stance.CANNOT_TELL}
     if not stances:
         if findings:  # measured, but nothing that could tell: say so before what would
             missing = (f"the {len(findings)} finding{'s' if len(findings) != 1 else ''} below "
-                       f"could not tell (too few ok replicates or too wide an interval); more "
-                       f"replicates of those rows, or {missing}")
-            return ClaimAnswer(claim, ClaimVerdict.TOO_FEW, summary, tuple(findings), missing)
+                       f"could not tell (each says why); more replicates of those rows where "
+                       f"they are too few or their interval too wide, or {missing}")
+            return ClaimAnswer(claim, ClaimVerdict.CANNOT_TELL, summary, tuple(findings),
+                               missing)
         return ClaimAnswer(claim, ClaimVerdict.NOT_MEASURED, summary, (), missing)
     word = _AGREED[next(iter(stances))] if len(stances) == 1 else ClaimVerdict.DEPENDS
     return ClaimAnswer(claim, word, summary, tuple(findings))
