@@ -284,6 +284,11 @@ def test_precision_memory_format_and_device(write_tree):
     device = by[("device", "cuda", "infer")]
     assert (device.action, device.from_batch, device.verdict) == (Action.ENABLE, 8, "faster")
     assert device.speedup == pytest.approx(0.03 / 0.007)
+    # the figure is batch 8's alone, so it is quoted with batch 8's interval, not as a median
+    # of the regime's configurations (batch 1 and 32 too)
+    assert device.n_sufficient == 1
+    text = sentences.speedup_text(device)
+    assert text.startswith("4.29× (95% CI ") and "median of" not in text, text
 
 
 def test_precision_advice_is_per_memory_format(write_tree):

@@ -62,6 +62,8 @@ class Recommendation:
     job_length: int | None  # iterations; None where there is no one-off cost to repay
     verdict: Verdict
     n_pairs: int
+    #: the pairs with enough ok replicates that the figures below are over: the regime's, or,
+    #: for a device regime with ``from_batch``, those at that batch
     n_sufficient: int
     speedup: float | None  # median over the regime's sufficient pairs (> 1: variant faster)
     ci_low: float | None  # lowest ci_low among them

@@ -324,7 +324,8 @@ def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommenda
     }
     sufficient = cpu_gpu.loc[cpu_gpu["verdict"] != Verdict.INSUFFICIENT]
     at_batch = sufficient.groupby([*regime, "batch_size"], sort=True, dropna=False).agg(
-        speedup=("speedup", "median"), ci_low=("ci_low", "min"), ci_high=("ci_high", "max")
+        speedup=("speedup", "median"), ci_low=("ci_low", "min"), ci_high=("ci_high", "max"),
+        n=("speedup", "size"),
     )
     out: list[Recommendation] = []
     for key, row in summarise(cpu_gpu, regime):
@@ -345,8 +346,9 @@ def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommenda
                 caveats.append("smaller-batches-insufficient")
             if largest.get(key) == from_batch:
                 caveats.append("largest-batch-only")
-            numbers.update(
+            numbers.update(  # the figures quoted are at from_batch: its configurations only
                 verdict=Verdict.FASTER,
+                n_sufficient=int(at["n"]),
                 speedup=number(at["speedup"]),
                 ci_low=number(at["ci_low"]),
                 ci_high=number(at["ci_high"]),
