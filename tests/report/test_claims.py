@@ -433,8 +433,8 @@ def test_an_upgrade_against_a_setting_change(write_tree: Any) -> None:
     assert (upgrade.verdict, marginal.verdict) == (ClaimVerdict.SUPPORTED,
                                                    ClaimVerdict.CONTRADICTED)
     assert upgrade.findings[0].text.startswith(
-        "resnet50 · infer · batch 8: box at its best (fp32) is 6.67× the throughput of "
-        "slow-box at its best (amp-bf16)")
+        "resnet50 · infer · batch 8: box at its best (cuda, fp32) is 6.67× the throughput of "
+        "slow-box at its best (cpu, amp-bf16)")
     assert "fp32 → amp-bf16 1.50× (95% CI 1.50–1.50×), as much or more" in (
         marginal.findings[0].text)
     # like for like the fast box would be 1.2× at 0.25 s; at its best the slow box is faster,
@@ -442,7 +442,8 @@ def test_an_upgrade_against_a_setting_change(write_tree: Any) -> None:
     flipped = tree(0.25)
     assert flipped.verdict == ClaimVerdict.CANNOT_TELL
     assert flipped.findings[0].text.startswith("resnet50 · infer · batch 8: slow-box at its "
-                                               "best (amp-bf16) is 1.25× the throughput of box")
+                                               "best (cpu, amp-bf16) is 1.25× the throughput of "
+                                               "box")
     # 1.5× point against 1.5×: no more; intervals that overlap the setting's: cannot tell
     assert tree(0.20 / 1.5).verdict == ClaimVerdict.CONTRADICTED
     close = tree([0.11, 0.20 / 1.5, 0.16])

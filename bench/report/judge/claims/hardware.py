@@ -400,7 +400,7 @@ def upgrade_vs_settings(claim: Claim, a: Any) -> ClaimAnswer:
         others = merged.loc[merged["machine"] != merged["machine_slow"]]
         fastest = others.drop_duplicates(key, keep="last")[
             [*key, "machine", "page", "anchor", "fingerprint_id", "cell_id", "samples_per_s",
-             "precision"]]
+             "precision", "device"]]
         pairs = slowest.merge(fastest, on=key, suffixes=("", "_fast"))
         medians = a.cells.set_index(["fingerprint_id", "cell_id"])["replicate_medians"]
 
@@ -422,9 +422,10 @@ def upgrade_vs_settings(claim: Claim, a: Any) -> ClaimAnswer:
                 s_lo, s_hi, how, evidence = found
                 said, how = _upgrade_stance(u_lo, u_hi, s_lo, s_hi, how)
             text = (f"{slow.model} · {slow.mode} · batch {int(num(slow.batch_size))}: "
-                    f"{slow.machine_fast} at its best ({slow.precision_fast}) is "
-                    f"{fmt.ratio(upgrade)} the throughput of {slow.machine} at its best "
-                    f"({slow.precision}) (95% CI {fmt.ci(u_lo, u_hi)}); the best setting change on "
+                    f"{slow.machine_fast} at its best ({slow.device_fast}, {slow.precision_fast}) "
+                    f"is {fmt.ratio(upgrade)} the throughput of {slow.machine} at its best "
+                    f"({slow.device}, {slow.precision}) (95% CI {fmt.ci(u_lo, u_hi)}); the best "
+                    f"setting change on "
                     f"{slow.machine}: {how}")
             findings.append(Finding(
                 said, str(slow.page), str(slow.machine), text,
