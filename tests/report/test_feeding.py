@@ -124,3 +124,23 @@ def test_the_host_limit_sentence_is_true_of_every_replicate_in_its_interval() ->
     assert "consumes more than the top of that interval waits" in text
     assert "at most" not in text
     assert text.endswith("1 of 3 consume more than 466 samples/s.")
+
+
+def test_the_compare_row_says_a_startup_verdict_leaves_the_cores_unknown() -> None:
+    from bench.report.judge.pages.feeding import FeedingSection, Need
+    from bench.report.views.feeding_words import cores_per_gpu
+
+    def section(answer: object) -> FeedingSection:
+        need = Need("n", "p", "a", "resnet50", "train", 128, "amp-bf16", "channels_last",
+                    "cuda", "pil", answer)  # type: ignore[arg-type]
+        return FeedingSection(None, 16, True, (), (need,), (), need, None,  # type: ignore
+                              None)
+
+    demand = Rate(4000.0, 3900.0, 4100.0, 3)
+    startup = cores_to_feed(demand, [_startup(2)], host_cores=16)
+    assert cores_per_gpu(section(startup)) == (
+        "not known: the pipelines were timed inside the workers' start-up "
+        "(resnet50 train b128 amp-bf16 channels_last)")
+    fed = cores_to_feed(demand, _sweep((1, 900.0), (8, 4500.0)), host_cores=16)
+    assert cores_per_gpu(section(fed)).startswith("8 (resnet50 train b128")
+    assert cores_per_gpu(None) == "not measured"

@@ -22,4 +22,6 @@ def cores_per_gpu(s: FeedingSection | None) -> str:
     a = n.answer
     if a.workers is not None:
         return f"{a.workers} ({step_name(n)}, {a.verdict})"
+    if a.verdict == Feeding.STARTUP:  # a verdict on the rows, not on the cores: say so first
+        return f"not known: the pipelines were {a.verdict} ({step_name(n)})"
     return f"{a.verdict} ({step_name(n)})"
