@@ -237,7 +237,7 @@ def check_startup(rows: list[Row], iters: dict[Key, list[int]]) -> Iterator[Anom
             took = f"{first[0]} batch{'' if first[0] == 1 else 'es'}"
             yield Anomaly("pipeline start-up", _where(r),
                           f"its window began after {took}, inside the {startup} that its "
-                          f"{workers} worker{'' if workers == 1 else 's'} were handed at "
+                          f"{workers} worker{' was' if workers == 1 else 's were'} handed at "
                           f"start-up; the report cuts them")
 
 
