@@ -203,7 +203,8 @@ def memory_limit(claim: Claim, a: Any) -> ClaimAnswer:
         curve = [c for c in _CURVE if c in cvg.columns]
         for _, group in cvg.groupby(curve, sort=True, dropna=False):
             ordered = group.sort_values("batch_size", kind="stable")
-            small, *_, large = [*rows(ordered), *rows(ordered.tail(1))]
+            measured = list(rows(ordered))
+            small, large = measured[0], measured[-1]
             if int(num(small.batch_size)) == int(num(large.batch_size)):
                 single += 1
                 continue
