@@ -144,3 +144,19 @@ def test_the_compare_row_says_a_startup_verdict_leaves_the_cores_unknown() -> No
     fed = cores_to_feed(demand, _sweep((1, 900.0), (8, 4500.0)), host_cores=16)
     assert cores_per_gpu(section(fed)).startswith("8 (resnet50 train b128")
     assert cores_per_gpu(None) == "not measured"
+
+
+def test_a_sweep_of_0_workers_alone_gives_its_rate_and_wait_once() -> None:
+    from bench.report.judge.pages.feeding import Need
+    from bench.report.views.feeding import inline_text, need_text
+
+    answer = cores_to_feed(Rate(50.0, 45.0, 55.0, 3), _sweep((0, 150.0)), host_cores=4)
+    need = Need("n", "p", "a", "resnet18", "train", 8, "fp32", "nchw", "cpu", "pil", answer)
+    text = need_text(need, "It")
+    assert text.startswith("It consumes 50.0 samples/s; only 0 workers were measured")
+    assert "decoding between steps at 150 samples/s" in text
+    assert text.endswith("the step would wait 25% of the time")  # 1/150 of each 1/50 + 1/150
+    assert inline_text(need) == ""  # not said twice
+    fed = cores_to_feed(Rate(50.0, 45.0, 55.0, 3), _sweep((0, 150.0), (1, 120.0)), 4)
+    twin = Need("n", "p", "a", "resnet18", "train", 8, "fp32", "nchw", "cpu", "pil", fed)
+    assert inline_text(twin).startswith("With 0 workers, decoding between steps at 150 samples/s")

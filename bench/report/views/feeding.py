@@ -47,10 +47,12 @@ def need_text(n: Need, subject: str = "") -> str:
     subject = subject or step_name(n)
     if a.verdict == Feeding.STARTUP:
         return f"{subject} consumes {demand}"
-    if a.delivered is None and a.inline is not None:
-        return (f"{subject} consumes {demand}; only 0 workers were measured for its batch: "
-                f"the {_RECIPE.get(n.mode, n.mode)} pipeline ({n.decoder}) delivered "
-                f"{rate_ci(a.inline.rate)} in the process running the step")
+    if a.delivered is None and a.inline is not None:  # the 0-worker figure, said once here
+        wait = f": the step would wait {fmt.pct(a.inline_wait)} of the time" \
+            if a.inline_wait is not None else ""
+        return (f"{subject} consumes {demand}; only 0 workers were measured for its batch, the "
+                f"{_RECIPE.get(n.mode, n.mode)} pipeline ({n.decoder}) decoding between steps "
+                f"at {rate_ci(a.inline.rate)}{wait}")
     if a.delivered is None:
         return f"{subject} consumes {demand}; no pipeline of its batch was measured"
     got = f"{rate_ci(a.delivered.rate)} with {fmt.count(a.delivered.workers, 'worker')}"
@@ -69,9 +71,9 @@ def inline_text(n: Need) -> str:
     its steps, so the step waits for every decode (``CoresToFeed.inline_wait``)."""
     a = n.answer
     wait = a.inline_wait
-    if a.inline is None or wait is None or a.demand is None or \
+    if a.inline is None or wait is None or a.demand is None or a.delivered is None or \
             a.inline.rate.median < a.demand.median:
-        return ""
+        return ""  # need_text gives the 0-worker figure where it is the only one
     return (f"With 0 workers, decoding between steps at {rate_ci(a.inline.rate)}, the step "
             f"would wait {fmt.pct(wait)} of the time.")
 
