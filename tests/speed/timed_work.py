@@ -46,9 +46,11 @@ def main() -> None:
         with ForkServerLauncher() as launcher:
             with probing.probe_folder() as folder:
                 probe = probing.probe(launcher, folder, models=session.user_checks(profile))
+                probed = time.monotonic()
                 bound, jobs = session.planned(profile, probe)
                 probe = probing.paced(launcher, folder, probe, Path(args.reports),
                                       [j.cell for j in jobs])
+                paced = time.monotonic()
             opened = session.open_run(bound, probe, jobs, reports=Path(args.reports),
                                       out=None if args.keep else f"{tmp}/run")
             guess = sum(estimate.jobs_s(jobs, probe, opened.costs))
@@ -58,13 +60,18 @@ def main() -> None:
     print(f"run folder: {opened.out}" if args.keep else "run folder: removed (no --keep)")
     if ended.code:
         sys.exit(f"the run ended with exit code {ended.code}")
-    for line in breakdown.lines(breakdown.breakdown(timings, wall)):
+    spent = breakdown.breakdown(timings, wall)
+    for line in breakdown.lines(spent):
         print(line)
+    probe_s, pace_s = probed - start, paced - probed
+    print(f"outside jobs: the probe {probe_s:.1f} s (the fork server's import of torch, then "
+          f"one child), the pace {pace_s:.1f} s, the rest "
+          f"{max(spent.outside_s - probe_s - pace_s, 0.0):.1f} s")
     for line in breakdown.study_lines(breakdown.untimed_by_study(timings)):
         print(line)
-    paced = dryrun.pace_line(opened.costs)
-    if paced:
-        print(paced)
+    pace_note = dryrun.pace_line(opened.costs)
+    if pace_note:
+        print(pace_note)
     err = (guess - wall) / wall
     print(f"estimate {guess:.1f} s against {wall:.1f} s measured: {err:+.1%}")
 
