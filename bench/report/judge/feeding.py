@@ -85,6 +85,14 @@ class CoresToFeed:
         return demand.median / (demand.median + d.rate.median)
 
     @property
+    def inline_keeps_pace(self) -> bool:
+        """0 workers decode at least as fast as the step consumes, so a reader could take them
+        for enough: where their cost needs saying."""
+        d, demand = self.inline, self.demand
+        return d is not None and demand is not None and demand.known and \
+            d.rate.median >= demand.median
+
+    @property
     def clear(self) -> bool:
         """The covering rate's whole interval lies at or above the consumption's median."""
         d, demand = self.delivered, self.demand

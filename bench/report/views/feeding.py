@@ -71,8 +71,7 @@ def inline_text(n: Need) -> str:
     its steps, so the step waits for every decode (``CoresToFeed.inline_wait``)."""
     a = n.answer
     wait = a.inline_wait
-    if a.inline is None or wait is None or a.demand is None or a.delivered is None or \
-            a.inline.rate.median < a.demand.median:
+    if a.inline is None or wait is None or a.delivered is None or not a.inline_keeps_pace:
         return ""  # need_text gives the 0-worker figure where it is the only one
     return (f"With 0 workers, decoding between steps at {rate_ci(a.inline.rate)}, the step "
             f"would wait {fmt.pct(wait)} of the time.")
