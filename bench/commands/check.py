@@ -14,8 +14,14 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     failed = 0
     for run_dir in map(Path, args.runs):
+        if not run_dir.is_dir():
+            return fail(f"{run_dir}: not found; bench check takes run folders "
+                        f"(<machine>/<run>, each with its results.csv)")
         if not (run_dir / "results.csv").is_file():
-            return fail(f"{run_dir} has no results.csv")
+            runs = sorted(p.parent.name for p in run_dir.glob("*/results.csv"))
+            held = f"; the run folders in it: {', '.join(runs)}" if runs else ""
+            return fail(f"{run_dir} has no results.csv: bench check takes run folders "
+                        f"(<machine>/<run>){held}")
         n, findings = checks.check_run(run_dir)
         bad = {f.check for f in findings}
         print(f"{run_dir}: {n} rows")

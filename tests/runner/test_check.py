@@ -209,3 +209,16 @@ def test_a_pipeline_window_inside_the_workers_start_up_is_found(tmp_path: Path) 
 
     assert window(tmp_path / "burst", 1) == {"pipeline start-up"}
     assert window(tmp_path / "past", 4) == set()
+
+
+def test_a_folder_that_is_not_a_run_is_one_line_naming_what_is(tmp_path: Path) -> None:
+    from .conftest import run_cli
+
+    missing = run_cli("check", str(tmp_path / "gone"))
+    assert missing.returncode != 0 and missing.stderr.count("\n") == 1
+    assert "not found; bench check takes run folders" in missing.stderr
+    (tmp_path / "box").mkdir()
+    _write(tmp_path / "box" / "run-a", [_row()], _samples("a0"))
+    above = run_cli("check", str(tmp_path / "box"))  # the machine folder, not its run
+    assert above.returncode != 0 and above.stderr.count("\n") == 1
+    assert above.stderr.strip().endswith("the run folders in it: run-a"), above.stderr
