@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.commands.exits import fail
-from bench.run import dryrun, hooks, launch, learned, matrix, runid, session
+from bench.run import dryrun, estimate, hooks, launch, learned, matrix, runid, session
 from bench.run import probe as probing
-from bench.run.budget import Budget, Ending, ending_lines, parse_duration
+from bench.run.budget import Budget, Ending, ending_lines, parse_duration, too_short
 from bench.run.cluster import shards
 from bench.run.cluster.executor import local_refusal
 from bench.run.interrupts import EXIT_CODES, INTERRUPTS
@@ -131,6 +131,11 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
         dryrun.print_dry_run(jobs, probe, budget=budget,
                              costs=learned.history(Path(args.reports), probe.env))
         return 0
+    if budget is not None:
+        short = too_short(budget, time.monotonic(), estimate.jobs_s(
+            jobs, probe, learned.history(Path(args.reports), probe.env)))
+        if short:
+            return fail(short)
     shard = ({"spec": args.shard, "slurm_job_id": os.environ.get("SLURM_JOB_ID", "")}
              if args.shard else None)  # which part of which cluster run this folder is
     try:

@@ -158,6 +158,22 @@ class Budget:
         return now + seconds <= self.deadline
 
 
+def too_short(budget: Budget, now: float, seconds: Sequence[float]) -> str | None:
+    """The refusal of a budget that not even the shortest job fits once the probe has spent
+    its part (``now``), in one line naming the budget that would run one; None where one
+    fits. Why refuse: such a run would leave a folder of no rows and a resume line with the
+    same budget, which runs nothing again (``bench advise`` refuses alike)."""
+    shortest = min(seconds, default=0.0)
+    if budget.allows(now, shortest):
+        return None
+    spent = now - budget.start
+    brief = f"{shortest:.1f} s" if shortest < 10 else shown(shortest)
+    return (f"--budget {shown(budget.total_s)}: the probe took {shown(spent)} of it, and the "
+            f"shortest replicate needs ~{brief}: nothing would run, so nothing was written; "
+            f"allow at least {math.ceil(spent + shortest)} s (the whole plan: "
+            f"~{shown(spent + sum(seconds))})")
+
+
 @dataclass(frozen=True)
 class Ending:
     """What a budgeted run leaves: the studies complete (every job they need has its row),

@@ -131,3 +131,13 @@ def test_the_budget_line_says_what_fits_after_the_probe(whole: tuple[str, ...],
     line = budget.fit_line(budget.StudyFit(whole, later, 30.0, 90.0), 50.0, 35.0)
     assert line.startswith("budget 50 s (35 s left after the probe)")
     assert line.endswith(said)
+
+
+def test_a_budget_the_probe_spent_is_refused_naming_what_would_do() -> None:
+    tight = Budget(10.0, start=100.0)
+    line = budget.too_short(tight, 108.0, [3.0, 5.0])
+    assert line == ("--budget 10 s: the probe took 8 s of it, and the shortest replicate needs "
+                    "~3.0 s: nothing would run, so nothing was written; allow at least 11 s "
+                    "(the whole plan: ~16 s)")
+    assert budget.too_short(tight, 107.0, [3.0, 5.0]) is None  # the shortest just fits
+    assert budget.too_short(tight, 101.0, []) is None  # nothing to run: nothing to refuse

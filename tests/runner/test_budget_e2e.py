@@ -26,6 +26,19 @@ from .fakes import LIVE_ENV
 
 STUDIES = ("--only", "modes", "--only", "shapes")
 BUDGET_S = 12.0
+#: Replicates per cell: the smoke profile's two would let its 12 processes (about 6 s of work)
+#: fit the budget whole on a quiet, fast machine; six (36 processes) cannot, however fast.
+REPLICATES = 6
+
+
+def _profile(where: Path) -> Path:
+    """The smoke profile with ``REPLICATES`` replicates per cell."""
+    text = (ROOT / "bench" / "profiles" / "smoke.toml").read_text(encoding="utf-8")
+    assert "\nreplicates = 2\n" in text
+    path = where / "smoke-more.toml"
+    path.write_text(text.replace("\nreplicates = 2\n", f"\nreplicates = {REPLICATES}\n", 1),
+                    encoding="utf-8")
+    return path
 
 
 def _checkout(where: Path) -> Path:
@@ -38,13 +51,14 @@ def _checkout(where: Path) -> Path:
 @pytest.mark.e2e
 def test_a_budgeted_run_stops_in_time_and_a_copy_resumes_it_elsewhere(tmp_path: Path) -> None:
     first = tmp_path / "first" / "run"
+    profile = _profile(tmp_path)
     t0 = time.monotonic()
-    proc = run_cli("run", "--profile", "smoke", *STUDIES, "--budget", f"{BUDGET_S:g}s",
+    proc = run_cli("run", "--profile", str(profile), *STUDIES, "--budget", f"{BUDGET_S:g}s",
                    "--out", str(first), timeout=300)
     took = time.monotonic() - t0
     assert proc.returncode == 0, proc.stderr
     rows = read_csv(first / "results.csv")
-    planned = plan(select(load_profile("smoke"), ["modes", "shapes"]))
+    planned = plan(select(load_profile(str(profile)), ["modes", "shapes"]))
     assert 0 < len(rows) < len(planned), "the budget stopped it part of the way"
     longest = max(float(r["wall_s"]) for r in rows)
     assert took <= BUDGET_S + longest + 5.0, (took, longest)  # 5 s: the interpreter's start
@@ -59,7 +73,7 @@ def test_a_budgeted_run_stops_in_time_and_a_copy_resumes_it_elsewhere(tmp_path: 
     copy = tmp_path / "elsewhere" / "run"
     shutil.copytree(first, copy)
     done = subprocess.run(
-        [sys.executable, "-m", "bench", "run", "--profile", "smoke", *STUDIES, "--out",
+        [sys.executable, "-m", "bench", "run", "--profile", str(profile), *STUDIES, "--out",
          str(copy), "--resume"], capture_output=True, text=True, timeout=300, cwd=second,
         env={**os.environ, "PYTHONPATH": str(second)})
     assert done.returncode == 0, done.stderr

@@ -278,6 +278,11 @@ def test_bad_input_fails_with_one_line_and_writes_nothing(
     line = _one_error_line(bench_cli("run", "--profile", str(bad_value), "--out", str(out),
                                      "--budget", "-5m"))
     assert "--budget '-5m': not a positive duration; valid forms: 90s, 9m" in line
+    # a budget the probe has spent before any replicate could end: refused, no empty folder
+    line = _one_error_line(bench_cli("run", "--profile", str(tiny_profile()), "--out", str(out),
+                                     "--budget", "0.001"))
+    assert "nothing would run, so nothing was written; allow at least" in line
+    assert not out.exists()
     reports = tmp_path / "reports"
     for run_id in ("../../elsewhere", "a/b", "..", "-x", "x" * 97):
         line = _one_error_line(bench_cli("run", "--profile", str(tiny_profile()), "--reports",
