@@ -107,7 +107,8 @@ def test_benchmark_with_static_shapes(write_tree: Any) -> None:
 def test_a_wide_interval_is_no_evidence_against_benchmark(write_tree: Any) -> None:
     wide = _verdict(write_tree, "benchmark-static", _benchmark(1.0, WIDE))
     assert wide.verdict == ClaimVerdict.CANNOT_TELL and wide.scope == ""
-    assert wide.missing.startswith("the 1 finding below could not tell")
+    assert wide.missing.startswith("the 1 finding below could not tell (each says why); more "
+                                   "replicates of those rows")
     assert "too wide to tell" in wide.findings[0].text
     assert "no clear difference in 1 (1 of them too wide to tell)" in wide.summary
     # beside a tight one it does not turn a contradiction into "it depends"
@@ -229,6 +230,12 @@ def test_benchmark_and_reproducibility(write_tree: Any) -> None:
     # unequal with benchmark off too: benchmark's part cannot be told apart
     assert either.verdict == ClaimVerdict.CANNOT_TELL
     assert "cannot be told apart" in either.findings[0].text
+    # a bitwise check has no interval: more replicates would tell nothing, and a machine
+    # whose steps differ with benchmark off cannot tell on any re-run
+    assert "replicates" not in either.missing
+    alone = _verdict(write_tree, "benchmark-nondeterministic", [_repro("on", False)])
+    assert alone.verdict == ClaimVerdict.CANNOT_TELL
+    assert "the same re-run check with benchmark off on that machine" in alone.missing
     fp8 = str(ENV["fingerprint_id"])[:8]
     assert {a for _, a in makes.evidence} == {f"repro-{fp8}-{r['cell_id']}" for r in
                                                (_repro("on", False), _repro("off", True))}
@@ -343,7 +350,11 @@ def test_which_memory_fills_first_is_judged_by_growth(write_tree: Any) -> None:
     close = _verdict(write_tree, "gpu-memory-limit", _grown((8e9, 9.2e9), (1e9, 13.6e9)))
     assert close.verdict == ClaimVerdict.CANNOT_TELL
     assert f"within {hardware.MEMORY_MARGIN:g}× of each other" in close.findings[0].text
-    assert "each says why" in close.missing and "too few ok replicates or" not in close.missing
+    # rates within the margin are a property of the two memories' sizes, not of too few
+    # replicates: what would tell is a machine whose memories differ more
+    assert "each says why" in close.missing and "replicates" not in close.missing
+    assert "whose host and GPU memory stand in a markedly different proportion than box's " \
+        "(16.0 GiB host, 140 GiB GPU)" in close.missing, close.missing
     # one batch size has no growth: counted apart, not judged
     one = _verdict(write_tree, "gpu-memory-limit", _cpu_gpu([1.0] * 3, [0.01] * 3, rss=12e9))
     assert one.verdict == ClaimVerdict.NOT_MEASURED and not one.findings
@@ -452,6 +463,10 @@ def test_an_upgrade_against_a_setting_change(write_tree: Any) -> None:
     elsewhere = tree(0.03, setting_batch=1)
     assert elsewhere.verdict == ClaimVerdict.CANNOT_TELL
     assert "none was measured there" in elsewhere.findings[0].text
+    assert "more replicates" not in elsewhere.missing
+    assert "a setting change (precision, layout or threads) measured on the slower machine" in (
+        elsewhere.missing)
+    assert "more replicates of those rows" in close.missing  # intervals too close: more
     # the fast box kept one ok replicate: not dropped, but a finding that cannot tell, with
     # the rows of both machines
     thin = tree([0.03, None, None])

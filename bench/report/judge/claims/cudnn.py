@@ -31,10 +31,12 @@ from bench.report.judge.claims.findings import (
     too_wide,
 )
 from bench.report.judge.claims.model import (
+    MORE_REPLICATES,
     Claim,
     ClaimAnswer,
     Finding,
     decide,
+    replicates_remedy,
 )
 from bench.report.judge.selection import counted_benchmark
 from bench.report.vocabulary import Stance, Verdict
@@ -54,9 +56,10 @@ def benchmark_static(claim: Claim, a: Any) -> ClaimAnswer:
     for r in rows(pairs):
         if r.verdict == Verdict.INSUFFICIENT:
             continue
+        said = stance(r.verdict, r.ci_low, r.ci_high)
         findings.append(Finding(
-            stance(r.verdict, r.ci_low, r.ci_high), str(r.page), str(r.machine),
-            functools.partial(_static_text, r, name), pair_evidence(r), str(r.model)))
+            said, str(r.page), str(r.machine), functools.partial(_static_text, r, name),
+            pair_evidence(r), str(r.model), remedy=replicates_remedy(said)))
     split = depends(findings)
     summary = "; ".join(
         f"on {group['machine'].iloc[0]}: {counts_text(group, name, tight=split)} of "
@@ -127,12 +130,14 @@ def benchmark_dynamic(claim: Claim, a: Any) -> ClaimAnswer:
         extra = num(r.extra_cold_pass_s)
         searches = fmt.present(extra) and extra > max(0.0 if math.isnan(base) else base, 0.0)
         shapes = max(int(count) if fmt.present(count) else 1, 1)
+        wide = r.verdict != Verdict.FASTER and too_wide(r.verdict, r.ci_low, r.ci_high)
         said = (Stance.CONTRADICTS if r.verdict == Verdict.FASTER else
-                Stance.CANNOT_TELL if too_wide(r.verdict, r.ci_low, r.ci_high) else
+                Stance.CANNOT_TELL if wide else
                 Stance.SUPPORTS if searches else Stance.CANNOT_TELL)
         findings.append(Finding(said, str(r.page), str(r.machine),
                                 functools.partial(_dynamic_text, r, name, shapes),
-                                pair_evidence(r), str(r.model), name(r)))
+                                pair_evidence(r), str(r.model), name(r),
+                                MORE_REPLICATES if wide else ""))
     summary = tally(findings, "configurations with changing shapes",
                     "dearer new shapes and no faster with benchmark on",
                     "faster with benchmark on", "no dearer new shapes or too wide an interval")
@@ -190,9 +195,12 @@ def benchmark_reproducibility(claim: Claim, a: Any) -> ClaimAnswer:
                 what = ("not bitwise equal with benchmark on, and not with it off either, so "
                         "benchmark's part cannot be told apart" if base is not None else
                         "not bitwise equal with benchmark on; no check with it off to compare")
+            # unequal with it off too: nothing more on that machine would tell
+            remedy = ("" if base is not None or stance != Stance.CANNOT_TELL else
+                      "the same re-run check with benchmark off on that machine")
             findings.append(Finding(stance, str(r.page), str(r.machine),
                                     f"{name(r)}: two fresh processes {what}", tuple(evidence),
-                                    str(r.model), f"{name(r)} on {r.machine}"))
+                                    str(r.model), f"{name(r)} on {r.machine}", remedy))
     summary = (f"bitwise re-run with benchmark on (deterministic off): equal in {on_equal} of "
                f"{fmt.count(on_total, 'check')}" if on_total
                else "no re-run check with benchmark on")

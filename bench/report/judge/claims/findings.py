@@ -117,8 +117,8 @@ def tally(findings: list[Finding], what: str, yes: str, no: str,
     names = [machine for machine, _ in grouped]
     named = depends(findings)
     for (machine, page), fs in grouped.items():
-        if names.count(machine) > 1:  # one machine under two fingerprints: say which
-            machine = page
+        if names.count(machine) > 1:  # one machine under two fingerprints: say which, as
+            machine = f"{machine} {page[-8:]}"  # its page's title does
         said = []
         telling = any(f.stance != Stance.CANNOT_TELL for f in fs)
         for stance, word in ((Stance.SUPPORTS, yes), (Stance.CONTRADICTS, no),

@@ -31,10 +31,12 @@ from bench.report.judge.claims.findings import (
     too_wide,
 )
 from bench.report.judge.claims.model import (
+    MORE_REPLICATES,
     Claim,
     ClaimAnswer,
     Finding,
     decide,
+    replicates_remedy,
 )
 from bench.report.vocabulary import Stance, Verdict
 from bench.schema import USER_MODEL_AXES
@@ -114,7 +116,8 @@ def cpu_for_small_batches(claim: Claim, a: Any) -> ClaimAnswer:
             if r.verdict == Verdict.INSUFFICIENT:  # a thin small batch answers nothing
                 findings.append(Finding(Stance.CANNOT_TELL, str(r.page), str(r.machine),
                                         f"{where}: too few ok replicates to judge",
-                                        pair_evidence(r), str(r.model), short))
+                                        pair_evidence(r), str(r.model), short,
+                                        MORE_REPLICATES))
                 continue
             who = {Verdict.SLOWER: "the CPU is faster", Verdict.FASTER: "the GPU is faster"}.get(
                 r.verdict, "neither is clearly faster")
@@ -216,7 +219,8 @@ def memory_limit(claim: Claim, a: Any) -> ClaimAnswer:
             findings.append(Finding(
                 said, str(small.page), str(small.machine),
                 functools.partial(_memory_text, where, growth, said),
-                pair_evidence(small) + pair_evidence(large), str(small.model), where))
+                pair_evidence(small) + pair_evidence(large), str(small.model), where,
+                _memory_remedy(small.machine, growth) if said == Stance.CANNOT_TELL else ""))
     summary = tally(findings, "workloads measured on both at two batch sizes or more",
                     f"the GPU's memory filling {MEMORY_MARGIN:g}× as fast or more",
                     f"the host's filling {MEMORY_MARGIN:g}× as fast or more",
@@ -231,10 +235,12 @@ def memory_limit(claim: Claim, a: Any) -> ClaimAnswer:
                     "growth to judge")
     if gaps:
         summary = "; ".join([summary, *gaps] if summary else gaps)
+    # where workloads were measured, their remedies say what would tell
     return decide(claim, findings,
                   summary or "no workload measured on both with enough ok replicates",
-                  GPU_RUN + " with the current runner, whose env.json records the host's "
-                  "installed memory beside the GPU's, at two batch sizes or more")
+                  "" if findings else GPU_RUN + " with the current runner, whose env.json "
+                  "records the host's installed memory beside the GPU's, at two batch sizes "
+                  "or more")
 
 
 @dataclass(frozen=True)
@@ -264,6 +270,15 @@ def _growth(small: Any, large: Any, s: Any, l_: Any) -> _Growth:
     return _Growth(b0, b1, (l_["gpu_peak"] - s["gpu_peak"]) / (b1 - b0),
                    (l_["cpu_peak"] - s["cpu_peak"]) / (b1 - b0),
                    float(s["gpu_total"]), float(s["host_total"]))
+
+
+def _memory_remedy(machine: str, g: _Growth) -> str:
+    """What would tell where the two sides filled at rates within the margin: each rate is a
+    side's growth over its own memory, so a machine whose two memories stand in another
+    proportion moves them apart."""
+    return (f"{GPU_RUN} whose host and GPU memory stand in a markedly different proportion "
+            f"than {machine}'s ({fmt.bytes_(g.host_total)} host, {fmt.bytes_(g.gpu_total)} "
+            f"GPU): each rate is a side's growth over its own memory")
 
 
 def _per_sample(value: float) -> str:
@@ -309,12 +324,13 @@ def cpu_threads(claim: Claim, a: Any) -> ClaimAnswer:
                     continue
                 n = threads.get(r.fingerprint_id)
                 every = f"every core ({int(n)} threads)" if fmt.present(n) else "every core"
+                told = stance(word, l_, h)
                 findings.append(Finding(
-                    stance(word, l_, h), str(r.page), str(r.machine),
+                    told, str(r.page), str(r.machine),
                     f"{name(r)}: {every} against one thread {fmt.ratio(s)} (95% CI "
                     f"{fmt.ci(l_, h)}), {said(word, l_, h)}",
                     ((str(r.page), str(r.anchor)), (str(r.page), str(r.anchor_all))),
-                    str(r.model), name(r)))
+                    str(r.model), name(r), replicates_remedy(told)))
     summary = tally(findings, "configurations", "every core clearly faster than one thread",
                     "not clearly faster", "too wide an interval to tell")
     return decide(claim, findings, summary or "no one-thread against all-cores comparison",
@@ -369,7 +385,8 @@ def memory_bandwidth(claim: Claim, a: Any, factor: float = 10.0) -> ClaimAnswer:
                 stance, str(page), str(gpu.machine),
                 f"device copy {fmt.num(gpu.achieved)} GB/s against the host's "
                 f"{fmt.num(cpu.achieved)} GB/s (sustained): {fmt.ratio(ratio)}{why}",
-                ((str(page), str(gpu.anchor)), (str(page), str(cpu.anchor)))))
+                ((str(page), str(gpu.anchor)), (str(page), str(cpu.anchor))),
+                remedy=replicates_remedy(stance)))
     summary = "; ".join(f"on {f.machine}: {f.text}" for f in findings)
     return decide(claim, findings, summary or "no machine measured both copies",
                   GPU_RUN + ", whose copy studies measure the device and the host")
@@ -419,9 +436,12 @@ def upgrade_vs_settings(claim: Claim, a: Any) -> ClaimAnswer:
             if found is None:
                 said = Stance.CANNOT_TELL
                 how = "none was measured there for this model, mode and batch"
+                remedy = ("a setting change (precision, layout or threads) measured on the "
+                          "slower machine at the same model, mode and batch")
             else:
                 s_lo, s_hi, how, evidence = found
                 said, how = _upgrade_stance(u_lo, u_hi, s_lo, s_hi, how)
+                remedy = replicates_remedy(said)
             text = (f"{slow.model} · {slow.mode} · batch {int(num(slow.batch_size))}: "
                     f"{slow.machine_fast} at its best ({slow.device_fast}, {slow.precision_fast}) "
                     f"is {fmt.ratio(upgrade)} the throughput of {slow.machine} at its best "
@@ -432,7 +452,7 @@ def upgrade_vs_settings(claim: Claim, a: Any) -> ClaimAnswer:
                 said, str(slow.page), str(slow.machine), text,
                 ((str(slow.page), str(slow.anchor)), (str(slow.page_fast), str(slow.anchor_fast)),
                  *evidence), str(slow.model),
-                f"{slow.model} · {slow.mode} · batch {int(num(slow.batch_size))}"))
+                f"{slow.model} · {slow.mode} · batch {int(num(slow.batch_size))}", remedy))
         findings += _thin_upgrades(every, thin, pairs, key)
     summary = tally(findings, "workloads measured on two machines", "the upgrade buys more",
                     "a setting change buys as much",
@@ -472,7 +492,8 @@ def _thin_upgrades(every: pd.DataFrame, thin: pd.DataFrame, judged: pd.DataFrame
             Stance.CANNOT_TELL, str(slow.page), str(slow.machine),
             f"{what}: measured on {', '.join(sorted(set(group['machine'].astype(str))))}, but "
             f"with too few ok replicates on {machines} to compare",
-            tuple((str(r.page), str(r.anchor)) for r in rows(group)), str(slow.model), what))
+            tuple((str(r.page), str(r.anchor)) for r in rows(group)), str(slow.model), what,
+            MORE_REPLICATES))
     return out
 
 

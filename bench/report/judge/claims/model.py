@@ -35,6 +35,8 @@ class Finding:
     evidence: tuple[tuple[str, str], ...] = ()
     model: str = ""  # the model it measured ("" where the finding is about the machine)
     label: str = ""  # its regime in a few words, for a summary that names it ("" = the model)
+    #: what would let a finding that cannot tell tell ("" where nothing more here would)
+    remedy: str = ""
 
     @functools.cached_property
     def text(self) -> str:
@@ -87,16 +89,29 @@ _AGREED = {
 }
 
 
+#: The remedy of a finding that cannot tell for want of replicates or of a narrow interval.
+MORE_REPLICATES = ("more replicates of those rows where they are too few or their interval too "
+                   "wide")
+
+
+def replicates_remedy(stance: Stance) -> str:
+    """The remedy of a finding whose stance rests on an interval: more replicates, where it
+    cannot tell."""
+    return MORE_REPLICATES if stance == Stance.CANNOT_TELL else ""
+
+
 def decide(claim: Claim, findings: list[Finding], summary: str, missing: str) -> ClaimAnswer:
     """The verdict that the findings which can tell give (see the module docstring): what
     they all say, or *depends* where they differ; *cannot tell* where some were measured but
-    none can tell, *not measured* where none was measured."""
+    none can tell, *not measured* where none was measured. What would measure a claim that
+    cannot tell is what its findings lack (each finding's remedy), then ``missing``."""
     stances = {f.stance for f in findings} - {Stance.CANNOT_TELL}
     if not stances:
         if findings:  # measured, but nothing that could tell: say so before what would
+            remedies = dict.fromkeys(f.remedy for f in findings if f.remedy)
             missing = (f"the {len(findings)} finding{'s' if len(findings) != 1 else ''} below "
-                       f"could not tell (each says why); more replicates of those rows where "
-                       f"they are too few or their interval too wide, or {missing}")
+                       f"could not tell (each says why); "
+                       + ", or ".join(m for m in [*remedies, missing] if m))
             return ClaimAnswer(claim, ClaimVerdict.CANNOT_TELL, summary, tuple(findings),
                                missing)
         return ClaimAnswer(claim, ClaimVerdict.NOT_MEASURED, summary, (), missing)
