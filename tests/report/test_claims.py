@@ -288,6 +288,9 @@ def test_cpu_for_small_batches(write_tree: Any) -> None:
     assert _verdict(write_tree, "cpu-for-small", even).verdict == ClaimVerdict.CONTRADICTED
     found = _verdict(write_tree, "cpu-for-small", wide)
     assert found.verdict == ClaimVerdict.CANNOT_TELL and "too wide" in found.findings[0].text
+    assert "more replicates of those rows" in found.missing
+    assert "the smallest model measured on both is resnet50 (4.00 GFLOP a sample in " \
+        "inference)" in found.summary
     # the smallest batch lost its replicates: batch 128 does not answer for small batches
     assert _verdict(write_tree, "cpu-for-small", thin).verdict == ClaimVerdict.CANNOT_TELL
 
@@ -297,7 +300,7 @@ def test_it_depends_names_the_regimes_on_each_side(write_tree: Any) -> None:
     and where it did not, naming at most three per side."""
     models = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152")
     rows = cell(ENV, axes(device="cpu", mode="infer", batch_size=1, cpu_threads="",
-                          model="mobilenet_v3_large"), [0.004] * 3)
+                          model="mobilenet_v3_large"), [0.004] * 3, flops_per_sample=0.44e9)
     rows += cell(ENV, axes(mode="infer", batch_size=1, model="mobilenet_v3_large"), [0.006] * 3)
     for model in models:  # the GPU wins at batch 1 for each of these
         rows += cell(ENV, axes(device="cpu", mode="infer", batch_size=1, cpu_threads="",
@@ -306,11 +309,16 @@ def test_it_depends_names_the_regimes_on_each_side(write_tree: Any) -> None:
     found = _verdict(write_tree, "cpu-for-small", rows)
     assert found.verdict == ClaimVerdict.DEPENDS
     assert "the CPU clearly faster in 1 (mobilenet_v3_large · infer at batch 1)" in found.summary
+    # how small the smallest model measured on both is (its CPU cell's counted FLOPs)
+    assert found.summary.endswith("the smallest model measured on both is mobilenet_v3_large "
+                                  "(0.440 GFLOP a sample in inference): a smaller model is not "
+                                  "answered")
     assert ("the GPU faster or neither in 5 (resnet101 · infer at batch 1, resnet152 · infer at "
             "batch 1, resnet18 · infer at batch 1 and 2 more)") in found.summary, found.summary
     # one verdict alone names nothing: the counts say it all
     alone = _verdict(write_tree, "cpu-for-small", rows[6:])
-    assert alone.verdict == ClaimVerdict.CONTRADICTED and "(" not in alone.summary
+    assert alone.verdict == ClaimVerdict.CONTRADICTED
+    assert "(" not in alone.summary.split("; the smallest model")[0]
     # the re-run claim: benchmark made the difference on one model and not on the other
     two = [_repro("off", True), _repro("on", False),
            result_row(ENV, axes(cudnn_benchmark="off", model="vit_b_16"), kind="repro",

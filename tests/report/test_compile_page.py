@@ -177,6 +177,20 @@ def test_a_mode_measured_fresh_and_warm_quotes_and_links_both(tmp_path):
     assert "not measured" not in line
 
 
+def test_a_cache_not_clearly_faster_gives_its_interval(tmp_path):
+    """A fresh cache whose speedup's interval reaches below 1 + δ: the figure comes with its
+    interval, as every figure on the site does."""
+    rows = []
+    for cache, compiled in (("fresh", [0.14, 0.2, 0.26]), ("warm", [0.14] * 3)):
+        rows += cell(CPU, axes(device="cpu", mode="infer", kernel_cache=cache), [0.2] * 3,
+                     cold_pass_s=0.5)
+        rows += cell(CPU, axes(device="cpu", mode="infer", kernel_cache=cache,
+                               compile="default"), compiled, cold_pass_s=2.5)
+    line = _advice(_page(tmp_path, rows, CPU), "resnet50")
+    assert re.search(r"With a fresh kernel cache it was not clearly faster \(1\.\d\d×, 95% CI "
+                     r"0\.\d+–1\.\d+×, no clear difference\)", line), line
+
+
 # -- 6. a new shape under compile, and cudnn.benchmark under compile -------------------------
 
 def test_dynamic_true_is_compared_with_auto(compile_page):

@@ -228,8 +228,8 @@ def _costs(p: Page, w: WorkloadAdvice) -> list[object]:
         elif r.verdict == Verdict.INSUFFICIENT:
             parts.append(f"{lead} too few replicates came out ok to judge it ")
         else:
-            parts.append(f"{lead} it was not clearly faster ({fmt.ratio(r.speedup)}, "
-                         f"{r.verdict}) ")
+            parts.append(f"{lead} it was not clearly faster ({fmt.ratio(r.speedup)}, 95% CI "
+                         f"{fmt.ci(r.ci_low, r.ci_high)}, {r.verdict}) ")
         parts.append(_links(p, [r]))
     if w.missing_caches:
         first_run = " (what a first run pays)" if "fresh" in w.missing_caches else ""
