@@ -11,6 +11,7 @@ import pytest
 from bench.report import analysis
 from bench.report.judge import claims
 from bench.report.judge.claims import hardware, rules
+from bench.report.judge.claims.model import MORE_REPLICATES
 from bench.report.load import load_reports
 from bench.report.vocabulary import ClaimVerdict, Stance
 
@@ -608,3 +609,19 @@ def test_a_claims_scope_names_each_model_once_when_a_finding_covers_several() ->
              Finding(Stance.LARGER, "p", "box", "", model="resnet18"))
     answer = ClaimAnswer(Claim("c", "", "", ""), ClaimVerdict.DEPENDS, "", found)
     assert answer.scope == "2 findings (mobilenet_v3_large, resnet18) on box"
+
+
+@pytest.mark.parametrize("tree", ["tests/fixtures/reports", "reports"])
+def test_more_replicates_is_asked_only_of_findings_that_lack_them(tree: str) -> None:
+    """On the fixture tree and the committed runs: a finding that cannot tell asks for more
+    replicates only where its own text says its replicates are too few or its interval too
+    wide or too close, and a claim asks for them only where such a finding is among its own."""
+    root = Path(__file__).resolve().parents[2] / tree
+    answers = claims.evaluate(analysis.analyse(load_reports(root)), list(BY_ID.values()))
+    why = ("replicate", "too wide", "too close", "interval")
+    for answer in answers:
+        asks = [f for f in answer.findings if f.remedy == MORE_REPLICATES]
+        for f in asks:
+            assert f.stance == Stance.CANNOT_TELL and any(w in f.text for w in why), f.text
+        if "more replicates" in answer.missing:
+            assert asks, (answer.claim.id, answer.missing)
