@@ -25,6 +25,8 @@ from bench.run.cluster import shards
 from bench.run.cluster.executor import local_refusal
 from bench.run.interrupts import EXIT_CODES, INTERRUPTS
 from bench.run.launch import Launcher
+from bench.run.plan import Job
+from bench.run.protocol import Probe
 from bench.run.resume import resume_command
 from bench.run.store import StoreError
 
@@ -127,17 +129,15 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
                                   [j.cell for j in jobs])
     except RuntimeError as exc:
         return fail(str(exc))
+    shard = ({"spec": args.shard, "slurm_job_id": os.environ.get("SLURM_JOB_ID", "")}
+             if args.shard else None)  # which part of which cluster run this folder is
     if args.dry_run:
-        dryrun.print_dry_run(jobs, probe, budget=budget,
-                             costs=learned.history(Path(args.reports), probe.env))
-        return 0
+        return _dry_run(args, profile, probe, jobs, budget, shard)
     if budget is not None:
         short = too_short(budget, time.monotonic(), estimate.jobs_s(
             jobs, probe, learned.history(Path(args.reports), probe.env)))
         if short:
             return fail(short)
-    shard = ({"spec": args.shard, "slurm_job_id": os.environ.get("SLURM_JOB_ID", "")}
-             if args.shard else None)  # which part of which cluster run this folder is
     try:
         opened = session.open_run(profile, probe, jobs, reports=Path(args.reports),
                                   out=args.out, resume=args.resume, run_id=args.run_id,
@@ -155,6 +155,28 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
     ending.counts, ending.store_error, ending.budget = (ended.counts, ended.store_error,
                                                         ended.budget)
     return ended.code
+
+
+def _dry_run(args: argparse.Namespace, profile: matrix.Profile, probe: Probe, jobs: list[Job],
+             budget: Budget | None, shard: dict[str, str] | None) -> int:
+    """The plan and its estimate; with ``--resume``, what that run has left, refused as the
+    resume itself would be (another machine's run, a changed plan); nothing is written."""
+    costs = learned.history(Path(args.reports), probe.env)
+    if not args.resume:
+        dryrun.print_dry_run(jobs, probe, budget=budget, costs=costs)
+        return 0
+    try:
+        left = session.preview_resume(profile, probe, jobs, reports=Path(args.reports),
+                                      out=args.out, shard=shard)
+    except session.SessionError as exc:
+        return fail(str(exc))
+    todo = left.todo
+    print(f"resuming {left.out} (sitting {left.sitting}): {len(jobs) - len(todo)} of "
+          f"{len(jobs)} processes already done, {len(todo)} left")
+    if todo:
+        dryrun.print_dry_run(todo, probe, budget=budget, costs=left.costs,
+                             known=left.seconds(probe))
+    return 0
 
 
 def _slurm(args: argparse.Namespace) -> int:

@@ -19,14 +19,19 @@ from bench.run.protocol import Probe
 
 
 def print_dry_run(jobs: Sequence[Job], probe: Probe, stream: TextIO | None = None,
-                  budget: Budget | None = None, costs: Mapping[str, CellCost] | None = None
-                  ) -> float:
+                  budget: Budget | None = None, costs: Mapping[str, CellCost] | None = None,
+                  known: Mapping[tuple[str, str, int], float] | None = None) -> float:
     """One line per cell (its study, id, replicates, estimate, whether the estimate is
     *measured* on this kind of machine or *guessed*, and its name), then the total and, with a
     ``budget``, which studies fit it; returns the total in seconds (on ``stream``, standard
-    output by default: the one of the moment, not of the import)."""
+    output by default: the one of the moment, not of the import). ``known``: the seconds a
+    resume plans a job with (its cell's replicates in the run's earlier sittings, else the
+    estimate), so a resume's dry run fits its budget as the resume will."""
     stream = stream or sys.stdout
     found = estimate.jobs_basis(jobs, probe, costs)
+    if known:
+        found = [(known[j.key], estimate.MEASURED) if j.key in known and known[j.key] != t
+                 else (t, basis) for j, (t, basis) in zip(jobs, found)]
     est = [t for t, _ in found]
     per_cell: dict[tuple[str, str, str, str, str], list[float]] = {}
     for j, (t, basis) in zip(jobs, found):
@@ -43,9 +48,10 @@ def print_dry_run(jobs: Sequence[Job], probe: Probe, stream: TextIO | None = Non
     total = sum(est)
     measured = sum(1 for _, b in found if b == estimate.MEASURED)
     if measured:
-        print(f"{measured} of {len(found)} estimates measured: from this kind of machine's "
-              f"committed rows; the others guessed, scaled by how far the guesses were off "
-              f"here", file=stream)
+        where = "this run's earlier sittings or " if known else ""
+        print(f"{measured} of {len(found)} estimates measured: from {where}this kind of "
+              f"machine's committed rows; the others guessed, scaled by how far the guesses "
+              f"were off here", file=stream)
     paced = pace_line(costs or {})
     if paced:
         print(paced, file=stream)

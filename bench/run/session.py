@@ -135,6 +135,77 @@ def finish_sitting(store: RunStore, number: int, wall_s: float,
         print(f"note: sitting {number}'s time was not added to env.json: {exc}", file=stream)
 
 
+def _folder(profile: Profile, env: Mapping[str, Any], reports: Path, out: str | None,
+            resume: bool, run_id: str | None) -> Path:
+    """The run folder: ``out``, or the newest run of this profile (``resume``), or a new
+    ``REPORTS/<machine>/<run-id>``."""
+    if out:
+        return Path(out)
+    if resume:
+        found = latest_run(reports, env["machine"], profile.name)
+        if found is None:
+            raise SessionError(f"nothing to resume: no run of profile {profile.name} under "
+                               f"{reports / env['machine']}")
+        return found
+    return reports / env["machine"] / (run_id or runid.new_run_id(profile.name))
+
+
+def _resumable(profile: Profile, probe: Probe, jobs: list[Job], store: RunStore,
+               shard: dict[str, str] | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """This sitting's env.json (``probe``'s, with the run's id and plan) and the folder's
+    own, once the folder is known to be one this machine may resume: the same checks for a
+    resume and for its ``--dry-run``, before anything is touched."""
+    env = dict(probe.env)
+    if not store.exists():
+        raise SessionError(f"nothing to resume in {store.run_dir}: it has no results.csv")
+    old = store.read_env()
+    _describe(env, profile, probe, jobs, store.run_dir, old, shard)
+    identity.check_resume(old, probe.env, env["plan"], store.env_path,
+                          rows=store.existing_rows())
+    identity.check_shard(old, (shard or {}).get("spec"), store.env_path)
+    identity.check_sittings(old, store.env_path)
+    usermodels.check_resume(old, env, str(store.run_dir))
+    return env, old
+
+
+def _describe(env: dict[str, Any], profile: Profile, probe: Probe, jobs: list[Job],
+              folder: Path, old: Mapping[str, Any] | None,
+              shard: dict[str, str] | None) -> None:
+    """What env.json says of the run besides the machine: its id, profile, plan and part."""
+    env["run_id"] = (old or {}).get("run_id") or folder.name
+    env["profile"] = profile.name
+    env["planned_rows"] = len(jobs)  # one row per job: the report can tell a partial run
+    env["plan"] = identity.plan_of(profile)  # what a resume must match
+    if shard:
+        env["shard"] = shard
+    if probe.user_models:
+        env["user_models"] = usermodels.identities(probe)
+
+
+def _left(folder: Path, store: RunStore, env: dict[str, Any], jobs: list[Job], reports: Path,
+          rows: Sequence[dict[str, str]], old: Mapping[str, Any] | None) -> Session:
+    """A resumed run's session: what its rows already hold, what its earlier sittings took."""
+    fp = env["fingerprint_id"]
+    return Session(folder, store, env, jobs, completed_keys(rows, fp),
+                   learned.history(reports, env), next_sitting(rows, sitting_records(old)),
+                   earlier_seconds(rows, fp, learned.newest_ok(reports, env)),
+                   retries(rows, fp))
+
+
+def preview_resume(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
+                   out: str | None = None, shard: dict[str, str] | None = None) -> Session:
+    """What ``--resume`` would have left to run, refused as it would be (another machine's
+    run, a changed plan), with nothing written: ``--dry-run --resume``. Its ``store`` is
+    only read."""
+    try:
+        folder = _folder(profile, probe.env, reports, out, True, None)
+        store = RunStore(folder)
+        env, old = _resumable(profile, probe, jobs, store, shard)
+        return _left(folder, store, env, jobs, reports, store.existing_rows(), old)
+    except (SchemaError, ProfileError, StoreError) as exc:
+        raise SessionError(str(exc)) from None
+
+
 def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
              out: str | None = None, resume: bool = False, run_id: str | None = None,
              shard: dict[str, str] | None = None, budget_s: float | None = None,
@@ -146,40 +217,17 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
     with what ``budget_s``, which code). A start that fails (a full disk) removes what it
     created, so the same command can simply be rerun."""
     stream = stream or sys.stderr
-    env = dict(probe.env)
-    if out:
-        folder = Path(out)
-    elif resume:
-        found = latest_run(reports, env["machine"], profile.name)
-        if found is None:
-            raise SessionError(f"nothing to resume: no run of profile {profile.name} under "
-                               f"{reports / env['machine']}")
-        folder = found
-    else:
-        folder = reports / env["machine"] / (run_id or runid.new_run_id(profile.name))
+    folder = _folder(profile, probe.env, reports, out, resume, run_id)
     store = RunStore(folder)
     if store.exists() and not resume:
         raise SessionError(f"{folder} already holds results; pass --resume to finish that run, "
                            f"or choose another --out")
-    if resume and not store.exists():
-        raise SessionError(f"nothing to resume in {folder}: it has no results.csv")
     try:
-        old = store.read_env()
-        env["run_id"] = (old or {}).get("run_id") or folder.name
-        env["profile"] = profile.name
-        env["planned_rows"] = len(jobs)  # one row per job: the report can tell a partial run
-        env["plan"] = identity.plan_of(profile)  # what a resume must match
-        if shard:
-            env["shard"] = shard
-        if probe.user_models:
-            env["user_models"] = usermodels.identities(probe)
         if resume:  # before anything in the folder is touched
-            identity.check_resume(old, probe.env, env["plan"], store.env_path,
-                                  rows=store.existing_rows())
-            identity.check_shard(old, (shard or {}).get("spec"), store.env_path)
-            identity.check_sittings(old, store.env_path)
-            usermodels.check_resume(old, env, str(folder))
-        if not resume:
+            env, old = _resumable(profile, probe, jobs, store, shard)
+        else:
+            env, old = dict(probe.env), store.read_env()
+            _describe(env, profile, probe, jobs, folder, old, shard)
             env["sittings"] = [source.record(1, runner.now_iso(), budget_s)]
         rows = store.start(env, new_run=not resume)  # a start that fails leaves nothing
     except (SchemaError, ProfileError, StoreError) as exc:
@@ -190,11 +238,7 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
     if not resume:
         return Session(folder, store, env, jobs, set(), learned.history(reports, env),
                        recorded=True)
-    fp = env["fingerprint_id"]
-    opened = Session(folder, store, env, jobs, completed_keys(rows, fp),
-                     learned.history(reports, env), next_sitting(rows, sitting_records(old)),
-                     earlier_seconds(rows, fp, learned.newest_ok(reports, env)),
-                     retries(rows, fp))
+    opened = _left(folder, store, env, jobs, reports, rows, old)
     if opened.todo:  # a resume with nothing left is no sitting
         try:
             record_sitting(store, old if old is not None else env, opened.sitting, budget_s,

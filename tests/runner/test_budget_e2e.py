@@ -2,8 +2,9 @@
 way), exit 0, with the resume line; the folder, copied to a second checkout of the same
 fingerprint, resumes there and completes; the merged run holds every planned row once, in two
 sittings, each recorded with the code it ran, and ``bench check`` is clean but for the code the
-second checkout changed. A copy resumed under another fingerprint is refused in
-one line naming the facts that differ."""
+second checkout changed; the resume's dry run there says what is left, writing nothing. A copy
+resumed under another fingerprint is refused in one line naming the facts that differ, its dry
+run too."""
 
 from __future__ import annotations
 
@@ -72,6 +73,19 @@ def test_a_budgeted_run_stops_in_time_and_a_copy_resumes_it_elsewhere(tmp_path: 
         f.write("# a change in the second checkout's measuring code\n")
     copy = tmp_path / "elsewhere" / "run"
     shutil.copytree(first, copy)
+    # its dry run says what the resume has left, and whether it fits, writing nothing
+    before = {f.name: f.read_bytes() for f in copy.iterdir()}
+    preview = subprocess.run(
+        [sys.executable, "-m", "bench", "run", "--profile", str(profile), *STUDIES, "--out",
+         str(copy), "--resume", "--budget", "1h", "--dry-run"], capture_output=True, text=True,
+        timeout=300, cwd=second, env={**os.environ, "PYTHONPATH": str(second)})
+    assert preview.returncode == 0, preview.stderr
+    ok = sum(r["status"] == "ok" for r in rows)
+    assert (f"resuming {copy} (sitting 2): {ok} of {len(planned)} processes already done, "
+            f"{len(planned) - ok} left") in preview.stdout, preview.stdout
+    assert f"{len(planned) - ok} processes, estimated" in preview.stdout
+    assert "the whole plan fits" in preview.stdout
+    assert {f.name: f.read_bytes() for f in copy.iterdir()} == before
     done = subprocess.run(
         [sys.executable, "-m", "bench", "run", "--profile", str(profile), *STUDIES, "--out",
          str(copy), "--resume"], capture_output=True, text=True, timeout=300, cwd=second,
@@ -112,9 +126,12 @@ def test_a_copy_resumed_under_another_fingerprint_names_what_differs(tmp_path: P
     other.write_text(json.dumps(env))
     copy = tmp_path / "copy"
     shutil.copytree(run, copy)
-    proc = run_fake_cli("--env", str(other), "--", "--profile", str(profile), "--out",
-                        str(copy), "--resume")
-    assert proc.returncode == 2
-    line = one_error_line(proc)
-    assert f"cannot resume {copy}: it was measured on fingerprint" in line
-    assert 'torch.version "2.15.0" here, "2.14.1" there' in line
+    before = {f.name: f.read_bytes() for f in copy.iterdir()}
+    for dry in ((), ("--dry-run",)):  # its dry run is refused alike
+        proc = run_fake_cli("--env", str(other), "--", "--profile", str(profile), "--out",
+                            str(copy), "--resume", *dry)
+        assert proc.returncode == 2
+        line = one_error_line(proc)
+        assert f"cannot resume {copy}: it was measured on fingerprint" in line
+        assert 'torch.version "2.15.0" here, "2.14.1" there' in line
+    assert {f.name: f.read_bytes() for f in copy.iterdir()} == before  # nothing written
