@@ -190,11 +190,17 @@ def _slurm(args: argparse.Namespace) -> int:
         cluster = executor.prepare(args, reports)
     except (matrix.ProfileError, slurm.SlurmError, shards.ShardError) as exc:
         return fail(str(exc))
+    queue = squeue.Queue()
+    if args.dry_run and cluster.record is not None:  # a resume: what it would submit
+        try:
+            executor.preview_resubmit(cluster, queue, sys.stdout)
+        except slurm.SlurmError as exc:
+            return fail(str(exc))
+        return 0
     if args.dry_run:
         for k, n in enumerate(cluster.planned, start=1):
             print(f"shard {k}/{len(cluster.planned)}: {n} processes")
         return 0
-    queue = squeue.Queue()
     try:
         sub, said = (executor.resubmit(cluster, reports, queue) if cluster.record is not None
                      else executor.submit_new(cluster, args, reports))

@@ -524,6 +524,35 @@ def test_status_exits_non_zero_until_every_shard_is_complete(tmp_path: Path) -> 
     assert "run r1-smoke: 2 of 2 shards complete" in done.stdout
 
 
+def test_a_resumes_dry_run_says_which_shards_it_would_submit_and_submits_none(
+        tmp_path: Path) -> None:
+    """It used to print the shards' planned sizes, as if none had run."""
+    pytest.importorskip("submitit")
+    reports = tmp_path / "reports"
+    sub = _record(reports)
+    one, two = sub.planned
+    _fill(reports, "r1-smoke", 1, one, [])
+    _fill(reports, "r1-smoke", 2, two, ["interrupted", "oom"])
+    shim = _shims(tmp_path, squeue="exit 0",
+                  scontrol='case "$4" in 101) echo "JobId=101 JobState=COMPLETED";; '
+                           '102) echo "JobId=102 JobState=FAILED";; esac',
+                  sbatch=f"touch {tmp_path / 'sbatch-called'}; exit 1")
+    base = ("run", "--executor", "slurm", "--profile", "smoke", "--shards", "2", "--run-id",
+            "r1-smoke", "--reports", str(reports), "--resume", "--dry-run")
+    proc = run_cli(*base, env=_path_env(shim))
+    assert proc.returncode == 0, proc.stderr
+    assert f"shard 2/2: Slurm job 102 FAILED; {two - 2} of {two} planned replicates done, " \
+           "1 failed, 1 interrupted;" in proc.stdout
+    assert proc.stdout.splitlines()[-1] == ("a resume of run r1-smoke would submit again: "
+                                            "shard(s) 2")
+    assert not (tmp_path / "sbatch-called").exists()
+    assert slurm.Submission.load(slurm.slurm_folder(reports, "r1-smoke")) == sub
+    # another split is refused as the resume would refuse it
+    other = run_cli(*base[:6], "3", *base[7:], env=_path_env(shim))
+    assert other.returncode == 2
+    assert "run r1-smoke was split into 2 shards of" in one_error_line(other)
+
+
 @pytest.mark.parametrize("option", [
     ("--shards", "2"), ("--slurm-partition", "debug"), ("--slurm-gpus-per-node", "1"),
     ("--slurm-time", "15"), ("--slurm-account", "proj"), ("--slurm-constraint", "a100"),

@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from bench.run import matrix, runid
 from bench.run.cluster import shards, slurm, squeue
@@ -154,14 +154,32 @@ def prepare(args: argparse.Namespace, reports: Path) -> ClusterPlan:
     return ClusterPlan(profile, only, planned, options, changed, record)
 
 
+def _same_split(p: ClusterPlan) -> slurm.Submission:
+    """The run's record, once its shards are those this profile and ``--shards`` give."""
+    assert p.record is not None
+    sub = p.record
+    if sub.planned != p.planned:
+        raise SlurmError(f"run {sub.run_id} was split into {sub.count} shards of "
+                         f"{sub.planned} processes; this profile and --shards give {p.planned}")
+    return sub
+
+
+def preview_resubmit(p: ClusterPlan, queue: squeue.Queue, stream: TextIO) -> None:
+    """``--resume --dry-run``: each shard's state, then the shards a resume would submit
+    again, refused as the resume would be; nothing is submitted."""
+    sub = _same_split(p)
+    now = slurm.states(sub, queue)
+    todo = slurm.unfinished(sub, queue, now)
+    slurm.summary(now, stream)
+    print(f"a resume of run {sub.run_id} would submit again: shard(s) "
+          f"{', '.join(map(str, todo)) or 'none'}", file=stream)
+
+
 def resubmit(p: ClusterPlan, reports: Path, queue: squeue.Queue) -> tuple[slurm.Submission, str]:
     """A resume: its unfinished shards submitted again under the options now chosen; the
     submission, and the line that says what was done."""
-    assert p.record is not None
-    sub, run_id = p.record, p.record.run_id
-    if sub.planned != p.planned:
-        raise SlurmError(f"run {run_id} was split into {sub.count} shards of {sub.planned} "
-                         f"processes; this profile and --shards give {p.planned}")
+    sub = _same_split(p)
+    run_id = sub.run_id
     with slurm.resume_lock(sub):  # no second resume between the look and the submit
         todo = slurm.unfinished(sub, queue)
         if todo:

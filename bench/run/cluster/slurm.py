@@ -444,11 +444,13 @@ def watch(sub: Submission, queue: Queue, stream: TextIO | None = None,
     return 0 if all(s.complete for s in now) else 1
 
 
-def unfinished(sub: Submission, queue: Queue) -> list[int]:
-    """The shards to submit again: not queued or running, and short of their planned rows.
-    A shard short of its rows whose job Slurm did not answer about is refused
-    (``SlurmError``): it may be running, and submitting it again would run its cells twice."""
-    now = states(sub, queue)
+def unfinished(sub: Submission, queue: Queue, now: Sequence[ShardState] | None = None
+               ) -> list[int]:
+    """The shards to submit again: not queued or running, and short of their planned rows
+    (from ``now``, the shards' states, where the caller has them). A shard short of its rows
+    whose job Slurm did not answer about is refused (``SlurmError``): it may be running, and
+    submitting it again would run its cells twice."""
+    now = states(sub, queue) if now is None else now
     unknown = [s for s in now if s.state == UNKNOWN and not s.complete]
     if unknown:
         said = "; ".join(f"shard {s.k}'s Slurm job {s.job_id}: {s.error}" for s in unknown)
