@@ -134,6 +134,9 @@ def has_reference(reports: Path, env: Mapping[str, Any], cells: Collection[str])
     return False
 
 
+#: One row's (iteration, cold, steady window, overhead), its fingerprint and its scale.
+_Part = tuple[tuple[float, float, float, float], str, float]
+
 #: The rows whose costs estimate their cells' (a repro row's two processes are not one cost).
 _LEARNED_KINDS = ("model", "ceiling", *PIPELINE_KINDS)
 
@@ -141,12 +144,21 @@ _LEARNED_KINDS = ("model", "ceiling", *PIPELINE_KINDS)
 def history(reports: Path, env: Mapping[str, Any]) -> dict[str, CellCost]:
     """Cell id → its measured parts on this kind of machine (empty when nothing matches),
     brought to the pace ``env`` records (``bench.run.pace``) where the run that measured them
-    says at which pace it did: then only the rows that can be so scaled estimate a cell."""
+    says at which pace it did: then only the rows that can be so scaled estimate a cell.
+    Each cell's parts are the medians of its rows in the newest run that measured it: the
+    measuring code's own costs change from one version to the next, and the pace corrects
+    only for the machine's speed. (On the 2-core VM, what the ``cpu`` profile's model and
+    ceiling replicates spent outside their cold passes and steady windows went from 42.6 s
+    in the run of 2026-12-03 to 12.6 s on 2026-12-04.)"""
     now = pace.now_s(env)
-    #: cell id → (parts, fingerprint, scale) of each of its rows, scaled or needing no scale
-    paced: dict[str, list[tuple[tuple[float, float, float, float], str, float]]] = {}
-    plain: dict[str, list[tuple[tuple[float, float, float, float], str, float]]] = {}
-    for folder, run_env in _matching(_runs(reports, str(env.get("machine", ""))), env):
+    #: cell id → run → (parts, fingerprint, scale) of each of its rows there, scaled or
+    #: needing no scale
+    paced: dict[str, dict[int, list[_Part]]] = {}
+    plain: dict[str, dict[int, list[_Part]]] = {}
+    #: (cell id, run) → when that run last measured the cell (its rows' newest start)
+    when: dict[tuple[str, int], str] = {}
+    runs = _matching(_runs(reports, str(env.get("machine", ""))), env)
+    for index, (folder, run_env) in enumerate(runs):
         settings = _settings(run_env)
         rows = [r for r in _rows(folder / schema.RESULTS_FILE)
                 if r.get("status") == "ok" and r.get("kind") in _LEARNED_KINDS]
@@ -163,14 +175,19 @@ def history(reports: Path, env: Mapping[str, Any]) -> dict[str, CellCost]:
                 warm = began[row.get("attempt_id", "")] - 1
             got = _parts(row, warm, k, float(st.get("min_time_s") or 0.0))
             if got is not None:
-                (paced if scale or not cpu else plain).setdefault(row["cell_id"], []).append(
-                    (got, str(run_env.get("fingerprint_id", "")), k))
+                cid = row["cell_id"]
+                (paced if scale or not cpu else plain).setdefault(cid, {}).setdefault(
+                    index, []).append((got, str(run_env.get("fingerprint_id", "")), k))
+                when[(cid, index)] = max(when.get((cid, index), ""),
+                                         str(row.get("started_at") or ""))
     out = {}
-    for cid, measured in {**plain, **paced}.items():
+    for cid, by_run in {**plain, **paced}.items():
+        measured = by_run[max(by_run, key=lambda i: (when[(cid, i)], i))]
         t, cold, steady, rest = (statistics.median(m[0][i] for m in measured) for i in range(4))
         _, fingerprint, k = measured[-1]
         out[cid] = CellCost(t, cold, steady, rest, len(measured), fingerprint, k)
     return out
+
 
 
 def newest_ok(reports: Path, env: Mapping[str, Any]) -> dict[tuple[str, str], str]:

@@ -23,7 +23,7 @@ ENV = {"fingerprint_id": "f" * 12, "machine": "box", "cpu": {"affinity": 2}}
 PLAN = {"studies": {"s": {"settings": {"warmup_iters": 0, "min_time_s": 0.5}},
                     "w": {"settings": {"warmup_iters": 2, "min_time_s": 0.5}}}}
 COLUMNS = ("cell_id", "study", "kind", "device", "status", "steady_median_s", "steady_p10_s",
-           "steady_mean_s", "steady_iters", "cold_pass_s", "wall_s", "attempt_id")
+           "steady_mean_s", "steady_iters", "cold_pass_s", "wall_s", "attempt_id", "started_at")
 
 
 def _row(cell: str, t: float, n: int, cold: float, wall: float, *, study: str = "s",
@@ -117,8 +117,24 @@ def test_rows_that_cannot_be_paced_only_fill_cells_that_paced_rows_leave(tmp_pat
     got = learned.history(tmp_path, _now(0.1))
     assert (got["a"].rows, got["a"].iteration_s, got["a"].scale) == (1, 0.2, 0.5)
     assert (got["b"].rows, got["b"].iteration_s, got["b"].scale) == (1, 0.4, 1.0)
-    plain = learned.history(tmp_path, ENV)  # no pace now: every row, as measured
-    assert (plain["a"].rows, plain["a"].iteration_s, plain["a"].scale) == (2, 2.2, 1.0)
+    plain = learned.history(tmp_path, ENV)  # no pace now: the newest run's rows, as measured
+    assert (plain["a"].rows, plain["a"].iteration_s, plain["a"].scale) == (1, 4.0, 1.0)
+
+
+def test_a_cell_is_estimated_from_the_newest_run_that_measured_it(tmp_path: Path) -> None:
+    """Rows of older code cost more outside their timed windows: the newest run that
+    measured a cell gives its parts (by its rows' start, whatever the folders are called),
+    and a cell only an older run measured keeps that run's."""
+    def at(row: dict[str, Any], day: str) -> dict[str, Any]:
+        return {**row, "started_at": f"2026-12-0{day}T10:00:00+00:00"}
+
+    _run(tmp_path, "z-old", [at(_row("a", 0.2, 10, 0.4, 5.0), "3"),
+                             at(_row("a", 0.2, 10, 0.4, 5.2), "3"),
+                             at(_row("b", 0.1, 10, 0.2, 2.0), "3")])
+    _run(tmp_path, "a-new", [at(_row("a", 0.2, 10, 0.4, 2.6), "4")])
+    got = learned.history(tmp_path, ENV)
+    assert (got["a"].rows, got["a"].overhead_s) == (1, pytest.approx(2.6 - 0.4 - 2.0))
+    assert (got["b"].rows, got["b"].overhead_s) == (1, pytest.approx(2.0 - 0.2 - 1.0))
 
 
 def test_the_pace_is_measured_only_where_a_run_can_be_compared(tmp_path: Path) -> None:
