@@ -92,3 +92,25 @@ def test_a_runs_timed_work_is_said_over_the_sittings_that_recorded_it(
     text = (tmp_path / "one" / "generated" / "machines" / "box.md").read_text(encoding="utf-8")
     assert "Run one: Timed work (cold passes and steady iterations) was 90.0% of its 10.0 s" \
         in text
+
+
+def test_runs_of_one_fingerprint_that_ran_other_code_are_named(write_tree: Any,
+                                                                tmp_path: Path) -> None:
+    """A fingerprint pools its runs: where they ran different measuring code (or some
+    predate the record), its section names which ran which; runs of one code say nothing."""
+    def run(name: str, records: list[dict[str, Any]], batch: int) -> Any:
+        env = {**env_for("box", name), "planned_rows": 3, "sittings": records}
+        return (env, cell(env, axes(batch_size=batch), [0.1] * 3, sitting=1,
+                          started_at="2026-12-01T12:30:00Z", ended_at="2026-12-01T12:31:00Z"),
+                [])
+
+    def page(where: str, *runs: Any) -> str:
+        generated = tmp_path / where / "docs" / "generated"
+        render_tree(write_tree(list(runs)), generated)
+        return (generated / "machines" / "box.md").read_text(encoding="utf-8")
+
+    new = [{"sitting": 1, "code": "bbbb", "commit": "c2"}]
+    text = page("mixed", run("r1", [], 2), run("r2", [], 4), run("r3", new, 8))
+    assert ("Its runs ran different measuring code, pooled as one fingerprint: r1 and r2: not "
+            "recorded; r3: bbbb (commit c2).") in text, text
+    assert "pooled as one fingerprint" not in page("same", run("r1", new, 2), run("r2", new, 4))

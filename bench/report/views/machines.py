@@ -297,6 +297,26 @@ def code_text(sittings: Any) -> str:
     return f" {lead}: " + "; ".join(f"{_numbered(n)} {name}" for name, n in groups) + "."
 
 
+def runs_code_text(runs: Any) -> str:
+    """``Its runs ran different measuring code, pooled as one fingerprint: A: not recorded;
+    B: e248499d6288 (commit be413af).``: where a fingerprint's runs ran different code (a run
+    that recorded none counts as one more), which each ran; empty otherwise. Why: the same
+    hardware and software measured by two versions of the runner can disagree, and the
+    fingerprint pools them."""
+    if len(runs) < 2:
+        return ""
+    groups: dict[str, list[str]] = {}
+    for rr in runs:
+        codes = dict.fromkeys(
+            (f"{s.code} (commit {s.commit})" if s.commit else s.code) if s.code
+            else "not recorded" for s in rr.sittings) or {"not recorded": None}
+        groups.setdefault(", then ".join(codes), []).append(str(rr.run.run_id))
+    if len(groups) < 2:
+        return ""
+    return ("Its runs ran different measuring code, pooled as one fingerprint: "
+            + "; ".join(f"{' and '.join(ids)}: {code}" for code, ids in groups.items()) + ".")
+
+
 def _run_table(p: Page, mp: MachinePage, copied: Copies) -> Md:
     rows = [[
         str(rr.run.run_id) + shard_note(rr.run),
@@ -338,7 +358,8 @@ def _fingerprint(p: Page, mp: MachinePage, copied: Copies, here: str) -> dict[st
         "n_ok": int(row.n_ok), "n_failed": int(row.n_failed), "n_replaced": int(row.n_replaced),
         "n_rows": int(row.n_rows), "n_cells": int(row.n_cells),
         "runs": _run_table(p, mp, copied), "n_runs": len(mp.runs),
-        "sittings": [text for rr in mp.runs if (text := run_text(rr))],
+        "sittings": [text for text in (runs_code_text(mp.runs), *map(run_text, mp.runs))
+                     if text],
         "sharded": any(rr.run.shard for rr in mp.runs), "env": env, "flags": flags,
         "drift": table(["Cell", "Drifting ok replicates", "Worst drift"], drift_rows)
         if drift_rows else None,
