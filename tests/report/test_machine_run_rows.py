@@ -112,5 +112,5 @@ def test_runs_of_one_fingerprint_that_ran_other_code_are_named(write_tree: Any,
     new = [{"sitting": 1, "code": "bbbb", "commit": "c2"}]
     text = page("mixed", run("r1", [], 2), run("r2", [], 4), run("r3", new, 8))
     assert ("Its runs ran different measuring code, pooled as one fingerprint: r1 and r2: not "
-            "recorded; r3: bbbb (commit c2).") in text, text
+            "recorded; r3: bbbb, commit c2.") in text, text
     assert "pooled as one fingerprint" not in page("same", run("r1", new, 2), run("r2", new, 4))

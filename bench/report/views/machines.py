@@ -277,6 +277,13 @@ def _numbered(numbers: list[int]) -> str:
             else f"sittings {numbers[0]}–{numbers[-1]}")
 
 
+def _code_name(s: Any) -> str:
+    """A sitting's measuring code as the page names it: ``c2858adbbeb7, commit e6f3e23``."""
+    if not s.code:
+        return "not recorded"
+    return f"{s.code}, commit {s.commit}" if s.commit else s.code
+
+
 def code_text(sittings: Any) -> str:
     """`` Every sitting ran the same measuring code (c2858adbbeb7, commit e6f3e23).``, or which
     code each run of sittings ran when they differ; empty when no sitting recorded it."""
@@ -284,8 +291,7 @@ def code_text(sittings: Any) -> str:
         return ""
     groups: list[tuple[str, list[int]]] = []
     for s in sittings:
-        name = (f"{s.code}, commit {s.commit}" if s.commit else s.code) if s.code \
-            else "not recorded"
+        name = _code_name(s)
         if groups and groups[-1][0] == name:
             groups[-1][1].append(s.number)
         else:
@@ -299,7 +305,7 @@ def code_text(sittings: Any) -> str:
 
 def runs_code_text(runs: Any) -> str:
     """``Its runs ran different measuring code, pooled as one fingerprint: A: not recorded;
-    B: e248499d6288 (commit be413af).``: where a fingerprint's runs ran different code (a run
+    B: e248499d6288, commit be413af.``: where a fingerprint's runs ran different code (a run
     that recorded none counts as one more), which each ran; empty otherwise. Why: the same
     hardware and software measured by two versions of the runner can disagree, and the
     fingerprint pools them."""
@@ -307,9 +313,7 @@ def runs_code_text(runs: Any) -> str:
         return ""
     groups: dict[str, list[str]] = {}
     for rr in runs:
-        codes = dict.fromkeys(
-            (f"{s.code} (commit {s.commit})" if s.commit else s.code) if s.code
-            else "not recorded" for s in rr.sittings) or {"not recorded": None}
+        codes = dict.fromkeys(map(_code_name, rr.sittings)) or {"not recorded": None}
         groups.setdefault(", then ".join(codes), []).append(str(rr.run.run_id))
     if len(groups) < 2:
         return ""
