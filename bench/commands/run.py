@@ -161,9 +161,9 @@ def _dry_run(args: argparse.Namespace, profile: matrix.Profile, probe: Probe, jo
              budget: Budget | None, shard: dict[str, str] | None) -> int:
     """The plan and its estimate; with ``--resume``, what that run has left, refused as the
     resume itself would be (another machine's run, a changed plan); nothing is written."""
-    costs = learned.history(Path(args.reports), probe.env)
     if not args.resume:
-        dryrun.print_dry_run(jobs, probe, budget=budget, costs=costs)
+        dryrun.print_dry_run(jobs, probe, budget=budget,
+                             costs=learned.history(Path(args.reports), probe.env))
         return 0
     try:
         left = session.preview_resume(profile, probe, jobs, reports=Path(args.reports),
