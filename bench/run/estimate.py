@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from bench.run import usermodels
-from bench.run.learned import CellCost, calibration
+from bench.run.learned import CellCost, calibration, repro_key
 from bench.run.matrix import Cell, Settings
 from bench.run.pipelines import PIPELINE_KINDS
 from bench.run.plan import Job, skip_reason, twins
@@ -256,9 +256,14 @@ def jobs_basis(jobs: Sequence[Job], probe: Probe,
     primed = set(twins(jobs).values())  # a warm cell whose fresh twin runs keeps its cache
     for j, guess, measured, skipped in zip(jobs, guesses, learned, skips):
         t = measured if measured is not None else guess * scale
+        prime = 0.0
         if j.cell.kernel_cache == "warm" and not skipped and j.cell.cell_id not in primed:
             primed.add(j.cell.cell_id)
-            t += prime_s(j.cell, cores) * scale
-        out.append((2 * t if j.op == "repro" else t, MEASURED if measured is not None
-                    else GUESSED))
+            prime = prime_s(j.cell, cores) * scale
+        basis = MEASURED if measured is not None else GUESSED
+        checked = costs.get(repro_key(j.cell.cell_id)) if j.op == "repro" else None
+        if checked is not None and not skipped:  # its own rows: the whole two-process job
+            out.append((checked.overhead_s + prime, MEASURED))
+        else:  # a re-run check not measured here: twice a replicate of its cell
+            out.append((2 * (t + prime) if j.op == "repro" else t + prime, basis))
     return out

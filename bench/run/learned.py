@@ -137,12 +137,19 @@ def has_reference(reports: Path, env: Mapping[str, Any], cells: Collection[str])
 #: One row's (iteration, cold, steady window, overhead), its fingerprint and its scale.
 _Part = tuple[tuple[float, float, float, float], str, float]
 
-#: The rows whose costs estimate their cells' (a repro row's two processes are not one cost).
-_LEARNED_KINDS = ("model", "ceiling", *PIPELINE_KINDS)
+#: The rows whose costs estimate their cells' jobs.
+_LEARNED_KINDS = ("model", "ceiling", "repro", *PIPELINE_KINDS)
+
+
+def repro_key(cell_id: str) -> str:
+    """Where ``history`` keeps a cell's bitwise re-run check: a job of two processes of a few
+    seeded steps each, whose row's wall time is the whole job, not a replicate's parts."""
+    return f"repro:{cell_id}"
 
 
 def history(reports: Path, env: Mapping[str, Any]) -> dict[str, CellCost]:
-    """Cell id → its measured parts on this kind of machine (empty when nothing matches),
+    """Cell id → its measured parts on this kind of machine (empty when nothing matches), and
+    ``repro_key(cell id)`` → a re-run check's whole job (its ``overhead_s``),
     brought to the pace ``env`` records (``bench.run.pace``) where the run that measured them
     says at which pace it did: then only the rows that can be so scaled estimate a cell.
     Each cell's parts are the medians of its rows in the newest run that measured it: the
@@ -173,9 +180,14 @@ def history(reports: Path, env: Mapping[str, Any]) -> dict[str, CellCost]:
             warm = int(st.get("warmup_iters") or 0)
             if row.get("attempt_id") in began:  # a pipeline's: its start-up batches too
                 warm = began[row.get("attempt_id", "")] - 1
-            got = _parts(row, warm, k, float(st.get("min_time_s") or 0.0))
-            if got is not None:
+            if row.get("kind") == "repro":
+                wall = _number(row, "wall_s")
+                got = None if wall is None else (0.0, 0.0, 0.0, wall * k)
+                cid = repro_key(row["cell_id"])
+            else:
+                got = _parts(row, warm, k, float(st.get("min_time_s") or 0.0))
                 cid = row["cell_id"]
+            if got is not None:
                 (paced if scale or not cpu else plain).setdefault(cid, {}).setdefault(
                     index, []).append((got, str(run_env.get("fingerprint_id", "")), k))
                 when[(cid, index)] = max(when.get((cid, index), ""),
@@ -187,7 +199,6 @@ def history(reports: Path, env: Mapping[str, Any]) -> dict[str, CellCost]:
         _, fingerprint, k = measured[-1]
         out[cid] = CellCost(t, cold, steady, rest, len(measured), fingerprint, k)
     return out
-
 
 
 def newest_ok(reports: Path, env: Mapping[str, Any]) -> dict[tuple[str, str], str]:

@@ -190,3 +190,32 @@ def test_a_real_probe_times_the_pace_when_a_run_can_be_compared(tmp_path: Path) 
     assert found.fingerprint_id == bare.fingerprint_id, "outside the fingerprint"
     assert learned.history(tmp_path, found.env)[cells[0].cell_id].scale == \
         pytest.approx(now / 0.1)
+
+
+def test_a_rerun_check_is_estimated_from_its_own_rows(tmp_path: Path) -> None:
+    """A bitwise re-run check is two processes of a few seeded steps: its row's wall time is
+    the whole job. It used to be planned as twice a timed replicate of its cell (7.8 s where
+    the cpu profile's took 2.8 s); its own row now gives it, at the pace now, apart from the
+    cell's timed replicates."""
+    from bench.run import estimate
+    from bench.run.matrix import select
+    from bench.run.plan import plan
+    from bench.run.protocol import Probe
+
+    jobs = plan(select(load_profile("smoke"), ["repro"]))
+    (job,) = [j for j in jobs if j.op == "repro"]
+    cid = job.cell.cell_id
+    _run(tmp_path, "r1", [*_reference(0.2),
+                          {**_row(cid, 0.4, 5, 1.0, 4.0), "kind": "repro",
+                           "steady_median_s": "", "steady_mean_s": "", "steady_iters": "",
+                           "cold_pass_s": "", "wall_s": 3.0}])
+    got = learned.history(tmp_path, _now(0.1))
+    assert cid not in got, "a re-run check's row is not its cell's replicate"
+    assert got[learned.repro_key(cid)].overhead_s == pytest.approx(1.5), "at half the pace"
+    probe = Probe({**ENV, "cpu": {"affinity": 2}}, ["mobilenet_v3_small"], False)
+    (seconds, basis), = [sb for j, sb in zip(jobs, estimate.jobs_basis(jobs, probe, got))
+                         if j.op == "repro"]
+    assert (seconds, basis) == (pytest.approx(1.5), estimate.MEASURED)
+    (guessed, how), = [sb for j, sb in zip(jobs, estimate.jobs_basis(jobs, probe, {}))
+                       if j.op == "repro"]
+    assert how == estimate.GUESSED and guessed != pytest.approx(1.5)
