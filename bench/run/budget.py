@@ -30,6 +30,9 @@ MARGIN_SHARE = 0.1
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?")
 FORMS = "90s, 9m, 1h, 1h30m, or a number of seconds"
+#: The longest budget taken: a year. Longer is a typo, and past it a duration's minutes no
+#: longer survive the arithmetic of a float.
+MAX_S = 365 * 24 * 3600.0
 
 
 class BudgetError(ValueError):
@@ -48,16 +51,20 @@ def parse_duration(text: str, flag: str = "--budget") -> float:
             seconds = sum(float(v) * _UNITS[u] for v, u in zip(found.groups(), "hms") if v)
     if seconds is None or not math.isfinite(seconds) or seconds <= 0:
         raise BudgetError(f"{flag} {text!r}: not a positive duration; valid forms: {FORMS}")
+    if seconds > MAX_S:
+        raise BudgetError(f"{flag} {text!r}: more than a year; valid forms: {FORMS}")
     return seconds
 
 
 def shown(seconds: float) -> str:
-    """``90 s``, ``9 min``, ``1 h 30 min``: a duration as the output says it."""
+    """``90 s``, ``9.5 min``, ``1 h 30 min``: a duration as the output says it (a tenth of a
+    minute under the hour, so that ``--budget 9m30s`` is not said as 10 min)."""
     if seconds < 120:
         return f"{seconds:.0f} s"
-    minutes = round(seconds / 60)
-    return f"{minutes} min" if minutes < 60 else \
-        f"{minutes // 60} h" + (f" {minutes % 60} min" if minutes % 60 else "")
+    if seconds < 3570:
+        return f"{seconds / 60:.1f}".removesuffix(".0") + " min"
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours} h" + (f" {minutes} min" if minutes else "")
 
 
 def slurm_minutes(budget_s: float) -> int:

@@ -33,6 +33,20 @@ def test_a_bad_duration_is_one_line_with_the_valid_forms(text: str) -> None:
                               "9m, 1h, 1h30m, or a number of seconds")
 
 
+@pytest.mark.parametrize("text", ["9000h", "999999999999999h", "4e7"])
+def test_a_budget_past_a_year_is_refused_in_one_line(text: str) -> None:
+    with pytest.raises(BudgetError) as err:
+        parse_duration(text)
+    assert str(err.value).startswith(f"--budget {text!r}: more than a year; valid forms: 90s")
+
+
+@pytest.mark.parametrize(("seconds", "said"), [
+    (90, "90 s"), (540, "9 min"), (570, "9.5 min"), (3540, "59 min"), (3600, "1 h"),
+    (5400, "1 h 30 min"), (86400 * 2, "48 h")])
+def test_a_duration_is_said_as_given_not_rounded_up_a_minute(seconds: float, said: str) -> None:
+    assert budget.shown(seconds) == said
+
+
 def test_greedy_keeps_order_and_skips_a_dear_item_for_cheaper_later_ones() -> None:
     assert budget.greedy([("a", 5), ("b", 50), ("c", 4)], 10) == (["a", "c"], ["b"], 9)
     assert budget.greedy([("a", 11)], 10) == ([], ["a"], 0)
