@@ -198,8 +198,7 @@ def _slurm(args: argparse.Namespace) -> int:
             return fail(str(exc))
         return 0
     if args.dry_run:
-        for k, n in enumerate(cluster.planned, start=1):
-            print(f"shard {k}/{len(cluster.planned)}: {n} processes")
+        executor.preview_new(cluster, sys.stdout)
         return 0
     try:
         sub, said = (executor.resubmit(cluster, reports, queue) if cluster.record is not None

@@ -553,6 +553,42 @@ def test_a_resumes_dry_run_says_which_shards_it_would_submit_and_submits_none(
     assert "run r1-smoke was split into 2 shards of" in one_error_line(other)
 
 
+def test_a_new_runs_dry_run_says_each_shards_studies_and_time_limit_and_submits_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """It used to print only each shard's count of processes: nothing on what a node would
+    run, for how long it may, or how to estimate it there."""
+    pytest.importorskip("submitit")
+    from bench import cli
+    from bench.run.cluster import shards
+
+    monkeypatch.setenv("PATH", _path_env(_shims(tmp_path, sbatch=(
+        f"touch {tmp_path / 'sbatch-called'}; exit 1")))["PATH"])
+    reports = tmp_path / "reports"
+    code = cli.main(["run", "--executor", "slurm", "--profile", "smoke", "--only", "modes",
+                     "--only", "shapes", "--shards", "2", "--budget", "5m", "--dry-run",
+                     "--reports", str(reports)])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    jobs = plan(select(load_profile("smoke"), ["modes", "shapes"]))
+    one, two = shards.split(jobs, 2)
+    modes = len({j.cell.cell_id for j in jobs if j.study.name == "modes"})
+    held = len({j.cell.cell_id for j in one})
+    assert held < modes, "the smoke split cuts the modes study: the line must say so"
+    assert out[:2] == [f"shard 1/2: {len(one)} processes, modes ({held} of {modes} cells)",
+                       f"shard 2/2: {len(two)} processes, modes ({modes - held} of {modes} "
+                       "cells), shapes"]
+    assert out[2] == ("each shard is one Slurm job on one node, with a time limit of 6 min "
+                      "(--budget 5 min and the planner's margin; each shard stops cleanly at "
+                      "its budget, and --resume submits what is left)")
+    node_cmd = out[3].split("on a node, ")[1].split(" estimates shard K")[0]
+    argv = shlex.split(node_cmd.replace("K/2", "2/2"))[3:]
+    node_args = cli.build_parser().parse_args(argv)  # a command the node's bench takes
+    assert (node_args.profile, node_args.only, node_args.shard, node_args.dry_run) == \
+        ("smoke", ["modes", "shapes"], "2/2", True)
+    assert not (tmp_path / "sbatch-called").exists() and not reports.exists()
+
+
 @pytest.mark.parametrize("option", [
     ("--shards", "2"), ("--slurm-partition", "debug"), ("--slurm-gpus-per-node", "1"),
     ("--slurm-time", "15"), ("--slurm-account", "proj"), ("--slurm-constraint", "a100"),

@@ -10,6 +10,7 @@ step refuses with ``SlurmError`` (one line, nothing submitted); ``bench.commands
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -18,7 +19,8 @@ from typing import Any, TextIO
 from bench.run import matrix, runid
 from bench.run.cluster import shards, slurm, squeue
 from bench.run.cluster.slurm import SlurmError
-from bench.run.plan import plan
+from bench.run.budget import parse_duration, shown
+from bench.run.plan import Job, plan
 from bench.run.resume import resume_command as command_line
 
 #: The options only a Slurm run uses (argparse dest, flag): refused with --executor local.
@@ -162,6 +164,42 @@ def _same_split(p: ClusterPlan) -> slurm.Submission:
         raise SlurmError(f"run {sub.run_id} was split into {sub.count} shards of "
                          f"{sub.planned} processes; this profile and --shards give {p.planned}")
     return sub
+
+
+def _studies_of(shard: Sequence[Job], whole: Sequence[Job]) -> str:
+    """The studies a shard's jobs belong to, each with the share of its cells it holds where
+    that is not all of them: ``modes, shapes (3 of 5 cells)``."""
+    def cells(jobs: Sequence[Job]) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for j in jobs:
+            out.setdefault(j.study.name, set()).add(j.cell.cell_id)
+        return out
+    mine, every = cells(shard), cells(whole)
+    return ", ".join(name if len(held) == len(every[name])
+                     else f"{name} ({len(held)} of {len(every[name])} cells)"
+                     for name, held in mine.items())
+
+
+def preview_new(p: ClusterPlan, stream: TextIO) -> None:
+    """``--dry-run`` of a new Slurm run: each shard's processes and studies, the time limit
+    its job would get and why, and how to estimate a shard where it will run (the nodes'
+    hardware is not known here); nothing is submitted."""
+    jobs = plan(p.profile)
+    split = shards.split(jobs, len(p.planned))
+    for k, shard in enumerate(split, start=1):
+        print(f"shard {k}/{len(split)}: {len(shard)} processes, {_studies_of(shard, jobs)}",
+              file=stream)
+    why = (f"--budget {shown(parse_duration(p.options.budget))} and the planner's margin; "
+           "each shard stops cleanly at its budget, and --resume submits what is left"
+           if p.options.budget else "--slurm-time, 60 unless given")
+    print(f"each shard is one Slurm job on one node, with a time limit of "
+          f"{p.options.limit_min} min ({why})", file=stream)
+    node = " ".join(shlex.quote(a) for a in (
+        "python", "-m", "bench", "run", "--profile", p.profile.name,
+        *(a for study in p.only for a in ("--only", study)), "--shard", f"K/{len(split)}",
+        "--dry-run"))
+    print(f"the nodes' hardware is not known here: on a node, {node} estimates shard K "
+          "there; nothing was submitted", file=stream)
 
 
 def preview_resubmit(p: ClusterPlan, queue: squeue.Queue, stream: TextIO) -> None:
