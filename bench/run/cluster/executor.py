@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bench.run import matrix, runid
+from bench.run.budget import parse_duration, shown
 from bench.run.cluster import shards, slurm, squeue
 from bench.run.cluster.slurm import SlurmError
-from bench.run.budget import parse_duration, shown
 from bench.run.plan import Job, plan
 from bench.run.resume import resume_command as command_line
 
