@@ -590,7 +590,9 @@ def test_gpu_fifty_times_is_judged_like_for_like_and_best_against_best(
     like = _cpu_gpu([20.0] * 3, [0.1] * 3)  # 200x like for like
     best_cpu = cell(ENV, axes(device="cpu", mode="infer", batch_size=128, cpu_threads="",
                               precision="amp-bf16", memory_format="channels_last"), [0.5] * 3)
-    both = _verdict(write_tree, "gpu-50x", like + best_cpu)  # 5x against the CPU at its best
+    same_gpu = cell(ENV, axes(mode="infer", batch_size=128, precision="amp-bf16",
+                              memory_format="channels_last"), [0.1] * 3)  # tried on both
+    both = _verdict(write_tree, "gpu-50x", like + best_cpu + same_gpu)  # 5x: CPU at its best
     stances = {f.label: f.stance for f in both.findings}
     assert stances["best against best"] == Stance.SMALLER
     assert both.verdict == ClaimVerdict.DEPENDS
@@ -598,6 +600,9 @@ def test_gpu_fifty_times_is_judged_like_for_like_and_best_against_best(
     assert "the CPU at amp-bf16, channels_last" in both.summary
     alone = _verdict(write_tree, "gpu-50x", like)  # no other CPU setting: one finding
     assert [f.label for f in alone.findings] == [""]
+    # the CPU's best setting never tried on the GPU: the GPU is not at its best, no finding
+    untried = _verdict(write_tree, "gpu-50x", like + best_cpu)
+    assert [f.label for f in untried.findings] == [""]
 
 
 def test_a_claims_scope_names_each_model_once_when_a_finding_covers_several() -> None:
