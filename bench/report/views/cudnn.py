@@ -109,7 +109,8 @@ def _costs(s: BenchmarkSummary) -> str:
         parts.append(f"its first pass costs up to {fmt.seconds(s.cold_extra)} more (slowest "
                      "replicate)")
     if s.memory_extra is not None and s.memory_extra > 0:
-        share = f" ({fmt.pct(s.memory_share, signed=True)})" if s.memory_share is not None else ""
+        share = (f" (up to {fmt.pct(s.memory_share, signed=True)})"
+                 if s.memory_share is not None else "")
         parts.append(f"a whole run's peak memory grows by up to "
                      f"{fmt.bytes_(s.memory_extra)}{share}")
     if s.verdict == Verdict.FASTER and s.break_even:
