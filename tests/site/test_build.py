@@ -416,7 +416,11 @@ def test_home_answers_from_the_newest_step_definition_only(tmp_path: Path,
     assert old_page not in home.replace(note, "")
     assert "fixture-gpu-box.md#fp-abd10753" in home.replace(note, "")
     machine_page = (built.generated / "machines" / "fixture-cpu-laptop.md").read_text()
-    assert '!!! note "Superseded"' in machine_page.split("## Fingerprint 81b41973")[1]
+    superseded = machine_page.split("## Fingerprint 81b41973")[1].split("`", 1)[0]
+    assert '!!! note "Superseded"' in superseded
+    # what changed since is said where the older rows are cited
+    assert "Since definition 1, a training step runs at learning rate 0" in \
+        " ".join(superseded.split())
     assert "81b41973 (torch 2.14.1, step 1, superseded)" in (
         built.generated / "machines" / "index.md").read_text()
     # the compare page (linked in purchase discussions) compares the newest step only

@@ -106,7 +106,8 @@ def _runs(machines: Sequence[Machine]) -> str:
                      f"{m.days} (torch {m.torch})" for m in machines)
 
 
-def _changes(old: int, new: int) -> str:
+def changes(old: int, new: int) -> str:
+    """What the timed step's definitions after ``old`` up to ``new`` changed, in one clause."""
     return "; ".join(schema.WORKLOAD_CHANGES[v] for v in range(old + 1, new + 1)
                      if v in schema.WORKLOAD_CHANGES)
 
@@ -128,7 +129,7 @@ def banner(sources: Sequence[Machine]) -> list[dict[str, Any]]:
             "title": "Older run" + ("s" if len(machines) > 1 else ""),
             "text": f"These figures were measured under step definition {old} of the timed "
                     f"step; the runner's is {new}. {_runs(machines)}. Since then "
-                    f"{_changes(old, new)}.",
+                    f"{changes(old, new)}.",
             "command": Md(", ".join(f"`{c}`" for c in commands)),
             "where": "on that machine" if len(machines) == 1 else "on each machine",
         })

@@ -28,7 +28,7 @@ from bench.report.paths import (
     machine_file,
     old_machine_file,
 )
-from bench.report.views.context import banner, page, provenance
+from bench.report.views.context import banner, changes, page, provenance
 from bench.report.views.files import Copies, file_links
 from bench.report.views.frames import present, rows_of
 from bench.report.views.labels import cold_text, energy_text, equal_text
@@ -358,6 +358,7 @@ def _fingerprint(p: Page, mp: MachinePage, copied: Copies, here: str) -> dict[st
     env, flags = _env_tables(mp.env)
     return {
         "fp8": fp8, "anchor": fingerprint_anchor(m.page), "env_anchor": f"env-{fp8}",
+        "changed": changes(*map(int, m.superseded)) if m.superseded else "",
         "fingerprint": m.fingerprint_id, "m": m, "summary": row,
         "n_ok": int(row.n_ok), "n_failed": int(row.n_failed), "n_replaced": int(row.n_replaced),
         "n_rows": int(row.n_rows), "n_cells": int(row.n_cells),
