@@ -61,3 +61,21 @@ def test_a_mix_of_methods_reads_as_the_weakest_and_short_windows_are_counted(wri
                                         ("nvml-energy", 1.5)))]
     cell = cell_stats(load_reports(write_tree([(ENV, rows, [])]))).iloc[0]
     assert cell["energy_method"] == "nvml-power" and cell["n_short_window"] == 1
+
+
+def test_a_ceiling_keeps_its_measured_power_and_says_it_has_no_per_sample_figure(write_tree):
+    """A matmul ceiling has no samples, so no joules per sample, yet its power was measured:
+    the machine page read "not measured on this machine" beside 704 W of NVML readings."""
+    from bench.report.views.labels import energy_text
+
+    ax = axes(model="matmul-fp32", mode="", batch_size="", resolution="", precision="",
+              memory_format="", shapes="", cudnn_benchmark="n/a", cudnn_deterministic="n/a",
+              cudnn_benchmark_limit="")
+    rows = [result_row(ENV, ax, i, kind="ceiling", seconds=1.0, work_per_iter=1e12,
+                       work_unit="flop", energy_method="nvml-energy", energy_j=700.0 + i,
+                       energy_window_s=1.1, mean_power_w=700.0 + i) for i in range(3)]
+    cell = cell_stats(load_reports(write_tree([(ENV, rows, [])]))).iloc[0]
+    assert np.isnan(cell["joules_per_sample"]) and cell["mean_power_w"] == pytest.approx(701.0)
+    assert energy_text(cell["joules_per_sample"], cell["mean_power_w"],
+                       cell["energy_method"]) == "701 W (nvml-energy); no per-sample figure"
+    assert energy_text(float("nan"), float("nan"), "none") == "not measured on this machine"

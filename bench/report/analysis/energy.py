@@ -72,7 +72,9 @@ def _energy(ok: pd.DataFrame, every: pd.DataFrame, out: pd.DataFrame) -> None:
     g = ok.groupby("_cell", sort=False)
     measured = ok["joules_per_sample"].notna()
     out["joules_per_sample"] = ok.loc[measured].groupby("_cell")["joules_per_sample"].median()
-    out["mean_power_w"] = ok.loc[measured].groupby("_cell")["mean_power_w"].median()
+    # a ceiling has no samples to divide its energy by, yet its power was measured
+    powered = ok["mean_power_w"].notna()
+    out["mean_power_w"] = ok.loc[powered].groupby("_cell")["mean_power_w"].median()
     out["samples_per_joule"] = 1.0 / out["joules_per_sample"]
     out["n_energy"] = measured.groupby(ok["_cell"]).sum()
     out["energy_method"] = g["energy_method"].agg(_weakest)
@@ -93,8 +95,9 @@ def cell_energy(ds: Dataset) -> pd.DataFrame:
 
     latency_*: medians over ok replicates of their own quantiles (NaN without samples), the
     p99's bootstrap interval in latency_p99_lo_s/hi_s (NaN below three replicates).
-    joules_per_sample and mean_power_w: medians over the n_energy replicates that measured
-    them (NaN where none did: energy_reason says why). n_throttled: ok replicates whose
+    joules_per_sample: the median over the n_energy replicates that measured it (NaN where
+    none did: energy_reason says why); mean_power_w: over those that measured it, a ceiling's
+    (which has no samples) included. n_throttled: ok replicates whose
     device throttled, with the first one's reasons; n_short_window: ok replicates whose energy
     window was under ``schema.ENERGY_MIN_WINDOW_S``.
     """

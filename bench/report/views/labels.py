@@ -172,9 +172,12 @@ COUNTED_BENCHMARK = "with cudnn.deterministic off and no warm kernel cache"
 
 
 def energy_text(joules_per_sample: Any, watts: Any, method: Any) -> str:
-    """``0.661 J (631 W, nvml-energy)`` where measured; the vocabulary's "not measured on
-    this machine" otherwise, never a blank."""
+    """``0.661 J (631 W, nvml-energy)`` where measured; ``704 W (nvml-energy); no
+    per-sample figure`` where only the power was (a ceiling has no samples); the
+    vocabulary's "not measured on this machine" otherwise, never a blank."""
     if not present(joules_per_sample):
+        if present(watts):
+            return f"{fmt.num(watts)} W ({method}); no per-sample figure"
         return str(Power.NOT_MEASURED)
     power = f"{fmt.num(watts)} W, " if present(watts) else ""
     return f"{fmt.num(joules_per_sample)} J ({power}{method})"
