@@ -99,14 +99,17 @@ def _where(h: Headline) -> str:
 
 
 def _scope(h: Headline) -> str:
-    """At most twelve words: the quoted configuration (model, mode, batch, what changed)."""
+    """A few words: the quoted configuration (model, mode, batch, what changed; a compile
+    mode's kernel cache, since fresh and warm differ by the compile's cost)."""
     r = h.pair
     parts = [str(r.model), "training" if r.mode == "train" else "inference",
              f"batch {int(float(r.batch_size))}"]
     if h.topic is Topic.PRECISION:
         parts.append(f"{r.variant_value} against {r.baseline_value}")
     elif h.topic is Topic.COMPILE:
-        parts.append(f"mode {r.variant_value} against eager")
+        cache = str(getattr(r, "kernel_cache", "") or "")
+        parts.append(f"mode {r.variant_value} against eager"
+                     + (f", {cache} kernel cache" if cache in ("fresh", "warm") else ""))
     elif h.topic is not Topic.DEVICE and str(r.precision) != "fp32":
         parts.append(str(r.precision))
     return ", ".join(parts)
