@@ -160,3 +160,17 @@ def test_a_sweep_of_0_workers_alone_gives_its_rate_and_wait_once() -> None:
     fed = cores_to_feed(Rate(50.0, 45.0, 55.0, 3), _sweep((0, 150.0), (1, 120.0)), 4)
     twin = Need("n", "p", "a", "resnet18", "train", 8, "fp32", "nchw", "cpu", "pil", fed)
     assert inline_text(twin).startswith("With 0 workers, decoding between steps at 150 samples/s")
+
+
+def test_an_end_to_end_twin_with_benchmark_on_says_so() -> None:
+    """The cores table quotes a step at its fastest setting (4,369 samples/s, benchmark
+    off); the end-to-end table's twin ran with benchmark on (3,962): unlabelled, one step
+    read as two figures."""
+    from bench.report.judge.pages.feeding import EndToEnd
+    from bench.report.views.feeding import _synthetic
+
+    rate = Rate(3962.0, 3900.0, 4000.0, 3)
+    on = EndToEnd("e2e resnet50 cuda train b128", "p", "a", 16, rate, rate, 0.01, 0, "on")
+    off = EndToEnd("e2e resnet50 cuda train b128", "p", "a", 16, rate, rate, 0.01, 0, "off")
+    assert _synthetic(on) == "3,962 samples/s (cudnn.benchmark on)"
+    assert _synthetic(off) == "3,962 samples/s"

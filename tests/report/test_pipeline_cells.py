@@ -114,3 +114,24 @@ def test_the_start_up_is_cut_and_whole_rounds_kept() -> None:
     assert (kept["startup_cut"], kept["window_rate"], kept["window_batch_s"]) == (0, 99.0, 0.1)
     short = samples.iloc[:6]  # 3 cut, 3 left: one whole round of two workers
     assert windows(rows, short).isna().iloc[0]["window_rate"]
+
+
+def test_a_steps_consumption_is_the_rate_every_page_quotes_for_it(write_tree: Any) -> None:
+    """The feeding page read a step's consumption as the median of its replicates' mean
+    rates (4,329 samples/s) where the other pages quote batch over the median step (4,369):
+    one step, two figures. The consumption is now the cell's own rate, its interval over
+    each replicate's batch over median step."""
+    from bench.report.analysis.cells import cell_stats
+    from bench.report.analysis.feeding import consumption
+    from bench.report.load import load_reports
+
+    env = env_for("box", "run-1")
+    steps = (0.030, 0.031, 0.029)
+    rows = [result_row(env, axes(batch_size=BATCH), i, seconds=s,
+                       samples_per_s=BATCH / (s * 1.05))  # a mean step 5% past the median
+            for i, s in enumerate(steps)]
+    cells = cell_stats(load_reports(write_tree([(env, rows, [])])))
+    demand = consumption(cells).iloc[0]
+    assert demand["rate"] == pytest.approx(float(cells.iloc[0]["samples_per_s"]))
+    assert demand["rate"] == pytest.approx(BATCH / 0.030)
+    assert demand["rate_low"] <= demand["rate"] <= demand["rate_high"]

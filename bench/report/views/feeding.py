@@ -12,7 +12,7 @@ from bench.report import fmt
 from bench.report.escape import cat, slug
 from bench.report.feedchart import FeedPoint, Level, feed_chart
 from bench.report.judge import Answers
-from bench.report.judge.pages.feeding import FeedingSection, Need, Rate, Sweep
+from bench.report.judge.pages.feeding import EndToEnd, FeedingSection, Need, Rate, Sweep
 from bench.report.pages import Page, table
 from bench.report.paths import FEEDING_PAGE, chart_file
 from bench.report.views.answers import answer, cite_sentence
@@ -226,8 +226,16 @@ def _need_row(p: Page, n: Need) -> list[Any]:
 
 def _end_rows(s: FeedingSection) -> list[list[Any]]:
     return [[e.name, _delivered(e.rate, bool(e.startup) and not e.rate.known),
-             fmt.rate(e.synthetic.median) if e.synthetic else
-             fmt.MISSING, fmt.ratio(e.ratio), fmt.pct(e.wait)] for e in s.ends]
+             _synthetic(e), fmt.ratio(e.ratio), fmt.pct(e.wait)] for e in s.ends]
+
+
+def _synthetic(e: EndToEnd) -> str:
+    """The twin's rate, naming cudnn.benchmark where it is on: the cores table quotes the
+    same step at its fastest setting, and the two must not read as one figure twice."""
+    if e.synthetic is None:
+        return fmt.MISSING
+    return fmt.rate(e.synthetic.median) + (" (cudnn.benchmark on)" if e.benchmark == "on"
+                                           else "")
 
 
 def _section(writer: Writer, p: Page, s: FeedingSection) -> dict[str, Any]:

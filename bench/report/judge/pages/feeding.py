@@ -92,6 +92,9 @@ class EndToEnd:
     synthetic: Rate | None
     wait: float  # fraction of the steady state
     startup: int = 0  # ok replicates timed inside the workers' start-up (no rate)
+    #: cudnn.benchmark of the end-to-end cell, and so of its synthetic twin: the cores table
+    #: quotes the step at its fastest setting, which may be the other one
+    benchmark: str = "off"
 
     @property
     def ratio(self) -> float | None:
@@ -175,7 +178,8 @@ def _ends(rows: pd.DataFrame, demand: pd.DataFrame) -> tuple[EndToEnd, ...]:
         twin = twin.sort_values("rate", ascending=False, kind="stable")
         synthetic = _rate(twin.iloc[0]) if len(twin) else None
         out.append(EndToEnd(str(r.cell_name), str(r.page), str(r.anchor), int(r.num_workers),
-                            _rate(r), synthetic, float(r.data_wait_frac), int(r.n_startup)))
+                            _rate(r), synthetic, float(r.data_wait_frac), int(r.n_startup),
+                            str(r.cudnn_benchmark)))
     return tuple(out)
 
 
