@@ -490,3 +490,26 @@ def test_determinism_with_checks_that_disagree_names_where(write_tree):
     assert ("bitwise equal for resnet50 with benchmark off; no two-process re-run check ran "
             "for resnet50 with benchmark on") in text, text
     assert rec_for({"off": "true", "on": "true"})[0].rule == "det-costs"
+
+
+@pytest.mark.parametrize(("factors", "said"), [
+    ((1.004, 1.004, 1.004), "with it on, steps take no measurable extra time: 1.00×"),
+    ((1.3, 0.85, 1.0), "its cost in step time is not clear: "),
+    ((1.3, 1.3, 1.3), "with it on, steps take 30% more time"),
+])
+def test_determinisms_step_cost_is_said_no_more_firmly_than_its_interval(
+        write_tree, factors, said):
+    """A +0.4% median change whose interval reaches into faster read as "steps take 0.40%
+    more time": a slowdown stated as fact where the interval rules out only a large one."""
+    from bench.report.pages import Page
+
+    base = [0.100, 0.101, 0.099]
+    rows = cell(ENV, axes(), base)
+    rows += cell(ENV, axes(cudnn_deterministic="on"), [t * f for t, f in zip(base, factors)])
+    rows = _checked(rows)
+    (rec,) = [r for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
+              if r.setting == "cudnn.deterministic"]
+    text = " ".join(str(sentences.sentence(Regime((rec,)), Page("index.md"))).split())
+    assert said in text, text
+    if rec.verdict != "slower":
+        assert "more time" not in text
