@@ -561,3 +561,19 @@ def test_an_empty_reports_folder_builds_but_says_so(tmp_path: Path) -> None:
     assert proc.stderr.strip() == (f"note: no result rows under {reports} (no "
                                    f"<machine>/<run>/results.csv with rows); the site will "
                                    f"say nothing was measured")
+
+
+def test_a_compare_citation_names_each_machine_as_its_links_do(fixture_site: Built) -> None:
+    """The fixture laptop has two current fingerprints: a pasted citation that names it
+    without its fingerprint points at neither (it read "the throughput of
+    fixture-cpu-laptop" beside a link to fixture-cpu-laptop 4325880e)."""
+    import re
+
+    compare = (fixture_site.generated / "compare.md").read_text()
+    answers = re.findall(r'<div class="tk-answer".*?</div>', compare, flags=re.S)
+    assert answers
+    for block in answers:
+        answer, cite = block.split("**Cite:**", 1)
+        named = re.findall(r"\[([^\]]+)\]\(machines/[^)]*#fp-", answer)
+        assert named and all(name in cite for name in named), (named, cite)
+    assert "fixture-cpu-laptop 4325880e, each at its best" in compare

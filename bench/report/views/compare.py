@@ -232,8 +232,11 @@ def _lead(p: Page, model: ComparePage, lead: Lead) -> dict[str, Any]:
     when = f", data of {days[0]}" + (f" to {days[-1]}" if days[-1] != days[0] else "") \
         if days else ""
     return {"anchor": anchor, "lead": f"{name}:", "text": text,
-            "cite": f"For {name}, {host[fast.page]}{fast.machine} ran at {ratio} the "
-                    f"throughput of {host[slow.page]}{slow.machine}, each at its best measured "
+            # the names the links show: a machine with two current fingerprints is named
+            # with its fingerprint, so that a pasted citation points at one of them
+            "cite": f"For {name}, {host[fast.page]}{p.labels.get(fast.page, fast.machine)} ran "
+                    f"at {ratio} the throughput of {host[slow.page]}"
+                    f"{p.labels.get(slow.page, slow.machine)}, each at its best measured "
                     f"setting; torch-knobs{when}.",
             "permalink": p.link("permalink", COMPARE_PAGE, anchor)}
 
