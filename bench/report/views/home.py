@@ -54,11 +54,20 @@ def _decision_row(p: Page, r: Any, setting: str, regime: Any) -> list[Any]:
     return [
         *row,
         cat(Md("**"), sentences.decision(regime), Md("**")),
-        fmt.ratio(r.speedup)
-        + (f" ({fmt.ci(r.ci_low, r.ci_high)})" if fmt.present(r.ci_low) else ""),
+        _speedup_cell(r),
         r.verdict,
         sentences.evidence_links(p, r.evidence),
     ]
+
+
+def _speedup_cell(r: Any) -> str:
+    """One configuration's speedup and 95% interval; for several, their median and the span
+    of their intervals, said as such (under "Speedup (95% CI)" it read as one interval)."""
+    ci = f"{fmt.ci(r.ci_low, r.ci_high)}" if fmt.present(r.ci_low) else ""
+    if r.n_sufficient > 1:
+        return fmt.ratio(r.speedup) + (f" (median of {r.n_sufficient}; CIs span {ci})"
+                                       if ci else f" (median of {r.n_sufficient})")
+    return fmt.ratio(r.speedup) + (f" ({ci})" if ci else "")
 
 
 def _decision_table(p: Page, d: DecisionSection) -> dict[str, Any]:
