@@ -263,7 +263,22 @@ def test_a_crossover_with_thin_smaller_batches_says_so(write_tree):
     assert "batch 128, the largest measured; there is not enough data" in text, text
     assert "and up" not in text
     assert sentences.decision(Regime((rec,))) == (
-        "GPU at batch 128, the largest measured; not enough data below it")
+        "GPU at batch 128, the largest batch measured; not enough data below it")
+
+
+def test_a_gpu_verdict_at_the_only_batch_measured_says_only_not_largest(write_tree):
+    """The H200's training curve has batch 1 alone: "GPU at batch 1, the largest measured"
+    read as if larger batches had been measured and lost."""
+    from bench.report.pages import Page
+
+    rows = cell(ENV, axes(device="cpu", batch_size=1, cpu_threads=4), [0.3] * 3)
+    rows += cell(ENV, axes(batch_size=1), [0.04] * 3)
+    (rec,) = [r for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
+              if r.setting == "device"]
+    assert {"largest-batch-only", "one-batch-only"} <= set(rec.caveats)
+    assert sentences.decision(Regime((rec,))) == "GPU at batch 1, the only batch measured"
+    text = str(sentences.sentence(Regime((rec,)), Page("index.md")))
+    assert "there, the only batch measured (" in text and "largest" not in text, text
 
 
 def test_precision_memory_format_and_device(write_tree):

@@ -55,7 +55,7 @@ def _decision_row(p: Page, r: Any, setting: str, regime: Any) -> list[Any]:
         *row,
         cat(Md("**"), sentences.decision(regime), Md("**")),
         _speedup_cell(r),
-        r.verdict,
+        f"{r.verdict} (a replicate drifted)" if "steady-drift" in r.caveats else r.verdict,
         sentences.evidence_links(p, r.evidence),
     ]
 

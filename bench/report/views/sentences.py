@@ -96,7 +96,7 @@ def decision(regime: Regime) -> str:
         }.get(r.action, ACTION_WORDS.get(r.action, r.action))
     if r.setting == "device":
         if r.from_batch is not None:
-            at = (f"GPU at batch {r.from_batch}, the largest measured"
+            at = (f"GPU at batch {r.from_batch}, {_which_batch(r)}"
                   if "largest-batch-only" in r.caveats else f"GPU from batch {r.from_batch}")
             if "smaller-batches-insufficient" in r.caveats:
                 return f"{at}; not enough data below it"
@@ -356,6 +356,12 @@ def _switch(r: Recommendation) -> Md:
     return _common(r)
 
 
+def _which_batch(r: Recommendation) -> str:
+    """A GPU verdict at the largest batch measured: whether it was also the only one."""
+    return ("the only batch measured" if "one-batch-only" in r.caveats
+            else "the largest batch measured")
+
+
 def _device(r: Recommendation) -> Md:
     top = "largest-batch-only" in r.caveats  # nothing measured above it: no "and up"
     if r.from_batch is not None and "smaller-batches-insufficient" in r.caveats:
@@ -374,7 +380,7 @@ def _device(r: Recommendation) -> Md:
             Md("**use the GPU at batch "),
             str(r.from_batch),
             Md("**: "),
-            f"it is clearly faster than this machine's CPU there, the largest batch measured "
+            f"it is clearly faster than this machine's CPU there, {_which_batch(r)} "
             f"({fmt.ratio(r.speedup)} faster{detail(r)}).",
         )
     if r.from_batch is not None:

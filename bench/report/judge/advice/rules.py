@@ -34,7 +34,8 @@ setting on), ``extra-memory`` (the setting raised the peak memory of a whole rep
 pass included, by more than 10 %; the record carries the bytes and the share),
 ``smaller-batches-insufficient`` (device: a batch below ``from_batch`` had too few ok
 replicates to judge, so the GPU may already win there), ``largest-batch-only`` (device:
-``from_batch`` is the largest batch measured, so nothing is known above it),
+``from_batch`` is the largest batch measured, so nothing is known above it), ``one-batch-only``
+(device: and the smallest, the only batch measured),
 ``steady-drift`` (a cell it cites has replicates whose steady state drifted; see
 ``analysis.cells.replicate_drift``).
 
@@ -322,6 +323,10 @@ def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommenda
         k if isinstance(k, tuple) else (k,): float(b)
         for k, b in cpu_gpu.groupby(regime, sort=True, dropna=False)["batch_size"].max().items()
     }
+    smallest = {  # and the smallest: where both are one batch, only that batch was measured
+        k if isinstance(k, tuple) else (k,): float(b)
+        for k, b in cpu_gpu.groupby(regime, sort=True, dropna=False)["batch_size"].min().items()
+    }
     sufficient = cpu_gpu.loc[cpu_gpu["verdict"] != Verdict.INSUFFICIENT]
     at_batch = sufficient.groupby([*regime, "batch_size"], sort=True, dropna=False).agg(
         speedup=("speedup", "median"), ci_low=("ci_low", "min"), ci_high=("ci_high", "max"),
@@ -346,6 +351,8 @@ def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommenda
                 caveats.append("smaller-batches-insufficient")
             if largest.get(key) == from_batch:
                 caveats.append("largest-batch-only")
+                if smallest.get(key) == from_batch:
+                    caveats.append("one-batch-only")
             numbers.update(  # the figures quoted are at from_batch: its configurations only
                 verdict=Verdict.FASTER,
                 n_sufficient=int(at["n"]),
