@@ -79,3 +79,24 @@ def test_a_ceiling_keeps_its_measured_power_and_says_it_has_no_per_sample_figure
     assert energy_text(cell["joules_per_sample"], cell["mean_power_w"],
                        cell["energy_method"]) == "701 W (nvml-energy); no per-sample figure"
     assert energy_text(float("nan"), float("nan"), "none") == "not measured on this machine"
+
+
+def test_a_p99_of_few_steps_says_how_few(write_tree):
+    """The H200's CPU at batch 128 timed 2 steady steps a replicate: its "p99" is the slower
+    of two, and the tables say so; a replicate of 100 steps or more needs no such note."""
+    from bench.report.views.labels import tail_text
+
+    def rows_and_samples(steps: int) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+        rows = [result_row(ENV, axes(batch_size=8 + steps), i, seconds=0.1, steady_iters=steps)
+                for i in range(3)]
+        return rows, [s for row in rows for s in _samples(row, [0.1] * (steps - 1) + [0.3])]
+
+    few, many = rows_and_samples(2), rows_and_samples(120)
+    cells = cell_stats(load_reports(write_tree([(ENV, few[0] + many[0], few[1] + many[1])])))
+    by_steps = {int(c["latency_steps_min"]): c for _, c in cells.iterrows()}
+    assert set(by_steps) == {2, 120}
+    two, lots = by_steps[2], by_steps[120]
+    assert tail_text(two["latency_p99_s"], None, None, two["latency_steps_min"]).endswith(
+        ", of 2 steps")
+    assert "steps" not in tail_text(lots["latency_p99_s"], None, None,
+                                    lots["latency_steps_min"])

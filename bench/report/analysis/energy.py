@@ -28,8 +28,8 @@ _METHOD_ORDER: Final = ("nvml-energy", "rapl", "nvml-power", "none")
 #: What ``cell_energy`` adds to each cell.
 ENERGY_CELL_COLUMNS: Final = (
     "latency_p50_s", "latency_p95_s", "latency_p99_s", "latency_p99_lo_s", "latency_p99_hi_s",
-    "joules_per_sample", "mean_power_w", "samples_per_joule", "n_energy", "energy_method",
-    "energy_reason", "n_throttled", "throttle_reasons", "sm_clock_min_mhz",
+    "latency_steps_min", "joules_per_sample", "mean_power_w", "samples_per_joule", "n_energy",
+    "energy_method", "energy_reason", "n_throttled", "throttle_reasons", "sm_clock_min_mhz",
     "sm_clock_median_mhz", "gpu_util_pct", "n_short_window",
 )  # fmt: skip
 
@@ -37,13 +37,15 @@ _KEY = ["run_id", "cell_id", "replicate"]
 
 
 def replicate_tails(samples: pd.DataFrame) -> pd.DataFrame:
-    """Per (run_id, cell_id, replicate): the p50, p95 and p99 of its steady iterations."""
+    """Per (run_id, cell_id, replicate): the p50, p95 and p99 of its steady iterations, and
+    how many there were (``steps``: a p99 of 5 steps is near their slowest, not a 1-in-100)."""
     steady = samples.loc[samples["phase"] == "steady", [*_KEY, "seconds"]]
     if steady.empty:
-        return pd.DataFrame(columns=list(TAILS), index=pd.MultiIndex.from_arrays(
+        return pd.DataFrame(columns=[*TAILS, "steps"], index=pd.MultiIndex.from_arrays(
             [[], [], []], names=_KEY), dtype=float)
     g = steady.groupby(_KEY, sort=False)["seconds"]
-    return pd.DataFrame({name: g.quantile(q) for name, q in TAILS.items()})
+    return pd.DataFrame({**{name: g.quantile(q) for name, q in TAILS.items()},
+                         "steps": g.size().astype(float)})
 
 
 def _weakest(methods: pd.Series) -> str:
@@ -58,8 +60,9 @@ def _first_text(values: pd.Series) -> str:
 def _tails(ok: pd.DataFrame, tails: pd.DataFrame, out: pd.DataFrame) -> None:
     key = pd.MultiIndex.from_arrays([ok["run_id"], ok["cell_id"], ok["replicate"]])
     got = tails.reindex(key)
-    per = ok.assign(**{f"_{n}": got[n].to_numpy(dtype=float) for n in TAILS})
+    per = ok.assign(**{f"_{n}": got[n].to_numpy(dtype=float) for n in (*TAILS, "steps")})
     groups = per.groupby("_cell", sort=False)
+    out["latency_steps_min"] = groups["_steps"].min()
     for name in TAILS:
         out[f"latency_{name}_s"] = groups[f"_{name}"].median()
     p99 = [tuple(x for x in xs if np.isfinite(x)) for xs in groups["_p99"].agg(tuple)]
@@ -94,7 +97,8 @@ def cell_energy(ds: Dataset) -> pd.DataFrame:
     """One row per (fingerprint_id, kind, cell_id) of the timed rows; ``ENERGY_CELL_COLUMNS``.
 
     latency_*: medians over ok replicates of their own quantiles (NaN without samples), the
-    p99's bootstrap interval in latency_p99_lo_s/hi_s (NaN below three replicates).
+    p99's bootstrap interval in latency_p99_lo_s/hi_s (NaN below three replicates), and
+    latency_steps_min the fewest steady iterations an ok replicate timed.
     joules_per_sample: the median over the n_energy replicates that measured it (NaN where
     none did: energy_reason says why); mean_power_w: over those that measured it, a ceiling's
     (which has no samples) included. n_throttled: ok replicates whose
@@ -120,8 +124,8 @@ def cell_energy(ds: Dataset) -> pd.DataFrame:
 
 #: The figures ``with_cell_figures`` copies beside a comparison, each side's.
 PAIR_ENERGY: Final = ("latency_p99_s", "latency_p99_lo_s", "latency_p99_hi_s",
-                      "joules_per_sample", "mean_power_w", "samples_per_joule", "energy_method",
-                      "n_throttled")
+                      "latency_steps_min", "joules_per_sample", "mean_power_w",
+                      "samples_per_joule", "energy_method", "n_throttled")
 #: What they are called there: ``base_`` (the baseline cell's) and ``var_`` (the variant's).
 PAIR_ENERGY_COLUMNS: Final = (*(f"base_{c}" for c in PAIR_ENERGY),
                               *(f"var_{c}" for c in PAIR_ENERGY))

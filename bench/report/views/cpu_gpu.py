@@ -141,8 +141,10 @@ def _tail_chart(writer: Writer, s: CpuGpuSection, cols: list[str]) -> dict[str, 
 
 def _tail_row(p: Page, r: Any, cols: list[str]) -> list[Any]:
     return [label(r, cols, short=True), axis_text("batch_size", r.batch_size),
-            f"{tail_text(r.base_latency_p99_s, r.base_latency_p99_lo_s, r.base_latency_p99_hi_s)}"
-            f" → {tail_text(r.var_latency_p99_s, r.var_latency_p99_lo_s, r.var_latency_p99_hi_s)}",
+            tail_text(r.base_latency_p99_s, r.base_latency_p99_lo_s, r.base_latency_p99_hi_s,
+                      r.base_latency_steps_min) + " → "
+            + tail_text(r.var_latency_p99_s, r.var_latency_p99_lo_s, r.var_latency_p99_hi_s,
+                        r.var_latency_steps_min),
             energy_text(r.base_joules_per_sample, r.base_mean_power_w, r.base_energy_method),
             energy_text(r.var_joules_per_sample, r.var_mean_power_w, r.var_energy_method),
             _links(p, r)]

@@ -183,9 +183,17 @@ def energy_text(joules_per_sample: Any, watts: Any, method: Any) -> str:
     return f"{fmt.num(joules_per_sample)} J ({power}{method})"
 
 
-def tail_text(p99: Any, low: Any, high: Any) -> str:
-    """A pooled p99 step time with its interval over replicates where it has one."""
+#: Steady steps a replicate needs for its 99th percentile to be more than its slowest few.
+TAIL_STEPS = 100
+
+
+def tail_text(p99: Any, low: Any, high: Any, steps: Any = None) -> str:
+    """A pooled p99 step time with its interval over replicates where it has one, and, where
+    a replicate timed fewer than ``TAIL_STEPS`` steps, how few: its p99 is then near its
+    slowest step, not a 1-in-100 latency."""
     text = fmt.seconds(p99)
     if present(p99) and present(low) and present(high):
         text += f" ({fmt.seconds(low)}–{fmt.seconds(high)})"
+    if present(p99) and present(steps) and float(steps) < TAIL_STEPS:
+        text += f", of {int(float(steps))} steps"
     return text

@@ -31,7 +31,7 @@ from bench.report.paths import (
 from bench.report.views.context import banner, changes, page, provenance
 from bench.report.views.files import Copies, file_links
 from bench.report.views.frames import present, rows_of
-from bench.report.views.labels import cold_text, energy_text, equal_text
+from bench.report.views.labels import cold_text, energy_text, equal_text, tail_text
 from bench.report.vocabulary import Power
 from bench.report.writer import Writer
 from bench.schema import DRIFT
@@ -64,7 +64,7 @@ CELL_HEADERS = (
     "First pass (range)",
     "Peak memory (first-pass workspace)",
     "Achieved (% of peak)",
-    "p99 step",
+    "p99 step (under 100 steps: how many)",
     "Energy per sample (mean power, method)",
 )
 
@@ -83,7 +83,8 @@ _FRAGMENT_COLUMNS = (
     "too_few_ok", "steady_median_s", "iqr_s", "cv", "samples_per_s", "throughput_basis",
     "achieved_tflops", "achieved_gbps", "cold_pass_s", "cold_pass_min_s", "cold_pass_max_s",
     "whole_peak_mem_allocated_bytes", "whole_peak_mem_reserved_bytes", "peak_rss_bytes",
-    "workspace_mem_allocated_bytes", "pct_of_peak", "latency_p99_s", "joules_per_sample",
+    "workspace_mem_allocated_bytes", "pct_of_peak", "latency_p99_s", "latency_steps_min",
+    "joules_per_sample",
     "mean_power_w", "energy_method", "n_throttled", "n_short_window",
 )  # fmt: skip
 
@@ -140,7 +141,7 @@ def cells_fragment(cells: pd.DataFrame) -> str:
             html_text(_status_text(c)), html_text(step), html_text(_throughput_of(c)),
             html_text(cold_text(c.cold_pass_s, c.cold_pass_min_s, c.cold_pass_max_s)),
             html_text(_memory_text(c)), html_text(_achieved_text(c)),
-            html_text(fmt.seconds(c.latency_p99_s)),
+            html_text(tail_text(c.latency_p99_s, None, None, c.latency_steps_min)),
             html_text(energy_text(c.joules_per_sample, c.mean_power_w, c.energy_method)
                       + (f" ({Power.SHORT_WINDOW})" if c.n_short_window else "")),
         ])
