@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+
 from bench.report import fmt
-from bench.report.escape import cat, slug
+from bench.report.analysis.pairs import DELTA, not_slower
+from bench.report.escape import Md, cat, slug
 from bench.report.judge import Answers
+from bench.report.judge.pages.common import scope_of
 from bench.report.judge.pages.studies import DeterminismSection
 from bench.report.pages import Page, table
 from bench.report.paths import DETERMINISM_PAGE, chart_file
@@ -31,7 +35,7 @@ from bench.report.views.labels import (
     varying,
 )
 from bench.report.views.recommendations import advice_items
-from bench.report.vocabulary import Action
+from bench.report.vocabulary import Action, Verdict
 from bench.report.writer import Writer
 
 #: What the advice's action for its regimes means here, in a few words.
@@ -44,6 +48,17 @@ DECISION = {
     Action.INSUFFICIENT: "not enough data yet",
 }
 _EQUAL = {True: "bitwise equal", False: "not bitwise equal", None: "equal in some only"}
+#: A CPU-only machine's answer: cuDNN, and so its deterministic switch, exists on CUDA only.
+NOT_APPLICABLE = "not applicable: cudnn.deterministic is a cuDNN switch, and cuDNN runs on CUDA " \
+    "GPUs only."
+#: A CUDA machine with re-run checks but no deterministic off → on pair to weigh.
+NOT_COMPARED = "not measured: no run compared it off and on here."
+#: A CPU-only machine's section opens with its answer, before its re-run checks.
+_CPU_NOTE = Md("**Not applicable here**: cudnn.deterministic is a cuDNN switch, and cuDNN runs "
+               "on CUDA GPUs only; the re-run checks below compare two fresh processes on the "
+               "CPU.")
+#: How many re-run checks an answer without pairs links to.
+_LINKED_CHECKS = 5
 
 
 def _checks_text(s: DeterminismSection) -> str:
@@ -74,14 +89,25 @@ def _benchmark_text(s: DeterminismSection) -> str:
             f"{fmt.num(s.benchmark_max_diff)}): bitwise re-runs also needed cudnn.benchmark off.")
 
 
+def _cost_text(s: DeterminismSection) -> str:
+    """The median step-time change with its verdict, and "no measurable cost" only where every
+    judged interval rules out a slowdown beyond δ (the Methodology's rule): a median change
+    inside an interval that overlaps 1 ± δ is no measured cost, and "+0.4%" alone reads as one."""
+    sm = s.summary
+    changes = [1 / v - 1 for v in sm.speedups]
+    if not changes:
+        return "Its cost could not be judged"
+    text = (f"With it on, the median step time changed by "
+            f"{span(changes, lambda v: fmt.pct(v, signed=True))} ({sm.verdict}")
+    if sm.verdict == Verdict.NO_CLEAR_DIFFERENCE and not_slower(sm.ci_low):
+        text += (f"; no measurable cost: the 95% intervals, {fmt.ci(sm.ci_low, sm.ci_high)}, "
+                 f"rule out a slowdown beyond {fmt.pct(DELTA)}")
+    return text + ")"
+
+
 def _answer(p: Page, s: DeterminismSection) -> dict[str, Any]:
     m, sm = s.machine, s.summary
-    changes = [1 / v - 1 for v in sm.speedups]
-    # the change with its verdict: a median change inside an interval that overlaps 1 ± δ is
-    # no measured cost, and "steps take +0.4% longer" alone would read as one
-    cost = (f"With it on, the median step time changed by "
-            f"{span(changes, lambda v: fmt.pct(v, signed=True))} ({sm.verdict})"
-            if changes else "Its cost could not be judged")
+    cost = _cost_text(s)
     text: list[object] = [f"for {short_scope(sm.scope)}. {cost}.{_checks_text(s)}"
                           f"{_benchmark_text(s)}"]
     cite = ""
@@ -96,6 +122,43 @@ def _answer(p: Page, s: DeterminismSection) -> dict[str, Any]:
     decision = DECISION.get(s.action, "not enough data yet") if s.action else \
         DECISION[Action.INSUFFICIENT]
     return answer(p, DETERMINISM_PAGE, f"answer-{slug(m.page)}", m, decision, cat(*text), cite)
+
+
+def rerun_text(checks: pd.DataFrame) -> str:
+    """What the two-process re-run checks found, counted over those that ended ok (no final
+    stop: the rows follow)."""
+    ok = checks.loc[(checks["n_ok_checks"] > 0) & checks["bitwise_equal"].notna()]
+    if ok.empty:
+        return "no re-run check ended ok"
+    n, equal = len(ok), int(ok["bitwise_equal"].astype(bool).sum())
+    if equal == n:
+        where = "the configuration" if n == 1 else f"all {n} configurations"
+        return f"two fresh processes gave bitwise-equal results in {where} checked"
+    diff = pd.to_numeric(ok["max_abs_diff"], errors="coerce").max()
+    most = f", max |Δ| {fmt.num(diff)}" if fmt.present(diff) else ""
+    return (f"two fresh processes gave bitwise-equal results in {equal} of "
+            f"{fmt.count(n, 'configuration')} checked (the others differed{most})")
+
+
+def _checks_answer(p: Page, s: DeterminismSection) -> dict[str, Any]:
+    """The answer of a machine with re-run checks but no off → on pair: on a CPU, that the
+    switch does not apply (the checks still say whether re-runs were bitwise equal there)."""
+    m, checks = s.machine, s.checks
+    links = [p.row_link("check", r.page, r.anchor)
+             for r in checks.head(_LINKED_CHECKS).itertuples(index=False)]
+    scope = short_scope(scope_of(checks))
+    text = cat(f"Re-run checks{f' ({scope})' if scope else ''}: ", rerun_text(checks),
+               " (rows: ", *_joined(links), ").")
+    decision = NOT_COMPARED if s.cuda else NOT_APPLICABLE
+    return answer(p, DETERMINISM_PAGE, f"answer-{slug(m.page)}", m, decision, text, "")
+
+
+def _joined(links: list[Md]) -> list[object]:
+    out: list[object] = []
+    for i, link in enumerate(links):
+        out += [" · "] if i else []
+        out.append(link)
+    return out
 
 
 def _row(answers: Answers, p: Page, r: Any, cols: list[str]) -> list[Any]:
@@ -128,6 +191,7 @@ def _section(writer: Writer, answers: Answers, p: Page, s: DeterminismSection, c
               for r in s.checks.itertuples(index=False)] if len(s.checks) else []
     return {
         "heading": m.title, "anchor": section_anchor("on", m),
+        "note": "" if s.cuda else _CPU_NOTE,
         "more": more_rows(p, len(group), csv),
         "chart": chart, "n": len(group), "n_checks": len(checks),
         "table": table(["Configuration", "Speed on vs off (95% CI)", "Verdict", "Re-run off",
@@ -148,7 +212,8 @@ def determinism_page(writer: Writer, answers: Answers, common: dict[str, Any]) -
         "determinism.md.j2",
         p=p,
         banners=banner(model.sources),
-        answers=[_answer(p, s) for s in model.sections if len(s.pairs)],
+        answers=[_answer(p, s) if len(s.pairs) else _checks_answer(p, s)
+                 for s in model.sections if len(s.pairs) or len(s.checks)],
         sections=[_section(writer, answers, p, s, csv) for s in model.sections],
         legend=SHORT_LEGEND,
         claims=claims_box(model.claims, p),

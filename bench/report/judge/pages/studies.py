@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.report.analysis.pairs import join_cells
+from bench.report.analysis.pairs import join_cells, row_keys
 from bench.report.analysis.studies import CURVE_KEY
 from bench.report.judge.advice.summaries import agreement
 from bench.report.judge.best import BestAgainstBest, best_against_best
@@ -19,6 +19,7 @@ from bench.report.judge.claims import ClaimAnswer
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, by_machine, unknown_machine
 from bench.report.judge.pages.common import (
+    CONFIG_AXES,
     AdviceList,
     Scope,
     advice_list,
@@ -132,20 +133,51 @@ def precision_page(facts: Facts) -> PrecisionPage:
 
 @dataclass(frozen=True)
 class ShapesPage:
-    shapes: Comparisons  # with the variant's cold-pass range (``var_cold_pass_min_s``, max)
+    #: with the variant's cold-pass range (``var_cold_pass_min_s``, max) and
+    #: ``extra_cold_vs_bm_off_s`` (``with_benchmark_share``)
+    shapes: Comparisons
     claims: tuple[ClaimAnswer, ...]
     advice: AdviceList
     sources: tuple[Machine, ...]
 
 
+#: The axes a benchmark-on shapes pair shares with its benchmark-off twin: all but the switch.
+_NOT_TWIN = ("shapes", "cudnn_benchmark", "cudnn_benchmark_limit")
+
+
+def with_benchmark_share(shapes: pd.DataFrame) -> pd.DataFrame:
+    """``shapes`` with ``extra_cold_vs_bm_off_s``: on benchmark-on rows, their
+    ``extra_cold_per_new_shape_s`` minus that of the same configuration with benchmark off.
+
+    Both terms are per new shape against the static cell of their own setting, so the
+    difference is what turning the search on adds to the figure shown beside it. The
+    analysis' ``penalty_vs_bm_off_s`` divides by every shape and subtracts the steady step
+    instead, so a table printing it as a part of the per-new-shape figure said the part (15.7 s)
+    exceeded the whole (11.5 s).
+    """
+    col = "extra_cold_vs_bm_off_s"
+    if shapes.empty:
+        return shapes.assign(**{col: pd.Series(dtype=float)})
+    key = ["fingerprint_id", "variant_value",
+           *(c for c in CONFIG_AXES if c in shapes.columns and c not in _NOT_TWIN)]
+    per_shape = pd.to_numeric(shapes["extra_cold_per_new_shape_s"], errors="coerce")
+    is_off = (shapes["cudnn_benchmark"] == "off").to_numpy()
+    off = per_shape.loc[is_off].set_axis(row_keys(shapes.loc[is_off], key))
+    off = off.loc[~off.index.duplicated(keep="last")]
+    twin = off.reindex(row_keys(shapes, key)).to_numpy(dtype=float)
+    on = (shapes["cudnn_benchmark"] == "on").to_numpy()
+    return shapes.assign(**{col: np.where(on, per_shape.to_numpy(dtype=float) - twin, np.nan)})
+
+
 def shapes_page(facts: Facts) -> ShapesPage:
     a = facts.analysis
-    shapes = a.shapes
+    pairs = with_benchmark_share(a.shapes)
+    shapes = pairs
     if len(shapes):  # each replicate's cold pass varies: the range beside the median
         shapes = join_cells(shapes, a.cells, ("cold_pass_min_s", "cold_pass_max_s"))
     sections = comparisons(shapes, facts).sections
     return ShapesPage(
-        shapes=Comparisons(a.shapes, sections),
+        shapes=Comparisons(pairs, sections),
         claims=claims_for(facts, "dynamic-shapes"),
         advice=advice_list(facts, "cudnn.benchmark", shapes_only=True),
         sources=sources_of(facts, *(s.rows for s in sections)),
@@ -171,6 +203,9 @@ class DeterminismSection:
     benchmark_checked: int = 0
     benchmark_differ: int = 0
     benchmark_max_diff: float = float("nan")
+    #: whether the machine ran any CUDA cell: cudnn.deterministic is a cuDNN switch, so on a
+    #: CPU-only machine its answer is "not applicable", whatever its re-run checks show
+    cuda: bool = True
 
     @property
     def summary(self) -> Tally:
@@ -197,7 +232,7 @@ def _agreed(values: pd.Series) -> bool | None:
 
 
 def _determinism_section(facts: Facts, key: str, det: pd.DataFrame,
-                         checks: pd.DataFrame | None) -> DeterminismSection:
+                         checks: pd.DataFrame | None, cuda: bool) -> DeterminismSection:
     pairs = ordered(det.loc[det["page"] == key]) if len(det) else pd.DataFrame()
     checked = int(((pairs["base_n_checks"] > 0) | (pairs["var_n_checks"] > 0)).sum()) \
         if len(pairs) else 0
@@ -215,7 +250,7 @@ def _determinism_section(facts: Facts, key: str, det: pd.DataFrame,
         benchmark_checked=len(bench_on),
         benchmark_differ=int((~bench_on["bitwise_equal"].astype(bool)).sum()),
         benchmark_max_diff=float(bench_on["max_abs_diff"].max()) if len(bench_on) else
-        float("nan"))
+        float("nan"), cuda=cuda)
 
 
 def _benchmark_checks(checks: pd.DataFrame | None) -> pd.DataFrame:
@@ -232,7 +267,10 @@ def determinism_page(facts: Facts) -> DeterminismPage:
     det, rep = facts.current(a.determinism), facts.current(a.repro)
     checks = {str(k): g for k, g in rep.groupby("page")} if len(rep) else {}
     pages = sorted(set(det["page"].astype(str)) | set(checks)) if len(det) else sorted(checks)
-    sections = tuple(_determinism_section(facts, k, det, checks.get(k)) for k in pages)
+    cuda = {str(k) for f in (facts.current(a.cells), rep) if len(f)
+            for k in f.loc[f["device"] == "cuda", "page"]}
+    sections = tuple(_determinism_section(facts, k, det, checks.get(k), k in cuda)
+                     for k in pages)
     return DeterminismPage(a.determinism, sections, claims_for(facts, "determinism"),
                            advice_list(facts, "cudnn.deterministic"),
                            sources_of(facts, det, rep))
