@@ -510,6 +510,7 @@ def test_determinism_with_checks_that_disagree_names_where(write_tree):
 @pytest.mark.parametrize(("factors", "said"), [
     ((1.004, 1.004, 1.004), "with it on, steps take no measurable extra time: 1.00×"),
     ((1.3, 0.85, 1.0), "its cost in step time is not clear: "),
+    ((0.96, 0.93, 0.99), "with it on, there is no measurable cost: "),
     ((1.3, 1.3, 1.3), "with it on, steps take 30% more time"),
 ])
 def test_determinisms_step_cost_is_said_no_more_firmly_than_its_interval(

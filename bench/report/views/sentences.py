@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bench.report import caveats, fmt
+from bench.report.analysis.pairs import not_slower
 from bench.report.caveats import CAVEATS
 from bench.report.escape import Md, cat
 from bench.report.judge import DELTA, Recommendation, Regime
@@ -253,6 +254,9 @@ def _determinism_speed(r: Recommendation) -> str:
     if r.in_band:
         return (f"with it on, steps take no measurable extra time: {speedup_text(r)}, "
                 f"within 1 ± {fmt.pct(DELTA)}")
+    if not_slower(r.ci_low):  # the methodology's "no measurable cost"
+        return (f"with it on, there is no measurable cost: {speedup_text(r)}, which rules out "
+                f"a slowdown beyond {fmt.pct(DELTA)}")
     return f"its cost in step time is not clear: {speedup_text(r)}, {_band(r)}"
 
 
