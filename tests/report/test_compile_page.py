@@ -84,8 +84,12 @@ def _page(tmp_path: Path, rows: list[dict[str, object]], env: dict[str, Any] = G
 
 
 def _advice(page: str, start: str) -> str:
-    (line,) = [ln for ln in page.splitlines() if ln.startswith(f"- {start}")]
-    return line
+    """A workload's sentence, once on the page: in its machine's section, or, for the first
+    workload, only in the machine's answer at the top."""
+    found = [ln for ln in page.splitlines()
+             if ln.startswith(f"- {start}") or f"** for {start}" in ln]
+    assert len(found) == 1, found
+    return found[0]
 
 
 def _anchor(rows: list[dict[str, object]], **kw: Any) -> str:
@@ -342,3 +346,19 @@ def test_the_fixtures_hold_the_compile_profiles_sections():
     warm_only = set(a.compiled["variant_value"]) - set(
         a.compiled.loc[a.compiled["kernel_cache"] == "fresh", "variant_value"])
     assert warm_only == {"reduce-overhead", "max-autotune-no-cudagraphs"}
+
+
+def test_each_thing_is_said_once_on_a_cpu_only_page(tmp_path):
+    """The first workload's sentence was the machine's answer and again its section's first
+    bullet, and every CPU machine's section said again that new shapes and cudnn.benchmark
+    were not measured: now the answer alone, and one note for the page."""
+    rows = []
+    for cache in ("fresh", "warm"):
+        rows += cell(CPU, axes(device="cpu", mode="infer", kernel_cache=cache), [0.2] * 3)
+        rows += cell(CPU, axes(device="cpu", mode="infer", kernel_cache=cache,
+                               compile="default"), [0.14] * 3, cold_pass_s=5.0)
+    page = _page(tmp_path, rows, CPU)
+    assert page.count("use default, the only mode measured") == 1
+    assert page.count("Not measured on any machine here: no compiled cell cycled its input "
+                      "shapes") == 1
+    assert "Not measured on this machine" not in page

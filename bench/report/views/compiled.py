@@ -9,7 +9,7 @@ cells it compares, and says which kernel cache the break-even is from.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -76,11 +76,13 @@ def _section(writer: Writer, answers: Answers, p: Page, s: CompileSection, csv: 
                             "(above 1: compiled is faster), with 95% intervals.")
     return {
         "heading": m.title, "anchor": section_anchor("on", m), "n": len(group),
-        "advice": _advice(p, s),
+        "advice": _advice(p, s)[1:],  # the first workload's is the machine's answer, above
         "table": _cost_table(p, answers, group, cols) if len(group) else None,
         "chart": chart, "more": more_rows(p, len(group), csv),
         "shapes": _shapes_section(p, answers, s),
         "benchmark": _benchmark_section(p, answers, s),
+        # set by ``_unmeasured_once`` where no machine measured them: said once for the page
+        "shapes_unmeasured": False, "benchmark_unmeasured": False,
     }
 
 
@@ -100,8 +102,10 @@ def _answer(p: Page, s: CompileSection) -> dict[str, Any] | None:
     decision = DECISION[next(iter(choices))] if len(choices) == 1 else \
         "it depends on the workload"
     first = s.advice[0]
+    more = len(s.advice) - 1
     text = cat("for ", _workload_sentence(p, first, varying(s.costs, WORKLOAD)),
-               f" ({len(s.advice) - 1} more workloads below.)" if len(s.advice) > 1 else "")
+               f" ({more} more workload{'s' if more > 1 else ''} in its section below.)"
+               if more else "")
     cite = ""
     if first.best is not None:
         name = label(first.best, varying(s.costs, WORKLOAD))
@@ -117,11 +121,31 @@ def compile_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> No
     costs = model.costs
     csv = write_comparisons(writer, "torch-compile", costs, _CSV_EXTRA) if len(costs) else ""
     found = [_answer(p, s) for s in model.sections]
+    sections = [_section(writer, answers, p, s, csv) for s in model.sections]
     writer.page(COMPILE_PAGE, "torch-compile.md.j2", p=p, banners=banner(model.sources),
-                answers=[a for a in found if a],
-                sections=[_section(writer, answers, p, s, csv) for s in model.sections],
+                answers=[a for a in found if a], sections=sections,
+                unmeasured=_unmeasured_once(model.sections, sections),
                 legend=SHORT_LEGEND, provenance=provenance(common["build"], model.sources),
                 **common)
+
+
+def _unmeasured_once(found: Sequence[CompileSection], sections: list[dict[str, Any]]
+                     ) -> Md | None:
+    """What no machine measured, said once for the page rather than once per machine: the
+    sections then leave those notes out."""
+    shapes = bool(sections) and not any(sec["shapes"] for sec in sections)
+    bench = bool(found) and not any(s.benchmark or s.cuda for s in found)
+    if not (shapes or bench):
+        return None
+    for sec in sections:
+        sec["shapes_unmeasured"] = shapes
+        sec["benchmark_unmeasured"] = bench
+    what = [w for w, missing in (
+        ("no compiled cell cycled its input shapes (how compiling meets new shapes)", shapes),
+        ("no compiled cell ran on a CUDA device (whether cudnn.benchmark still matters in a "
+         "compiled model)", bench)) if missing]
+    return cat("Not measured on any machine here: ", "; and ".join(what), ". The ",
+               Md("`compile`"), " profile measures both, on a CUDA machine.")
 
 
 def _advice(p: Page, s: CompileSection) -> list[Md]:
@@ -276,8 +300,8 @@ def _count(v: Any) -> str:
 
 def _breaks_cell(r: Any) -> str:
     b = breaks_of(r)
-    if b.total is None:
-        return fmt.MISSING
+    if b.total is None:  # rows before schema 4, or a torch without the counter: not a zero
+        return "not recorded in its rows"
     if not b.total:
         return "0"
     return f"{b.total}: " + ", ".join(reason.split(":")[0] for _, reason, _ in b.reasons)

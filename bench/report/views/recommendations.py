@@ -45,9 +45,11 @@ def advice_items(advice: AdviceList, p: Page) -> dict[str, Any]:
     regime without enough data, each capped at ``RECS_SHOWN`` (the rest are counted and are in
     the decisions CSV)."""
     hidden = max(len(advice.said) - RECS_SHOWN, 0) + max(len(advice.unknown) - RECS_SHOWN, 0)
+    shown = advice.said[:RECS_SHOWN]
+    common, notes = sentences.common_notes(shown)  # each caveat said once, above the list
     return {
-        "said": [sentences.sentence(g, p, with_setting=False)
-                 for g in advice.said[:RECS_SHOWN]],
+        "notes": "".join(f"{n}. " for n in notes).strip(),
+        "said": [sentences.sentence(g, p, with_setting=False, said=common) for g in shown],
         "unknown": [undecided(r, p) for r in advice.unknown[:RECS_SHOWN]],
         "more": more_decisions(p, hidden),
     }

@@ -8,7 +8,7 @@ table rows. Every number comes from the record; every string from the data is es
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from bench.report import caveats, fmt
 from bench.report.analysis.pairs import not_slower
@@ -132,12 +132,41 @@ def caveat_text(r: Recommendation, code: str) -> str:
     return text
 
 
-def sentence(regime: Regime, p: Page, *, with_setting: bool = True) -> Md:
-    """One recommendation as a sentence with its numbers and evidence links."""
+#: Caveats whose words carry figures of their own, never pooled into a list's notes.
+_OWN_FIGURES = frozenset({"extra-memory", "smaller-batches-insufficient"})
+
+
+def common_notes(regimes: Sequence[Regime]) -> tuple[dict[str, int], list[str]]:
+    """A list's caveats said once above it: each caveat (with fixed words) that two or more of
+    its sentences carry becomes a numbered note, which those sentences cite by number; and a
+    kernel cache that every cold cost of the list met is said once. Returns (the note number
+    of each such caveat code, 0 for one said to all; the notes in words)."""
+    recs = [g.main for g in regimes]
+    counts: dict[str, int] = {}
+    for r in recs:
+        for c in dict.fromkeys(r.caveats):
+            if c in CAVEATS and c not in _OWN_FIGURES:
+                counts[c] = counts.get(c, 0) + 1
+    numbered = [c for c in CAVEATS if counts.get(c, 0) >= 2]
+    notes = [f"Note {i}: {caveat_text(recs[0], c)}" for i, c in enumerate(numbered, start=1)]
+    said = {c: i for i, c in enumerate(numbered, start=1)}
+    caches = {r.kernel_cache for r in recs if fmt.present(r.extra_cold_s)}
+    costed = len(recs) > 1 and all(fmt.present(r.extra_cold_s) for r in recs)
+    if costed and len(caches) == 1 and (cache := caches.pop()) in _CACHE_WORDS:
+        said[f"cache:{cache}"] = 0
+        notes.append(f"Every first-pass cost below was measured {_CACHE_WORDS[cache]}")
+    return said, notes
+
+
+def sentence(regime: Regime, p: Page, *, with_setting: bool = True,
+             said: Mapping[str, int] | None = None) -> Md:
+    """One recommendation as a sentence with its numbers and evidence links; ``said``: what
+    the notes above its list say (``common_notes``), cited by number here."""
+    said = said or {}
     r = regime.main
     where = cat(workload(r), " on ", p.machine_link(r.machine, r.page))
     if r.setting == "cudnn.benchmark":
-        body = _benchmark(r)
+        body = _benchmark(r, said)
     elif r.setting == "cudnn.deterministic":
         body = _determinism(r)
     elif r.setting in ("precision", "memory_format"):
@@ -145,9 +174,12 @@ def sentence(regime: Regime, p: Page, *, with_setting: bool = True) -> Md:
     else:
         body = _device(r)
     # the device sentence already leads with the thin smaller batches when there are any
-    said = {"smaller-batches-insufficient"} if r.setting == "device" else set()
-    caveats = [caveat_text(r, c) for c in r.caveats if c in CAVEATS and c not in said]
+    told = {*said, *({"smaller-batches-insufficient"} if r.setting == "device" else ())}
+    caveats = [caveat_text(r, c) for c in r.caveats if c in CAVEATS and c not in told]
+    cited = sorted(said[c] for c in set(r.caveats) if said.get(c))
     tail = (" Note: " + "; ".join(caveats) + ".") if caveats else ""
+    if cited:
+        tail += f" See note{'s' if len(cited) > 1 else ''} {', '.join(map(str, cited))}."
     lead = cat(Md("**"), r.setting, Md("**, ")) if with_setting else Md("")
     return cat(lead, where, ": ", body, tail, " (", evidence_links(p, r.evidence), ")")
 
@@ -162,9 +194,10 @@ _CACHE_WORDS = {
 }
 
 
-def cold_cost(r: Recommendation) -> tuple[str, str]:
+def cold_cost(r: Recommendation, said: Mapping[str, int] | None = None) -> tuple[str, str]:
     """A cold cost that is true of every replicate, and the sentences that qualify it:
-    ``("up to 15.4 s", " (its slowest replicate's …). Measured with … With a warm cache …")``.
+    ``("up to 15.4 s", " (its slowest replicate's …). Measured with … With a warm cache …")``;
+    the kernel cache left out where a note above the list says it (``common_notes``).
     """
     if not fmt.present(r.extra_cold_s):
         return "", ""
@@ -177,15 +210,15 @@ def cold_cost(r: Recommendation) -> tuple[str, str]:
         detail_.append(f"the median replicate's extra was {fmt.seconds(r.extra_cold_median_s)}")
     tail = f" ({'; '.join(detail_)})." if detail_ else "."
     words = " and ".join(_CACHE_WORDS.get(c, c) for c in r.kernel_cache.split(", ") if c)
-    if words:
+    if words and f"cache:{r.kernel_cache}" not in (said or {}):
         tail += f" Measured {words}."
     if fmt.present(r.warm_extra_cold_s) and r.kernel_cache != "warm":
         tail += f" With a warm kernel cache it adds up to {fmt.seconds(r.warm_extra_cold_s)}."
     return f"up to {fmt.seconds(r.extra_cold_s)}", tail
 
 
-def _benchmark(r: Recommendation) -> Md:
-    cost, qualified = cold_cost(r)
+def _benchmark(r: Recommendation, said: Mapping[str, int] | None = None) -> Md:
+    cost, qualified = cold_cost(r, said)
     if r.verdict == Verdict.FASTER:
         if fmt.present(r.break_even_iters):
             warm = (
