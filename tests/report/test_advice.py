@@ -529,3 +529,24 @@ def test_determinisms_step_cost_is_said_no_more_firmly_than_its_interval(
     assert said in text, text
     if rec.verdict != "slower":
         assert "more time" not in text
+
+
+def test_a_caveat_several_sentences_share_is_one_numbered_note_above_the_list(write_tree):
+    """AMP advice at two batches: "it changes the arithmetic" was said in each sentence; it
+    is now said once above the list, and each sentence cites it by number."""
+    from bench.report.judge.pages.common import AdviceList
+    from bench.report.pages import Page
+    from bench.report.views.recommendations import advice_items
+
+    rows = []
+    for b in (8, 32):
+        rows += cell(ENV, axes(batch_size=b), [0.10] * 3)
+        rows += cell(ENV, axes(batch_size=b, precision="amp-bf16"), [0.05] * 3)
+    recs = [r for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
+            if r.setting == "precision"]
+    assert len(recs) == 2 and all("changes-numerics" in r.caveats for r in recs)
+    items = advice_items(AdviceList(tuple(Regime((r,)) for r in recs), ()), Page("index.md"))
+    assert items["notes"].startswith("Note 1: it changes the arithmetic, so check that "
+                                     "accuracy holds.")
+    for said in map(str, items["said"]):
+        assert "See notes 1, 2." in said and "check that accuracy holds" not in said, said
