@@ -577,3 +577,16 @@ def test_a_compare_citation_names_each_machine_as_its_links_do(fixture_site: Bui
         named = re.findall(r"\[([^\]]+)\]\(machines/[^)]*#fp-", answer)
         assert named and all(name in cite for name in named), (named, cite)
     assert "fixture-cpu-laptop 4325880e, each at its best" in compare
+
+
+def test_feeding_answers_a_gpu_first_and_says_each_hosts_limit_once(
+        fixture_site: Built) -> None:
+    """The page asks what a GPU needs, yet led with a CPU-only laptop's answer; and each
+    host's best rate was said in its answer and again in its section."""
+    import re
+
+    feeding = (fixture_site.generated / "feeding.md").read_text()
+    leads = re.findall(r"^\*\*(fixture-[a-z-]+)", feeding, flags=re.M)
+    assert leads[:2] == ["fixture-gpu-box", "fixture-cpu-laptop"], leads
+    limits = re.findall(r"With its \d+ cores this host delivered [^:]+", feeding)
+    assert limits and len(limits) == len(set(limits)), limits

@@ -92,9 +92,9 @@ def _decision(s: FeedingSection) -> str:
     return f"{step_name(n)}: {a.verdict}"
 
 
-def limit_text(s: FeedingSection, *, told_rate: bool = True) -> str:
+def limit_text(s: FeedingSection) -> str:
     """The claim, checked: from which device rate this host becomes the bottleneck, and how
-    many measured steps consume more; the rate left out where the sentence before gave it.
+    many measured steps consume more.
 
     The bottleneck is the top of the best worker count's interval, not its median: the median
     is a typical replicate, others delivered more, and "at most the median" or "a step
@@ -107,8 +107,6 @@ def limit_text(s: FeedingSection, *, told_rate: bool = True) -> str:
              and n.answer.demand.median > top]
     told = (f" Of the steps measured here, {len(waits)} of {len(s.needs)} consume more than "
             f"{fmt.rate(top)}." if s.needs else "")
-    if not told_rate:
-        return told.strip()
     beyond = "the top of that interval" if fmt.present(rate.high) else "that"
     return (f"With its {s.host_cores} cores this host delivered {rate_ci(rate)} at its best "
             f"worker count ({sweep_name(s.limit_sweep)}, "
@@ -145,28 +143,20 @@ def startup_text(s: FeedingSection) -> str:
 
 def _answer(p: Page, s: FeedingSection) -> dict[str, Any]:
     m = s.machine
-    text: list[object] = []
+    text: list[str] = []
     cite = ""
-    best_shown = False  # the headline's delivered rate is the host's best
     if s.headline is not None:
-        got = s.headline.answer.delivered
-        best_shown = got is not None and s.limit is not None and \
-            (got.workers, got.rate.median) == (s.limit.workers, s.limit.rate.median)
-        # the limit's sentence names the host's cores where it gives its rate
-        cores = "" if s.limit is not None and not best_shown else \
-            f"; this host has {s.host_cores} cores"
-        text.append(need_text(s.headline, "It") + f"{cores}. ")
-        serial = inline_text(s.headline)
-        text.append(f"{serial} " if serial else "")
+        # the host's limit (its best rate over its cores) is its section's, said there once
+        text.append(need_text(s.headline, "It") + f"; this host has {s.host_cores} cores.")
+        text.append(inline_text(s.headline))
         if s.headline.answer.verdict != Feeding.STARTUP:  # no figure to cite
             cite = cite_sentence(need_text(s.headline), m, str(s.headline.answer.verdict),
                                  m.days)
     text.append(startup_text(s))
-    text.append(limit_text(s, told_rate=not best_shown))
     if not s.gpu:
-        text.append(" Not measured for a GPU: this machine has none.")
-    return answer(p, FEEDING_PAGE, f"answer-{slug(m.page)}", m, _decision(s) + ".", cat(*text),
-                  cite)
+        text.append("Not measured for a GPU: this machine has none.")
+    return answer(p, FEEDING_PAGE, f"answer-{slug(m.page)}", m, _decision(s) + ".",
+                  cat(" ".join(t.strip() for t in text if t.strip())), cite)
 
 
 def _chart(writer: Writer, s: FeedingSection) -> dict[str, Any] | None:

@@ -233,4 +233,6 @@ def feeding_page(facts: Facts) -> FeedingPage:
             host_limit(ref.delivered, cores) if ref else None, ref))
     gpu_measured = any(n.device == "cuda" and n.answer.verdict != Feeding.NOT_MEASURED
                        for s in sections for n in s.needs)
+    # the page asks what a GPU needs: machines with one answer first
+    sections.sort(key=lambda s: not s.gpu)
     return FeedingPage(tuple(sections), gpu_measured, sources_of(facts, rows))
