@@ -136,11 +136,14 @@ def representative(pairs: pd.DataFrame) -> Any | None:
     return next(ok.loc[[first]].astype(object).itertuples(index=False))
 
 
-def sources_of(facts: Facts, *frames: pd.DataFrame) -> tuple[Machine, ...]:
-    """The fingerprints whose rows ``frames`` cite (by their ``page`` column), in page order:
+def sources_of(facts: Facts, *frames: pd.DataFrame, claims_on: str = "") -> tuple[Machine, ...]:
+    """The fingerprints whose rows ``frames`` cite (by their ``page`` column), and those of the
+    findings of the claims a page shows (``claims_on``: its id in claims.toml), in page order:
     what a page's provenance line names, and whether it needs an older-run banner."""
     keys: set[str] = set()
     for frame in frames:
         if len(frame) and "page" in frame.columns:
             keys.update(frame["page"].astype(str))
+    if claims_on:
+        keys.update(f.page for c in claims_for(facts, claims_on) for f in c.findings)
     return tuple(facts.machines[k] for k in sorted(keys) if k in facts.machines)

@@ -198,7 +198,7 @@ def cudnn_page(facts: Facts) -> CudnnPage:
         claims=claims_for(facts, "cudnn-benchmark"),
         algo=claim(facts, ALGO_CLAIM),
         advice=advice_list(facts, "cudnn.benchmark"),
-        sources=sources_of(facts, current),
+        sources=sources_of(facts, current, claims_on="cudnn-benchmark"),
         cpu_only=cpu_only(facts),
     )
 

@@ -180,7 +180,7 @@ def shapes_page(facts: Facts) -> ShapesPage:
         shapes=Comparisons(pairs, sections),
         claims=claims_for(facts, "dynamic-shapes"),
         advice=advice_list(facts, "cudnn.benchmark", shapes_only=True),
-        sources=sources_of(facts, *(s.rows for s in sections)),
+        sources=sources_of(facts, *(s.rows for s in sections), claims_on="dynamic-shapes"),
     )
 
 
@@ -273,7 +273,7 @@ def determinism_page(facts: Facts) -> DeterminismPage:
                      for k in pages)
     return DeterminismPage(a.determinism, sections, claims_for(facts, "determinism"),
                            advice_list(facts, "cudnn.deterministic"),
-                           sources_of(facts, det, rep))
+                           sources_of(facts, det, rep, claims_on="determinism"))
 
 
 @dataclass(frozen=True)
@@ -306,4 +306,5 @@ def cpu_gpu_page(facts: Facts) -> CpuGpuPage:
                       best_against_best(a.cells.loc[a.cells["page"] == m.page], g))
         for m, g in by_machine(current, facts.machines))
     return CpuGpuPage(a.cpu_gpu, sections, claims_for(facts, "cpu-vs-gpu"),
-                      advice_list(facts, "device"), sources_of(facts, current))
+                      advice_list(facts, "device"),
+                      sources_of(facts, current, claims_on="cpu-vs-gpu"))
