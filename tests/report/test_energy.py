@@ -100,3 +100,20 @@ def test_a_p99_of_few_steps_says_how_few(write_tree):
         ", of 2 steps")
     assert "steps" not in tail_text(lots["latency_p99_s"], None, None,
                                     lots["latency_steps_min"])
+
+
+def test_a_throttled_ceiling_says_so_beside_its_figure(write_tree):
+    """The H200's bf16 and tf32 ceilings ran power-capped in every replicate, and the compare
+    page gave them as the machine's peak, with no note."""
+    from bench.report.analysis.machines import ceilings
+    from bench.report.views.compare import _capped
+
+    ax = axes(model="matmul-bf16", mode="", batch_size="", resolution="", precision="",
+              memory_format="", shapes="", cudnn_benchmark="n/a", cudnn_deterministic="n/a",
+              cudnn_benchmark_limit="")
+    rows = [result_row(ENV, ax, i, kind="ceiling", seconds=1.0, work_per_iter=1e12,
+                       work_unit="flop", throttled=t, throttle_reasons="sw_power_cap 80%")
+            for i, t in enumerate(("true", "true", "false"))]
+    ceil = ceilings(cell_stats(load_reports(write_tree([(ENV, rows, [])])))).iloc[0]
+    assert int(ceil["n_throttled"]) == 2
+    assert _capped(ceil) == " (clocks throttled in 2 of 3)"

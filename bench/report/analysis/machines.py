@@ -22,7 +22,7 @@ from bench.report.load import Dataset
 CEILING_COLUMNS: Final = (
     "fingerprint_id", "machine", "page", "anchor", "cell_id", "device", "op", "work_unit",
     "unit", "achieved", "ci_low", "ci_high", "burst", "n_ok", "n_total", "too_few_ok",
-    "status_summary",
+    "status_summary", "n_throttled",
 )  # fmt: skip
 
 
@@ -32,8 +32,9 @@ def ceilings(data: Source) -> pd.DataFrame:
     unit is ``TFLOP/s`` or ``GB/s``; achieved is the sustained rate (median over replicates of
     each replicate's median iteration, in unit), with ci_low and ci_high from a bootstrap over
     replicates (NaN when insufficient); burst is the best short window (median over replicates
-    of the fastest ``BURST_WINDOW`` consecutive iterations, in unit; NaN without samples).
-    "% of peak" elsewhere is against ``achieved``.
+    of the fastest ``BURST_WINDOW`` consecutive iterations, in unit; NaN without samples);
+    n_throttled counts the ok replicates whose clocks throttled. "% of peak" elsewhere is
+    against ``achieved``.
     """
     cells = cells_of(data)
     ceil = cells.loc[cells["kind"] == "ceiling"].reset_index(drop=True)
@@ -65,6 +66,8 @@ def ceilings(data: Source) -> pd.DataFrame:
             "n_total": ceil["n_total"],
             "too_few_ok": ceil["too_few_ok"],
             "status_summary": ceil["status_summary"],
+            # a ceiling held down by a power cap is the capped machine's, and says so
+            "n_throttled": ceil["n_throttled"],
         }
     )
     return out[list(CEILING_COLUMNS)]

@@ -81,11 +81,18 @@ def _ceiling_rows(p: Page, ceilings: pd.DataFrame, pages: list[str]) -> list[lis
                 if c is None
                 else cat(
                     p.row_link(f"{fmt.num(c.achieved)} {c.unit}", key, c.anchor),
-                    f" ({_few(c)})" if _few(c) else "",
+                    f" ({_few(c)})" if _few(c) else "", _capped(c),
                 )
             )
         rows.append(row)
     return rows
+
+
+def _capped(c: Any) -> str:
+    """A ceiling whose replicates throttled (a power cap) is that machine's as it ran, not
+    its hardware's peak: said beside the figure."""
+    n = int(c.n_throttled) if fmt.present(c.n_throttled) else 0
+    return f" ({Power.THROTTLED} in {n} of {int(c.n_ok)})" if n else ""
 
 
 _HOW = ("compile", "compile_dynamic")
@@ -118,7 +125,8 @@ _SOFTWARE = (
     ("torch", lambda r: str(r.torch_version)),
     ("torchvision", lambda r: str(r.torchvision_version)),
     ("CUDA", lambda r: str(r.cuda_version) or fmt.MISSING),
-    ("cuDNN", lambda r: str(r.cudnn_version) or fmt.MISSING),
+    ("cuDNN", lambda r: fmt.cudnn_version(r.cudnn_version) or fmt.MISSING
+     if fmt.present(r.cudnn_version) else fmt.MISSING),
     ("Python", lambda r: str(r.python_version)),
     ("OS", lambda r: str(r.os)),
     ("Step definition (workload version)", lambda r: str(r.workload_version)),
