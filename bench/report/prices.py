@@ -10,12 +10,12 @@ file and hands it to the report build. The format::
     price_usd = 35000                 # purchase price in US dollars
     note = "list price, Nov 2026"     # optional, shown next to the figure
 
-    [machines."cpu-amd-epyc-9r14-2c"]
+    [machines."cpu-amd-epyc-2c"]
     usd_per_hour = 0.10               # or a rental price in US dollars per hour
 
-    [machines."nvidia-h200-1a2b3c4d"] # a machine page slug (machine + 8 characters of the
-    price_usd = 30000                 # fingerprint) prices one fingerprint only; it wins over
-                                      # the plain machine slug
+    [machines."nvidia-h200-19963df1"] # a machine, a hyphen and a fingerprint's first 8
+    price_usd = 30000                 # characters (a section of its machine page) prices that
+                                      # fingerprint only; it wins over the plain machine slug
 
 Each machine needs ``price_usd`` or ``usd_per_hour`` (or both): positive numbers. Unknown keys are
 refused, so a typo cannot silently drop a price. Figures:
