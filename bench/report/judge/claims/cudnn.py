@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from bench import schema
 from bench.report import fmt
 from bench.report.analysis.pairs import DELTA
 from bench.report.judge.claims.findings import (
@@ -61,11 +62,22 @@ def benchmark_static(claim: Claim, a: Any) -> ClaimAnswer:
             said, str(r.page), str(r.machine), functools.partial(_static_text, r, name),
             pair_evidence(r), str(r.model), remedy=replicates_remedy(said)))
     split = depends(findings)
+    judged = pairs.loc[pairs["verdict"] != Verdict.INSUFFICIENT]
     summary = "; ".join(
-        f"on {group['machine'].iloc[0]}: {counts_text(group, name, tight=split)} of "
+        f"on {_where(judged, str(page))}: {counts_text(group, name, tight=split)} of "
         f"{plural(len(group), 'configurations with one input shape')}"
-        for _, group in pairs.loc[pairs["verdict"] != Verdict.INSUFFICIENT].groupby("page"))
+        f" ({name_list(sorted(set(group['model'].astype(str))))})"
+        for page, group in judged.groupby("page"))
     return decide(claim, findings, summary or "no sufficient comparison", GPU_RUN)
+
+
+def _where(frame: pd.DataFrame, page: str) -> str:
+    """A page's machine, with its fingerprint where the machine has two pages in ``frame``
+    (as its page's title says), so two fingerprints never read as one machine's verdict."""
+    mine = frame.loc[frame["page"] == page]
+    machine = str(mine["machine"].iloc[0])
+    pages = frame.loc[frame["machine"] == machine, "page"].nunique()
+    return f"{machine} {page[-8:]}" if pages > 1 else machine
 
 
 def _static_text(r: Any, name: Callable[[Any], str]) -> str:
@@ -79,7 +91,9 @@ def counts_text(pairs: pd.DataFrame, name: Callable[[Any], str] | None = None,
     """``faster in 2 (resnet50 · fp32-strict 1.10×, …), no clear difference in 12 (3 of them
     too wide to tell), slower in 0``: with ``name``, the regimes that moved are named, the
     largest changes first, so "it depends" says where; with ``tight`` too, so are the "no clear
-    difference" ones whose interval lies within 1 ± δ (they contradict a claim of "faster")."""
+    difference" ones whose interval lies within 1 ± δ (they contradict a claim of "faster"):
+    ``(9 within 1 ± 3%: …; the other 3 too wide to tell)``, the wide ones never counted among
+    those named."""
     counts = pairs["verdict"].value_counts()
     wide_mask = [too_wide(v, lo, hi) for v, lo, hi in zip(
         pairs["verdict"], pairs["ci_low"], pairs["ci_high"])]
@@ -91,12 +105,16 @@ def counts_text(pairs: pd.DataFrame, name: Callable[[Any], str] | None = None,
         if v == Verdict.NO_CLEAR_DIFFERENCE:
             inside = pairs.loc[(pairs["verdict"] == v).to_numpy() & ~pd.Series(
                 wide_mask, dtype=bool).to_numpy()]
+            named = name if tight and len(inside) else None
+            listed = named is not None
             said = []
-            if name is not None and tight and len(inside):
-                said.append("within 1 ± " + fmt.pct(DELTA) + ": " + name_list(
-                    [f"{name(r)} {fmt.ratio(r.speedup)}" for r in rows(inside)]))
-            if wide:
-                said.append(f"{wide} of them too wide to tell")
+            if named is not None:
+                said.append((f"{len(inside)} " if wide else "") + "within 1 ± "
+                            + fmt.pct(DELTA) + ": " + name_list(
+                                [f"{named(r)} {fmt.ratio(r.speedup)}" for r in rows(inside)]))
+            if wide:  # those listed lie within the band: the wide ones are the others
+                said.append(f"the other {wide} too wide to tell" if listed else
+                            f"{wide} of them too wide to tell")
             if said:
                 text += f" ({'; '.join(said)})"
         elif name is not None and n:
@@ -108,49 +126,88 @@ def counts_text(pairs: pd.DataFrame, name: Callable[[Any], str] | None = None,
     return ", ".join(parts)
 
 
+#: What a changing-shapes pair is matched on to find its one-shape partner: every setting but
+#: the shapes and cudnn.benchmark itself.
+_PARTNER = ("fingerprint_id", *(c for c in schema.AXIS_COLUMNS
+                                if c not in ("shapes", "cudnn_benchmark")))
+
+#: What would tell where benchmark on is no faster with one input shape either.
+_HELPS_STATIC = ("a workload on which cudnn.benchmark is clearly faster with one input shape, "
+                 "measured with changing shapes as well")
+
+
 def benchmark_dynamic(claim: Claim, a: Any) -> ClaimAnswer:
     """Supported where changing shapes (cycled resolutions, or a smaller last batch: ragged)
-    make each new shape's first pass dearer with benchmark on (it searches again) and
-    benchmark on is not faster over the cycle; contradicted where it is faster even so (it
-    repays its searches)."""
+    make each new shape's first pass dearer with benchmark on (it searches again) and either
+    cost over the cycle, or take away a gain that the same workload with one input shape
+    shows: only then is it the changing shapes that benchmark fails on. Contradicted where it
+    is faster over the cycle even so (it repays its searches); where it is no faster with one
+    shape either, the changing shapes cannot be told apart from a workload benchmark does not
+    help."""
     pairs = _benchmark_pairs(a, "dynamic", "ragged")
     static = _benchmark_pairs(a, "static")
-    key = [c for c in ("fingerprint_id", "model", "mode", "batch_size", "precision",
-                       "memory_format", "kernel_cache") if c in pairs.columns]
-    static_extra = (static.drop_duplicates(key).set_index(key)["extra_cold_pass_s"]
-                    if len(static) else pd.Series(dtype=float))
+    partners = {_partner_key(r): r for r in rows(static)} if len(static) else {}
     pairs = pairs.loc[pairs["verdict"] != Verdict.INSUFFICIENT]
     counts = a.cells.set_index(["fingerprint_id", "cell_id"])["shape_count"].reindex(
         pd.MultiIndex.from_arrays([pairs["fingerprint_id"], pairs["variant_cell_id"]]))
-    bases = static_extra.reindex(pd.MultiIndex.from_frame(pairs[key])) if len(pairs) and len(
-        static_extra) else pd.Series(0.0, index=pairs.index)
     name = labeller(pairs, keep=("batch_size", "precision", "shapes"))
     findings: list[Finding] = []
-    for r, base, count in zip(rows(pairs), bases.to_numpy(float), counts.to_numpy(float)):
-        extra = num(r.extra_cold_pass_s)
-        searches = fmt.present(extra) and extra > max(0.0 if math.isnan(base) else base, 0.0)
+    for r, count in zip(rows(pairs), counts.to_numpy(float)):
+        base = partners.get(_partner_key(r))
         shapes = max(int(count) if fmt.present(count) else 1, 1)
-        wide = r.verdict != Verdict.FASTER and too_wide(r.verdict, r.ci_low, r.ci_high)
-        said = (Stance.CONTRADICTS if r.verdict == Verdict.FASTER else
-                Stance.CANNOT_TELL if wide else
-                Stance.SUPPORTS if searches else Stance.CANNOT_TELL)
-        findings.append(Finding(said, str(r.page), str(r.machine),
-                                functools.partial(_dynamic_text, r, name, shapes),
-                                pair_evidence(r), str(r.model), name(r),
-                                MORE_REPLICATES if wide else ""))
+        told, remedy = _dynamic_stance(r, base)
+        evidence = pair_evidence(r) + (pair_evidence(base) if base is not None else ())
+        findings.append(Finding(told, str(r.page), str(r.machine),
+                                functools.partial(_dynamic_text, r, name, shapes, base),
+                                evidence, str(r.model), name(r), remedy))
     summary = tally(findings, "configurations with changing shapes",
-                    "dearer new shapes and no faster with benchmark on",
-                    "faster with benchmark on", "no dearer new shapes or too wide an interval")
+                    "dearer new shapes, and benchmark on slower over the cycle or faster only "
+                    "with one input shape", "faster with benchmark on",
+                    "no faster with one input shape either, no one-shape pair, no dearer new "
+                    "shapes, or too wide an interval")
     return decide(claim, findings, summary or "no sufficient comparison of changing shapes",
                   GPU_RUN + ", whose shapes study cycles input resolutions")
 
 
-def _dynamic_text(r: Any, name: Callable[[Any], str], shapes: int) -> str:
+def _partner_key(r: Any) -> tuple[str, ...]:
+    return tuple(str(getattr(r, c, "")) for c in _PARTNER)
+
+
+def _searches(r: Any, base: Any) -> bool:
+    """Whether benchmark on made the cycle's first passes dearer than it makes one shape's
+    (or than nothing, without a one-shape pair): it searched again."""
+    extra = num(r.extra_cold_pass_s)
+    floor = num(base.extra_cold_pass_s) if base is not None else math.nan
+    return fmt.present(extra) and extra > max(0.0 if math.isnan(floor) else floor, 0.0)
+
+
+def _dynamic_stance(r: Any, base: Any) -> tuple[Stance, str]:
+    """The finding's stance and its remedy where it cannot tell (see ``benchmark_dynamic``)."""
+    if r.verdict == Verdict.FASTER:
+        return Stance.CONTRADICTS, ""
+    if too_wide(r.verdict, r.ci_low, r.ci_high):
+        return Stance.CANNOT_TELL, MORE_REPLICATES
+    if not _searches(r, base):
+        return Stance.CANNOT_TELL, ""
+    if r.verdict == Verdict.SLOWER:
+        return Stance.SUPPORTS, ""
+    if base is None:
+        return Stance.CANNOT_TELL, ("the same workload with one input shape, cudnn.benchmark "
+                                    "on and off, on that machine")
+    if base.verdict == Verdict.FASTER:
+        return Stance.SUPPORTS, ""
+    if base.verdict == Verdict.INSUFFICIENT or too_wide(base.verdict, base.ci_low,
+                                                         base.ci_high):
+        return Stance.CANNOT_TELL, MORE_REPLICATES
+    return Stance.CANNOT_TELL, _HELPS_STATIC
+
+
+def _dynamic_text(r: Any, name: Callable[[Any], str], shapes: int, base: Any) -> str:
     """The extra first-pass cost per shape in the median replicate, and the range over every
     replicate with benchmark on (each against the median one off), so the figure holds for
-    each of them."""
-    base = num(r.base_cold_pass_s)
-    median, low, high = ((num(v) - base) / shapes for v in (
+    each of them; then what the same workload with one input shape says."""
+    first = float(num(r.base_cold_pass_s))
+    median, low, high = ((num(v) - first) / shapes for v in (
         r.var_cold_pass_s, r.var_cold_pass_min_s, r.var_cold_pass_max_s))
     spread = (f" ({fmt.seconds(low)} to {fmt.seconds(high)} over its replicates, each against "
               "the median one with it off)"
@@ -159,57 +216,146 @@ def _dynamic_text(r: Any, name: Callable[[Any], str], shapes: int) -> str:
     text = (f"{name(r)}: with benchmark on, each of its {shapes} shapes' first pass costs "
             f"{fmt.seconds(median)} more on average in the median replicate{spread}; over the "
             f"cycle {interval(r)}, {said(r.verdict, r.ci_low, r.ci_high)}")
-    return text + (" (it repays its searches in a long enough job)"
-                   if r.verdict == Verdict.FASTER else "")
+    if r.verdict == Verdict.FASTER:
+        return text + " (it repays its searches in a long enough job)"
+    return text + _one_shape_text(r, base)
+
+
+def _one_shape_text(r: Any, base: Any) -> str:
+    """What the same workload with one input shape says of benchmark on, and so whether the
+    changing shapes are what keeps it from being faster."""
+    if base is None:
+        return ("; the same workload was not compared with one input shape, so whether the "
+                "changing shapes are what keeps benchmark from being faster cannot be told")
+    if base.verdict == Verdict.INSUFFICIENT:
+        return "; with one input shape, too few ok replicates to compare"
+    there = (f"; with one input shape, {interval(base)}, "
+             f"{said(base.verdict, base.ci_low, base.ci_high)}")
+    if r.verdict == Verdict.SLOWER or not _searches(r, base):
+        return there
+    if base.verdict == Verdict.FASTER:
+        return there + ": the changing shapes take its gain away"
+    return there + (": benchmark is no faster with one shape either, so the changing shapes "
+                    "are not what keeps it from being faster")
+
+
+#: The settings a re-run check with benchmark on must share with its partner with it off, so
+#: that benchmark is the one thing that differs between them.
+_REPRO_SETTINGS = tuple(c for c in schema.AXIS_COLUMNS if c != "cudnn_benchmark")
 
 
 def benchmark_reproducibility(claim: Claim, a: Any) -> ClaimAnswer:
-    """Pairs the re-run checks with deterministic off that differ only in cudnn.benchmark (and
-    the kernel cache, which holds the same kernels either way)."""
+    """Pairs each re-run check with benchmark on (deterministic off) with the check with it off
+    of the same fingerprint, model and mode that differs in the fewest other settings. Only a
+    partner that differs in nothing else can tell what benchmark did; one that differs in
+    another setting too (a kernel cache, a batch size) is confounded, and says so."""
     rep = current(a.repro, a)
     if not rep.empty:
         rep = rep.loc[(rep["device"] == "cuda") & (rep["cudnn_deterministic"] == "off")
                       & (rep["n_ok_checks"] > 0)]
-    key = ["fingerprint_id", "model", "mode", "batch_size", "resolution", "precision",
-           "memory_format", "shapes"]
     findings: list[Finding] = []
-    on_equal = on_total = 0
-    if not rep.empty:
-        off = rep.loc[rep["cudnn_benchmark"] == "off"].drop_duplicates(key).set_index(key)
+    confounded = 0  # checks compared only with a partner that differs in more than benchmark
+    on = rep.loc[rep["cudnn_benchmark"] == "on"] if not rep.empty else rep
+    if len(on):
+        off = list(rows(rep.loc[rep["cudnn_benchmark"] == "off"]))
         name = labeller(rep)
-        for r in rows(rep.loc[rep["cudnn_benchmark"] == "on"]):
-            on_total += 1
-            on_equal += bool(r.bitwise_equal)
-            k = tuple(getattr(r, c) for c in key)
-            base = off.loc[k] if k in off.index else None
-            evidence = [(str(r.page), str(r.anchor))]
-            if base is not None:
-                evidence.append((str(r.page), str(base["anchor"])))
-            if bool(r.bitwise_equal):
-                stance, what = Stance.CONTRADICTS, "bitwise equal with benchmark on"
-            elif base is not None and bool(base["bitwise_equal"]):
+        for r in rows(on):
+            base, differs = _repro_partner(r, off)
+            findings.append(_repro_finding(r, base, differs, name))
+            confounded += bool(differs) and not bool(r.bitwise_equal)
+    return decide(claim, findings, _repro_summary(on, findings, confounded),
+                  GPU_RUN + ", whose re-run study checks benchmark on")
+
+
+def _repro_partner(r: Any, off: list[Any]) -> tuple[Any, list[str]]:
+    """The check with benchmark off of ``r``'s fingerprint, model and mode that differs from it
+    in the fewest settings, and those settings (None where there is none)."""
+    found: tuple[Any, list[str]] = (None, [])
+    for o in off:
+        if any(str(getattr(o, c)) != str(getattr(r, c)) for c in ("fingerprint_id", "model",
+                                                                   "mode")):
+            continue
+        differs = [c for c in _REPRO_SETTINGS if str(getattr(o, c)) != str(getattr(r, c))]
+        if found[0] is None or len(differs) < len(found[1]):
+            found = (o, differs)
+    return found
+
+
+def _setting(column: str, value: Any) -> str:
+    return f"{column.replace('_', ' ')} {value}"
+
+
+def _repro_finding(r: Any, base: Any, differs: list[str],
+                   name: Callable[[Any], str]) -> Finding:
+    """One check with benchmark on, against its partner with it off (see
+    ``benchmark_reproducibility``)."""
+    evidence: tuple[tuple[str, str], ...] = ((str(r.page), str(r.anchor)),)
+    remedy = ""
+    if bool(r.bitwise_equal):
+        stance, what = Stance.CONTRADICTS, "bitwise equal with benchmark on"
+    else:
+        stance = Stance.CANNOT_TELL
+        what = f"not bitwise equal with benchmark on{_diff_text(r)}"
+        if base is None:
+            what += "; no check with it off to compare"
+            remedy = "the same re-run check with benchmark off on that machine"
+        elif differs:
+            evidence += ((str(base.page), str(base.anchor)),)
+            what += _confounded_text(r, base, differs)
+            remedy = (f"the same re-run check with benchmark off on that machine, with "
+                      f"{', '.join(_setting(c, getattr(r, c)) for c in differs)} as with it on "
+                      f"({name(r)} on {r.machine})")
+        else:
+            evidence += ((str(base.page), str(base.anchor)),)
+            if bool(base.bitwise_equal):
                 stance = Stance.SUPPORTS
-                what = "not bitwise equal with benchmark on, bitwise equal with it off"
-            else:
-                stance = Stance.CANNOT_TELL
-                what = ("not bitwise equal with benchmark on, and not with it off either, so "
-                        "benchmark's part cannot be told apart" if base is not None else
-                        "not bitwise equal with benchmark on; no check with it off to compare")
-            # unequal with it off too: nothing more on that machine would tell
-            remedy = ("" if base is not None or stance != Stance.CANNOT_TELL else
-                      "the same re-run check with benchmark off on that machine")
-            findings.append(Finding(stance, str(r.page), str(r.machine),
-                                    f"{name(r)}: two fresh processes {what}", tuple(evidence),
-                                    str(r.model), f"{name(r)} on {r.machine}", remedy))
-    summary = (f"bitwise re-run with benchmark on (deterministic off): equal in {on_equal} of "
-               f"{fmt.count(on_total, 'check')}" if on_total
-               else "no re-run check with benchmark on")
+                what += ", bitwise equal with it off, every other setting the same"
+            else:  # unequal with it off too: nothing more on that machine would tell
+                what += (f", and not with it off either{_diff_text(base)}, so benchmark's part "
+                         "cannot be told apart")
+    return Finding(stance, str(r.page), str(r.machine), f"{name(r)}: two fresh processes {what}",
+                   evidence, str(r.model), f"{name(r)} on {r.machine}", remedy)
+
+
+def _confounded_text(r: Any, base: Any, differs: list[str]) -> str:
+    """Why a partner that differs in another setting too cannot tell: it names each."""
+    outcome = "bitwise equal" if bool(base.bitwise_equal) else "not bitwise equal"
+    settings = " and ".join(f"{c.replace('_', ' ')} ({getattr(base, c)} with it off, "
+                            f"{getattr(r, c)} with it on)" for c in differs)
+    return (f"; the only check with it off ({outcome}) differs in {settings} as well, so the "
+            "two differ in more than benchmark and its part cannot be told apart")
+
+
+def _diff_text(r: Any) -> str:
+    """`` (largest absolute difference 0.351 in an element of the last step's output and
+    gradients)``: what ``max_abs_diff`` measures (``bench.run.child.worker.repro_cell``)."""
+    if not fmt.present(r.max_abs_diff):
+        return ""
+    of = "output and gradients" if str(r.mode) == "train" else "output"
+    return (f" (largest absolute difference {fmt.num(r.max_abs_diff)} in an element of the "
+            f"last step's {of})")
+
+
+def _repro_summary(on: pd.DataFrame, findings: list[Finding], confounded: int) -> str:
+    """How many checks with benchmark on were equal, on which machines and models; how many
+    had only a confounded partner; and, where it depends, where benchmark made the
+    difference."""
+    if on.empty:
+        return "no re-run check with benchmark on"
+    machines = ", ".join(sorted(set(on["machine"].astype(str))))
+    models = name_list(sorted(set(on["model"].astype(str))))
+    summary = (f"bitwise re-run with benchmark on (deterministic off) on {machines} ({models}): "
+               f"equal in {int(on['bitwise_equal'].astype(bool).sum())} of "
+               f"{fmt.count(len(on), 'check')}")
+    if confounded:
+        summary += (f"; {confounded} of them compared only with a check with it off that differs "
+                    "in another setting too, which cannot tell")
     if depends(findings):  # say where benchmark made the difference and where it did not
         summary += "; " + ", ".join(
             f"{word} in {name_list([label_of(f) for f in findings if f.stance == side])}"
             for side, word in ((Stance.SUPPORTS, "unequal with it on but equal with it off"),
                                (Stance.CONTRADICTS, "equal with it on")))
-    return decide(claim, findings, summary, GPU_RUN + ", whose re-run study checks benchmark on")
+    return summary
 
 
 def conv_algo_argument(claim: Claim, a: Any) -> ClaimAnswer:
@@ -228,8 +374,9 @@ def conv_algo_argument(claim: Claim, a: Any) -> ClaimAnswer:
                                 ((str(m.page), f"env-{str(m.fingerprint_id)[:8]}"),),
                                 label=f"torch {m.torch_version} on {m.page}"))
     versions = sorted({f.text.split(":", 1)[0] for f in findings})
+    machines = ", ".join(sorted({f.machine for f in findings}))
     summary = (f"asked of the installed torch on {fmt.count(len(findings), 'fingerprint')} "
-               f"({', '.join(versions)}): an algo argument is accepted by "
+               f"of {machines} ({', '.join(versions)}): an algo argument is accepted by "
                f"{sum(f.stance == Stance.SUPPORTS for f in findings)}" if findings else
                "no run has asked its torch yet")
     if depends(findings):

@@ -109,14 +109,17 @@ def label_of(f: Finding) -> str:
 
 def tally(findings: list[Finding], what: str, yes: str, no: str,
           unknown: str = "too few ok replicates to tell") -> str:
-    """Per machine, ``on m: of 4 configurations, faster in 1, not in 2, too few … in 1`` (only
-    the last where none can tell); where the verdict is "it depends", each side names its
-    regimes (``faster in 1 (resnet50 · train), …``), capped at ``NAMED``."""
+    """Per machine, ``on m, of 4 configurations (resnet50): faster in 1, not in 2, too few …
+    in 1`` (only the last where none can tell), naming the models it rests on; where the
+    verdict is "it depends", or a machine's findings say different things (so its counts do
+    not say which regime told what), each side names its regimes
+    (``faster in 1 (resnet50 · train), …``), capped at ``NAMED``."""
     parts = []
     grouped = per_machine(findings)
     names = [machine for machine, _ in grouped]
-    named = depends(findings)
+    split = depends(findings)
     for (machine, page), fs in grouped.items():
+        named = split or len({f.stance for f in fs}) > 1
         if names.count(machine) > 1:  # one machine under two fingerprints: say which, as
             machine = f"{machine} {page[-8:]}"  # its page's title does
         said = []
@@ -131,8 +134,17 @@ def tally(findings: list[Finding], what: str, yes: str, no: str,
             if named and mine and stance != Stance.CANNOT_TELL:
                 text += f" ({name_list([label_of(f) for f in mine])})"
             said.append(text)
-        parts.append(f"on {machine}, of {plural(len(fs), what)}: {', '.join(said)}")
+        parts.append(f"on {machine}, of {plural(len(fs), what)}{models_of(fs)}: "
+                     f"{', '.join(said)}")
     return "; ".join(parts)
+
+
+def models_of(findings: Iterable[Finding]) -> str:
+    """`` (resnet50, vit_b_16)``: the models some finding measured (the first ``NAMED``, then
+    how many more), so a verdict on one machine never reads as the whole machine's; "" where
+    the findings are about machines."""
+    models = sorted({m for f in findings for m in f.model.split(", ") if m})
+    return f" ({name_list(models)})" if models else ""
 
 
 #: What a finding says of a "no clear difference" whose interval reaches beyond 1 ± δ.

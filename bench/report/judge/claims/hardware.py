@@ -327,6 +327,7 @@ def cpu_threads(claim: Claim, a: Any) -> ClaimAnswer:
     interval and verdict rules as every comparison."""
     cells = current(a.cells, a)
     findings: list[Finding] = []
+    cores: set[tuple[str, int]] = set()  # (machine, the threads "every core" ran), recorded
     if len(cells):
         cpu = cells.loc[(cells["kind"] == "model") & (cells["device"] == "cpu")]
         one = cpu.loc[cpu["cpu_threads"].astype("Float64") == 1]
@@ -346,6 +347,8 @@ def cpu_threads(claim: Claim, a: Any) -> ClaimAnswer:
                     continue
                 n = threads.get(r.fingerprint_id)
                 every = f"every core ({int(n)} threads)" if fmt.present(n) else "every core"
+                if fmt.present(n):
+                    cores.add((str(r.machine), int(n)))
                 told = stance(word, l_, h)
                 findings.append(Finding(
                     told, str(r.page), str(r.machine),
@@ -355,6 +358,9 @@ def cpu_threads(claim: Claim, a: Any) -> ClaimAnswer:
                     str(r.model), name(r), replicates_remedy(told)))
     summary = tally(findings, "configurations", "every core clearly faster than one thread",
                     "not clearly faster", "too wide an interval to tell")
+    if summary and cores:  # how many cores "every core" was: a 2-core VM is not every CPU
+        summary += "; every core: " + ", ".join(
+            f"{n} threads on {machine}" for machine, n in sorted(cores))
     return decide(claim, findings, summary or "no one-thread against all-cores comparison",
                   "a run of the cpu profile (python -m bench run --profile cpu), whose threads "
                   "study runs one thread against every core")
@@ -414,34 +420,29 @@ def memory_bandwidth(claim: Claim, a: Any, factor: float = 10.0) -> ClaimAnswer:
                   GPU_RUN + ", whose copy studies measure the device and the host")
 
 
+#: What a workload is for the upgrade claim: precision and layout are settings, not workload.
+_WORKLOAD = ["model", "mode", "batch_size", "resolution", "shapes"]
+
+#: The columns of a pair's faster side (``_fast``).
+_FAST = ["machine", "page", "anchor", "fingerprint_id", "cell_id", "samples_per_s", "precision",
+         "device"]
+
+
 def upgrade_vs_settings(claim: Claim, a: Any) -> ClaimAnswer:
-    """For each workload measured on two or more machines: the fastest machine's best
-    throughput over the slowest's (the upgrade, with a bootstrap interval over both cells'
-    replicates), against the best setting change measured on the slowest one (that
-    fingerprint) for that model, mode and batch size. Best against best: each machine at its
-    fastest measured setting, precision included (a CPU in bf16 where that is its best), so
-    the faster hardware is the one faster at its best. The upgrade buys more only when its
-    whole interval clears the setting's by δ; it buys no more when its whole interval stays
-    under the setting's low end plus δ; otherwise the intervals cannot tell them apart."""
+    """For each workload and each fingerprint that measured it, where another machine
+    measured it faster: the fastest other machine's best throughput over this fingerprint's
+    (the upgrade, with a bootstrap interval over both cells' replicates), against the best
+    setting change measured on this fingerprint for that model, mode and batch size. So
+    every workload measured on two machines is judged on each slower fingerprint, not only
+    the slowest. Best against best: each machine at its fastest measured setting, precision
+    included (a CPU in bf16 where that is its best), so the faster hardware is the one faster
+    at its best. The upgrade buys more only when its whole interval clears the setting's by δ;
+    it buys no more when its whole interval stays under the setting's low end plus δ;
+    otherwise the intervals cannot tell them apart."""
     best = current(a.best, a)
     findings: list[Finding] = []
     if len(best):
-        key = ["model", "mode", "batch_size", "resolution", "shapes"]  # precision is a setting
-        thin = best.loc[best["too_few_ok"].astype(bool)]
-        every = best
-        best = best.loc[~best["too_few_ok"].astype(bool)]  # the site's replicate minimum
-        # each fingerprint at its best over the precisions too
-        best = best.sort_values([*key, "samples_per_s"], kind="stable").drop_duplicates(
-            ["fingerprint_id", *key], keep="last")
-        # machines, not fingerprints: two torch versions on one box are no upgrade
-        best = best.sort_values([*key, "samples_per_s"], kind="stable").reset_index(drop=True)
-        slowest = best.drop_duplicates(key, keep="first")
-        merged = best.merge(slowest[[*key, "machine"]], on=key, suffixes=("", "_slow"))
-        others = merged.loc[merged["machine"] != merged["machine_slow"]]
-        fastest = others.drop_duplicates(key, keep="last")[
-            [*key, "machine", "page", "anchor", "fingerprint_id", "cell_id", "samples_per_s",
-             "precision", "device"]]
-        pairs = slowest.merge(fastest, on=key, suffixes=("", "_fast"))
+        pairs = _upgrade_pairs(best.loc[~best["too_few_ok"].astype(bool)])  # enough replicates
         medians = a.cells.set_index(["fingerprint_id", "cell_id"])["replicate_medians"]
 
         def reps(fp: str, cell: str) -> list[float]:
@@ -451,31 +452,9 @@ def upgrade_vs_settings(claim: Claim, a: Any) -> ClaimAnswer:
             [reps(r.fingerprint_id, r.cell_id) for r in rows(pairs)],
             [reps(r.fingerprint_id_fast, r.cell_id_fast) for r in rows(pairs)])
         gains = _setting_gains(a)
-        for slow, upgrade, u_lo, u_hi in zip(rows(pairs), ups, ups_lo, ups_hi):
-            found = gains.get((str(slow.page), str(slow.model), str(slow.mode),
-                               int(num(slow.batch_size))))
-            evidence: tuple[Any, ...] = ()
-            if found is None:
-                said = Stance.CANNOT_TELL
-                how = "none was measured there for this model, mode and batch"
-                remedy = ("a setting change (precision, layout or threads) measured on the "
-                          "slower machine at the same model, mode and batch")
-            else:
-                s_lo, s_hi, how, evidence = found
-                said, how = _upgrade_stance(u_lo, u_hi, s_lo, s_hi, how)
-                remedy = replicates_remedy(said)
-            text = (f"{slow.model} · {slow.mode} · batch {int(num(slow.batch_size))}: "
-                    f"{slow.machine_fast} at its best ({slow.device_fast}, {slow.precision_fast}) "
-                    f"is {fmt.ratio(upgrade)} the throughput of {slow.machine} at its best "
-                    f"({slow.device}, {slow.precision}) (95% CI {fmt.ci(u_lo, u_hi)}); the best "
-                    f"setting change on "
-                    f"{slow.machine}: {how}")
-            findings.append(Finding(
-                said, str(slow.page), str(slow.machine), text,
-                ((str(slow.page), str(slow.anchor)), (str(slow.page_fast), str(slow.anchor_fast)),
-                 *evidence), str(slow.model),
-                f"{slow.model} · {slow.mode} · batch {int(num(slow.batch_size))}", remedy))
-        findings += _thin_upgrades(every, thin, pairs, key)
+        findings = [_upgrade_finding(slow, up, lo, hi, gains)
+                    for slow, up, lo, hi in zip(rows(pairs), ups, ups_lo, ups_hi)]
+        findings += _thin_upgrades(best, pairs)
     summary = tally(findings, "workloads measured on two machines", "the upgrade buys more",
                     "a setting change buys as much",
                     "too few ok replicates, no setting change measured on the slower, or "
@@ -487,36 +466,90 @@ def upgrade_vs_settings(claim: Claim, a: Any) -> ClaimAnswer:
                   "settings study) on one machine and a gpu-profile run on another measure")
 
 
-def _thin_upgrades(every: pd.DataFrame, thin: pd.DataFrame, judged: pd.DataFrame,
-                   key: list[str]) -> list[Finding]:
-    """The workloads measured on two or more machines that no judged pair answers because
-    some machine's best cell has too few ok replicates: each a "cannot tell" finding, with
-    the rows of every machine that measured it."""
-    if thin.empty:
+def _upgrade_pairs(best: pd.DataFrame) -> pd.DataFrame:
+    """Each fingerprint's best cell of each workload (over precisions and layouts) beside the
+    fastest other machine's best (``_fast`` columns), where that one is faster: one row per
+    slower fingerprint and workload. Machines, not fingerprints: two torch versions on one box
+    are no upgrade."""
+    key = _WORKLOAD
+    tops = best.sort_values([*key, "samples_per_s"], kind="stable").drop_duplicates(
+        ["fingerprint_id", *key], keep="last")
+    per_machine = tops.drop_duplicates([*key, "machine"], keep="last")[[*key, *_FAST]]
+    merged = tops.merge(per_machine, on=key, suffixes=("", "_fast"))
+    merged = merged.loc[merged["machine"] != merged["machine_fast"]]
+    merged = merged.sort_values([*key, "fingerprint_id", "samples_per_s_fast"],
+                                kind="stable").drop_duplicates(["fingerprint_id", *key],
+                                                               keep="last")
+    faster = merged["samples_per_s_fast"].astype(float) > merged["samples_per_s"].astype(float)
+    return merged.loc[faster].sort_values([*key, "samples_per_s"], kind="stable").reset_index(
+        drop=True)
+
+
+def _upgrade_finding(slow: Any, upgrade: float, u_lo: float, u_hi: float,
+                     gains: dict[tuple[str, str, str, int],
+                                 tuple[float, float, str, tuple[Any, ...]]]) -> Finding:
+    """One slower fingerprint's workload: the upgrade against its best setting change."""
+    what = f"{slow.model} · {slow.mode} · batch {int(num(slow.batch_size))}"
+    found = gains.get((str(slow.page), str(slow.model), str(slow.mode),
+                       int(num(slow.batch_size))))
+    evidence: tuple[Any, ...] = ()
+    if found is None:
+        said = Stance.CANNOT_TELL
+        how = "none was measured there for this model, mode and batch"
+        remedy = ("a setting change (precision, layout or threads) measured on the slower "
+                  "machine at the same model, mode and batch")
+    else:
+        s_lo, s_hi, how, evidence = found
+        said, how = _upgrade_stance(u_lo, u_hi, s_lo, s_hi, how)
+        remedy = replicates_remedy(said)
+    text = (f"{what}: {slow.machine_fast} at its best ({slow.device_fast}, "
+            f"{slow.precision_fast}) is {fmt.ratio(upgrade)} the throughput of {slow.machine} "
+            f"at its best ({slow.device}, {slow.precision}) (95% CI {fmt.ci(u_lo, u_hi)}); the "
+            f"best single-setting change measured on {slow.machine}: {how}")
+    return Finding(said, str(slow.page), str(slow.machine), text,
+                   ((str(slow.page), str(slow.anchor)), (str(slow.page_fast),
+                                                         str(slow.anchor_fast)), *evidence),
+                   str(slow.model), what, remedy)
+
+
+def _thin_upgrades(every: pd.DataFrame, judged: pd.DataFrame) -> list[Finding]:
+    """The workloads measured on two or more machines that no judged pair answers for some
+    fingerprint because a best cell has too few ok replicates: a "cannot tell" finding for
+    each fingerprint that another machine measured faster, with its rows and the other
+    machines'. A fingerprint on either side of a judged pair is answered already."""
+    key = _WORKLOAD
+    if not every["too_few_ok"].astype(bool).any():
         return []
-    done = set(map(tuple, judged[key].astype(str).to_numpy())) if len(judged) else set()
-    out: list[Finding] = []
+    done = {(str(fp), *map(str, k)) for side in ("", "_fast") if len(judged)
+            for fp, *k in judged[[f"fingerprint_id{side}", *key]].to_numpy().tolist()}
     # only the workloads of two machines or more with a thin cell go on (a 100k-row tree has
     # over a thousand workloads, and a group at a time is slow)
     by = every.assign(_few=every["too_few_ok"].astype(bool)).groupby(key, dropna=False)
     keep = (by["machine"].transform("nunique") >= 2) & by["_few"].transform("max")
     ordered = every.loc[keep.to_numpy()].sort_values([*key, "samples_per_s"], kind="stable")
+    out: list[Finding] = []
     for k, group in ordered.groupby(key, sort=True, dropna=False):
-        if group["machine"].nunique() < 2 or tuple(map(str, k)) in done:
-            continue
-        few = group.loc[group["too_few_ok"].astype(bool)]
-        if few.empty:
-            continue
-        slow = next(iter(rows(group.head(1))))
-        what = f"{slow.model} · {slow.mode} · batch {int(num(slow.batch_size))}"
-        machines = ", ".join(sorted(set(few["machine"].astype(str))))
-        out.append(Finding(
-            Stance.CANNOT_TELL, str(slow.page), str(slow.machine),
-            f"{what}: measured on {', '.join(sorted(set(group['machine'].astype(str))))}, but "
-            f"with too few ok replicates on {machines} to compare",
-            tuple((str(r.page), str(r.anchor)) for r in rows(group)), str(slow.model), what,
-            MORE_REPLICATES))
+        tops = group.drop_duplicates("fingerprint_id", keep="last")
+        for f in rows(tops):
+            others = group.loc[group["machine"] != f.machine]
+            if (str(f.fingerprint_id), *map(str, k)) in done or not (
+                    others["samples_per_s"].astype(float) > float(num(f.samples_per_s))).any():
+                continue  # answered, or measured fastest here: the others' findings hold it
+            cited = pd.concat([group.loc[group["fingerprint_id"] == f.fingerprint_id], others])
+            if cited["too_few_ok"].astype(bool).any():
+                out.append(_thin_finding(f, cited))
     return out
+
+
+def _thin_finding(f: Any, cited: pd.DataFrame) -> Finding:
+    what = f"{f.model} · {f.mode} · batch {int(num(f.batch_size))}"
+    few = cited.loc[cited["too_few_ok"].astype(bool), "machine"].astype(str)
+    return Finding(
+        Stance.CANNOT_TELL, str(f.page), str(f.machine),
+        f"{what}: measured on {', '.join(sorted(set(cited['machine'].astype(str))))}, but "
+        f"with too few ok replicates on {', '.join(sorted(set(few)))} to compare",
+        tuple((str(r.page), str(r.anchor)) for r in rows(cited)), str(f.model), what,
+        MORE_REPLICATES)
 
 
 def _upgrade_stance(u_lo: float, u_hi: float, s_lo: float, s_hi: float,
