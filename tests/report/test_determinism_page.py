@@ -68,3 +68,21 @@ def test_no_measurable_cost_only_where_the_interval_rules_out_a_slowdown(write_t
     wide = _answer(_page(write_tree, tmp_path / "b",
                          [(GPU, _gpu_rows([0.13, 0.08, 0.10]), [])]), "gpu-box")
     assert "(no clear difference)" in wide and "no measurable cost" not in wide
+
+
+def test_a_benchmark_rerun_that_differs_in_the_kernel_cache_too_concludes_nothing(
+        write_tree, tmp_path):
+    """The H200: re-runs differed with benchmark on and a warm cache, and were equal with it
+    off and a fresh one. "Bitwise re-runs also needed cudnn.benchmark off" blamed benchmark
+    for what the cache may have done; with a matching off check, the conclusion stands."""
+    on = result_row(GPU, axes(cudnn_benchmark="on", kernel_cache="warm"), kind="repro",
+                    repro_bitwise_equal="false", repro_max_abs_diff=0.351)
+    page = _page(write_tree, tmp_path, [(GPU, [*_gpu_rows([0.10] * 3), on], [])])
+    text = " ".join(_answer(page, "gpu-box").split())
+    assert "but the check with it off differs in kernel cache too" in text, text
+    assert "also needed cudnn.benchmark off" not in text
+    warm_off = result_row(GPU, axes(kernel_cache="warm"), kind="repro",
+                          repro_bitwise_equal="true")
+    page = _page(write_tree, tmp_path / "b", [(GPU, [*_gpu_rows([0.10] * 3), on, warm_off],
+                                               [])])
+    assert "bitwise re-runs also needed cudnn.benchmark off" in _answer(page, "gpu-box")

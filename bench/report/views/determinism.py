@@ -84,9 +84,14 @@ def _benchmark_text(s: DeterminismSection) -> str:
     if not k:
         return (f" With cudnn.benchmark on, re-runs were bitwise equal too "
                 f"({fmt.count(n, 'configuration')} checked).")
-    return (f" With cudnn.benchmark on (deterministic off), re-runs differed in {k} of "
-            f"{fmt.count(n, 'configuration')} checked (max |Δ| "
-            f"{fmt.num(s.benchmark_max_diff)}): bitwise re-runs also needed cudnn.benchmark off.")
+    head = (f" With cudnn.benchmark on (deterministic off), re-runs differed in {k} of "
+            f"{fmt.count(n, 'configuration')} checked (largest absolute difference "
+            f"{fmt.num(s.benchmark_max_diff)})")
+    if s.benchmark_confounds:  # the off check differs in more than the switch
+        return (f"{head}, but the check with it off differs in "
+                f"{', '.join(s.benchmark_confounds)} too, so whether cudnn.benchmark made "
+                "the difference is not told here.")
+    return f"{head}: bitwise re-runs also needed cudnn.benchmark off."
 
 
 def _cost_text(s: DeterminismSection) -> str:

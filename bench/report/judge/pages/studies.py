@@ -203,6 +203,10 @@ class DeterminismSection:
     benchmark_checked: int = 0
     benchmark_differ: int = 0
     benchmark_max_diff: float = float("nan")
+    #: of those not bitwise equal, the settings besides cudnn.benchmark in which each differs
+    #: from the nearest check with it off (empty where one matches in every other setting):
+    #: a pair that differs in the kernel cache too cannot say benchmark made the difference
+    benchmark_confounds: tuple[str, ...] = ()
     #: whether the machine ran any CUDA cell: cudnn.deterministic is a cuDNN switch, so on a
     #: CPU-only machine its answer is "not applicable", whatever its re-run checks show
     cuda: bool = True
@@ -239,6 +243,9 @@ def _determinism_section(facts: Facts, key: str, det: pd.DataFrame,
     actions = {g.main.action for g in facts.current_regimes
                if g.main.setting == "cudnn.deterministic" and g.main.page == key}
     bench_on = _benchmark_checks(checks)
+    unequal = bench_on.loc[~bench_on["bitwise_equal"].astype(bool)]
+    confounds = tuple(sorted({c for r in unequal.itertuples(index=False)
+                              for c in _nearest_off(r, checks)}))
     return DeterminismSection(
         facts.machines.get(key) or unknown_machine(key), pairs,
         ordered(checks) if checks is not None else pd.DataFrame(),
@@ -250,7 +257,27 @@ def _determinism_section(facts: Facts, key: str, det: pd.DataFrame,
         benchmark_checked=len(bench_on),
         benchmark_differ=int((~bench_on["bitwise_equal"].astype(bool)).sum()),
         benchmark_max_diff=float(bench_on["max_abs_diff"].max()) if len(bench_on) else
-        float("nan"), cuda=cuda)
+        float("nan"), benchmark_confounds=confounds, cuda=cuda)
+
+
+#: The settings a benchmark-on re-run check is matched on with its benchmark-off partner.
+_REPRO_AXES = tuple(c for c in (*CONFIG_AXES, "kernel_cache")
+                    if c not in ("cudnn_benchmark", "cudnn_benchmark_limit"))
+
+
+def _nearest_off(on: Any, checks: pd.DataFrame | None) -> tuple[str, ...]:
+    """The settings (besides cudnn.benchmark) in which a benchmark-on check differs from the
+    ok benchmark-off check of the machine that differs in the fewest; () where one matches
+    in all of them, ("no check with it off",) where there is none."""
+    if checks is None or checks.empty:
+        return ("no check with it off",)
+    off = checks.loc[(checks["cudnn_benchmark"] == "off")
+                     & (checks["cudnn_deterministic"] == on.cudnn_deterministic)
+                     & (checks["n_ok_checks"] > 0)]
+    axes = [c for c in dict.fromkeys(_REPRO_AXES) if c in checks.columns]
+    found = [tuple(c.replace("_", " ") for c in axes if str(getattr(r, c)) != str(getattr(on, c)))
+             for r in off.itertuples(index=False)]
+    return min(found, key=len) if found else ("no check with it off",)
 
 
 def _benchmark_checks(checks: pd.DataFrame | None) -> pd.DataFrame:
