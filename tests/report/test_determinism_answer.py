@@ -35,7 +35,8 @@ def test_only_ok_checks_with_benchmark_on_and_deterministic_off_count() -> None:
 
 def test_benchmark_on_re_runs_that_differ_are_named_where_benchmark_off_was_equal() -> None:
     text = _benchmark_text(_section(True, 1, 1))
-    assert "re-runs differed in 1 of 1 configuration checked (max |Δ| 0.351)" in text
+    assert "re-runs differed in 1 of 1 configuration checked (largest absolute difference 0.351)" \
+        in text
     assert "bitwise re-runs also needed cudnn.benchmark off" in text
     assert "bitwise equal too (2 configurations checked)" in _benchmark_text(_section(True, 2, 0))
 
