@@ -35,15 +35,20 @@ def short_scope(scope: Scope, *, name_models: bool = True) -> str:
         more = len(models) - NAMED_MODELS
         parts.append(fmt.and_list(models) if more <= 0 else
                      ", ".join(models[:NAMED_MODELS]) + f" and {more} more models")
+    by_mode = found.get("batch_by_mode", ())
     for col in ("mode", "precision"):
-        if found.get(col):
+        if found.get(col) and not (col == "mode" and by_mode):
             parts.append(fmt.and_list(list(found[col])))
     if found.get("memory_format") and found["memory_format"] != ("nchw",):
         parts.append(fmt.and_list(list(found["memory_format"])))
     if found.get("shapes") and found["shapes"] != ("static",):
         parts.append(fmt.and_list(list(found["shapes"])) + " shapes")
     batches = found.get("batch_size", ())
-    if batches:
+    if by_mode:  # the modes were measured at different batches: each with its own
+        parts.append(fmt.and_list([
+            f"{m} at batch {lo}" + (f" to {hi}" if hi != lo else "")
+            for m, lo, hi in zip(by_mode[::3], by_mode[1::3], by_mode[2::3])]))
+    elif batches:
         parts.append(f"batch {batches[0]}" if len(batches) == 1 else
                      f"batch {batches[0]} to {batches[-1]}")
     return ", ".join(parts)

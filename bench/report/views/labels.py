@@ -118,7 +118,7 @@ def scope(found: Scope) -> str:
     """``resnet50, vit_b_16 · infer, train · fp32, amp-bf16 · nchw · static shapes · batch 128
     · fresh kernel cache``: what a summary's rows cover (``judge.pages.common.scope_of``)."""
     return " · ".join(_SCOPE_WORDS.get(col, "{}").format(", ".join(values))
-                      for col, values in found)
+                      for col, values in found if col != "batch_by_mode")
 
 
 def exceptions(frame: pd.DataFrame, columns: Sequence[str], *, limit: int = 6) -> str:

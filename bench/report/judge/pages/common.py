@@ -81,7 +81,25 @@ def scope_of(frame: pd.DataFrame) -> Scope:
             continue
         values = sorted(values, key=float) if col == "batch_size" else sorted(values)
         parts.append((col, tuple(values)))
+    by_mode = _batches_by_mode(frame)
+    if by_mode:
+        parts.append(("batch_by_mode", by_mode))
     return tuple(parts)
+
+
+def _batches_by_mode(frame: pd.DataFrame) -> tuple[str, ...]:
+    """``("infer", "1", "128", "train", "1", "1")``: each mode with its smallest and largest
+    batch, where the modes' batches differ ("infer and train, batch 1 to 128" would read as
+    if training had been measured at 128); () where they are the same or there is one mode."""
+    if not {"mode", "batch_size"} <= set(frame.columns) or frame.empty:
+        return ()
+    known = frame.loc[frame["mode"].astype(str).isin(("infer", "train"))
+                      & pd.to_numeric(frame["batch_size"], errors="coerce").notna()]
+    sizes = {str(m): sorted(set(pd.to_numeric(g["batch_size"]).astype(int)))
+             for m, g in known.groupby("mode")}
+    if len(sizes) < 2 or len({tuple(v) for v in sizes.values()}) == 1:
+        return ()
+    return tuple(x for m, v in sorted(sizes.items()) for x in (m, str(v[0]), str(v[-1])))
 
 
 #: The axes a comparison's configuration is described by, in reading order.
