@@ -174,3 +174,20 @@ def test_an_end_to_end_twin_with_benchmark_on_says_so() -> None:
     off = EndToEnd("e2e resnet50 cuda train b128", "p", "a", 16, rate, rate, 0.01, 0, "off")
     assert _synthetic(on) == "3,962 samples/s (cudnn.benchmark on)"
     assert _synthetic(off) == "3,962 samples/s"
+
+
+def test_a_cpu_time_that_spans_the_cut_start_up_says_so() -> None:
+    """The H200's sweeps read CPU time over windows whose start-up batches were cut from the
+    rate: "—" with no reason read as not measured."""
+    from types import SimpleNamespace
+
+    from bench.report.judge.pages.feeding import Sweep, SweepPoint
+    from bench.report.views.feeding import _sweep_rows
+
+    rate = Rate(156.0, 155.0, 160.0, 3)
+    cut = SweepPoint(Delivered(1, rate), 0.5, math.nan, 0.0, cpu_spans_startup=True)
+    whole = SweepPoint(Delivered(2, rate), 0.5, 0.004, 0.0)
+    sweep = Sweep("cuda", "train", 128, "pil", "", (cut, whole))
+    rows = _sweep_rows(SimpleNamespace(sweeps=(sweep,)))  # type: ignore[arg-type]
+    assert rows[0][5] == "— (its CPU time spans the cut start-up)"
+    assert rows[1][5] == "4.00 ms"

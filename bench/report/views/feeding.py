@@ -200,7 +200,8 @@ def _sweep_rows(s: FeedingSection) -> list[list[Any]]:
                 else fmt.MISSING
             rows.append([sweep_name(sw), str(d.workers), _delivered(d.rate, d.unrated), ideal,
                          fmt.seconds(pt.first_batch_s),
-                         fmt.seconds(pt.cpu_s_per_sample), fmt.integer(pt.decode_errors)])
+                         "— (its CPU time spans the cut start-up)" if pt.cpu_spans_startup
+                         else fmt.seconds(pt.cpu_s_per_sample), fmt.integer(pt.decode_errors)])
     return rows
 
 

@@ -39,6 +39,9 @@ class SweepPoint:
     first_batch_s: float
     cpu_s_per_sample: float
     decode_errors: float
+    #: CPU time was read, but only over windows whose start-up batches were cut from the
+    #: rate: it cannot be divided by the samples of what is left
+    cpu_spans_startup: bool = False
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,8 @@ def _sweeps(rows: pd.DataFrame) -> tuple[Sweep, ...]:
         points = tuple(SweepPoint(Delivered(int(r.num_workers), _rate(r), str(r.page),
                                             str(r.anchor), int(r.n_startup)),
                                   float(r.first_batch_s), float(r.cpu_s_per_sample),
-                                  float(r.decode_errors))
+                                  float(r.decode_errors),
+                                  bool(pd.isna(r.cpu_s_per_sample) and pd.notna(r.cpu_time_s)))
                        for r in g.sort_values("num_workers").itertuples(index=False))
         out.append(Sweep(str(device), str(mode), int(batch), str(decoder), str(images), points))
     return tuple(out)
