@@ -8,9 +8,8 @@ from typing import Any
 import pandas as pd
 
 from bench.report import fmt
-from bench.report.analysis.pairs import DELTA, not_slower
 from bench.report.escape import Md, cat, slug
-from bench.report.judge import Answers
+from bench.report.judge import DELTA, Answers, not_slower
 from bench.report.judge.pages.common import scope_of
 from bench.report.judge.pages.studies import DeterminismSection
 from bench.report.pages import Page, table

@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from bench.report import caveats, fmt
-from bench.report.analysis.pairs import not_slower
 from bench.report.caveats import CAVEATS
 from bench.report.escape import Md, cat
-from bench.report.judge import DELTA, Recommendation, Regime
+from bench.report.judge import DELTA, Recommendation, Regime, not_slower
 from bench.report.pages import Page
 from bench.report.vocabulary import Action, Verdict
 

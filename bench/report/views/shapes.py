@@ -10,9 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from bench.report import fmt
-from bench.report.analysis.pairs import DELTA, within_band
 from bench.report.escape import Md, cat, slug
-from bench.report.judge import Answers
+from bench.report.judge import DELTA, Answers, within_band
 from bench.report.judge.pages.studies import MachineRows
 from bench.report.pages import Page, table
 from bench.report.paths import SHAPES_PAGE, chart_file
