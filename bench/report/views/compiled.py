@@ -9,7 +9,7 @@ cells it compares, and says which kernel cache the break-even is from.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -81,7 +81,7 @@ def _section(writer: Writer, answers: Answers, p: Page, s: CompileSection, csv: 
         "chart": chart, "more": more_rows(p, len(group), csv),
         "shapes": _shapes_section(p, answers, s),
         "benchmark": _benchmark_section(p, answers, s),
-        # set by ``_unmeasured_once`` where no machine measured them: said once for the page
+        # set where no machine measured them: said once for the page instead
         "shapes_unmeasured": False, "benchmark_unmeasured": False,
     }
 
@@ -122,30 +122,30 @@ def compile_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> No
     csv = write_comparisons(writer, "torch-compile", costs, _CSV_EXTRA) if len(costs) else ""
     found = [_answer(p, s) for s in model.sections]
     sections = [_section(writer, answers, p, s, csv) for s in model.sections]
+    # what no machine measured is said once for the page, and the sections leave it out
+    shapes = bool(sections) and not any(sec["shapes"] for sec in sections)
+    bench = bool(sections) and not any(s.benchmark or s.cuda for s in model.sections)
+    for sec in sections:
+        sec.update(shapes_unmeasured=shapes, benchmark_unmeasured=bench)
     writer.page(COMPILE_PAGE, "torch-compile.md.j2", p=p, banners=banner(model.sources),
                 answers=[a for a in found if a], sections=sections,
-                unmeasured=_unmeasured_once(model.sections, sections),
+                unmeasured=_unmeasured_text(shapes, bench),
                 legend=SHORT_LEGEND, provenance=provenance(common["build"], model.sources),
                 **common)
 
 
-def _unmeasured_once(found: Sequence[CompileSection], sections: list[dict[str, Any]]
-                     ) -> Md | None:
-    """What no machine measured, said once for the page rather than once per machine: the
-    sections then leave those notes out."""
-    shapes = bool(sections) and not any(sec["shapes"] for sec in sections)
-    bench = bool(found) and not any(s.benchmark or s.cuda for s in found)
-    if not (shapes or bench):
-        return None
-    for sec in sections:
-        sec["shapes_unmeasured"] = shapes
-        sec["benchmark_unmeasured"] = bench
+def _unmeasured_text(shapes: bool, bench: bool) -> Md | None:
+    """What no machine measured, in one sentence for the page (None where each was measured
+    somewhere)."""
     what = [w for w, missing in (
         ("no compiled cell cycled its input shapes (how compiling meets new shapes)", shapes),
         ("no compiled cell ran on a CUDA device (whether cudnn.benchmark still matters in a "
          "compiled model)", bench)) if missing]
+    if not what:
+        return None
     return cat("Not measured on any machine here: ", "; and ".join(what), ". The ",
-               Md("`compile`"), " profile measures both, on a CUDA machine.")
+               Md("`compile`"), f" profile measures {'both' if len(what) > 1 else 'it'}, on a "
+               "CUDA machine.")
 
 
 def _advice(p: Page, s: CompileSection) -> list[Md]:
