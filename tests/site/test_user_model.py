@@ -88,7 +88,8 @@ def test_the_home_page_gives_the_family_its_own_verdict(built: Built) -> None:
     family = f"{MODEL}@{digest}"
     text = _text(built.site / "index.html")
     row = re.search(re.escape(family) + r" · infer · fp32 · batch 4\n([^\n]+)\n"
-                    r"[0-9.]+× \([^)\n]+\)\n(faster|slower|no clear difference)\n", text)
+                    r"[0-9.]+× \([^)\n]+\)\n(faster|slower|no clear difference)"
+                    r"( \(a replicate drifted\))?\n", text)  # a real run may drift
     assert row, "the home page names the family with a decision and a verdict"
     with open(built.generated / "data" / "comparisons" / "memory-format.csv", newline="",
               encoding="utf-8") as f:
