@@ -8,11 +8,13 @@ same words.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from bench import schema
 from bench.report.vocabulary import Verdict
 
 #: What a regime's comparison rows are grouped by: machine, device, model family, mode,
@@ -82,3 +84,24 @@ def superseded_pages(machine_summary: pd.DataFrame) -> frozenset[str]:
         return frozenset()
     return frozenset(machine_summary.loc[machine_summary["superseded"].astype(bool), "page"]
                      .astype(str))
+
+
+#: The settings a re-run check with benchmark on must share with its partner with it off, so
+#: that benchmark is the one thing that differs between them (the kernel cache included).
+RERUN_SETTINGS = tuple(c for c in schema.AXIS_COLUMNS if c != "cudnn_benchmark")
+
+
+def benchmark_off_partner(on: Any, off: Iterable[Any]) -> tuple[Any, list[str]]:
+    """The re-run check with benchmark off (of ``off``) of ``on``'s fingerprint, model and
+    mode that differs from it in the fewest settings, and those settings ((None, []) where
+    there is none). The claims page and the determinism page both ask it: only a partner that
+    differs in nothing else tells what benchmark did to re-runs."""
+    found: tuple[Any, list[str]] = (None, [])
+    for o in off:
+        if any(str(getattr(o, c)) != str(getattr(on, c))
+               for c in ("fingerprint_id", "model", "mode")):
+            continue
+        differs = [c for c in RERUN_SETTINGS if str(getattr(o, c)) != str(getattr(on, c))]
+        if found[0] is None or len(differs) < len(found[1]):
+            found = (o, differs)
+    return found

@@ -39,7 +39,7 @@ from bench.report.judge.claims.model import (
     decide,
     replicates_remedy,
 )
-from bench.report.judge.selection import counted_benchmark
+from bench.report.judge.selection import benchmark_off_partner, counted_benchmark
 from bench.report.vocabulary import Stance, Verdict
 
 
@@ -239,11 +239,6 @@ def _one_shape_text(r: Any, base: Any) -> str:
                     "are not what keeps it from being faster")
 
 
-#: The settings a re-run check with benchmark on must share with its partner with it off, so
-#: that benchmark is the one thing that differs between them.
-_REPRO_SETTINGS = tuple(c for c in schema.AXIS_COLUMNS if c != "cudnn_benchmark")
-
-
 def benchmark_reproducibility(claim: Claim, a: Any) -> ClaimAnswer:
     """Pairs each re-run check with benchmark on (deterministic off) with the check with it off
     of the same fingerprint, model and mode that differs in the fewest other settings. Only a
@@ -260,25 +255,11 @@ def benchmark_reproducibility(claim: Claim, a: Any) -> ClaimAnswer:
         off = list(rows(rep.loc[rep["cudnn_benchmark"] == "off"]))
         name = labeller(rep)
         for r in rows(on):
-            base, differs = _repro_partner(r, off)
+            base, differs = benchmark_off_partner(r, off)
             findings.append(_repro_finding(r, base, differs, name))
             confounded += bool(differs) and not bool(r.bitwise_equal)
     return decide(claim, findings, _repro_summary(on, findings, confounded),
                   GPU_RUN + ", whose re-run study checks benchmark on")
-
-
-def _repro_partner(r: Any, off: list[Any]) -> tuple[Any, list[str]]:
-    """The check with benchmark off of ``r``'s fingerprint, model and mode that differs from it
-    in the fewest settings, and those settings (None where there is none)."""
-    found: tuple[Any, list[str]] = (None, [])
-    for o in off:
-        if any(str(getattr(o, c)) != str(getattr(r, c)) for c in ("fingerprint_id", "model",
-                                                                   "mode")):
-            continue
-        differs = [c for c in _REPRO_SETTINGS if str(getattr(o, c)) != str(getattr(r, c))]
-        if found[0] is None or len(differs) < len(found[1]):
-            found = (o, differs)
-    return found
 
 
 def _setting(column: str, value: Any) -> str:

@@ -30,7 +30,7 @@ from bench.report.judge.pages.common import (
     scope_of,
     sources_of,
 )
-from bench.report.judge.selection import judged
+from bench.report.judge.selection import benchmark_off_partner, judged
 from bench.report.vocabulary import Action, Verdict
 
 #: What a CPU-vs-GPU curve is named by: its axes, without where it was measured.
@@ -260,24 +260,17 @@ def _determinism_section(facts: Facts, key: str, det: pd.DataFrame,
         float("nan"), benchmark_confounds=confounds, cuda=cuda)
 
 
-#: The settings a benchmark-on re-run check is matched on with its benchmark-off partner.
-_REPRO_AXES = tuple(c for c in (*CONFIG_AXES, "kernel_cache")
-                    if c not in ("cudnn_benchmark", "cudnn_benchmark_limit"))
-
-
 def _nearest_off(on: Any, checks: pd.DataFrame | None) -> tuple[str, ...]:
-    """The settings (besides cudnn.benchmark) in which a benchmark-on check differs from the
-    ok benchmark-off check of the machine that differs in the fewest; () where one matches
+    """The settings (besides cudnn.benchmark) in which a benchmark-on check differs from its
+    nearest ok benchmark-off check (``selection.benchmark_off_partner``); () where one matches
     in all of them, ("no check with it off",) where there is none."""
-    if checks is None or checks.empty:
+    off = [] if checks is None or checks.empty else list(checks.loc[
+        (checks["cudnn_benchmark"] == "off") & (checks["cudnn_deterministic"] == "off")
+        & (checks["n_ok_checks"] > 0)].itertuples(index=False))
+    partner, differs = benchmark_off_partner(on, off)
+    if partner is None:
         return ("no check with it off",)
-    off = checks.loc[(checks["cudnn_benchmark"] == "off")
-                     & (checks["cudnn_deterministic"] == on.cudnn_deterministic)
-                     & (checks["n_ok_checks"] > 0)]
-    axes = [c for c in dict.fromkeys(_REPRO_AXES) if c in checks.columns]
-    found = [tuple(c.replace("_", " ") for c in axes if str(getattr(r, c)) != str(getattr(on, c)))
-             for r in off.itertuples(index=False)]
-    return min(found, key=len) if found else ("no check with it off",)
+    return tuple(c.replace("_", " ") for c in differs)
 
 
 def _benchmark_checks(checks: pd.DataFrame | None) -> pd.DataFrame:
