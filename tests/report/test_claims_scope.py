@@ -69,6 +69,9 @@ def test_changing_shapes_are_blamed_only_against_the_same_workload_with_one_shap
             "measured with changing shapes as well") in neither.missing
     assert neither.summary.startswith("on box, of 1 configuration with changing shapes "
                                       "(resnet50): ")
+    # the summary says why it cannot tell, not every reason a finding might have
+    assert neither.summary.endswith("no faster with one input shape either in 1"), \
+        neither.summary
     # a gain with one shape that the changing shapes take away: supported
     helps = _verdict(write_tree, "benchmark-dynamic", _cycled(1.0, static=0.6))
     assert helps.verdict == ClaimVerdict.SUPPORTED
@@ -80,6 +83,7 @@ def test_changing_shapes_are_blamed_only_against_the_same_workload_with_one_shap
     alone = _verdict(write_tree, "benchmark-dynamic", _cycled(1.0, static=None))
     assert alone.verdict == ClaimVerdict.CANNOT_TELL
     assert "the same workload with one input shape, cudnn.benchmark on and off" in alone.missing
+    assert alone.summary.endswith("no one-shape pair in 1"), alone.summary
 
 
 def test_every_slower_machine_of_a_workload_is_judged_against_the_upgrade(

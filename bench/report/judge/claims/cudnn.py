@@ -152,10 +152,13 @@ def benchmark_dynamic(claim: Claim, a: Any) -> ClaimAnswer:
         pd.MultiIndex.from_arrays([pairs["fingerprint_id"], pairs["variant_cell_id"]]))
     name = labeller(pairs, keep=("batch_size", "precision", "shapes"))
     findings: list[Finding] = []
+    why: dict[str, None] = {}  # why those that cannot tell cannot, in the order met
     for r, count in zip(rows(pairs), counts.to_numpy(float)):
         base = partners.get(_partner_key(r))
         shapes = max(int(count) if fmt.present(count) else 1, 1)
-        told, remedy = _dynamic_stance(r, base)
+        told, remedy, reason = _dynamic_stance(r, base)
+        if reason:
+            why[reason] = None
         evidence = pair_evidence(r) + (pair_evidence(base) if base is not None else ())
         findings.append(Finding(told, str(r.page), str(r.machine),
                                 functools.partial(_dynamic_text, r, name, shapes, base),
@@ -163,8 +166,7 @@ def benchmark_dynamic(claim: Claim, a: Any) -> ClaimAnswer:
     summary = tally(findings, "configurations with changing shapes",
                     "dearer new shapes, and benchmark on slower over the cycle or faster only "
                     "with one input shape", "faster with benchmark on",
-                    "no faster with one input shape either, no one-shape pair, no dearer new "
-                    "shapes, or too wide an interval")
+                    " or ".join(why) or "too wide an interval")
     return decide(claim, findings, summary or "no sufficient comparison of changing shapes",
                   GPU_RUN + ", whose shapes study cycles input resolutions")
 
@@ -181,25 +183,26 @@ def _searches(r: Any, base: Any) -> bool:
     return fmt.present(extra) and extra > max(0.0 if math.isnan(floor) else floor, 0.0)
 
 
-def _dynamic_stance(r: Any, base: Any) -> tuple[Stance, str]:
-    """The finding's stance and its remedy where it cannot tell (see ``benchmark_dynamic``)."""
+def _dynamic_stance(r: Any, base: Any) -> tuple[Stance, str, str]:
+    """The finding's stance, its remedy where it cannot tell, and why it cannot, in a few
+    words for the summary (see ``benchmark_dynamic``)."""
     if r.verdict == Verdict.FASTER:
-        return Stance.CONTRADICTS, ""
+        return Stance.CONTRADICTS, "", ""
     if too_wide(r.verdict, r.ci_low, r.ci_high):
-        return Stance.CANNOT_TELL, MORE_REPLICATES
+        return Stance.CANNOT_TELL, MORE_REPLICATES, "too wide an interval"
     if not _searches(r, base):
-        return Stance.CANNOT_TELL, ""
+        return Stance.CANNOT_TELL, "", "no dearer new shapes"
     if r.verdict == Verdict.SLOWER:
-        return Stance.SUPPORTS, ""
+        return Stance.SUPPORTS, "", ""
     if base is None:
         return Stance.CANNOT_TELL, ("the same workload with one input shape, cudnn.benchmark "
-                                    "on and off, on that machine")
+                                    "on and off, on that machine"), "no one-shape pair"
     if base.verdict == Verdict.FASTER:
-        return Stance.SUPPORTS, ""
+        return Stance.SUPPORTS, "", ""
     if base.verdict == Verdict.INSUFFICIENT or too_wide(base.verdict, base.ci_low,
                                                          base.ci_high):
-        return Stance.CANNOT_TELL, MORE_REPLICATES
-    return Stance.CANNOT_TELL, _HELPS_STATIC
+        return Stance.CANNOT_TELL, MORE_REPLICATES, "too wide an interval with one input shape"
+    return Stance.CANNOT_TELL, _HELPS_STATIC, "no faster with one input shape either"
 
 
 def _dynamic_text(r: Any, name: Callable[[Any], str], shapes: int, base: Any) -> str:
