@@ -154,3 +154,23 @@ def test_a_summary_names_the_models_and_machines_it_rests_on(write_tree: Any) ->
     static = _verdict(write_tree, "benchmark-static", _benchmark(0.6))
     assert "of 1 configuration with one input shape (resnet50)" in static.summary
 
+
+
+def test_findings_that_cannot_tell_are_counted_under_their_own_reasons() -> None:
+    """"too few ok replicates, no setting change measured on the slower, or intervals too
+    close to tell in 6" did not say which: each reason is now counted on its own, and a
+    finding without one falls back to the claim's words."""
+    from bench.report.judge.claims.findings import tally
+    from bench.report.judge.claims.model import Finding
+
+    def found(stance: Stance, why: str = "") -> Finding:
+        return Finding(stance, "box-1", "box", "", model="resnet50", why=why)
+
+    fs = [found(Stance.SUPPORTS), found(Stance.CANNOT_TELL, "no setting measured"),
+          found(Stance.CANNOT_TELL, "too few ok replicates"),
+          found(Stance.CANNOT_TELL, "no setting measured")]
+    assert tally(fs, "workloads", "yes", "no", "unknown") == (
+        "on box, of 4 workloads (resnet50): yes in 1 (resnet50), no in 0, no setting measured "
+        "in 2, too few ok replicates in 1")
+    fs[-1] = found(Stance.CANNOT_TELL)
+    assert tally(fs, "workloads", "yes", "no", "unknown").endswith("unknown in 3")

@@ -152,21 +152,18 @@ def benchmark_dynamic(claim: Claim, a: Any) -> ClaimAnswer:
         pd.MultiIndex.from_arrays([pairs["fingerprint_id"], pairs["variant_cell_id"]]))
     name = labeller(pairs, keep=("batch_size", "precision", "shapes"))
     findings: list[Finding] = []
-    why: dict[str, None] = {}  # why those that cannot tell cannot, in the order met
     for r, count in zip(rows(pairs), counts.to_numpy(float)):
         base = partners.get(_partner_key(r))
         shapes = max(int(count) if fmt.present(count) else 1, 1)
         told, remedy, reason = _dynamic_stance(r, base)
-        if reason:
-            why[reason] = None
         evidence = pair_evidence(r) + (pair_evidence(base) if base is not None else ())
         findings.append(Finding(told, str(r.page), str(r.machine),
                                 functools.partial(_dynamic_text, r, name, shapes, base),
-                                evidence, str(r.model), name(r), remedy))
+                                evidence, str(r.model), name(r), remedy, reason))
     summary = tally(findings, "configurations with changing shapes",
                     "dearer new shapes, and benchmark on slower over the cycle or faster only "
                     "with one input shape", "faster with benchmark on",
-                    " or ".join(why) or "too wide an interval")
+                    "too wide an interval")
     return decide(claim, findings, summary or "no sufficient comparison of changing shapes",
                   GPU_RUN + ", whose shapes study cycles input resolutions")
 

@@ -113,7 +113,9 @@ def tally(findings: list[Finding], what: str, yes: str, no: str,
     in 1`` (only the last where none can tell), naming the models it rests on; where the
     verdict is "it depends", or a machine's findings say different things (so its counts do
     not say which regime told what), each side names its regimes
-    (``faster in 1 (resnet50 · train), …``), capped at ``NAMED``."""
+    (``faster in 1 (resnet50 · train), …``), capped at ``NAMED``. Those that cannot tell are
+    counted under the reasons their findings give (``Finding.why``) where each gives one, else
+    under ``unknown``."""
     parts = []
     grouped = per_machine(findings)
     names = [machine for machine, _ in grouped]
@@ -130,6 +132,10 @@ def tally(findings: list[Finding], what: str, yes: str, no: str,
             if (stance == Stance.CANNOT_TELL and not mine) or (
                     stance != Stance.CANNOT_TELL and not telling):
                 continue  # a machine none of whose findings can tell says only that
+            if stance == Stance.CANNOT_TELL and mine and all(f.why for f in mine):
+                whys = [f.why for f in mine]  # each reason these cannot tell, with its count
+                said += [f"{w} in {whys.count(w)}" for w in dict.fromkeys(whys)]
+                continue
             text = f"{word} in {len(mine)}"
             if named and mine and stance != Stance.CANNOT_TELL:
                 text += f" ({name_list([label_of(f) for f in mine])})"

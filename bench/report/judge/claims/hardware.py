@@ -494,13 +494,13 @@ def _upgrade_finding(slow: Any, upgrade: float, u_lo: float, u_hi: float,
                        int(num(slow.batch_size))))
     evidence: tuple[Any, ...] = ()
     if found is None:
-        said = Stance.CANNOT_TELL
+        said, why = Stance.CANNOT_TELL, _NO_SETTING
         how = "none was measured there for this model, mode and batch"
         remedy = ("a setting change (precision, layout or threads) measured on the slower "
                   "machine at the same model, mode and batch")
     else:
         s_lo, s_hi, how, evidence = found
-        said, how = _upgrade_stance(u_lo, u_hi, s_lo, s_hi, how)
+        said, how, why = _upgrade_stance(u_lo, u_hi, s_lo, s_hi, how)
         remedy = replicates_remedy(said)
     text = (f"{what}: {slow.machine_fast} at its best ({slow.device_fast}, "
             f"{slow.precision_fast}) is {fmt.ratio(upgrade)} the throughput of {slow.machine} "
@@ -509,7 +509,7 @@ def _upgrade_finding(slow: Any, upgrade: float, u_lo: float, u_hi: float,
     return Finding(said, str(slow.page), str(slow.machine), text,
                    ((str(slow.page), str(slow.anchor)), (str(slow.page_fast),
                                                          str(slow.anchor_fast)), *evidence),
-                   str(slow.model), what, remedy)
+                   str(slow.model), what, remedy, why)
 
 
 def _thin_upgrades(every: pd.DataFrame, judged: pd.DataFrame) -> list[Finding]:
@@ -549,20 +549,26 @@ def _thin_finding(f: Any, cited: pd.DataFrame) -> Finding:
         f"{what}: measured on {', '.join(sorted(set(cited['machine'].astype(str))))}, but "
         f"with too few ok replicates on {', '.join(sorted(set(few)))} to compare",
         tuple((str(r.page), str(r.anchor)) for r in rows(cited)), str(f.model), what,
-        MORE_REPLICATES)
+        MORE_REPLICATES, _THIN)
+
+
+#: Why an upgrade finding cannot tell, as its claim's summary counts them.
+_THIN, _CLOSE, _NO_SETTING = ("too few ok replicates", "intervals too close to tell",
+                              "no setting change measured on the slower")
 
 
 def _upgrade_stance(u_lo: float, u_hi: float, s_lo: float, s_hi: float,
-                    how: str) -> tuple[Stance, str]:
-    """The finding's stance and the setting's description with its interval and the outcome."""
+                    how: str) -> tuple[Stance, str, str]:
+    """The finding's stance, the setting's description with its interval and the outcome, and
+    why it cannot tell ("" where it can)."""
     shown = f"{how} (95% CI {fmt.ci(s_lo, s_hi)})"
     if not all(fmt.present(x) for x in (u_lo, u_hi, s_lo, s_hi)):
-        return Stance.CANNOT_TELL, f"{shown}; too few ok replicates for both intervals"
+        return Stance.CANNOT_TELL, f"{shown}; too few ok replicates for both intervals", _THIN
     if u_lo > s_hi * (1 + DELTA):
-        return Stance.SUPPORTS, f"{shown}, clearly less"
+        return Stance.SUPPORTS, f"{shown}, clearly less", ""
     if u_hi < s_lo * (1 + DELTA):
-        return Stance.CONTRADICTS, f"{shown}, as much or more"
-    return Stance.CANNOT_TELL, f"{shown}; the intervals are too close to tell"
+        return Stance.CONTRADICTS, f"{shown}, as much or more", ""
+    return Stance.CANNOT_TELL, f"{shown}; the intervals are too close to tell", _CLOSE
 
 
 def _setting_gains(a: Any) -> dict[tuple[str, str, str, int],

@@ -37,6 +37,8 @@ class Finding:
     label: str = ""  # its regime in a few words, for a summary that names it ("" = the model)
     #: what would let a finding that cannot tell tell ("" where nothing more here would)
     remedy: str = ""
+    #: why it cannot tell, in a few words for its claim's summary ("" = the claim's words)
+    why: str = ""
 
     @functools.cached_property
     def text(self) -> str:
