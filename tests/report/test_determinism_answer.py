@@ -45,3 +45,15 @@ def test_nothing_is_added_where_it_would_not_be_true_or_new() -> None:
     assert _benchmark_text(_section(False, 1, 1)) == ""  # benchmark off did not give it either
     assert _benchmark_text(_section(None, 1, 1)) == ""
     assert _benchmark_text(_section(True, 0, 0)) == ""
+
+
+def test_a_benchmark_rerun_with_no_check_with_it_off_says_so() -> None:
+    """No benchmark-off check to hold it against: it read "the check with it off differs in
+    no check with it off too"."""
+    s = DeterminismSection(unknown_machine("box"), pd.DataFrame(), pd.DataFrame(),
+                           equal_off=True, benchmark_checked=1, benchmark_differ=1,
+                           benchmark_max_diff=0.351, benchmark_unpaired=True)
+    text = _benchmark_text(s)
+    assert "but no check with it off was run beside it, so whether cudnn.benchmark made the " \
+           "difference is not told here." in text
+    assert "differs in" not in text

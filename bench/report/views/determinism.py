@@ -86,10 +86,12 @@ def _benchmark_text(s: DeterminismSection) -> str:
     head = (f" With cudnn.benchmark on (deterministic off), re-runs differed in {k} of "
             f"{fmt.count(n, 'configuration')} checked (largest absolute difference "
             f"{fmt.num(s.benchmark_max_diff)})")
+    unknown = "so whether cudnn.benchmark made the difference is not told here."
+    if s.benchmark_unpaired:  # nothing with it off to hold it against
+        return f"{head}, but no check with it off was run beside it, {unknown}"
     if s.benchmark_confounds:  # the off check differs in more than the switch
         return (f"{head}, but the check with it off differs in "
-                f"{', '.join(s.benchmark_confounds)} too, so whether cudnn.benchmark made "
-                "the difference is not told here.")
+                f"{', '.join(s.benchmark_confounds)} too, {unknown}")
     return f"{head}: bitwise re-runs also needed cudnn.benchmark off."
 
 

@@ -205,8 +205,10 @@ class DeterminismSection:
     benchmark_max_diff: float = float("nan")
     #: of those not bitwise equal, the settings besides cudnn.benchmark in which each differs
     #: from the nearest check with it off (empty where one matches in every other setting):
-    #: a pair that differs in the kernel cache too cannot say benchmark made the difference
+    #: a pair that differs in the kernel cache too cannot say benchmark made the difference;
+    #: and whether one of them had no check with it off to compare with at all
     benchmark_confounds: tuple[str, ...] = ()
+    benchmark_unpaired: bool = False
     #: whether the machine ran any CUDA cell: cudnn.deterministic is a cuDNN switch, so on a
     #: CPU-only machine its answer is "not applicable", whatever its re-run checks show
     cuda: bool = True
@@ -244,8 +246,8 @@ def _determinism_section(facts: Facts, key: str, det: pd.DataFrame,
                if g.main.setting == "cudnn.deterministic" and g.main.page == key}
     bench_on = _benchmark_checks(checks)
     unequal = bench_on.loc[~bench_on["bitwise_equal"].astype(bool)]
-    confounds = tuple(sorted({c for r in unequal.itertuples(index=False)
-                              for c in _nearest_off(r, checks)}))
+    nearest = [_nearest_off(r, checks) for r in unequal.itertuples(index=False)]
+    confounds = tuple(sorted({c for found in nearest if found is not None for c in found}))
     return DeterminismSection(
         facts.machines.get(key) or unknown_machine(key), pairs,
         ordered(checks) if checks is not None else pd.DataFrame(),
@@ -257,20 +259,19 @@ def _determinism_section(facts: Facts, key: str, det: pd.DataFrame,
         benchmark_checked=len(bench_on),
         benchmark_differ=int((~bench_on["bitwise_equal"].astype(bool)).sum()),
         benchmark_max_diff=float(bench_on["max_abs_diff"].max()) if len(bench_on) else
-        float("nan"), benchmark_confounds=confounds, cuda=cuda)
+        float("nan"), benchmark_confounds=confounds,
+        benchmark_unpaired=any(found is None for found in nearest), cuda=cuda)
 
 
-def _nearest_off(on: Any, checks: pd.DataFrame | None) -> tuple[str, ...]:
+def _nearest_off(on: Any, checks: pd.DataFrame | None) -> tuple[str, ...] | None:
     """The settings (besides cudnn.benchmark) in which a benchmark-on check differs from its
     nearest ok benchmark-off check (``selection.benchmark_off_partner``); () where one matches
-    in all of them, ("no check with it off",) where there is none."""
+    in all of them, None where there is none."""
     off = [] if checks is None or checks.empty else list(checks.loc[
         (checks["cudnn_benchmark"] == "off") & (checks["cudnn_deterministic"] == "off")
         & (checks["n_ok_checks"] > 0)].itertuples(index=False))
     partner, differs = benchmark_off_partner(on, off)
-    if partner is None:
-        return ("no check with it off",)
-    return tuple(c.replace("_", " ") for c in differs)
+    return None if partner is None else tuple(c.replace("_", " ") for c in differs)
 
 
 def _benchmark_checks(checks: pd.DataFrame | None) -> pd.DataFrame:
