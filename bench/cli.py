@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "--resume finishes the run")
     run.add_argument("--launcher", choices=("forkserver", "spawn"), default="forkserver",
                      help="forkserver (torch imported once) or spawn (a fresh interpreter)")
+    run.add_argument("--no-adaptive", action="store_true",
+                     help="run the planned replicates only: no extra rounds for comparisons "
+                     "still undecided (the profile's [adaptive] table)")
     run.add_argument("--run-id", help="name the run folder: letters, digits, '.', '_', '-' "
                      "(default: a UTC time and the profile)")
     run.add_argument("--shard", metavar="K/N", help="run only shard K of N (what each cluster "

@@ -30,6 +30,24 @@ MIN_OK_REPLICATES: Final = 3
 #: δ: a speedup inside [1 − δ, 1 + δ] is "no clear difference" (3 %).
 DELTA: Final = 0.03
 
+# The adaptive-replicates rule's defaults (``bench.run.adaptive``; a profile's ``[adaptive]``
+# table may change them; ``tests/report/test_coverage.py`` reads them). Why these: three looks
+# (3, 5, 7 replicates a side at the cpu and gpu profiles' 3) cost an undecided comparison at
+# most 7/3 of its planned replicates. Splitting the error three ways (``level(3)``, 98.3 %)
+# makes the first look's interval about 1.4 times as wide as at ``level(1)``, but the last
+# look's, at 7 a side, is about 0.66 times as wide as a 3-a-side interval at 95 %: a
+# comparison that needs replicates ends much narrower, and one that needs none pays only the
+# wider first look. Two replicates a look are one more round over both cells (A B A B),
+# keeping the arms interleaved. An interval narrower than 1.10 (hi / lo) that still straddles
+# an edge of the 6 %-wide band 1 ± δ is one whose true ratio lies near that edge: more
+# replicates would chase it at a cost that a wide interval repays better.
+#: Looks at a comparison in all, the first at the planned replicates.
+ADAPTIVE_LOOKS: Final = 3
+#: Replicates added to each cell of an undecided comparison per extra look.
+ADAPTIVE_STEP: Final = 2
+#: An undecided comparison narrower than this (hi / lo) gets no more replicates.
+ADAPTIVE_MAX_WIDTH: Final = 1.10
+
 
 def level(looks: int = 1) -> float:
     """The confidence level of each look when the error is split over ``looks`` looks."""

@@ -112,6 +112,11 @@ ENV_FILE: Final = "env.json"
 #: In a cluster shard's run folder: every Slurm job that ran the shard there, one id a line,
 #: oldest first (env.json, written once, names only the first); the machine page lists them.
 SLURM_JOBS_FILE: Final = "slurm-jobs.txt"
+#: The key of env.json that records the adaptive-replicates rule a run applied
+#: (``bench.run.adaptive``): ``{"looks": 3, "step": 2, "max_width": 1.1, "delta": 0.03}``; the
+#: report computes each comparison's interval at ``bench.intervals.level(looks)``. A run
+#: without the rule records none (one look).
+ADAPTIVE_KEY: Final = "adaptive"
 
 #: How a row's energy was measured (``energy_method``): NVML's energy counter, NVML's power
 #: samples integrated over the window, the CPU's RAPL counters, or not at all (its

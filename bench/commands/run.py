@@ -14,12 +14,13 @@ import os
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bench.commands.exits import fail
 from bench.run import dryrun, estimate, hooks, launch, learned, matrix, runid, session
 from bench.run import probe as probing
+from bench.run.adaptive import dry_run_line
 from bench.run.budget import Budget, Ending, ending_lines, parse_duration, too_short
 from bench.run.cluster import shards
 from bench.run.cluster.executor import local_refusal
@@ -78,6 +79,7 @@ class _Ending:
     counts: dict[str, int] = field(default_factory=dict)
     store_error: StoreError | None = None
     budget: Ending | None = None  # what a budgeted run left
+    adaptive: tuple[str, ...] = ()  # what it says of its adaptive replicates
 
 
 def _finish(ending: _Ending, code: int) -> None:
@@ -93,6 +95,8 @@ def _finish(ending: _Ending, code: int) -> None:
               f"{ending.resume}", file=sys.stderr)
         return
     print(session.summary(code, ending.counts, out), file=sys.stderr)
+    for line in ending.adaptive:
+        print(line, file=sys.stderr)
     left = ending.budget
     if left is not None and not code:
         for line in ending_lines(left):
@@ -115,6 +119,8 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
             print(f"profile: {name} (chosen from the hardware found)", file=sys.stderr)
             profile = matrix.select(matrix.load_profile(name), args.only)
         profile, jobs = session.planned(profile, probe)
+        if getattr(args, "no_adaptive", False):  # the planned replicates alone
+            profile = replace(profile, adaptive=None)
     except matrix.ProfileError as exc:
         return fail(str(exc))
     if args.shard:  # one shard of a cluster run: its own cells, in the plan's order
@@ -154,6 +160,7 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
                             hook=hook, budget=budget, since=started)
     ending.counts, ending.store_error, ending.budget = (ended.counts, ended.store_error,
                                                         ended.budget)
+    ending.adaptive = ended.adaptive
     return ended.code
 
 
@@ -162,8 +169,9 @@ def _dry_run(args: argparse.Namespace, profile: matrix.Profile, probe: Probe, jo
     """The plan and its estimate; with ``--resume``, what that run has left, refused as the
     resume itself would be (another machine's run, a changed plan); nothing is written."""
     if not args.resume:
-        dryrun.print_dry_run(jobs, probe, budget=budget,
-                             costs=learned.history(Path(args.reports), probe.env))
+        costs = learned.history(Path(args.reports), probe.env)
+        dryrun.print_dry_run(jobs, probe, budget=budget, costs=costs)
+        _say(dry_run_line(jobs, profile.adaptive, probe, costs))
         return 0
     try:
         left = session.preview_resume(profile, probe, jobs, reports=Path(args.reports),
@@ -176,7 +184,14 @@ def _dry_run(args: argparse.Namespace, profile: matrix.Profile, probe: Probe, jo
     if todo:
         dryrun.print_dry_run(todo, probe, budget=budget, costs=left.costs,
                              known=left.seconds(probe))
+    if left.looks is not None:  # the rule the run recorded, less what its rows hold
+        _say(dry_run_line(jobs, left.looks.rule, probe, left.costs, left.looks))
     return 0
+
+
+def _say(line: str | None) -> None:
+    if line:
+        print(line)
 
 
 def _slurm(args: argparse.Namespace) -> int:

@@ -39,6 +39,14 @@ SETTINGS: dict[str, tuple[float, float]] = {
     "repro_steps": (1, 1_000),
 }
 
+#: A profile's ``[adaptive]`` table (``bench.run.adaptive``): looks in all, replicates a look
+#: adds to a cell, and the interval width (hi / lo) under which a comparison is left alone.
+ADAPTIVE: dict[str, tuple[float, float]] = {
+    "adaptive.looks": (1, 10),
+    "adaptive.step": (1, 100),
+    "adaptive.max_width": (1.0, 100.0),
+}
+
 
 def _range(lo: float, hi: float, whole: bool) -> str:
     return f"{'an integer' if whole else 'a finite number'} from {lo:g} to {hi:g}"
@@ -47,7 +55,7 @@ def _range(lo: float, hi: float, whole: bool) -> str:
 def problem(key: str, value: object) -> str | None:
     """Why ``value`` is not a valid ``key`` (``"batch_size must be an integer from 1 to 65536,
     got 1000000000"``), or None when it is. Keys without a range are not checked here."""
-    bounds = AXES.get(key) or SETTINGS.get(key)
+    bounds = AXES.get(key) or SETTINGS.get(key) or ADAPTIVE.get(key)
     if bounds is None:
         return None
     lo, hi = bounds

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from bench import schema
+from bench import intervals, schema
 from bench.run import cpuinfo, limits, modelspec, pipelines
 from bench.run.pipelines import PIPELINE_KINDS
 from bench.schema import AXIS_CHOICES, CEILING_OPS, KERNEL_CACHES, LATER_AXES, USER_MODEL_AXES
@@ -187,6 +187,61 @@ class Settings:
                        max_iters=max(self.max_iters, least))
 
 
+@dataclass(frozen=True)
+class Adaptive:
+    """A run's adaptive replicates (``bench.run.adaptive``): ``looks`` looks at each
+    comparison in all, the first at the planned replicates, each later one adding ``step``
+    replicates to every cell of a comparison still undecided, wider than ``max_width``
+    (``bench.intervals.undecided``). A profile asks for it in its ``[adaptive]`` table."""
+
+    looks: int = intervals.ADAPTIVE_LOOKS
+    step: int = intervals.ADAPTIVE_STEP
+    max_width: float = intervals.ADAPTIVE_MAX_WIDTH
+    delta: float = intervals.DELTA
+
+    def record(self) -> dict[str, Any]:
+        """What env.json keeps of it (``schema.ADAPTIVE_KEY``)."""
+        return {"looks": self.looks, "step": self.step, "max_width": self.max_width,
+                "delta": self.delta}
+
+    @classmethod
+    def recorded(cls, value: object) -> Adaptive | None:
+        """The rule an env.json records; None where it records none (a run without it)."""
+        if not isinstance(value, dict):
+            return None
+        try:
+            rule = cls(int(value["looks"]), int(value["step"]), float(value["max_width"]),
+                       float(value.get("delta", intervals.DELTA)))
+        except (KeyError, TypeError, ValueError):
+            return None
+        return rule if rule.looks > 1 and rule.step > 0 else None
+
+
+#: The keys of a profile's ``[adaptive]`` table (δ is the site's, not a profile's).
+ADAPTIVE_KEYS = ("looks", "step", "max_width")
+
+
+def _adaptive(raw: Any, name: str) -> Adaptive | None:
+    """A profile's ``[adaptive]`` table (its keys default to ``bench.intervals``'); None where
+    there is none, or it asks for one look (the planned replicates alone)."""
+    where = f"{name} [adaptive]"
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ProfileError(f"{where}: must be a table, e.g. looks = 3")
+    for key, value in raw.items():
+        if key not in ADAPTIVE_KEYS:
+            raise ProfileError(f"{where}: unknown key {key!r}; valid keys: "
+                               f"{', '.join(ADAPTIVE_KEYS)}")
+        bad = limits.problem(f"adaptive.{key}", value)
+        if bad:
+            raise ProfileError(f"{where}: {bad}")
+    rule = Adaptive(int(raw.get("looks", intervals.ADAPTIVE_LOOKS)),
+                    int(raw.get("step", intervals.ADAPTIVE_STEP)),
+                    float(raw.get("max_width", intervals.ADAPTIVE_MAX_WIDTH)))
+    return rule if rule.looks > 1 else None
+
+
 #: The iteration cap of a window stretched to a least duration (``Settings.lasting``): a
 #: second of 0.1 ms steps, and no more samples than that per replicate.
 LASTING_MAX_ITERS = 10_000
@@ -207,6 +262,7 @@ class Profile:
     studies: tuple[Study, ...]
     source: str = ""
     meta: Mapping[str, Any] = field(default_factory=dict)
+    adaptive: Adaptive | None = None  # its ``[adaptive]`` table; None: the planned only
 
     def planned(self) -> list[tuple[Study, Cell]]:
         """Every distinct cell once, owned by the first study that declares it."""
@@ -441,7 +497,7 @@ def _expand(where: str, spec: Mapping[str, Any], defaults: Mapping[str, Any],
 
 def parse_profile(data: Mapping[str, Any], name: str, source: str = "") -> Profile:
     """Turn parsed TOML into a validated Profile, or raise ProfileError."""
-    known = {"profile", "defaults", "studies"}
+    known = {"profile", "defaults", "studies", "adaptive"}
     extra = set(data) - known
     if extra:
         raise ProfileError(f"{name}: unknown top-level key(s) {', '.join(sorted(extra))}; "
@@ -470,7 +526,8 @@ def parse_profile(data: Mapping[str, Any], name: str, source: str = "") -> Profi
         settings = _settings(where, {k: v for k, v in spec.items() if k in _SETTINGS}, base)
         cells = _expand(where, spec, axis_defaults, f"{name} [defaults]")
         studies.append(Study(sname, _description(spec, where), tuple(cells), settings))
-    return Profile(name, _description(meta, f"{name} [profile]"), tuple(studies), source, meta)
+    return Profile(name, _description(meta, f"{name} [profile]"), tuple(studies), source, meta,
+                   _adaptive(data.get("adaptive"), name))
 
 
 def _profile_table(raw: Any, name: str) -> dict[str, Any]:

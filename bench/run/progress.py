@@ -39,6 +39,13 @@ class Progress:
             except ImportError:
                 self._bar = None
 
+    def more(self, n: int) -> None:
+        """``n`` more processes than planned (adaptive replicates): the total grows."""
+        self.total += n
+        if self._bar is not None:
+            self._bar.total = self.total
+            self._bar.refresh()
+
     def begin(self, label: str) -> None:
         if self._bar is not None:
             self._bar.set_description_str(label[:60])

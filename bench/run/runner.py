@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import itertools
 import signal
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.run import caches, durable, hooks, modelspec
+from bench.run.adaptive import Looks
 from bench.run.breakdown import JobTiming
 from bench.run.budget import Budget
 from bench.run.durable import ScratchError
@@ -164,6 +166,10 @@ class Runner:
         #: (op, cell id) → the wall seconds of its jobs in this run, priming apart
         self._walls: dict[tuple[str, str], list[float]] = {}
         self.counts: dict[str, int] = {}
+        #: each job's (status, steady median) in this sitting: what the adaptive looks read
+        self.outcomes: dict[tuple[str, str, int], tuple[str, float | None]] = {}
+        self.extra: list[Job] = []  # the adaptive replicates this sitting ran
+        self.extra_short = False  # whether the budget left no room for an adaptive round
         self.written = False  # whether the current job's row is on disk
         self.store_error: StoreError | None = None  # why the run stopped, if its store failed
         #: cell id → its primed warm cache folder, or how priming failed
@@ -305,6 +311,7 @@ class Runner:
         self.timings.append(_timing(t_start, record, row, prime_s, samples))
         self._walls.setdefault((job.op, job.cell.cell_id), []).append(row["wall_s"])
         self.counts[out.status] = self.counts.get(out.status, 0) + 1
+        self.outcomes[job.key] = (out.status, row.get("steady_median_s"))
         return out.status
 
     def _ok_figures(self, job: Job, record: Record, row: dict[str, Any]
@@ -332,6 +339,7 @@ class Runner:
             self.written = True
             self.hook("row-written", job.target)
         self.counts[status] = self.counts.get(status, 0) + 1
+        self.outcomes[job.key] = (status, None)
 
     def _repro(self, job: Job, cache: CacheSizes) -> Outcome:
         """Two fresh processes, same seeded steps: the second compares with the first.
@@ -356,19 +364,50 @@ class Runner:
         seen = self._walls.get((job.op, job.cell.cell_id))
         return statistics.median(seen) if seen else seconds.get(job.key, 0.0)
 
+    def _extras(self, looks: Looks | None, budget: Budget | None) -> Iterator[Job]:
+        """The adaptive replicates (``bench.run.adaptive``), round by round, once every job of
+        the plan has run: a round starts only where the budget allows all of it, and each of
+        its replicates only where the budget still allows that one (the check a planned
+        replicate gets); else the rounds end, and the run with them, cleanly."""
+        while looks is not None:
+            batch = [j for j in looks.next_round(self.outcomes) if j.key not in self.outcomes]
+            if not batch:
+                return
+            guess = [looks.seconds.get(j.cell.cell_id, 0.0) for j in batch]
+            if budget is not None and not budget.allows(
+                    self.clock(), sum(self._walls_or(j, s) for j, s in zip(batch, guess))):
+                self.extra_short = True
+                return
+            if self.progress:
+                self.progress.more(len(batch))
+            for job, seconds in zip(batch, guess):
+                if budget is not None and not budget.allows(self.clock(),
+                                                            self._walls_or(job, seconds)):
+                    self.extra_short = True
+                    return
+                self.extra.append(job)
+                yield job
+
+    def _walls_or(self, job: Job, guess: float) -> float:
+        seen = self._walls.get((job.op, job.cell.cell_id))
+        return statistics.median(seen) if seen else guess
+
     def run(self, jobs: Sequence[Job], done: AbstractSet[tuple[str, str, int]] = frozenset(),
             budget: Budget | None = None,
-            seconds: Mapping[tuple[str, str, int], float] | None = None) -> int:
+            seconds: Mapping[tuple[str, str, int], float] | None = None,
+            looks: Looks | None = None) -> int:
         """Run every job not in ``done``, in order; with a ``budget``, stop (exit 0) before
         the first job expected to end past it (``seconds``: the plan's estimates), which
-        ``budget_stop`` then names. Returns the process exit code: 0, that of the signal that
-        stopped it, or ``EXIT_STORE`` (``store_error`` says why)."""
+        ``budget_stop`` then names. Then, with ``looks``, the adaptive replicates while the
+        budget allows them (``_extras``). Returns the process exit code: 0, that of the signal
+        that stopped it, or ``EXIT_STORE`` (``store_error`` says why)."""
         todo = [j for j in jobs if j.key not in done]
         self._twins = twins(todo)
         with INTERRUPTS.installed():
             try:
-                for job in todo:
-                    if budget is not None and not budget.allows(
+                for job in itertools.chain(todo, self._extras(looks, budget)):
+                    extra = bool(self.extra) and self.extra[-1] is job  # checked there
+                    if budget is not None and not extra and not budget.allows(
                             self.clock(), self._expected(job, seconds or {})):
                         self.budget_stop = job
                         break

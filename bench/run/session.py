@@ -28,6 +28,7 @@ from bench.run import (
     source,
     usermodels,
 )
+from bench.run.adaptive import Looks, env_record, fresh, pending, priced, resumed, summary_lines
 from bench.run.breakdown import JobTiming, breakdown
 from bench.run.budget import Budget, Ending, budget_order, ending, fit_line, fit_studies, shown
 from bench.run.launch import Launcher
@@ -62,6 +63,7 @@ class Session:
     #: replicates that failed in an earlier sitting: run again after the others
     again: set[tuple[str, str, int]] = field(default_factory=set)
     recorded: bool = False  # env.json holds this sitting's record (``record_sitting``)
+    looks: Looks | None = None  # the adaptive replicates' looks (``bench.run.adaptive``)
 
     @property
     def todo(self) -> list[Job]:
@@ -201,7 +203,10 @@ def preview_resume(profile: Profile, probe: Probe, jobs: list[Job], *, reports: 
         folder = _folder(profile, probe.env, reports, out, True, None)
         store = RunStore(folder)
         env, old = _resumable(profile, probe, jobs, store, shard)
-        return _left(folder, store, env, jobs, reports, store.existing_rows(), old)
+        rows = store.existing_rows()
+        left = _left(folder, store, env, jobs, reports, rows, old)
+        left.looks = resumed(profile.adaptive, old, jobs, rows, env["fingerprint_id"], left.again)
+        return left
     except (SchemaError, ProfileError, StoreError) as exc:
         raise SessionError(str(exc)) from None
 
@@ -229,6 +234,7 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
             env, old = dict(probe.env), store.read_env()
             _describe(env, profile, probe, jobs, folder, old, shard)
             env["sittings"] = [source.record(1, runner.now_iso(), budget_s)]
+            env.update(env_record(profile.adaptive))  # the rule it applies, for the report
         rows = store.start(env, new_run=not resume)  # a start that fails leaves nothing
     except (SchemaError, ProfileError, StoreError) as exc:
         raise SessionError(str(exc)) from None
@@ -237,9 +243,10 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
               "whole record", file=stream)
     if not resume:
         return Session(folder, store, env, jobs, set(), learned.history(reports, env),
-                       recorded=True)
+                       recorded=True, looks=fresh(profile.adaptive, jobs))
     opened = _left(folder, store, env, jobs, reports, rows, old)
-    if opened.todo:  # a resume with nothing left is no sitting
+    opened.looks = resumed(profile.adaptive, old, jobs, rows, env["fingerprint_id"], opened.again)
+    if opened.todo or pending(opened.looks):  # a resume with nothing left is no sitting
         try:
             record_sitting(store, old if old is not None else env, opened.sitting, budget_s,
                            stream)
@@ -258,6 +265,7 @@ class Ended:
     counts: dict[str, int]
     store_error: StoreError | None = None
     budget: Ending | None = None  # what a budgeted run leaves
+    adaptive: tuple[str, ...] = ()  # what it says of its adaptive replicates
 
 
 def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = "",
@@ -303,7 +311,8 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
     except StoreError as exc:  # no scratch folder: the run stops as it would on its first job
         return Ended(runner.EXIT_STORE, {}, exc)
     try:
-        code = run.run(order, session.done, budget, seconds)
+        code = run.run(order, session.done, budget, seconds,
+                       priced(session.looks, session.jobs, probe, session.costs, session.earlier))
     finally:
         run.close()
         if timings is not None:
@@ -313,7 +322,9 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
                            run.timings, stream)
     left = ending(session.jobs, session.done | run.finished, budget.total_s, run.budget_stop,
                   seconds) if budget is not None and not code else None
-    return Ended(code, dict(run.counts), run.store_error, left)
+    said = summary_lines(session.looks, run.outcomes, run.extra_short) \
+        if session.looks is not None and not code else []
+    return Ended(code, dict(run.counts), run.store_error, left, tuple(said))
 
 
 def run_new(profile: Profile, probe: Probe, jobs: list[Job], launcher: Launcher, *,
