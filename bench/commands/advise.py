@@ -32,7 +32,7 @@ from bench import schema
 from bench.commands import feed
 from bench.commands.exits import fail as _fail
 from bench.report.vocabulary import KnobStatus, Verdict
-from bench.run import estimate, knobs, learned, matrix, modelspec, session, usermodels
+from bench.run import check, estimate, knobs, learned, matrix, modelspec, session, usermodels
 from bench.run import probe as probing
 from bench.run.budget import BudgetError, parse_duration
 from bench.run.knobs import Knob
@@ -378,6 +378,8 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
         except session.SessionError as exc:
             return _fail(str(exc))
     print(session.summary(ended.code, ended.counts, out), file=sys.stderr)
+    for line in check.ending_lines(out):
+        print(line, file=sys.stderr)
     if ended.code:
         return ended.code
     entries = verdicts_of(req, advice_plan, cells, out)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bench.commands.exits import fail
-from bench.run import dryrun, estimate, hooks, launch, learned, matrix, runid, session
+from bench.run import check, dryrun, estimate, hooks, launch, learned, matrix, runid, session
 from bench.run import probe as probing
 from bench.run.adaptive import dry_run_line
 from bench.run.budget import Budget, Ending, ending_lines, parse_duration, too_short
@@ -83,7 +83,8 @@ class _Ending:
 
 
 def _finish(ending: _Ending, code: int) -> None:
-    """The last lines: what was done and, for a run that stopped early, how to resume it."""
+    """The last lines: what was done, what ``bench check`` finds in the run (its exit code
+    stays the run's) and, for a run that stopped early, how to resume it."""
     out = ending.out
     if out is None:
         if code in EXIT_CODES.values():
@@ -96,6 +97,8 @@ def _finish(ending: _Ending, code: int) -> None:
         return
     print(session.summary(code, ending.counts, out), file=sys.stderr)
     for line in ending.adaptive:
+        print(line, file=sys.stderr)
+    for line in check.ending_lines(out):
         print(line, file=sys.stderr)
     left = ending.budget
     if left is not None and not code:

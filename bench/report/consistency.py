@@ -14,6 +14,12 @@ is not its rows' own names hardware they were not measured on. So, per folder:
   not ok, is a problem; so is a sample whose fingerprint or run is not its row's;
 - an ok model or ceiling row has a block, of as many steady samples as its ``steady_iters``.
 
+Within each row, the orders its figures keep (``bench.consistency``, which ``bench check``
+applies too; ``row_orders``): the quantiles in order, energy and power not negative, and no
+window that holds the steady state shorter than its steady steps took at the least. A row
+that breaks one is refused with the rule's name. (The loader does not hold the windows to
+their steps yet: ``load.HELD_WINDOWS``.)
+
 Across folders: a replicate (its run id, fingerprint, cell and replicate) is measured in one
 folder, so the same one in a second folder is a copy of a run (``copies``), never an attempt
 that replaces the first (a resume's re-run, which only happens in its own folder).
@@ -73,6 +79,37 @@ def agree_with_env(
             f"a second fingerprint_id {short(fp[i])} in one run folder (its first row has "
             f"{first!r})" for i in idx])
     return drop_bad(res, p, where.results, skip_bad, out)
+
+
+def row_orders(nums: dict[str, pd.Series], iters: pd.Series, p: Problems,
+               windows: tuple[str, ...] = rules.WINDOWS) -> None:
+    """Add to ``p`` each row that breaks an order its figures keep (``nums``: the numeric
+    columns as float64, NaN when empty; ``iters``: ``steady_iters``), its first broken pair
+    or column in words and the rule's name after it; ``windows``: those of ``rules.WINDOWS``
+    held to their steady steps. Every row is held to them: a failed row has no figures, and
+    NaN breaks no rule."""
+    def said(text: str, rule: str) -> str:
+        return f"{text} (rule: {rule})"
+
+    for lo, hi in rules.QUANTILE_PAIRS:
+        a, b = nums[lo], nums[hi]
+        p.add(rules.out_of_order(a, b), lambda idx, a=a, b=b, lo=lo, hi=hi: [
+            said(f"{lo} {short(a[i])} is above {hi} {short(b[i])}", rules.QUANTILE_ORDER)
+            for i in idx])
+    for col in rules.ENERGY_FIGURES:
+        v = nums[col]
+        p.add(rules.negative(v), lambda idx, v=v, col=col: [
+            said(f"{col} is negative: {short(v[i])}", rules.ENERGY_SIGN) for i in idx])
+    n = pd.Series(iters.to_numpy(dtype=np.float64, na_value=np.nan), index=iters.index)
+    median = nums["steady_median_s"]
+    least = rules.least_steady_s(n, median)
+    for col in windows:
+        w = nums[col]
+        p.add(rules.window_short(w, n, median), lambda idx, w=w, col=col: [
+            said(f"{col} {short(w[i])} s is shorter than its steady steps took: "
+                 f"{n[i] - n[i] // 2:.0f} of its {n[i]:.0f} took at least the median "
+                 f"{short(median[i])} s, {least[i]:.4g} s", rules.WINDOW_LENGTH)
+            for i in idx])
 
 
 def _changes(values: np.ndarray) -> np.ndarray:

@@ -4,7 +4,11 @@ Standard library only, so it runs on the measuring box right after ``bench run``
 is a small pure function over the parsed rows that yields findings; ``python -m bench check
 DIR`` prints them and exits non-zero if any check failed. Checks:
 
-- p10 <= median <= p90, and the median recomputed from samples.csv matches the row;
+- the quantiles in order, p10 <= median <= p90 <= p95 <= p99, and the median recomputed
+  from samples.csv matches the row;
+- energy and power are not negative;
+- a window that holds the steady state (the energy window, the replicate's wall time) is no
+  shorter than its steady steps took at the least (half of them took the median or more);
 - the cold pass includes the first iteration (cold_pass_s >= cold_first_iter_s);
 - throughput agrees with batch and step time (samples/s = sum of batches / sum of times);
 - achieved TFLOP/s stays below the machine's best measured matmul ceiling;
@@ -30,18 +34,19 @@ DIR`` prints them and exits non-zero if any check failed. Checks:
 - the run's sittings (``--resume``) that wrote rows ran the same measuring code, where
   env.json records it.
 
-The rules on samples (which block is a row's, its count and median, drift) are
-``bench.consistency``'s, which the report's loader and statistics apply too: the two sides
-cannot disagree about the same folder.
+The rules on samples (which block is a row's, its count and median, drift) and the orders a
+row's figures keep (quantiles, energy, windows) are ``bench.consistency``'s, which the
+report's loader and statistics apply too: the two sides cannot disagree about the same folder.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +78,12 @@ class Anomaly:
 def _f(row: Row, col: str) -> float | None:
     value = row.get(col, "")
     return float(value) if value not in ("", None) else None
+
+
+def _n(row: Row, col: str) -> float:
+    """A number for the shared rules: NaN where empty, which breaks none of them."""
+    value = _f(row, col)
+    return math.nan if value is None else value
 
 
 def _where(row: Row) -> str:
@@ -140,12 +151,55 @@ def steady_of(blocks: list[Block], column: str) -> dict[Key, list[str]]:
     return out
 
 
+def quantile_problem(r: Row) -> str:
+    """The first pair of quantiles out of order (``rules.QUANTILE_PAIRS``), or ``""``."""
+    for lo, hi in rules.QUANTILE_PAIRS:
+        if rules.out_of_order(_n(r, lo), _n(r, hi)):
+            return f"{lo} {r[lo]} is above {hi} {r[hi]}"
+    return ""
+
+
+def energy_problem(r: Row) -> str:
+    """The first energy or power figure below zero (``rules.ENERGY_FIGURES``), or ``""``."""
+    for col in rules.ENERGY_FIGURES:
+        if rules.negative(_n(r, col)):
+            return f"{col} is negative: {r[col]}"
+    return ""
+
+
+def window_problem(r: Row) -> str:
+    """The first window shorter than the row's steady steps took at the least
+    (``rules.WINDOWS``, ``rules.window_short``), or ``""``."""
+    iters, median = _n(r, "steady_iters"), _n(r, "steady_median_s")
+    for col in rules.WINDOWS:
+        if rules.window_short(_n(r, col), iters, median):
+            least = rules.least_steady_s(iters, median)
+            return (f"{col} {r[col]} s is shorter than its steady steps took: "
+                    f"{iters - iters // 2:.0f} of its {iters:.0f} took at least the median "
+                    f"{r['steady_median_s']} s, {least:.4g} s")
+    return ""
+
+
+def _broken(rows: list[Row], name: str, problem: Callable[[Row], str]) -> Iterator[Anomaly]:
+    """Every row, ok or not, as the loader holds them (a failed row has no figures, and
+    breaks no order)."""
+    for r in rows:
+        said = problem(r)
+        if said:
+            yield Anomaly(name, _where(r), said)
+
+
+def check_figures(rows: list[Row]) -> Iterator[Anomaly]:
+    """Energy and power not negative, and no window shorter than its steady steps."""
+    yield from _broken(rows, rules.ENERGY_SIGN, energy_problem)
+    yield from _broken(rows, rules.WINDOW_LENGTH, window_problem)
+
+
 def check_order(rows: list[Row], samples: dict[Key, list[float]]) -> Iterator[Anomaly]:
+    """The quantiles in order, and an ok row's samples: their count and median."""
+    yield from _broken(rows, rules.QUANTILE_ORDER, quantile_problem)
     for r in _ok(rows):
-        p10, med, p90 = (_f(r, c) for c in ("steady_p10_s", "steady_median_s", "steady_p90_s"))
-        if p10 is not None and med is not None and p90 is not None and \
-                not p10 <= med + TOL <= p90 + 2 * TOL:
-            yield Anomaly("p10<=median<=p90", _where(r), f"p10={p10} median={med} p90={p90}")
+        med = _f(r, "steady_median_s")
         xs, iters = samples.get(_key(r)), _f(r, "steady_iters")
         if xs is None:
             continue
@@ -351,8 +405,9 @@ def check_run(run_dir: Path) -> tuple[int, list[Anomaly]]:
     samples = {k: [float(x) for x in xs] for k, xs in steady_of(blocks, "seconds").items()}
     shapes = {k: [int(x) for x in xs] for k, xs in steady_of(blocks, "batch_size").items()}
     iters = {k: [int(x) for x in xs] for k, xs in steady_of(blocks, "iter").items()}
-    findings = [*check_order(rows, samples), *check_cold(rows), *check_throughput(rows, shapes),
-                *check_ceiling(rows), *check_flags(rows), *check_drift(rows, samples),
+    findings = [*check_order(rows, samples), *check_figures(rows), *check_cold(rows),
+                *check_throughput(rows, shapes), *check_ceiling(rows), *check_flags(rows),
+                *check_drift(rows, samples),
                 *check_startup(rows, iters), *check_telemetry(rows), *check_cache(rows),
                 *check_empties(rows),
                 *check_files(run_dir), *check_rows_and_samples(rows, blocks),
@@ -360,7 +415,43 @@ def check_run(run_dir: Path) -> tuple[int, list[Anomaly]]:
     return len(rows), findings
 
 
-CHECKS = ("p10<=median<=p90", "samples", "cold pass", "samples/s", "TFLOP/s < ceiling",
+CHECKS = (rules.QUANTILE_ORDER, rules.ENERGY_SIGN, rules.WINDOW_LENGTH, "samples", "cold pass",
+          "samples/s", "TFLOP/s < ceiling",
           "effective flags", "steady drift", "pipeline start-up", "throttled", "energy window",
           "kernel cache", "failed rows", "ok rows", "files", "samples without a row",
           "rows without samples", "measuring code")
+
+
+#: How many findings the end of ``bench run`` prints; ``bench check DIR`` prints them all.
+SHOWN_AT_END = 10
+
+
+def ending_lines(run_dir: Path, shown: int = SHOWN_AT_END) -> list[str]:
+    """What ``bench run`` (and ``bench advise``) print of ``bench check``'s findings for the
+    run they made: a count, then the findings grouped by check as ``bench check`` lists them
+    (the first ``shown``), and the command that shows them all. One line when there are
+    none. A folder it cannot read is said in one line, not raised: the run is written."""
+    command = f"python -m bench check {run_dir}"
+    if not (run_dir / RESULTS_FILE).is_file():
+        return []
+    try:
+        _, found = check_run(run_dir)
+    except (OSError, ValueError, KeyError, csv.Error) as exc:
+        return [f"bench check could not read the run ({exc}); see: {command}"]
+    if not found:
+        return [f"bench check: no findings ({command})"]
+    order = [*CHECKS, *sorted({f.check for f in found} - set(CHECKS))]
+    groups = [(c, [f for f in found if f.check == c]) for c in order]
+    groups = [(c, fs) for c, fs in groups if fs]
+    lines = [f"bench check: {len(found)} finding{'' if len(found) == 1 else 's'} ("
+             + ", ".join(f"{len(fs)} {c}" for c, fs in groups) + ")"]
+    left = shown
+    for check, fs in groups:
+        if left <= 0:
+            break
+        lines.append(f"  {check} ({len(fs)}):")
+        lines += [f"    {f.where}: {f.problem}" for f in fs[:left]]
+        left -= len(fs[:left])
+    more = len(found) - shown
+    lines.append(f"  and {more} more: {command}" if more > 0 else f"  see them all: {command}")
+    return lines

@@ -191,3 +191,85 @@ def test_the_loader_refuses_a_second_samples_block_of_a_legacy_replicate(tmp_pat
     rows, samples = _legacy(resumed=True)  # a killed attempt's block before the row's own
     _folder(tmp_path, rows, samples)
     assert load_reports(tmp_path).samples["seconds"].max() < 0.9
+
+
+#: A row that breaks one order its figures keep, the rule, and what the refusal says.
+BROKEN_ORDERS: dict[str, tuple[dict[str, object], str, str]] = {
+    "median above p90": ({"steady_p90_s": 0.099}, rules.QUANTILE_ORDER,
+                         "steady_median_s 0.1 is above steady_p90_s 0.099"),
+    "p95 above p99": ({"steady_p95_s": 0.11, "steady_p99_s": 0.105}, rules.QUANTILE_ORDER,
+                      "steady_p95_s 0.11 is above steady_p99_s 0.105"),
+    "p90 above p99, no p95": ({"steady_p90_s": 0.2, "steady_p99_s": 0.15}, rules.QUANTILE_ORDER,
+                              "steady_p90_s 0.2 is above steady_p99_s 0.15"),
+    "negative energy": ({"energy_j": -3.5}, rules.ENERGY_SIGN, "energy_j is negative: -3.5"),
+    "negative power": ({"mean_power_w": -1.0}, rules.ENERGY_SIGN,
+                       "mean_power_w is negative: -1.0"),
+    "a short energy window": ({"energy_window_s": 0.15}, rules.WINDOW_LENGTH,
+                              "energy_window_s 0.15 s is shorter than its steady steps took: "
+                              "2 of its 3 took at least the median 0.1 s, 0.2 s"),
+    "a short wall time": ({"wall_s": 0.1}, rules.WINDOW_LENGTH, "wall_s 0.1 s is shorter"),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN_ORDERS))
+def test_a_row_that_breaks_an_order_is_refused_by_both(tmp_path: Path, case: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each order a row's figures keep: the loader refuses the row at its line, naming the
+    rule, and ``bench check`` reports it under the rule's name; the honest rows pass."""
+    from bench.report import load
+
+    over, rule, problem = BROKEN_ORDERS[case]
+    rows = _three()
+    rows[1].update(over)
+    run = _folder(tmp_path, rows, [s for r in _three() for s in _samples(r)])
+    _, found = checks.check_run(run)
+    assert [(a.check, a.where.split(" ", 1)[0]) for a in found] == [
+        (rule, f"{run / 'results.csv'}:3")]
+    assert problem in found[0].problem
+    monkeypatch.setattr(load, "HELD_WINDOWS", rules.WINDOWS)  # the windows too (see there)
+    with pytest.raises(LoadError) as caught:
+        load_reports(tmp_path)
+    said = str(caught.value)
+    assert said.startswith(f"{run / 'results.csv'}:3: ") and problem in said, said
+    assert said.endswith(f"(rule: {rule})")
+    ds = load_reports(tmp_path, skip_bad=True)
+    assert ds.skipped[0] == said and ds.results["replicate"].tolist() == [0, 2]
+
+
+def test_honest_rows_at_the_bounds_pass_both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                             ) -> None:
+    """Quantiles equal but for round-off, no energy, windows just as long as the two slower
+    of three steps at the median."""
+    from bench.report import load
+
+    rows = _three()
+    rows[1].update(steady_p10_s=0.1, steady_p90_s=0.1 * (1 - 1e-7), steady_p95_s=0.1,
+                   steady_p99_s=0.3, energy_j=0.0, energy_integrated_j=0.0,
+                   joules_per_sample=0.0, mean_power_w=0.0, energy_window_s=0.2, wall_s=0.2)
+    run = _folder(tmp_path, rows, [s for r in rows for s in _samples(r)])
+    assert not [a for a in checks.check_run(run)[1] if a.check != "energy window"]
+    monkeypatch.setattr(load, "HELD_WINDOWS", rules.WINDOWS)
+    assert len(load_reports(tmp_path).results) == 3
+
+
+def test_the_orders_take_one_value_or_arrays_alike() -> None:
+    np = pytest.importorskip("numpy")
+    nan = float("nan")
+    lo, hi = np.array([0.1, 0.1, 0.1 + 1e-6, nan, 0.2]), np.array([0.2, 0.1, 0.1, 0.1, nan])
+    assert rules.out_of_order(lo, hi).tolist() == [
+        bool(rules.out_of_order(float(a), float(b))) for a, b in zip(lo, hi)] == [
+        False, False, True, False, False]
+    n, med = np.array([1.0, 3.0, 4.0, nan]), np.array([0.5, 0.1, 0.1, 0.1])
+    assert rules.least_steady_s(n, med).tolist()[:3] == pytest.approx([0.5, 0.2, 0.2])
+    assert rules.least_steady_s(3, 0.1) == pytest.approx(0.2)
+    assert rules.window_short(np.array([0.49, 0.2, 0.199, 0.0]), n, med).tolist() == [
+        True, False, True, False]
+    assert rules.negative(np.array([-1e-9, 0.0, nan])).tolist() == [True, False, False]
+
+
+def test_every_energy_or_power_column_of_the_schema_is_held_to_its_sign() -> None:
+    """A column added to the schema in joules or watts joins ``ENERGY_FIGURES``."""
+    named = {c.name for c in synth.schema.RESULT_SPEC
+             if c.type == "float" and c.name not in rules.WINDOWS
+             and (any(w in c.name for w in ("energy", "joule", "power")) or c.name.endswith("_w"))}
+    assert named == set(rules.ENERGY_FIGURES)

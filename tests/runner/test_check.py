@@ -43,7 +43,13 @@ def test_a_plausible_row_passes(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("over", "check"), [
-    ({"steady_p10_s": 0.2}, "p10<=median<=p90"),
+    ({"steady_p10_s": 0.2}, "p10<=median<=p90<=p95<=p99"),
+    ({"steady_p95_s": 0.12, "steady_p99_s": 0.115}, "p10<=median<=p90<=p95<=p99"),
+    ({"steady_median_s": "", "steady_p10_s": 0.12}, "p10<=median<=p90<=p95<=p99"),
+    ({"energy_j": -1.0}, "energy and power >= 0"),
+    ({"mean_power_w": -250.0}, "energy and power >= 0"),
+    ({"energy_window_s": 0.19}, "window >= its steady steps"),  # 2 of 3 steps took >= 0.1 s
+    ({"wall_s": 0.15}, "window >= its steady steps"),
     ({"cold_pass_s": 0.5}, "cold pass"),
     ({"samples_per_s": 200.0}, "samples/s"),
     ({"eff_cudnn_benchmark": "false"}, "effective flags"),
@@ -222,3 +228,35 @@ def test_a_folder_that_is_not_a_run_is_one_line_naming_what_is(tmp_path: Path) -
     above = run_cli("check", str(tmp_path / "box"))  # the machine folder, not its run
     assert above.returncode != 0 and above.stderr.count("\n") == 1
     assert above.stderr.strip().endswith("the run folders in it: run-a"), above.stderr
+
+
+def test_the_orders_a_row_keeps_pass_an_honest_row_at_their_bounds(tmp_path: Path) -> None:
+    """Quantiles equal to round-off, a zero energy, a window just the two slower steps of
+    three (each at least the median) long: none is a finding."""
+    row = _row(steady_p10_s=0.1, steady_p90_s=0.1 * (1 - 1e-7), steady_p95_s=0.11,
+               steady_p99_s="", joules_per_sample=0.0, mean_power_w=0.0, energy_window_s=0.2,
+               wall_s=0.2)
+    assert _run(tmp_path, [row]) == set()
+
+
+def test_the_end_of_a_run_prints_the_findings_grouped_with_the_command(tmp_path: Path) -> None:
+    """What ``bench run`` and ``bench advise`` print after the run is written."""
+    from bench.run.check import ending_lines
+
+    rows = [_row(replicate=r, attempt_id=f"a{r}") for r in range(3)]
+    rows[1]["energy_j"] = -1.0
+    rows[2]["wall_s"] = 0.01
+    _write(tmp_path, rows, [s | {"replicate": r, "attempt_id": f"a{r}"}
+                            for r in range(3) for s in _samples()])
+    lines = ending_lines(tmp_path, shown=1)
+    assert lines[0] == ("bench check: 2 findings (1 energy and power >= 0, "
+                        "1 window >= its steady steps)")
+    assert lines[1:3] == ["  energy and power >= 0 (1):",
+                          f"    {tmp_path / 'results.csv'}:3 fixture cell #r1: energy_j is "
+                          "negative: -1.0"]
+    assert lines[-1] == f"  and 1 more: python -m bench check {tmp_path}"
+    assert ending_lines(tmp_path)[-1] == f"  see them all: python -m bench check {tmp_path}"
+    (tmp_path / "ok").mkdir()
+    _write(tmp_path / "ok", [_row()], _samples())
+    assert ending_lines(tmp_path / "ok") == [
+        f"bench check: no findings (python -m bench check {tmp_path / 'ok'})"]
