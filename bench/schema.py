@@ -521,3 +521,22 @@ def parse_break_reasons(text: str) -> list[tuple[int, str]]:
             raise SchemaError(f"graph_break_reasons entry {part!r} is not 'COUNTx reason'")
         out.append((int(n), reason))
     return out
+
+#: The machine's pace at each end of a sitting, in that sitting's record of env.json's
+#: ``sittings`` list (``bench.run.pace.sitting_pace`` measures it; never in the fingerprint):
+#: ``record[SITTING_PACE][PACE_START or PACE_END][probe] = {"cell_id": ..., ...}`` for each
+#: probe of ``PACE_PROBES`` the sitting planned (the CUDA ones only on a machine with CUDA).
+#: A measured probe holds ``steady_p10_s``, ``steady_median_s``, ``steady_iters`` and ``at``
+#: (UTC, when it ended); one that failed holds ``PACE_MISSING`` (why) and one not run
+#: ``PACE_SKIPPED`` (why: the sitting was stopped by a signal), never a number.
+SITTING_PACE: Final = "pace"
+PACE_START: Final = "start"
+PACE_END: Final = "end"
+#: The probes: the host CPU's fp32 matmul, a CUDA TF32 matmul (compute-bound) and ResNet-18
+#: inference at batch 1 on CUDA (launch-bound); a name begins with the part it measures.
+PACE_CPU_MATMUL: Final = "cpu_matmul"
+PACE_CUDA_MATMUL: Final = "cuda_matmul"
+PACE_CUDA_LAUNCH: Final = "cuda_launch"
+PACE_PROBES: Final = (PACE_CPU_MATMUL, PACE_CUDA_MATMUL, PACE_CUDA_LAUNCH)
+PACE_MISSING: Final = "missing"
+PACE_SKIPPED: Final = "skipped"

@@ -11,7 +11,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TextIO
 
-from bench.run import estimate
+from bench.run import estimate, pace
 from bench.run.budget import Budget, fit_line, fit_studies
 from bench.run.learned import CellCost
 from bench.run.plan import Job, skip_reason
@@ -45,7 +45,8 @@ def print_dry_run(jobs: Sequence[Job], probe: Probe, stream: TextIO | None = Non
         note = f"  [skipped: {skipped}]" if skipped else ""
         print(f"{study:<{width}}  {cid:<10}  {len(ts):>4}  {sum(ts):>6.1f}s  {basis:<8}  "
               f"{name}{note}", file=stream)
-    total = sum(est)
+    probing = pace.expected_s(probe.cuda) * 2 if jobs else 0.0  # the sitting's two ends
+    total = sum(est) + probing
     measured = sum(1 for _, b in found if b == estimate.MEASURED)
     if measured:
         where = "this run's earlier sittings or " if known else ""
@@ -55,6 +56,9 @@ def print_dry_run(jobs: Sequence[Job], probe: Probe, stream: TextIO | None = Non
     paced = pace_line(costs or {})
     if paced:
         print(paced, file=stream)
+    if probing:
+        print(f"with ~{probing:.0f} s measuring the machine's pace at the sitting's start and "
+              "end (bench/run/pace.py)", file=stream)
     print(f"{len(per_cell)} cells, {len(jobs)} processes, estimated {total / 60:.1f} min "
           f"here (a rough estimate: see bench/run/estimate.py)", file=stream)
     if not probe.cuda and any(j.cell.device == "cuda" for j in jobs):

@@ -9,6 +9,7 @@ written; ``execute`` runs what is left and says how it went.
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -23,6 +24,7 @@ from bench.run import (
     identity,
     learned,
     matrix,
+    pace,
     runid,
     runner,
     source,
@@ -31,6 +33,7 @@ from bench.run import (
 from bench.run.adaptive import Looks, env_record, fresh, pending, priced, resumed, summary_lines
 from bench.run.breakdown import JobTiming, breakdown
 from bench.run.budget import Budget, Ending, budget_order, ending, fit_line, fit_studies, shown
+from bench.run.interrupts import EXIT_CODES, INTERRUPTS
 from bench.run.launch import Launcher
 from bench.run.learned import CellCost
 from bench.run.matrix import Profile, ProfileError
@@ -39,7 +42,7 @@ from bench.run.progress import Progress
 from bench.run.protocol import ModelCheck, Probe
 from bench.run.resume import completed_keys, earlier_seconds, latest_run, retries
 from bench.run.store import RunStore, StoreError
-from bench.schema import SchemaError
+from bench.schema import PACE_END, PACE_MISSING, PACE_START, SITTING_PACE, SchemaError
 
 
 class SessionError(Exception):
@@ -118,11 +121,15 @@ def record_sitting(store: RunStore, env: Mapping[str, Any], number: int,
 
 
 def finish_sitting(store: RunStore, number: int, wall_s: float,
-                   timings: Sequence[JobTiming], stream: TextIO) -> None:
+                   timings: Sequence[JobTiming], stream: TextIO,
+                   paces: Mapping[str, Any] | None = None) -> None:
     """Add to this sitting's record in env.json when it ended, its wall time (the probe
     included) and its timed work (``bench.run.breakdown``: cold passes and steady
-    iterations), so any run, on any machine, says how much of its time was measurement. A
-    record that cannot be written is said in one line; the rows are already safe."""
+    iterations), so any run, on any machine, says how much of its time was measurement, and
+    the machine's pace at its start and end (``paces``, ``bench.run.pace``: the record's
+    ``schema.SITTING_PACE``). Only this sitting's record changes: the first sitting's facts
+    are kept as they are. A record that cannot be written is said in one line; the rows are
+    already safe."""
     timed = breakdown(timings, wall_s).timed_s
     try:
         env = store.read_env() or {}
@@ -132,9 +139,40 @@ def finish_sitting(store: RunStore, number: int, wall_s: float,
         if not mine:
             return
         mine[-1].update(ended_at=runner.now_iso(), wall_s=round(wall_s, 3), timed_s=round(timed, 3))
+        if paces:
+            mine[-1][SITTING_PACE] = dict(paces)
         store.write_env(env, replace=True)
     except (StoreError, SchemaError) as exc:
         print(f"note: sitting {number}'s time was not added to env.json: {exc}", file=stream)
+
+
+def _stopped_why(signum: int) -> str:
+    return f"the sitting was stopped by {signal.Signals(signum).name}"
+
+
+def _missing_line(found: Mapping[str, Any], end: str, stream: TextIO) -> None:
+    """One line for the probes of one end of a sitting that gave no figure (the run goes on)."""
+    missing = [f"{name} ({fig[PACE_MISSING]})" for name, fig in found.items()
+               if isinstance(fig, dict) and PACE_MISSING in fig]
+    if missing:
+        print(f"note: the machine's pace at the sitting's {end} is missing for "
+              f"{'; '.join(missing)}; the run goes on", file=stream)
+
+
+def _end_pace(paces: dict[str, Any], code: int, launcher: Launcher, cuda: bool,
+              stream: TextIO) -> int:
+    """The pace at the sitting's end, into ``paces``: measured where the sitting ended of
+    itself (all done, or a budget spent), skipped (saying why) where a signal or the store
+    stopped it. Returns the sitting's exit code: a signal during these probes stops it."""
+    if code:
+        stopped_by = [s for s, c in EXIT_CODES.items() if c == code]
+        paces[PACE_END] = pace.skipped(cuda, _stopped_why(stopped_by[0]) if stopped_by else
+                                       "the sitting stopped: its run folder could not be "
+                                       "written")
+        return code
+    paces[PACE_END], stopped = pace.sitting_pace(launcher, cuda, PACE_END)
+    _missing_line(paces[PACE_END], "end", stream)
+    return EXIT_CODES.get(signal.Signals(stopped), 130) if stopped is not None else code
 
 
 def _folder(profile: Profile, env: Mapping[str, Any], reports: Path, out: str | None,
@@ -299,9 +337,24 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
                              else "estimated: it has ended ok since it failed)")
                           for j in again[:3]) + (" ..." if len(again) > 3 else ""),
               file=stream)
+    paces: dict[str, Any] = {}  # this sitting's pace at its start and end (``bench.run.pace``)
+    probing = session.recorded and bool(todo)  # a sitting that runs something
+    end_s = 0.0
+    if probing:
+        began = time.monotonic()
+        paces[PACE_START], stopped = pace.sitting_pace(launcher, probe.cuda, PACE_START)
+        _missing_line(paces[PACE_START], "start", stream)
+        if stopped is not None:  # a signal during the start's probes: the sitting ends
+            paces[PACE_END] = pace.skipped(probe.cuda, _stopped_why(stopped))
+            finish_sitting(session.store, session.sitting, time.monotonic() - since, [],
+                           stream, paces)
+            return Ended(EXIT_CODES.get(signal.Signals(stopped), 130), {})
+        end_s = time.monotonic() - began  # the end's probes take about as long: kept for them
+    jobs_budget = Budget(max(0.0, budget.total_s - end_s), budget.start) \
+        if budget is not None and probing else budget
     order = todo
-    if budget is not None:
-        room = budget.deadline - time.monotonic()
+    if budget is not None and jobs_budget is not None:
+        room = jobs_budget.deadline - time.monotonic()
         fit = fit_studies(todo, seconds, room)
         order = retried_last(budget_order(todo, fit), session.again) if fit.later else todo
         print(fit_line(fit, budget.total_s, room), file=stream)
@@ -310,16 +363,23 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
                             progress=Progress(len(todo)) if progress else None, hook=hook)
     except StoreError as exc:  # no scratch folder: the run stops as it would on its first job
         return Ended(runner.EXIT_STORE, {}, exc)
+    code = 0
     try:
-        code = run.run(order, session.done, budget, seconds,
+        code = run.run(order, session.done, jobs_budget, seconds,
                        priced(session.looks, session.jobs, probe, session.costs, session.earlier))
+        if probing:  # a budget that stopped the sitting early leaves time for these
+            code = _end_pace(paces, code, launcher, probe.cuda, stream)
     finally:
         run.close()
+        if probing and PACE_END not in paces:  # a signal between two jobs
+            first = INTERRUPTS.first if INTERRUPTS.installs else None
+            paces[PACE_END] = pace.skipped(probe.cuda, _stopped_why(first) if first else
+                                           "the sitting was stopped before its end")
         if timings is not None:
             timings.extend(run.timings)
         if session.recorded:
             finish_sitting(session.store, session.sitting, time.monotonic() - since,
-                           run.timings, stream)
+                           run.timings, stream, paces)
     left = ending(session.jobs, session.done | run.finished, budget.total_s, run.budget_stop,
                   seconds) if budget is not None and not code else None
     said = summary_lines(session.looks, run.outcomes, run.extra_short) \

@@ -86,17 +86,29 @@ class Seen:
     warm: str = ""  # what the launch asked the server to import first
 
 
+def is_pace(task: Task) -> bool:
+    """Whether ``task`` is one of a sitting's pace probes (``bench.run.pace``)."""
+    return "-pace" in Path(task.result_path).name
+
+
 class FakeLauncher:
     """Launches ``FakeChild``s: the n-th behaves as ``behaviour[n]`` says (else ``default``),
-    and ``at_launch[n]``, if given, runs as it starts (a test filling the disk then, say)."""
+    and ``at_launch[n]``, if given, runs as it starts (a test filling the disk then, say).
+
+    A sitting's pace probes are not counted among the n: they are kept apart in ``paced``,
+    and the probe named ``p`` (``cpu_matmul``) at the sitting's ``start`` or ``end`` behaves
+    as ``pace["start:p"]``, else ``pace[p]``, says (else ``ok``)."""
 
     def __init__(self, behaviour: dict[int, str] | None = None, default: str = "ok",
-                 at_launch: dict[int, Callable[[], object]] | None = None) -> None:
+                 at_launch: dict[int, Callable[[], object]] | None = None,
+                 pace: dict[str, str] | None = None) -> None:
         self.behaviour = behaviour or {}
         self.default = default
         self.at_launch = at_launch or {}
+        self.pace = pace or {}
         self.now = 0.0
         self.launched: list[Seen] = []
+        self.paced: list[Seen] = []  # the pace probes' children, in order
         self.stopped: list[str] = []
         self.closed = False
 
@@ -108,6 +120,12 @@ class FakeLauncher:
 
     def launch(self, task_path: Path, timeout_s: float, warm: str = "") -> FakeChild:
         seen = Seen(Task.from_json(task_path.read_text()), timeout_s, warm=warm)
+        if is_pace(seen.task):
+            self.paced.append(seen)
+            tag, _, name = Path(seen.task.result_path).name.split(".")[0].partition(
+                "-pace-")[2].partition("-")
+            return FakeChild(self, seen, self.pace.get(f"{tag}:{name}",
+                                                       self.pace.get(name, "ok")))
         n = len(self.launched)
         if seen.task.cache_dir:
             files = list(Path(seen.task.cache_dir).rglob("*"))

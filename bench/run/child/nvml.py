@@ -10,20 +10,38 @@ the host CPU, memory or fans; NVML updates the counter and the power reading eve
 of milliseconds, hence ``telemetry.MIN_WINDOW_S``.
 
 Every NVML call is guarded: an unsupported one leaves its figure empty, never the row failed.
+
+``TORCH_KNOBS_NO_SAMPLER=1`` in the environment of the runner (the children inherit it) runs
+the meter without its sampling thread: the energy counter is still read at both ends of the
+window, and power, clocks, utilisation, temperature and throttle reasons are sampled once at
+each end only, so nothing but the workload runs during the timed window. Where the thread
+costs a launch-bound cell time (it takes the GIL 20 times a second, and each NVML call goes to
+the driver), ``tests/speed/sampler_cost.py`` measures how much; the row's notes say when it
+was off.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from bench.run.child.telemetry import NONE, NVML_ENERGY, NVML_POWER, NoMeter, Reading, trapezoid
 
 #: Ten samples a second or more: several per counter update of a one-second window.
 INTERVAL_S = 0.05
+#: Set (to anything but ``0``) for no sampling thread during the timed window (see the module).
+NO_SAMPLER_ENV = "TORCH_KNOBS_NO_SAMPLER"
+SAMPLER_OFF_NOTE = (f"telemetry sampler off ({NO_SAMPLER_ENV}): power, clocks, utilisation and "
+                    "throttle reasons sampled at the window's ends only")
+
+
+def sampler_off(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether ``NO_SAMPLER_ENV`` asks for no sampling thread."""
+    return environ.get(NO_SAMPLER_ENV, "").strip() not in ("", "0")
 #: NVML's clock-event reason bits (``nvmlClocksEventReason*``), named as the site names them.
 #: The idle reason is left out: an idle GPU lowering its clocks is not a throttled workload.
 IDLE_BIT = 0x1
@@ -162,4 +180,4 @@ def open_meter(torch: Any, nvml: Any = None) -> NvmlMeter | NoMeter:
         with contextlib.suppress(Exception):
             nvml.nvmlShutdown()
         return NoMeter(f"NVML could not be read: {type(exc).__name__}: {exc}"[:200])
-    return NvmlMeter(nvml, handle)
+    return NvmlMeter(nvml, handle, threaded=not sampler_off())

@@ -184,6 +184,8 @@ def _timed_window(torch: Any, task: Task, record: Record, step: Callable[[int], 
     settings, note = energy_settings(task.settings, meter)
     if note:
         record.notes.append(note)
+    if isinstance(meter, nvml.NvmlMeter) and nvml.sampler_off():
+        record.notes.append(nvml.SAMPLER_OFF_NOTE)
 
     def begin() -> None:
         _stamp(record)
