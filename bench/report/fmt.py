@@ -89,12 +89,36 @@ def _ratio_digits(x: float) -> int:
     return 0
 
 
-def ratio(value: Any) -> str:
-    """A speedup: ``1.23×``, ``42.8×``, ``238×``."""
+def ratio(value: Any, low: Any = None, high: Any = None) -> str:
+    """A speedup: ``1.23×``, ``42.8×``, ``238×``. Given the interval printed beside it
+    (``low``, ``high``), at least as many decimals as ``ci`` gives that interval, so that
+    ``1.1405× (95% CI 1.1398–1.1412×)`` never reads as a point outside its own interval."""
     if not present(value):
         return MISSING
     x = float(value)
-    return f"{x:.{_ratio_digits(x)}f}×"
+    d = _ratio_digits(x)
+    if present(low) and present(high) and float(low) != float(high):
+        d = max(d, _ci_decimals(float(low), float(high))[1])
+    return f"{x:.{d}f}×"
+
+
+#: The most decimals an interval of ratios gets to show its two ends apart (two more than its
+#: own, for a ratio under 0.1 that has three or more to begin with).
+CI_MAX_DECIMALS = 4
+#: What ``ci`` prints where the two ends are equal: no spread between replicates to speak of.
+IDENTICAL = "replicates identical"
+
+
+def _ci_decimals(lo: float, hi: float) -> tuple[int, int]:
+    """Decimals of an interval's low and high ends (see ``ci``): more, up to
+    CI_MAX_DECIMALS, while the two ends would read the same."""
+    d = _ratio_digits(max(abs(lo), abs(hi)))
+    d_lo = d if abs(lo) >= 10 ** (1 - d) else _ratio_digits(lo)
+    most = max(CI_MAX_DECIMALS, d + 2)
+    while f"{lo:.{d_lo}f}" == f"{hi:.{d}f}" and d < most:
+        d += 1
+        d_lo = max(d_lo, d)
+    return d_lo, d
 
 
 def ci(low: Any, high: Any) -> str:
@@ -103,13 +127,27 @@ def ci(low: Any, high: Any) -> str:
     Both ends take the larger end's decimals, unless that leaves the smaller end fewer than two
     significant figures: then it takes its own, as ``ratio`` prints it. Otherwise 0.508 next to
     243 would print as "1", and the interval could exclude its own estimate.
+
+    Two ends that would read the same get more decimals, up to CI_MAX_DECIMALS (or two more
+    than their own below 0.1×; ``1.1398–1.1412×``), never a fake ``1.14–1.14×``. Equal ends
+    (identical replicates) print IDENTICAL; ends apart by less than the last decimal print as
+    a bound on the width (``within 0.0001× of 1.1400×``).
     """
     if not (present(low) and present(high)):
         return MISSING
     lo, hi = float(low), float(high)
-    d = _ratio_digits(max(abs(lo), abs(hi)))
-    d_lo = d if abs(lo) >= 10 ** (1 - d) else _ratio_digits(lo)
+    if lo == hi:
+        return IDENTICAL
+    d_lo, d = _ci_decimals(lo, hi)
+    if f"{lo:.{d_lo}f}" == f"{hi:.{d}f}":
+        return f"within {10.0 ** -d:.{d}f}× of {(lo + hi) / 2:.{d}f}×"
     return f"{lo:.{d_lo}f}–{hi:.{d}f}×"
+
+
+def estimate(value: Any, low: Any, high: Any) -> str:
+    """A speedup with its interval in brackets, the point at the interval's decimals:
+    ``1.23× (1.18–1.29×)``, ``1.1402× (1.1401–1.1403×)``, ``1.04× (replicates identical)``."""
+    return f"{ratio(value, low, high)} ({ci(low, high)})"
 
 
 def pct(value: Any, *, signed: bool = False) -> str:

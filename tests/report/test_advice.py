@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.intervals import log_ratio_interval
 from bench.report.analysis import DELTA, analyse
 from bench.report.analysis.cells import cell_stats
 from bench.report.judge import advice
@@ -50,9 +51,10 @@ def test_benchmark_advice_follows_the_data(tmp_path):
     assert (long_same.action, long_same.rule) == (Action.LEAVE_DEFAULT, "bm-no-clear-difference")
     assert long_helps.speedup == pytest.approx(1 / 0.6)
     assert long_hurts.speedup == pytest.approx(1 / 1.25)
-    # break-even, worst case over the CI: 2 s extra cold / the saving at ci_low. With 3 vs 3
-    # replicates the percentile CI is [min(off)/max(on), max(off)/min(on)].
-    ci_low = 0.099 / (0.101 * 0.6)
+    # break-even, worst case over the CI: 2 s extra cold / the saving at ci_low, the low end
+    # of Welch's interval on logs over the replicates (off over on)
+    off = [0.100, 0.101, 0.099]
+    ci_low = log_ratio_interval(off, [t * 0.6 for t in off])[0]
     assert long_helps.ci_low == pytest.approx(ci_low, rel=1e-5)
     assert long_helps.break_even_iters == pytest.approx(2.0 / (0.100 * (1 - 1 / ci_low)), rel=1e-4)
     assert _bm(helps, 100).action == Action.ENABLE

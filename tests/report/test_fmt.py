@@ -61,3 +61,31 @@ def test_a_count_agrees_with_its_noun() -> None:
     assert fmt.count(1200, "row") == "1,200 rows"
     assert fmt.count(1, "bad row or file", "bad rows or files") == "1 bad row or file"
     assert fmt.count(3, "bad row or file", "bad rows or files") == "3 bad rows or files"
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "text"),
+    [
+        (1.141, 1.1449, "1.141–1.145×"),  # 1.14–1.14× would be no interval at all
+        (1.1401, 1.1403, "1.1401–1.1403×"),
+        (237.6, 238.3, "237.6–238.3×"),
+        (0.00531, 0.00532, "0.00531–0.00532×"),  # below 0.1×: two decimals more than its own
+        (1.14, 1.14000001, "within 0.0001× of 1.1400×"),  # apart, but not at 4 decimals
+        (1.14, 1.14, fmt.IDENTICAL),  # identical replicates: no fake interval
+        (1.18, 1.29, "1.18–1.29×"),  # as before where two decimals tell the ends apart
+    ],
+)
+def test_an_intervals_ends_never_read_the_same(low, high, text) -> None:
+    assert fmt.ci(low, high) == text
+    assert fmt.IDENTICAL == "replicates identical"
+
+
+def test_a_ratio_beside_its_interval_takes_the_intervals_decimals() -> None:
+    assert fmt.ratio(1.1402, 1.1401, 1.1403) == "1.1402×"
+    assert fmt.ratio(1.1447, 1.1441, 1.1449) == "1.145×"  # beside 1.144–1.145×, not 1.14×
+    assert fmt.ratio(1.23, 1.18, 1.29) == "1.23×"
+    assert fmt.ratio(1.04, 1.04, 1.04) == "1.04×"  # identical replicates: its own digits
+    assert fmt.ratio(1.04, None, None) == fmt.ratio(1.04) == "1.04×"
+    assert fmt.estimate(1.1402, 1.1401, 1.1403) == "1.1402× (1.1401–1.1403×)"
+    assert fmt.estimate(1.04, 1.04, 1.04) == "1.04× (replicates identical)"
+    assert fmt.estimate(1.23, None, None) == "1.23× (—)"

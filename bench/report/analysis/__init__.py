@@ -3,7 +3,7 @@
 Pure functions of DataFrames (no I/O, no formatting), one module per concept:
 
 - :mod:`~bench.report.analysis.cells`: one row per cell, over its replicates;
-- :mod:`~bench.report.analysis.bootstrap`: confidence intervals over replicates;
+- :mod:`~bench.report.analysis.intervals`: confidence intervals over replicates;
 - :mod:`~bench.report.analysis.pairs`: two cells that differ in one setting, and the verdict;
 - :mod:`~bench.report.analysis.studies`: cudnn.benchmark's costs, dynamic shapes, determinism,
   CPU against GPU;
@@ -26,16 +26,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from bench.report import parallel
-from bench.report.analysis.bootstrap import (
-    CONFIDENCE,
-    MIN_OK_REPLICATES,
-    N_RESAMPLES,
-    SEED,
-    quiet_bootstraps,
-)
 from bench.report.analysis.cells import cell_stats
 from bench.report.analysis.compiled import compile_costs
 from bench.report.analysis.feeding import consumption, pipeline_stats
+from bench.report.analysis.intervals import CONFIDENCE, MIN_OK_REPLICATES
 from bench.report.analysis.machines import best_throughput, ceilings, machine_summary
 from bench.report.analysis.pairs import AXES, DELTA, VERDICTS, candidate_pairs, compare
 from bench.report.analysis.studies import (
@@ -52,8 +46,6 @@ __all__ = [
     "CONFIDENCE",
     "DELTA",
     "MIN_OK_REPLICATES",
-    "N_RESAMPLES",
-    "SEED",
     "VERDICTS",
     "Analysis",
     "analyse",
@@ -82,16 +74,11 @@ class Analysis:
 
 
 def analyse(ds: Dataset) -> Analysis:
-    """Compute every statistic once. The comparisons dominate the cost (bootstraps), so pages
-    and advice should share one ``Analysis`` rather than call compare() again."""
-    with quiet_bootstraps():
-        return _analyse(ds)
-
-
-def _analyse(ds: Dataset) -> Analysis:
+    """Compute every statistic once. The comparisons dominate the cost, so pages and advice
+    should share one ``Analysis`` rather than call compare() again."""
     cells = cell_stats(ds)
-    # The comparisons are independent, so a forked worker takes part of them. Each bootstrap
-    # has its own seeded generator: the result does not depend on where it ran.
+    # The comparisons are independent, so a forked worker takes part of them; an interval
+    # depends on its own pair's replicates only, not on where it ran.
     axes = sorted(AXES, key=lambda axis: -candidate_pairs(cells, axis))  # the slowest first
     found = dict(zip(axes, parallel.fork_map(functools.partial(compare, cells), axes)))
     comparisons = {axis: found[axis] for axis in AXES}

@@ -19,8 +19,8 @@ import pandas as pd
 
 from bench import consistency as rules
 from bench import schema
-from bench.report.analysis.bootstrap import MIN_OK_REPLICATES
 from bench.report.analysis.energy import ENERGY_CELL_COLUMNS, cell_energy
+from bench.report.analysis.intervals import MIN_OK_REPLICATES
 from bench.report.load import Dataset
 
 #: Model families, longest prefix first (``wide_resnet50_2`` is not a ``resnet``).

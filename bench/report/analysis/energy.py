@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from bench import schema
-from bench.report.analysis.bootstrap import median_ci
+from bench.report.analysis.intervals import median_ci
 from bench.report.load import Dataset
 
 #: The latency quantiles a replicate is summarised by.

@@ -15,8 +15,8 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from bench.report.analysis.bootstrap import MIN_OK_REPLICATES, median_ci
 from bench.report.analysis.cells import page_slug
+from bench.report.analysis.intervals import MIN_OK_REPLICATES, median_ci
 from bench.report.analysis.startup import windows
 from bench.report.load import Dataset
 from bench.report.vocabulary import Feeding

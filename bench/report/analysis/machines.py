@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from bench import schema
-from bench.report.analysis.bootstrap import median_ci
 from bench.report.analysis.cells import Source, cells_of, page_slug
+from bench.report.analysis.intervals import median_ci
 from bench.report.load import Dataset
 
 #: What ``ceilings`` returns.

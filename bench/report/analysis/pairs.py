@@ -3,7 +3,7 @@
 - A comparison pairs two cells on the **same fingerprint** that differ in one axis only;
   results of different machines or software versions are never pooled.
 - **speedup = median(baseline replicate medians) / median(variant replicate medians)**, so > 1
-  means the variant is faster; its 95 % CI is a bootstrap over replicates (see ``bootstrap``).
+  means the variant is faster; its 95 % CI is over replicates (see ``intervals``).
 - **verdict**: "faster" only if ci_low > 1 + DELTA, "slower" only if ci_high < 1 − DELTA,
   otherwise "no clear difference" (a real answer: the CI overlaps the ±DELTA band). With fewer
   than MIN_OK_REPLICATES ok replicates on either side the verdict is "insufficient" and there
@@ -22,15 +22,14 @@ import numpy as np
 import pandas as pd
 
 from bench import schema
-from bench.report.analysis.bootstrap import MIN_OK_REPLICATES, ratio_ci
+from bench.intervals import DELTA as DELTA
 from bench.report.analysis.cells import Source, cells_of
+from bench.report.analysis.intervals import MIN_OK_REPLICATES, ratio_ci
 from bench.report.vocabulary import Verdict
 
 if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations are never evaluated here
     from typing import TypeGuard
 
-#: δ: a speedup inside [1 − δ, 1 + δ] is "no clear difference" (3 %).
-DELTA = 0.03
 #: Every verdict a comparison can have.
 VERDICTS = (Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CLEAR_DIFFERENCE, Verdict.INSUFFICIENT)
 

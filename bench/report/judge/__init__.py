@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.report.analysis import CONFIDENCE, DELTA, MIN_OK_REPLICATES, N_RESAMPLES, SEED, Analysis
+from bench.report.analysis import CONFIDENCE, DELTA, MIN_OK_REPLICATES, Analysis
 from bench.report.analysis.pairs import not_slower, within_band
 from bench.report.judge import advice, claims
 from bench.report.judge.advice import Recommendation
@@ -53,8 +53,8 @@ from bench.report.judge.pages.studies import (
 from bench.report.judge.regimes import Regime, regimes
 
 __all__ = [
-    "CONFIDENCE", "DELTA", "MIN_OK_REPLICATES", "N_RESAMPLES", "SEED", "Answers", "ClaimAnswer",
-    "Finding", "Machine", "Recommendation", "Regime", "judge", "not_slower", "within_band",
+    "CONFIDENCE", "DELTA", "MIN_OK_REPLICATES", "Answers", "ClaimAnswer", "Finding", "Machine",
+    "Recommendation", "Regime", "judge", "not_slower", "within_band",
 ]  # fmt: skip
 
 

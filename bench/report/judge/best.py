@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from bench.report.analysis.bootstrap import ratio_ci
+from bench.report.analysis.intervals import ratio_ci
 from bench.report.analysis.pairs import verdict as pair_verdict
 from bench.report.vocabulary import Verdict
 

@@ -310,7 +310,7 @@ def _breaks_cell(r: Any) -> str:
 def _cost_table(p: Page, answers: Answers, group: pd.DataFrame, cols: list[str]) -> Md:
     rows = [[
         label(r, cols, short=True), f"{r.variant_value}, {r.kernel_cache}",
-        f"{fmt.ratio(r.speedup)} ({fmt.ci(r.ci_low, r.ci_high)})", verdict(answers, r),
+        fmt.estimate(r.speedup, r.ci_low, r.ci_high), verdict(answers, r),
         f"{fmt.seconds(r.base_cold_pass_s)} → {fmt.seconds(r.var_cold_pass_s)}",
         break_even_cell(r), _breaks_cell(r),
         cell_links(p, r.page, [("eager", r.baseline_anchor),
@@ -338,7 +338,7 @@ def _shapes_section(p: Page, answers: Answers, s: CompileSection) -> Md | None:
         fmt.signed_seconds(r.extra_cold_per_new_shape_s),
         f"{_count(r.var_compiles_max)} / {_count(r.base_compiles_max)}",
         _count(r.var_recompiles_max),
-        f"{fmt.ratio(r.speedup)} ({fmt.ci(r.ci_low, r.ci_high)})",
+        fmt.estimate(r.speedup, r.ci_low, r.ci_high),
         cell_links(p, r.page, [("static", r.baseline_anchor),
                                (str(r.variant_value), r.variant_anchor)]),
     ] for r in rows_of(group.head(TABLE_ROWS))]
@@ -427,7 +427,7 @@ def _benchmark_section(p: Page, answers: Answers, s: CompileSection) -> Md:
     cols = [c for c in comparison_columns(pairs, "cudnn_benchmark") if c != "compile"]
     rows = [[
         label(b.pair, cols, short=True), str(b.pair.compile),
-        f"{fmt.ratio(b.pair.speedup)} ({fmt.ci(b.pair.ci_low, b.pair.ci_high)})",
+        fmt.estimate(b.pair.speedup, b.pair.ci_low, b.pair.ci_high),
         verdict(answers, b.pair),
         f"{fmt.ratio(b.eager.speedup)} ({b.eager.verdict})" if b.eager is not None
         else Verdict.NOT_MEASURED,

@@ -8,7 +8,7 @@ from typing import Any
 
 from bench.report import fmt
 from bench.report.escape import Md, cat
-from bench.report.judge import CONFIDENCE, DELTA, MIN_OK_REPLICATES, N_RESAMPLES, SEED, Machine
+from bench.report.judge import CONFIDENCE, DELTA, MIN_OK_REPLICATES, Machine
 from bench.report.pages import table
 from bench.report.paths import CONSTANTS_SNIPPET, PROVENANCE_SNIPPET, VOCABULARY_SNIPPET
 from bench.report.views.context import provenance
@@ -28,8 +28,6 @@ def constants_page(writer: Writer, common: dict[str, Any]) -> None:
         delta=fmt.pct(DELTA),
         confidence=fmt.pct(CONFIDENCE),
         min_ok=MIN_OK_REPLICATES,
-        resamples=f"{N_RESAMPLES:,}",
-        seed=SEED,
         energy_window=f"{ENERGY_MIN_WINDOW_S:g} s",
     )
     rows = [[_KINDS.get(type(word), "advice"), cat(Md("*"), str(word), Md("*")), meaning]

@@ -162,13 +162,13 @@ def _tail_table(p: Page, s: CpuGpuSection, cols: list[str]) -> Md | None:
 def _row(answers: Answers, p: Page, r: Any, cols: list[str]) -> list[Any]:
     return [label(r, cols, short=True), axis_text("batch_size", r.batch_size),
             f"{fmt.seconds(r.base_median_s)} → {fmt.seconds(r.var_median_s)}",
-            f"{fmt.ratio(r.speedup)} ({fmt.ci(r.ci_low, r.ci_high)})", verdict(answers, r),
+            fmt.estimate(r.speedup, r.ci_low, r.ci_high), verdict(answers, r),
             _links(p, r)]
 
 
 def _best_row(p: Page, b: BestAgainstBest) -> list[Any]:
     return [f"{b.gpu.model} {b.gpu.mode} b{int(float(b.gpu.batch_size))}", _setting(b.cpu),
-            _setting(b.gpu), f"{fmt.ratio(b.speedup)} ({fmt.ci(b.ci_low, b.ci_high)})",
+            _setting(b.gpu), fmt.estimate(b.speedup, b.ci_low, b.ci_high),
             cell_links(p, b.gpu.page, [("cpu", b.cpu.anchor), ("gpu", b.gpu.anchor)])]
 
 

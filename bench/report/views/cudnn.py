@@ -164,7 +164,7 @@ def _answer(answers: Answers, p: Page, s: CudnnSection, days: str) -> dict[str, 
 
 def _speed_rows(answers: Answers, p: Page, rows: pd.DataFrame, cols: list[str]
                 ) -> list[list[Any]]:
-    return [[label(r, cols, short=True), f"{fmt.ratio(r.speedup)} ({fmt.ci(r.ci_low, r.ci_high)})",
+    return [[label(r, cols, short=True), fmt.estimate(r.speedup, r.ci_low, r.ci_high),
              verdict(answers, r), _links(p, r)]
             for r in rows.head(TABLE_ROWS).itertuples(index=False)]
 

@@ -168,7 +168,7 @@ def _joined(links: list[Md]) -> list[object]:
 
 
 def _row(answers: Answers, p: Page, r: Any, cols: list[str]) -> list[Any]:
-    return [label(r, cols, short=True), f"{fmt.ratio(r.speedup)} ({fmt.ci(r.ci_low, r.ci_high)})",
+    return [label(r, cols, short=True), fmt.estimate(r.speedup, r.ci_low, r.ci_high),
             verdict(answers, r),
             equal_text(r.base_n_checks, r.base_bitwise_equal, r.base_max_abs_diff),
             equal_text(r.var_n_checks, r.var_bitwise_equal, r.var_max_abs_diff),

@@ -75,7 +75,7 @@ def _row(answers: Answers, p: Page, r: Any, cols: list[str], kind: str) -> list[
     row = [label(r, cols, short=True), str(r.variant_value)]
     if kind == "precision":
         row.append("fp32" if r.device != "cuda" else _MATH.get(str(r.baseline_allow_tf32), "?"))
-    return [*row, f"{fmt.ratio(r.speedup)} ({fmt.ci(r.ci_low, r.ci_high)})",
+    return [*row, fmt.estimate(r.speedup, r.ci_low, r.ci_high),
             verdict(answers, r), _links(p, r)]
 
 

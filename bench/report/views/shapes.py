@@ -65,7 +65,7 @@ def _shape(r: Any) -> str:
 
 def _row(answers: Answers, p: Page, r: Any, cols: list[str]) -> list[Any]:
     return [label(r, cols, short=True), _shape(r),
-            f"{fmt.ratio(r.speedup)} ({fmt.ci(r.ci_low, r.ci_high)})", verdict(answers, r),
+            fmt.estimate(r.speedup, r.ci_low, r.ci_high), verdict(answers, r),
             _links(p, r)]
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from bench.report import fmt
-from bench.report.analysis.bootstrap import ratio_ci
+from bench.report.analysis.intervals import ratio_ci
 from bench.report.analysis.pairs import DELTA
 from bench.report.analysis.pairs import verdict as pair_verdict
 from bench.report.judge.best import best_against_best

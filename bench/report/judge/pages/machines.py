@@ -13,9 +13,9 @@ import pandas as pd
 
 from bench import schema
 from bench.report import prices as price_table
-from bench.report.analysis.bootstrap import ratio_ci
 from bench.report.analysis.cells import page_slug
 from bench.report.analysis.feeding import as_cells
+from bench.report.analysis.intervals import ratio_ci
 from bench.report.analysis.machines import COMPILED_WORKLOAD_KEY, best_throughput
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
