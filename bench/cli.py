@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     env.set_defaults(func=env_command.cmd_env)
     check = sub.add_parser("check", help="plausibility checks on run directories")
     check.add_argument("runs", nargs="+", metavar="RUN_DIR")
-    check.add_argument("--limit", type=int, default=20, help="findings to print per run")
+    check.add_argument("--limit", type=int, default=20, help="findings to print per check")
     check.set_defaults(func=check_command.cmd_check)
     report = sub.add_parser("report", help="build the report site from results CSVs")
     from bench.report.options import add_arguments  # argparse only: no pandas here

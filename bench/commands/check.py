@@ -26,10 +26,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         bad = {f.check for f in findings}
         print(f"{run_dir}: {n} rows")
         for check in checks.CHECKS:
-            count = sum(f.check == check for f in findings)
+            found = [f for f in findings if f.check == check]
             print(f"  {'FAIL' if check in bad else 'ok  '} {check}" + (
-                f" ({count} findings)" if count else ""))
-        for f in findings[: args.limit]:
-            print(f"    {f.where}: {f.problem}")
+                f" ({len(found)} findings)" if found else ""))
+            for f in found[: args.limit]:
+                print(f"    {f.where}: {f.problem}")
+            if len(found) > args.limit:
+                print(f"    … and {len(found) - args.limit} more (--limit N shows more)")
         failed += bool(findings)
     return 1 if failed else 0

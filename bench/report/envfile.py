@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,9 @@ class SittingRecord:
     commit: str = ""  # the git commit, where it could be named
     wall_s: float | None = None  # from its start, probe included, to its end
     timed_s: float | None = None  # its cold passes and steady iterations
+    #: the pace probes at its start and end, as env.json keeps them (``bench.sittings``
+    #: reads them): (phase, probe, steady p10 in s); empty where the sitting measured none
+    pace: tuple[tuple[str, str, float], ...] = ()
 
 
 def _seconds(value: Any) -> float | None:
@@ -174,11 +178,22 @@ def _seconds(value: Any) -> float | None:
     return float(value) if ok else None
 
 
+def _probes(pace: Any) -> tuple[tuple[str, str, float], ...]:
+    """A sitting record's pace probes, those with a figure (a probe that failed has none)."""
+    if not isinstance(pace, Mapping):
+        return ()
+    return tuple((phase, str(name), float(figures["steady_p10_s"]))
+                 for phase in ("start", "end") if isinstance(pace.get(phase), Mapping)
+                 for name, figures in pace[phase].items()
+                 if isinstance(figures, Mapping) and _seconds(figures.get("steady_p10_s")))
+
+
 def sitting_records(env: dict[str, Any] | None) -> tuple[SittingRecord, ...]:
     """env.json's sitting records that name their sitting and code (``read_env`` checked
     their types), by sitting."""
     found = {r["sitting"]: SittingRecord(r["sitting"], r["code"], r.get("commit") or "",
-                                       _seconds(r.get("wall_s")), _seconds(r.get("timed_s")))
+                                       _seconds(r.get("wall_s")), _seconds(r.get("timed_s")),
+                                       _probes(r.get("pace")))
              for r in (env or {}).get("sittings") or []
              if isinstance(r.get("sitting"), int) and r.get("code")}
     return tuple(found[n] for n in sorted(found))

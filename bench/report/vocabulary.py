@@ -36,6 +36,15 @@ class Verdict(Word):
     MIXED = "mixed"
 
 
+class Noise(Word):
+    """Why a comparison's figure is noisy (``analysis.pairs``): what ``bench check`` flags in
+    a replicate it rests on, or replicates that spread too far for an interval to be of use."""
+
+    DRIFT = "a replicate drifted"
+    THROTTLED = "clocks throttled"
+    SPREAD = "replicates spread widely"
+
+
 class ClaimVerdict(Word):
     """What the measurements say of one piece of popular advice (``judge.claims``)."""
 
@@ -101,7 +110,7 @@ class Feeding(Word):
 #: The judged words (verdicts, stances, actions), for the test that no module spells them
 #: itself (a knob's status shares "skipped" with a row's, which the schema spells).
 VOCABULARY: tuple[type[Word], ...] = (Verdict, ClaimVerdict, Stance, Action, Power,
-                                       Feeding)
+                                       Feeding, Noise)
 
 #: What each word a page shows means: the Methodology page's definitions. Pairs, not a dict:
 #: a claim's and a finding's "cannot tell" are equal strings, and would collide.
@@ -116,6 +125,11 @@ MEANINGS: tuple[tuple[Word, str], ...] = (
     (Verdict.NOT_MEASURED, "no run measured this configuration on this machine"),
     (Verdict.MIXED, "a summary over several configurations whose verdicts disagree; the page "
                     "names which went which way"),
+    (Noise.DRIFT, "a replicate the figure rests on drifted while it was timed (bench check "
+                  "flags it): its median describes no single regime"),
+    (Noise.THROTTLED, "a replicate the figure rests on ran with its clocks throttled"),
+    (Noise.SPREAD, "the replicates of one side spread more than 10% (their coefficient of "
+                   "variation): the page gives the spread, not an interval no one can use"),
     (ClaimVerdict.SUPPORTED, "every finding that can tell agrees with the claim"),
     (ClaimVerdict.CONTRADICTED, "every finding that can tell goes against the claim"),
     (ClaimVerdict.LARGER, "the claim names a figure, and every finding measured more than it"),

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import consistency as rules
+from bench import sittings
 from bench.run.pipelines import PIPELINE_KINDS
 from bench.schema import (
     ENERGY_MIN_WINDOW_S,
@@ -60,6 +61,7 @@ from bench.schema import (
     SAMPLES_FILE,
     startup_batches,
 )
+from bench.sittings import Part
 
 Row = dict[str, str]
 Key = tuple[str, str, str]
@@ -387,6 +389,38 @@ def check_sittings(run_dir: Path, rows: list[Row]) -> Iterator[Anomaly]:
                                   for n, code in used.items()))
 
 
+_PART_WORDS = {Part.CPU: "host-CPU cells", Part.GPU: "GPU cells"}
+
+
+def check_pace(run_dir: Path, rows: list[Row]) -> Iterator[Anomaly]:
+    """Sittings that disagree (``bench.sittings``): a sitting whose cells ran slower than the
+    other sittings' beyond the spread within sittings, or one sitting's replicates of a cell
+    slower than another's. The report leaves them out of every verdict; ``--resume
+    --remeasure`` measures them again."""
+    records = _sitting_records(run_dir)
+    verdict = sittings.judge_rows(rows, {rows[0]["run_id"]: records} if rows else None)
+    where = f"{run_dir / RESULTS_FILE}"
+    for p in verdict.disagreeing():
+        yield Anomaly("sittings disagree", f"{where} sitting {p.sitting}",
+                      f"its {_PART_WORDS[p.part]} ran {p.pace:.2f}x the step times of the "
+                      f"other sittings over {p.cells} cells (beyond {p.limit:.2f}x, the spread "
+                      "within sittings): left out of every verdict")
+    names = {r["cell_id"]: r["cell_name"] for r in rows}
+    for c in verdict.cells:
+        yield Anomaly("sittings disagree", f"{where} sitting {c.sitting} {names.get(c.cell_id)}",
+                      f"its replicates ran {c.ratio:.2f}x sitting {c.reference}'s step time "
+                      f"(beyond {c.limit:.2f}x): left out of this cell's verdicts")
+
+
+def _sitting_records(run_dir: Path) -> list[dict[str, object]]:
+    try:
+        env = json.loads((run_dir / ENV_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    records = env.get("sittings") if isinstance(env, dict) else None
+    return [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
+
+
 def _read(path: Path) -> list[Row]:
     with open(path, newline="", encoding="utf-8") as f:
         rows = []
@@ -411,7 +445,7 @@ def check_run(run_dir: Path) -> tuple[int, list[Anomaly]]:
                 *check_startup(rows, iters), *check_telemetry(rows), *check_cache(rows),
                 *check_empties(rows),
                 *check_files(run_dir), *check_rows_and_samples(rows, blocks),
-                *check_sittings(run_dir, rows)]
+                *check_sittings(run_dir, rows), *check_pace(run_dir, rows)]
     return len(rows), findings
 
 
@@ -419,7 +453,7 @@ CHECKS = (rules.QUANTILE_ORDER, rules.ENERGY_SIGN, rules.WINDOW_LENGTH, "samples
           "samples/s", "TFLOP/s < ceiling",
           "effective flags", "steady drift", "pipeline start-up", "throttled", "energy window",
           "kernel cache", "failed rows", "ok rows", "files", "samples without a row",
-          "rows without samples", "measuring code")
+          "rows without samples", "measuring code", "sittings disagree")
 
 
 #: How many findings the end of ``bench run`` prints; ``bench check DIR`` prints them all.

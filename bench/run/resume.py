@@ -10,6 +10,7 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from bench import sittings
 from bench.run import runid
 
 
@@ -44,6 +45,26 @@ def retries(rows: Iterable[dict[str, str]], fingerprint_id: str) -> set[tuple[st
             with contextlib.suppress(ValueError):
                 failed.add((row["kind"], row["cell_id"], int(row["replicate"])))
     return failed - completed_keys(rows, fingerprint_id)
+
+
+def left_out_keys(rows: Sequence[dict[str, str]], fingerprint_id: str,
+                  records: object) -> set[tuple[str, str, int]]:
+    """Replicates ok under this fingerprint whose sitting disagrees with the run's others
+    (``bench.sittings``, as ``bench check`` and the report judge it): no verdict counts them,
+    so a resume measures them again, in its own sitting, after every replicate not yet tried
+    (its row then replaces theirs: a replicate counts by its last attempt)."""
+    mine = [r for r in rows if r.get("fingerprint_id") == fingerprint_id]
+    if not mine:
+        return set()
+    recs = [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
+    verdict = sittings.judge_rows(mine, {mine[0].get("run_id", ""): recs})
+    out = set()
+    for row in mine:
+        obs = sittings.observation(row)
+        if obs is not None and verdict.is_left_out(obs.run_id, obs.sitting, obs.cell_id,
+                                                   obs.part):
+            out.add((row["kind"], row["cell_id"], int(row["replicate"])))
+    return out
 
 
 def earlier_seconds(rows: Iterable[dict[str, str]], fingerprint_id: str,

@@ -40,7 +40,13 @@ from bench.run.matrix import Profile, ProfileError
 from bench.run.plan import Job, plan
 from bench.run.progress import Progress
 from bench.run.protocol import ModelCheck, Probe
-from bench.run.resume import completed_keys, earlier_seconds, latest_run, retries
+from bench.run.resume import (
+    completed_keys,
+    earlier_seconds,
+    latest_run,
+    left_out_keys,
+    retries,
+)
 from bench.run.store import RunStore, StoreError
 from bench.schema import PACE_END, PACE_MISSING, PACE_START, SITTING_PACE, SchemaError
 
@@ -226,10 +232,11 @@ def _left(folder: Path, store: RunStore, env: dict[str, Any], jobs: list[Job], r
           rows: Sequence[dict[str, str]], old: Mapping[str, Any] | None) -> Session:
     """A resumed run's session: what its rows already hold, what its earlier sittings took."""
     fp = env["fingerprint_id"]
-    return Session(folder, store, env, jobs, completed_keys(rows, fp),
+    again = left_out_keys(rows, fp, (old or {}).get("sittings"))
+    return Session(folder, store, env, jobs, completed_keys(rows, fp) - again,
                    learned.history(reports, env), next_sitting(rows, sitting_records(old)),
                    earlier_seconds(rows, fp, learned.newest_ok(reports, env)),
-                   retries(rows, fp))
+                   retries(rows, fp) | again)
 
 
 def preview_resume(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,

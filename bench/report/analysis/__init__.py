@@ -2,6 +2,8 @@
 
 Pure functions of DataFrames (no I/O, no formatting), one module per concept:
 
+- :mod:`~bench.report.analysis.sittings`: which sittings of a run agree, and which
+  replicates every statistic leaves out;
 - :mod:`~bench.report.analysis.cells`: one row per cell, over its replicates;
 - :mod:`~bench.report.analysis.intervals`: confidence intervals over replicates;
 - :mod:`~bench.report.analysis.pairs`: two cells that differ in one setting, and the verdict;
@@ -32,6 +34,12 @@ from bench.report.analysis.feeding import consumption, pipeline_stats
 from bench.report.analysis.intervals import CONFIDENCE, MIN_OK_REPLICATES
 from bench.report.analysis.machines import best_throughput, ceilings, machine_summary
 from bench.report.analysis.pairs import AXES, DELTA, VERDICTS, candidate_pairs, compare
+from bench.report.analysis.sittings import (
+    judgement,
+    left_out_cells,
+    sitting_paces,
+    with_left_out,
+)
 from bench.report.analysis.studies import (
     benchmark_costs,
     cpu_vs_gpu,
@@ -71,11 +79,17 @@ class Analysis:
     machines: pd.DataFrame  # machine_summary
     pipelines: pd.DataFrame  # pipeline_stats: the input-pipeline and end-to-end cells
     consumption: pd.DataFrame  # consumption(cells): each model step's synthetic-input rate
+    sittings: pd.DataFrame  # sitting_paces: each sitting's pace against the others of its run
+    sitting_cells: pd.DataFrame  # left_out_cells: one sitting's replicates of a cell left out
 
 
 def analyse(ds: Dataset) -> Analysis:
     """Compute every statistic once. The comparisons dominate the cost, so pages and advice
     should share one ``Analysis`` rather than call compare() again."""
+    # sittings are compared before anything is pooled: a replicate of one that disagrees
+    # keeps its row and leaves every statistic (``sittings``)
+    verdict = judgement(ds)
+    ds = with_left_out(ds, verdict)
     cells = cell_stats(ds)
     # The comparisons are independent, so a forked worker takes part of them; an interval
     # depends on its own pair's replicates only, not on where it ran.
@@ -100,4 +114,6 @@ def analyse(ds: Dataset) -> Analysis:
         machines=machine_summary(ds),
         pipelines=pipeline_stats(ds),
         consumption=consumption(cells),
+        sittings=sitting_paces(ds, verdict),
+        sitting_cells=left_out_cells(ds, verdict),
     )

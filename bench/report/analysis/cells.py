@@ -21,6 +21,7 @@ from bench import consistency as rules
 from bench import schema
 from bench.report.analysis.energy import ENERGY_CELL_COLUMNS, cell_energy
 from bench.report.analysis.intervals import MIN_OK_REPLICATES
+from bench.report.analysis.sittings import counted, left_out
 from bench.report.load import Dataset
 
 #: Model families, longest prefix first (``wide_resnet50_2`` is not a ``resnet``).
@@ -83,7 +84,8 @@ _CELL_KEY = ["fingerprint_id", "kind", "cell_id"]
 CELL_COLUMNS: Final = (
     "fingerprint_id", "machine", "page", "anchor", "kind", "cell_id", "cell_name",
     *schema.AXIS_COLUMNS, "shape_count", "work_unit", "eff_cudnn_allow_tf32",
-    "n_total", *(f"n_{status}" for status in schema.STATUSES), "n_failed", "status_summary",
+    "n_total", *(f"n_{status}" for status in schema.STATUSES), "n_failed", "n_left_out",
+    "status_summary",
     "reasons", "steady_median_s", "steady_q25_s", "steady_q75_s", "iqr_s", "cv", *MEDIANS,
     "cold_pass_min_s", "cold_pass_max_s", "compile_time_max_s",
     *(f"{c}_max" for c in COMPILE_COUNTS), "graph_break_reasons",
@@ -196,7 +198,7 @@ class _Groups:
 
     @classmethod
     def of(cls, timed: pd.DataFrame, gid: np.ndarray) -> _Groups:
-        ok = (timed["status"] == "ok").to_numpy()
+        ok = counted(timed)
         return cls(gid, timed.loc[ok], gid[ok], int(gid.max()) + 1 if len(gid) else 0)
 
     @property
@@ -221,7 +223,10 @@ def _statuses(out: pd.DataFrame, timed: pd.DataFrame, groups: _Groups) -> None:
     out["n_total"] = counts.sum(axis=1)
     for i, status in enumerate(schema.STATUSES):
         out[f"n_{status}"] = counts[:, i]
-    out["n_failed"] = out["n_total"] - out["n_ok"]
+    # an ok replicate of a sitting that disagrees is counted apart, and in no statistic
+    out["n_left_out"] = np.bincount(gid[left_out(timed)], minlength=n_groups)
+    out["n_ok"] -= out["n_left_out"]
+    out["n_failed"] = out["n_total"] - out["n_ok"] - out["n_left_out"]
     out["status_summary"] = _status_summary(out)
     failed = ((timed["status"] != "ok") & (timed["reason"] != "")).to_numpy()
     reasons: list[tuple[str, ...]] = [()] * n_groups
@@ -387,6 +392,8 @@ def _status_summary(out: pd.DataFrame) -> pd.Series:
         np.where(out[f"n_{s}"] > 0, out[f"n_{s}"].astype(str) + f" {s}", "")
         for s in schema.STATUSES
     ]
+    parts.append(np.where(out["n_left_out"] > 0,
+                          out["n_left_out"].astype(str) + " left out (sittings disagree)", ""))
     joined = pd.Series([", ".join(p for p in row if p) for row in zip(*parts)], index=out.index)
     return joined
 

@@ -18,6 +18,7 @@ import pandas as pd
 
 from bench import schema
 from bench.report.analysis.intervals import median_ci
+from bench.report.analysis.sittings import counted
 from bench.report.load import Dataset
 
 #: The latency quantiles a replicate is summarised by.
@@ -108,7 +109,7 @@ def cell_energy(ds: Dataset) -> pd.DataFrame:
     res = ds.results
     every = res.loc[res["kind"].isin(["model", "ceiling"])].copy()
     every["_cell"] = list(zip(every["fingerprint_id"], every["kind"], every["cell_id"]))
-    ok = every.loc[every["status"] == "ok"]
+    ok = every.loc[counted(every)]
     index = pd.Index(pd.unique(every["_cell"]), tupleize_cols=False)
     out = pd.DataFrame(index=index)
     _tails(ok, replicate_tails(ds.samples), out)

@@ -25,7 +25,7 @@ from bench import schema
 from bench.intervals import DELTA as DELTA
 from bench.report.analysis.cells import Source, cells_of
 from bench.report.analysis.intervals import MIN_OK_REPLICATES, ratio_ci
-from bench.report.vocabulary import Verdict
+from bench.report.vocabulary import Noise, Verdict
 
 if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations are never evaluated here
     from typing import TypeGuard
@@ -71,7 +71,8 @@ PAIR_COLUMNS: Final = (
 #: The figures of every comparison, after the context axes.
 PAIR_FIGURES: Final = (
     "model_family", "n_base", "n_var", "base_median_s", "var_median_s", "base_samples_per_s",
-    "var_samples_per_s", "speedup", "ci_low", "ci_high", "verdict",
+    "var_samples_per_s", "speedup", "ci_low", "ci_high", "verdict", "noise", "spread",
+    "n_left_out",
 )  # fmt: skip
 
 
@@ -175,6 +176,7 @@ def compare(data: Source, axis: str) -> pd.DataFrame:
         "replicate_medians",
         "replicate_throughputs",
         "replicate_work_rates",
+        *_NOISE_INPUTS,
         *_FROM_VARIANT.get(axis, ()),
     ]
     pairs = base.merge(var[take].add_prefix("v_"), left_on="_key", right_on="v__key", how="inner")
@@ -190,10 +192,33 @@ def compare(data: Source, axis: str) -> pd.DataFrame:
     out["var_samples_per_s"] = pairs["v_samples_per_s"]
     out["speedup"], out["ci_low"], out["ci_high"] = est, lo, hi
     out["verdict"] = _verdicts(lo, hi, out["n_base"].to_numpy(), out["n_var"].to_numpy())
+    out["noise"], out["spread"] = _noise(pairs)
+    out["n_left_out"] = (pairs["n_left_out"] + pairs["v_n_left_out"]).astype("int64")
     insufficient = out["verdict"] == Verdict.INSUFFICIENT
     out.loc[insufficient, ["ci_low", "ci_high"]] = np.nan
     order = ["fingerprint_id", *(c for c in schema.AXIS_COLUMNS if c != axis), "variant_value"]
     return out.sort_values(order, kind="stable", na_position="first").reset_index(drop=True)
+
+
+#: What a pair's noise is judged from, on each side.
+_NOISE_INPUTS = ("n_drift", "n_throttled", "n_left_out", "cv")
+#: Replicates whose coefficient of variation passes this are too spread for an interval a
+#: reader can use: the page says "noisy" and gives the spread instead.
+NOISY_CV = 0.10
+
+
+def _noise(pairs: pd.DataFrame) -> tuple[list[object], np.ndarray]:
+    """Each pair's ``Noise`` (the first that applies: drift, throttling, spread; "" for none)
+    and the larger of its two sides' coefficients of variation."""
+    def both(col: str) -> tuple[np.ndarray, np.ndarray]:
+        return (pairs[col].fillna(0).to_numpy(dtype=float),
+                pairs[f"v_{col}"].fillna(0).to_numpy(dtype=float))
+
+    drift, throttled = (np.maximum(*both(c)) > 0 for c in ("n_drift", "n_throttled"))
+    spread = np.maximum(*both("cv"))
+    noise = np.select([drift, throttled, spread > NOISY_CV],
+                      [Noise.DRIFT, Noise.THROTTLED, Noise.SPREAD], "")
+    return list(noise), spread
 
 
 def _ratios(pairs: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -144,6 +144,9 @@ def _why(cells: pd.DataFrame, row: Any) -> str:
         if int(cell["n_failed"]):
             first = f": {cell['reasons'][0]}" if cell["reasons"] else ""
             return f"{text} ({side}: {cell['status_summary']}{first})"
+        if int(cell.get("n_left_out", 0) or 0):
+            return (f"{text} ({side}: {cell['status_summary']}; `bench run --resume` measures "
+                    "them again in a new sitting)")
     return text
 
 

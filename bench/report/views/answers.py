@@ -10,6 +10,7 @@ from bench.report.escape import Md
 from bench.report.judge import Machine
 from bench.report.judge.pages.common import Scope
 from bench.report.pages import Page
+from bench.report.vocabulary import Noise
 
 #: How many models a short scope names before "and N more".
 NAMED_MODELS = 3
@@ -17,9 +18,22 @@ NAMED_MODELS = 3
 
 def figure(r: Any) -> str:
     """``1.00× (95% CI 0.99–1.00×)``: a pair's speedup and its interval (the speedup alone
-    where there is no interval)."""
+    where there is no interval); ``noisy`` and why beside it where its pair is (a spread too
+    wide gives the spread instead of the interval), and where a slower sitting's replicates
+    were left out, that it comes from the sittings that agree."""
+    noise = getattr(r, "noise", "") or ""
     ci = fmt.ci(r.ci_low, r.ci_high)
-    return fmt.ratio(r.speedup) + (f" (95% CI {ci})" if ci != fmt.MISSING else "")
+    if noise == Noise.SPREAD:
+        text = (fmt.ratio(r.speedup) + f" (noisy: replicates spread {fmt.pct(r.spread)}, "
+                "too far for a useful interval)")
+    else:
+        text = fmt.ratio(r.speedup) + (f" (95% CI {ci})" if ci != fmt.MISSING else "")
+        text += f", noisy ({noise})" if noise else ""
+    left = int(getattr(r, "n_left_out", 0) or 0)
+    if left and ci != fmt.MISSING:
+        text += (f", from the sittings that agree ({fmt.count(left, 'replicate')} of a slower "
+                 "sitting left out)")
+    return text
 
 
 def short_scope(scope: Scope, *, name_models: bool = True) -> str:

@@ -42,6 +42,9 @@ def _crossing(s: CpuGpuSection) -> tuple[str, str]:
     if not len(curves):
         return "not enough data yet", ""
     crossing = [int(b) for b in curves["crossover_batch"] if present(b)]
+    if not crossing and all(v == Verdict.INSUFFICIENT for vs in curves["verdicts"] for v in vs):
+        return ("cannot tell yet: every batch measured has too few replicates (the rows say "
+                "why; where a sitting disagreed, `bench run --resume` measures them again)"), ""
     if not crossing:
         return "the CPU, or either: the GPU was not clearly faster", ""
     where = (f"The GPU is clearly faster from batch {span(map(float, crossing), fmt.integer)} "

@@ -35,6 +35,7 @@ from bench.report.views.labels import cold_text, energy_text, equal_text, tail_t
 from bench.report.vocabulary import Power
 from bench.report.writer import Writer
 from bench.schema import DRIFT
+from bench.sittings import Agreement
 
 
 def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
@@ -344,6 +345,44 @@ def _env_tables(env: Any) -> tuple[Md | None, Md | None]:
             table(["Flag", "Default"], flag_rows) if flag_rows else None)
 
 
+_PARTS = {"cpu": "host CPU", "cuda": "GPU"}
+_AGREEMENT = {Agreement.AGREES: "agrees", Agreement.DISAGREES: "left out of every verdict",
+              Agreement.FEW: "too few cells shared: judged cell by cell",
+              Agreement.ALONE: "shares no cell with another sitting"}
+
+
+def _sittings_context(p: Page, mp: MachinePage, here: str) -> dict[str, Any]:
+    """The sittings compared before pooling: a sentence for those that disagree, and the
+    table of every judged sitting and of the replicates left out cell by cell."""
+    paces, cells = mp.paces, mp.left_cells
+    if not len(paces):
+        return {"paced": None, "pace_table": None, "left_table": None, "n_left": 0}
+    out = paces.loc[paces["agreement"].isin([Agreement.DISAGREES])]
+    said = [f"Sitting {int(r.sitting)} of run {r.run_id} ran the {_PARTS[r.part]}'s cells at "
+            f"{fmt.num(r.pace)}× the other sittings' step times over {int(r.cells)} cells, "
+            f"beyond the {fmt.num(r.limit)}× that the spread within sittings allows: its "
+            "replicates are left out of every verdict." for r in out.itertuples(index=False)]
+    if len(cells):
+        said.append(f"In {fmt.count(len(cells), 'cell')}, one sitting's replicates ran slower "
+                    "than another sitting's beyond that spread and are left out of that cell's "
+                    "verdicts (the faster sitting is kept: interference only adds time).")
+    pace_rows = [[r.run_id, str(int(r.sitting)), _PARTS[r.part],
+                  f"{fmt.num(r.pace)}×" if r.pace == r.pace else fmt.MISSING, str(int(r.cells)),
+                  f"{fmt.num(r.limit)}×", _AGREEMENT[r.agreement]]
+                 for r in paces.itertuples(index=False)]
+    left_rows = [[p.link(str(c.cell_name), here, c.anchor), str(int(c.sitting)),
+                  f"{fmt.num(c.ratio)}× sitting {int(c.reference)}'s", f"{fmt.num(c.limit)}×"]
+                 for c in cells.itertuples(index=False)]
+    return {
+        "paced": " ".join(said) or None,
+        "pace_table": table(["Run", "Sitting", "Part", "Step time vs the others", "Cells",
+                             "Limit", "Verdict"], pace_rows),
+        "left_table": table(["Cell", "Sitting", "Its median step", "Limit"], left_rows)
+        if left_rows else None,
+        "n_left": len(left_rows),
+    }
+
+
 def _fingerprint(p: Page, mp: MachinePage, copied: Copies, here: str) -> dict[str, Any]:
     """One fingerprint's section of its machine's page."""
     m, row = mp.machine, mp.summary
@@ -370,6 +409,7 @@ def _fingerprint(p: Page, mp: MachinePage, copied: Copies, here: str) -> dict[st
         "drift": table(["Cell", "Drifting ok replicates", "Worst drift"], drift_rows)
         if drift_rows else None,
         "n_drift": len(drift_rows),
+        **_sittings_context(p, mp, here),
         "slowed": table(["Cell", "Throttled ok replicates", "Reasons (share of samples)",
                             "Lowest SM clock"], throttle_rows) if throttle_rows else None,
         "n_slowed": len(throttle_rows),

@@ -18,7 +18,7 @@ from bench.report.judge.pages.common import representative
 from bench.report.judge.pages.compiled import CompileCounts, compile_counts
 from bench.report.judge.regimes import Regime
 from bench.report.judge.selection import counted_benchmark, judged
-from bench.report.vocabulary import Action, Verdict
+from bench.report.vocabulary import Action, Noise, Verdict
 
 #: The settings of the decision table, in its order.
 DECISION_SETTINGS = ("cudnn.benchmark", "cudnn.deterministic", "precision", "memory_format",
@@ -54,6 +54,8 @@ def _headline(topic: Topic, frame: pd.DataFrame, facts: Facts) -> Headline | Non
     """The largest clearly faster pair of ``frame`` (current rows only), else the quoted one
     of the machine with the most judged pairs."""
     ok = judged(facts.current(frame))
+    if "noise" in ok.columns:  # never a headline that rests on a replicate bench check flags
+        ok = ok.loc[~ok["noise"].isin([Noise.DRIFT, Noise.THROTTLED])]
     if ok.empty:
         return None
     faster = ok.loc[ok["verdict"] == Verdict.FASTER]

@@ -85,6 +85,10 @@ class MachinePage:
     throttled: pd.DataFrame = field(repr=False)  # cells with throttled ok replicates
     ceilings: pd.DataFrame = field(repr=False)
     runs: tuple[RunRows, ...]
+    #: each judged sitting's pace against the other sittings of its run (analysis.sittings)
+    paces: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
+    #: one sitting's replicates of a cell, left out one by one
+    left_cells: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,8 @@ def machine_page(facts: Facts, row: Any) -> MachinePage:
         throttled=cells.loc[cells["n_throttled"] > 0],
         ceilings=a.ceilings.loc[a.ceilings["fingerprint_id"] == fp],
         runs=_runs(facts, fp),
+        paces=a.sittings.loc[a.sittings["fingerprint_id"] == fp],
+        left_cells=a.sitting_cells.loc[a.sitting_cells["fingerprint_id"] == fp],
     )
 
 
