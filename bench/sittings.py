@@ -14,9 +14,9 @@ deviation of log step time; never under ``MIN_SPREAD``):
 
 1. **A sitting's pace** (``pace``): over the cells it shares with the other sittings still
    kept, the median of its log step time minus theirs. It disagrees where that moves by more
-   than ``max(DELTA, Z * spread)`` over at least ``MIN_SHARED`` cells: the slowest such sitting is left out first, and the rest
-   are judged again without it. The pace probes a sitting measures at its start and end
-   (env.json) count as cells here.
+   than ``max(DELTA, Z * spread)`` over at least ``MIN_SHARED`` cells: the slowest such
+   sitting is left out first, and the rest are judged again without it. The pace probes a
+   sitting measures at its start and end (env.json) count as cells here.
 2. **A cell's replicates** (``cell``): of the sittings still kept that measured a cell, the
    fastest is the reference and another sitting's replicates of that cell disagree where their
    median is slower by more than ``max(DELTA, Z * spread * sqrt(1/n + 1/n_ref))``. The faster
