@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Final
+from dataclasses import dataclass
+from typing import Any, Final
 
 #: Two-sided confidence level of every interval the site prints.
 CONFIDENCE: Final = 0.95
@@ -181,3 +182,33 @@ def undecided(base: Sequence[float], variant: Sequence[float], *, looks: int,
     if interval is None:
         return True
     return not decided(interval, delta=delta) and interval[1] / interval[0] > max_width
+
+
+@dataclass(frozen=True)
+class Adaptive:
+    """A run's adaptive replicates (``bench.run.adaptive``): ``looks`` looks at each
+    comparison in all, the first at the planned replicates, each later one adding ``step``
+    replicates to every cell of a comparison still undecided, wider than ``max_width``
+    (``undecided``). A profile asks for it in its ``[adaptive]`` table."""
+
+    looks: int = ADAPTIVE_LOOKS
+    step: int = ADAPTIVE_STEP
+    max_width: float = ADAPTIVE_MAX_WIDTH
+    delta: float = DELTA
+
+    def record(self) -> dict[str, Any]:
+        """What env.json keeps of it (``schema.ADAPTIVE_KEY``)."""
+        return {"looks": self.looks, "step": self.step, "max_width": self.max_width,
+                "delta": self.delta}
+
+    @classmethod
+    def recorded(cls, value: object) -> Adaptive | None:
+        """The rule an env.json records; None where it records none (a run without it)."""
+        if not isinstance(value, dict):
+            return None
+        try:
+            rule = cls(int(value["looks"]), int(value["step"]), float(value["max_width"]),
+                       float(value.get("delta", DELTA)))
+        except (KeyError, TypeError, ValueError):
+            return None
+        return rule if rule.looks > 1 and rule.step > 0 else None

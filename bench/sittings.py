@@ -192,7 +192,8 @@ def _shift(logs: _Logs, sitting: int, kept: set[int]) -> tuple[float | None, int
 
 def _paces(run_id: str, part: Part, logs: _Logs, spread: float) -> list[SittingPace]:
     """Leave out, one at a time, the slowest sitting against the rest while it is slower
-    beyond the limit; then say each sitting's pace against the sittings kept."""
+    beyond the limit; then say each sitting's pace against the sittings kept (the one sitting
+    kept against those left out is their reference: pace 1)."""
     sittings = sorted({s for per in logs.values() for s in per})
     limit = max(math.log1p(DELTA), Z * spread)
     kept = set(sittings)
@@ -208,6 +209,9 @@ def _paces(run_id: str, part: Part, logs: _Logs, spread: float) -> list[SittingP
     out = []
     for s in sittings:
         shift, n = _shift(logs, s, kept | {s})
+        if shift is None and s in kept:  # the one kept: the others' reference, at its own pace
+            shift, n = _shift(logs, s, set(sittings))
+            shift = None if shift is None else 0.0
         agreement = (Agreement.ALONE if shift is None else
                      Agreement.DISAGREES if s not in kept else
                      Agreement.FEW if n < MIN_SHARED else Agreement.AGREES)

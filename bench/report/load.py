@@ -69,14 +69,10 @@ _SAMPLE_CHOICES = {c.name: c.choices for c in schema.SAMPLE_SPEC if c.choices}
 _BOOLEANS = tuple(
     c.name for c in schema.RESULT_SPEC if c.choices and set(c.choices) == {"true", "false"}
 )
-#: A replicate: a resume appends its re-run to its folder, and the last row of it there wins
-#: (in two folders it is a copy: ``consistency.copies``). The fingerprint is part of it, so
-#: that rows of two environments never replace each other.
+#: A replicate: a resume's re-run appended to its folder wins (two folders: ``copies``); the
+#: fingerprint is part of it, so rows of two environments never replace each other.
 _DEDUPE_KEY = ["run_id", "fingerprint_id", "kind", "cell_id", "replicate"]
-#: The windows (``bench.consistency.WINDOWS``) whose rows are refused when shorter than their
-#: steady steps took. None yet, though every committed run keeps the rule and ``bench check``
-#: reports a row that breaks it: the test suite's fixture runs do not (a made-up energy window
-#: of about 1 s, and fake children that report 0.5 s steps in milliseconds of wall time).
+#: Windows refused when shorter than their steady steps (none yet: fixture runs break the rule).
 HELD_WINDOWS: tuple[str, ...] = ()
 
 
@@ -523,8 +519,7 @@ def _read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> 
 
 
 def _numeric(s: pd.Series, col: str, p: Problems) -> pd.Series:
-    """float64 values; text (only possible after the slow re-read), non-finite and < 0 flagged
-    (an energy or power figure's sign is ``rules.ENERGY_SIGN``'s, ``row_orders``)."""
+    """float64 values; text (slow re-read), non-finite and < 0 flagged (energy: row_orders)."""
     if s.dtype == "float64":
         values = s
     else:  # the slow re-read: text that may not be a number

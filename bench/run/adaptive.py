@@ -30,9 +30,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from bench import intervals, schema
+from bench.intervals import Adaptive
 from bench.run import estimate
 from bench.run.learned import CellCost
-from bench.run.matrix import Adaptive, Cell
+from bench.run.matrix import Cell
 from bench.run.plan import Job, skip_reason
 from bench.run.protocol import Probe
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import intervals, schema
+from bench.intervals import Adaptive
 from bench.run import cpuinfo, limits, modelspec, pipelines
 from bench.run.pipelines import PIPELINE_KINDS
 from bench.schema import AXIS_CHOICES, CEILING_OPS, KERNEL_CACHES, LATER_AXES, USER_MODEL_AXES
@@ -185,36 +186,6 @@ class Settings:
         warmup, least = schema.feeding_window(workers, self.warmup_iters, self.min_iters)
         return replace(self, warmup_iters=warmup, min_iters=least,
                        max_iters=max(self.max_iters, least))
-
-
-@dataclass(frozen=True)
-class Adaptive:
-    """A run's adaptive replicates (``bench.run.adaptive``): ``looks`` looks at each
-    comparison in all, the first at the planned replicates, each later one adding ``step``
-    replicates to every cell of a comparison still undecided, wider than ``max_width``
-    (``bench.intervals.undecided``). A profile asks for it in its ``[adaptive]`` table."""
-
-    looks: int = intervals.ADAPTIVE_LOOKS
-    step: int = intervals.ADAPTIVE_STEP
-    max_width: float = intervals.ADAPTIVE_MAX_WIDTH
-    delta: float = intervals.DELTA
-
-    def record(self) -> dict[str, Any]:
-        """What env.json keeps of it (``schema.ADAPTIVE_KEY``)."""
-        return {"looks": self.looks, "step": self.step, "max_width": self.max_width,
-                "delta": self.delta}
-
-    @classmethod
-    def recorded(cls, value: object) -> Adaptive | None:
-        """The rule an env.json records; None where it records none (a run without it)."""
-        if not isinstance(value, dict):
-            return None
-        try:
-            rule = cls(int(value["looks"]), int(value["step"]), float(value["max_width"]),
-                       float(value.get("delta", intervals.DELTA)))
-        except (KeyError, TypeError, ValueError):
-            return None
-        return rule if rule.looks > 1 and rule.step > 0 else None
 
 
 #: The keys of a profile's ``[adaptive]`` table (δ is the site's, not a profile's).
