@@ -19,8 +19,9 @@ from bench.commands import report as report_command
 from bench.commands import run as run_command
 from bench.commands import status as status_command
 from bench.commands.exits import USAGE
-from bench.run import launch, matrix
 from bench.run.cluster.executor import add_arguments as add_cluster  # argparse only
+from bench.run.execute import launch
+from bench.run.plan import matrix
 
 
 class Parser(argparse.ArgumentParser):

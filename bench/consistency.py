@@ -1,6 +1,6 @@
 """The rules a run folder's rows and samples keep, stated once for both sides.
 
-``bench check`` applies them row by row in the standard library (``bench.run.check``); the
+``bench check`` applies them row by row in the standard library (``bench.run.store.check``); the
 report's loader applies them column by column with numpy (``bench.report.consistency``), and
 its statistics the drift rule (``bench.report.analysis.cells``). So that both take the same
 definition, every rule here is written with operators only (comparisons, arithmetic, ``&``

@@ -31,7 +31,7 @@ MIN_OK_REPLICATES: Final = 3
 #: δ: a speedup inside [1 − δ, 1 + δ] is "no clear difference" (3 %).
 DELTA: Final = 0.03
 
-# The adaptive-replicates rule's defaults (``bench.run.adaptive``; a profile's ``[adaptive]``
+# The adaptive-replicates rule's defaults (``bench.run.plan.adaptive``; a profile's ``[adaptive]``
 # table may change them; ``tests/report/test_coverage.py`` reads them). Why these: three looks
 # (3, 5, 7 replicates a side at the cpu and gpu profiles' 3) cost an undecided comparison at
 # most 7/3 of its planned replicates. Splitting the error three ways (``level(3)``, 98.3 %)
@@ -186,7 +186,7 @@ def undecided(base: Sequence[float], variant: Sequence[float], *, looks: int,
 
 @dataclass(frozen=True)
 class Adaptive:
-    """A run's adaptive replicates (``bench.run.adaptive``): ``looks`` looks at each
+    """A run's adaptive replicates (``bench.run.plan.adaptive``): ``looks`` looks at each
     comparison in all, the first at the planned replicates, each later one adding ``step``
     replicates to every cell of a comparison still undecided, wider than ``max_width``
     (``undecided``). A profile asks for it in its ``[adaptive]`` table."""

@@ -113,7 +113,7 @@ ENV_FILE: Final = "env.json"
 #: oldest first (env.json, written once, names only the first); the machine page lists them.
 SLURM_JOBS_FILE: Final = "slurm-jobs.txt"
 #: The key of env.json that records the adaptive-replicates rule a run applied
-#: (``bench.run.adaptive``): ``{"looks": 3, "step": 2, "max_width": 1.1, "delta": 0.03}``; the
+#: (``bench.run.plan.adaptive``): ``{"looks": 3, "step": 2, "max_width": 1.1, "delta": 0.03}``; the
 #: report computes each comparison's interval at ``bench.intervals.level(looks)``. A run
 #: without the rule records none (one look).
 ADAPTIVE_KEY: Final = "adaptive"
@@ -523,7 +523,8 @@ def parse_break_reasons(text: str) -> list[tuple[int, str]]:
     return out
 
 #: The machine's pace at each end of a sitting, in that sitting's record of env.json's
-#: ``sittings`` list (``bench.run.pace.sitting_pace`` measures it; never in the fingerprint):
+#: ``sittings`` list (``bench.run.execute.pacing.sitting_pace`` measures it; never in the
+#: fingerprint):
 #: ``record[SITTING_PACE][PACE_START or PACE_END][probe] = {"cell_id": ..., ...}`` for each
 #: probe of ``PACE_PROBES`` the sitting planned (the CUDA ones only on a machine with CUDA).
 #: A measured probe holds ``steady_p10_s``, ``steady_median_s``, ``steady_iters`` and ``at``

@@ -1,7 +1,7 @@
 """``python -m bench advise MODEL``: which knobs should I turn on, for my model, on this machine?
 
 It plans a small study of one model: a baseline cell with every default and one variant per
-knob that applies here (``bench.run.knobs``), fitted to ``--budget`` with the runner's own
+knob that applies here (``bench.run.plan.knobs``), fitted to ``--budget`` with the runner's own
 estimate (fed the probe's FLOP count of the model, so it is not a guess). It runs that study as
 a normal run (the fork server, one fresh process per replicate, the same CSVs under
 ``reports/``, a run ``bench report`` shows beside the others), then loads the run with the
@@ -32,14 +32,16 @@ from bench import schema
 from bench.commands import feed
 from bench.commands.exits import fail as _fail
 from bench.report.vocabulary import KnobStatus, Verdict
-from bench.run import check, estimate, knobs, learned, matrix, modelspec, session, usermodels
-from bench.run import probe as probing
-from bench.run.budget import BudgetError, parse_duration
-from bench.run.knobs import Knob
-from bench.run.launch import Launcher
-from bench.run.learned import CellCost
-from bench.run.matrix import Cell
+from bench.run.execute import probe as probing
+from bench.run.execute import session
+from bench.run.execute.launch import Launcher
+from bench.run.plan import estimate, knobs, learned, matrix, modelspec, usermodels
+from bench.run.plan.budget import BudgetError, parse_duration
+from bench.run.plan.knobs import Knob
+from bench.run.plan.learned import CellCost
+from bench.run.plan.matrix import Cell
 from bench.run.protocol import ModelCheck, Probe
+from bench.run.store import check
 
 #: What the verdicts need beyond the standard library: the report extra's statistics part.
 REPORT_NEEDS = ("numpy", "pandas", "scipy")
@@ -387,7 +389,7 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
     if elapsed > req.budget_s:
         print(f"note: this took {elapsed:.0f} s, over the --budget of {req.budget_s:g} s (the "
               f"plan's estimate was {advice_plan.estimate_s:.0f} s of measuring); the "
-              f"estimate is rough, see bench/run/estimate.py", file=sys.stderr)
+              f"estimate is rough, see bench/run/plan/estimate.py", file=sys.stderr)
     if args.json:
         print(json.dumps(entries, indent=2))
     else:

@@ -1,5 +1,5 @@
-"""``python -m bench check RUN_DIR...``: the plausibility checks of ``bench.run.check`` on each
-run folder, one line per check; exit 1 when any check failed."""
+"""``python -m bench check RUN_DIR...``: the plausibility checks of ``bench.run.store.check``
+on each run folder, one line per check; exit 1 when any check failed."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from bench.commands.exits import fail
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from bench.run import check as checks
+    from bench.run.store import check as checks
 
     failed = 0
     for run_dir in map(Path, args.runs):

@@ -6,8 +6,8 @@ import argparse
 import json
 
 from bench.commands.exits import fail
-from bench.run import launch
-from bench.run import probe as probing
+from bench.run.execute import launch
+from bench.run.execute import probe as probing
 
 
 def cmd_env(args: argparse.Namespace) -> int:

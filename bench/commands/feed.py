@@ -21,9 +21,10 @@ from typing import Any
 from bench.commands.exits import fail as _fail
 from bench.report import fmt
 from bench.report.vocabulary import Feeding
-from bench.run import matrix, modelspec, pipelines, session
-from bench.run import probe as probing
-from bench.run.launch import Launcher
+from bench.run.execute import probe as probing
+from bench.run.execute import session
+from bench.run.execute.launch import Launcher
+from bench.run.plan import matrix, modelspec, pipelines
 
 #: How each replicate is measured (advise's short steady state).
 SETTINGS: dict[str, Any] = {"replicates": 3, "warmup_iters": 1, "min_iters": 5,

@@ -18,18 +18,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bench.commands.exits import fail
-from bench.run import check, dryrun, estimate, hooks, launch, learned, matrix, runid, session
-from bench.run import probe as probing
-from bench.run.adaptive import dry_run_line
-from bench.run.budget import Budget, Ending, ending_lines, parse_duration, too_short
 from bench.run.cluster import shards
 from bench.run.cluster.executor import local_refusal
-from bench.run.interrupts import EXIT_CODES, INTERRUPTS
-from bench.run.launch import Launcher
-from bench.run.plan import Job
+from bench.run.execute import hooks, launch, session
+from bench.run.execute import probe as probing
+from bench.run.execute.interrupts import EXIT_CODES, INTERRUPTS
+from bench.run.execute.launch import Launcher
+from bench.run.plan import dryrun, estimate, learned, matrix
+from bench.run.plan.adaptive import dry_run_line
+from bench.run.plan.budget import Budget, Ending, ending_lines, parse_duration, too_short
+from bench.run.plan.jobs import Job
 from bench.run.protocol import Probe
-from bench.run.resume import resume_command
-from bench.run.store import StoreError
+from bench.run.store import check, runid
+from bench.run.store.resume import resume_command
+from bench.run.store.store import StoreError
 
 FAULT_ENV = "TORCH_KNOBS_FAULT"
 

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 from bench.commands.exits import fail
-from bench.run import runid
 from bench.run.cluster import slurm, squeue
 from bench.run.cluster.executor import resume_command
+from bench.run.store import runid
 
 EXIT_STOPPED = 1  # a shard stopped short and no job of it is queued: --resume submits it
 EXIT_ACTIVE = 3  # none stopped short, but some are still queued, running, or not known

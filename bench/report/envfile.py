@@ -61,7 +61,7 @@ _NESTED: dict[str, dict[str, tuple[type, ...]]] = {
 }  # bench.workload_version is read leniently: text that is no number counts as version 1
 _GPU: dict[str, tuple[type, ...]] = {"name": (str,), "total_memory_bytes": (int,),
                                      "driver": (str,)}
-#: The keys of one sitting's record (``bench.run.source``) the report reads.
+#: The keys of one sitting's record (``bench.run.store.source``) the report reads.
 _SITTING: dict[str, tuple[type, ...]] = {"sitting": (int,), "started_at": (str,),
                                          "code": (str,), "commit": (str,),
                                          "wall_s": (float, int), "timed_s": (float, int)}
@@ -160,7 +160,7 @@ def read_env(path: Path) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class SittingRecord:
-    """What env.json records of one sitting of a run (``bench.run.source``): the measuring
+    """What env.json records of one sitting of a run (``bench.run.store.source``): the measuring
     code it ran and, once it ended, its wall time and the timed work in it."""
 
     number: int

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, TypeVar, Union
 
-from bench.run.matrix import Cell, Settings
+from bench.run.plan.matrix import Cell, Settings
 from bench.schema import STATUSES
 
 T = TypeVar("T")

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bench import consistency as rules
-from bench.run import check as checks
+from bench.run.store import check as checks
 
 pytest.importorskip("pandas")
 

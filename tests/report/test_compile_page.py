@@ -18,7 +18,7 @@ import pytest
 
 from bench.report.analysis import analyse, machines
 from bench.report.load import load_reports
-from bench.run.matrix import Cell, load_profile
+from bench.run.plan.matrix import Cell, load_profile
 
 from .builders import axes, cell, env_for, render_tree, synth
 

@@ -1,6 +1,6 @@
 """Sittings through the report: a replicate of a sitting that disagrees keeps its row and
 leaves every statistic (``bench.report.analysis.sittings``), and ``--resume`` measures exactly
-that replicate again (``bench.run.resume.left_out_keys``)."""
+that replicate again (``bench.run.store.resume.left_out_keys``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from bench.report.analysis import MIN_OK_REPLICATES, analyse
 from bench.report.load import load_reports
 from bench.report.vocabulary import Verdict
-from bench.run.resume import left_out_keys
+from bench.run.store.resume import left_out_keys
 from bench.schema import RESULTS_FILE
 from bench.sittings import Agreement
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from sharing import made_once
 
-from bench.run.launch import ForkServerLauncher
+from bench.run.execute.launch import ForkServerLauncher
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,7 +78,7 @@ def bench_cli(shared_server: ForkServerLauncher, monkeypatch: pytest.MonkeyPatch
     cannot show, a process's own exit code and a stderr without a traceback, ``run_cli``
     still shows on a refusal of each command. Returns what ``run_cli`` does."""
     from bench import cli
-    from bench.run import launch
+    from bench.run.execute import launch
 
     monkeypatch.setattr(launch, "by_name", lambda name: contextlib.nullcontext(shared_server))
     monkeypatch.chdir(ROOT)

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import cli
-from bench.run import launch
-from bench.run import probe as probing
+from bench.run.execute import launch
+from bench.run.execute import probe as probing
 from bench.run.protocol import Probe
 
 from .fakes import LIVE_ENV, FakeLauncher

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.fingerprint import fingerprint_id
-from bench.run.launch import Exit, LaunchError
+from bench.run.execute.launch import Exit, LaunchError
 from bench.run.protocol import Flags, Metrics, Record, Sample, Task, Timeline
 
 ENV = {"fingerprint_id": "f" * 12, "machine": "test-box", "cpu": {"affinity": 2}}
@@ -87,7 +87,7 @@ class Seen:
 
 
 def is_pace(task: Task) -> bool:
-    """Whether ``task`` is one of a sitting's pace probes (``bench.run.pace``)."""
+    """Whether ``task`` is one of a sitting's pace probes (``bench.run.plan.pace``)."""
     return "-pace" in Path(task.result_path).name
 
 

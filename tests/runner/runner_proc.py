@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.run.launch import ForkServerLauncher
+from bench.run.execute.launch import ForkServerLauncher
 
 HERE = Path(__file__).resolve().parent
 

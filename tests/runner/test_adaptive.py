@@ -1,4 +1,4 @@
-"""Adaptive replicates (``bench.run.adaptive``): extra rounds for the comparisons still
+"""Adaptive replicates (``bench.run.plan.adaptive``): extra rounds for the comparisons still
 undecided once the plan is done, up to the looks cap, only from what a budget leaves, and a
 resume that continues the looks without adding or losing a replicate (no torch)."""
 
@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 
 from bench import intervals, schema
-from bench.run import adaptive, runner, session
-from bench.run.budget import Budget
-from bench.run.launch import Exit
-from bench.run.matrix import Adaptive, Cell, ProfileError, load_profile
-from bench.run.plan import plan
+from bench.run.execute import runner, session
+from bench.run.execute.launch import Exit
+from bench.run.plan import adaptive
+from bench.run.plan.budget import Budget
+from bench.run.plan.jobs import plan
+from bench.run.plan.matrix import Adaptive, Cell, ProfileError, load_profile
 from bench.run.protocol import Probe, Record, Task
-from bench.run.store import RunStore
+from bench.run.store.store import RunStore
 
 from .conftest import one_error_line, read_csv, run_fake_cli
 from .fakes import ENV, LIVE_ENV, FakeChild, FakeLauncher

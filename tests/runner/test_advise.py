@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from bench.run import knobs
+from bench.run.plan import knobs
 
 from .conftest import ROOT, Cli, read_csv, run_cli
 

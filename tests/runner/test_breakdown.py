@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.run import breakdown
-from bench.run.breakdown import JobTiming
+from bench.run.store import breakdown
+from bench.run.store.breakdown import JobTiming
 
 #: A job: launched at 0, entered at 1, built 1.5 to 3.5, a 1 s cold pass of which 0.8 s was
 #: timed, warm-up to 5, a steady window 5 to 9 of which 3.5 s were timed iterations, after to

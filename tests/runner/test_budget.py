@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.run import budget, runner
-from bench.run.budget import Budget, BudgetError, fit_studies, parse_duration
-from bench.run.matrix import load_profile, select
-from bench.run.plan import Job, plan
-from bench.run.store import RunStore
+from bench.run.execute import runner
+from bench.run.plan import budget
+from bench.run.plan.budget import Budget, BudgetError, fit_studies, parse_duration
+from bench.run.plan.jobs import Job, plan
+from bench.run.plan.matrix import load_profile, select
+from bench.run.store.store import RunStore
 
 from .conftest import read_csv
 from .fakes import ENV, FakeLauncher

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from bench.fingerprint import fingerprint_id
-from bench.run.matrix import load_profile, select
-from bench.run.plan import plan
+from bench.run.plan.jobs import plan
+from bench.run.plan.matrix import load_profile, select
 
 from .conftest import ROOT, one_error_line, read_csv, run_cli, run_fake_cli
 from .fakes import LIVE_ENV

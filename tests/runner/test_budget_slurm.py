@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.run.budget import slurm_minutes
 from bench.run.cluster import node, slurm
+from bench.run.plan.budget import slurm_minutes
 
 from .conftest import run_cli
 from .test_slurm import _time_limit, _wait_gone, cluster  # noqa: F401  (the fixture)

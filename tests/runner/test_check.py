@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from bench.run import check as checks
-from bench.run.store import CsvAppender
+from bench.run.store import check as checks
+from bench.run.store.store import CsvAppender
 from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS
 
 
@@ -182,7 +182,8 @@ def test_the_gpu_fixture_has_one_throttled_replicate_and_no_short_energy_window(
 ])
 def test_sittings_that_ran_other_measuring_code(tmp_path: Path, codes: dict[int, str],
                                                 sittings: tuple[int, int], found: bool) -> None:
-    """env.json's sitting records (``bench.run.source``) against the sittings that wrote rows."""
+    """env.json's sitting records (``bench.run.store.source``) against the sittings that wrote
+    rows."""
     records = [{"sitting": n, "code": c, "commit": None} for n, c in codes.items()]
     (tmp_path / "env.json").write_text(json.dumps({"sittings": [*records, "junk"]}))
     rows = [_row(sitting=sittings[0]), _row(replicate=1, sitting=sittings[1])]
@@ -241,7 +242,7 @@ def test_the_orders_a_row_keeps_pass_an_honest_row_at_their_bounds(tmp_path: Pat
 
 def test_the_end_of_a_run_prints_the_findings_grouped_with_the_command(tmp_path: Path) -> None:
     """What ``bench run`` and ``bench advise`` print after the run is written."""
-    from bench.run.check import ending_lines
+    from bench.run.store.check import ending_lines
 
     rows = [_row(replicate=r, attempt_id=f"a{r}") for r in range(3)]
     rows[1]["energy_j"] = -1.0

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench.run import check as checks
-from bench.run.store import CsvAppender
+from bench.run.store import check as checks
+from bench.run.store.store import CsvAppender
 from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS
 
 from .test_check import _row

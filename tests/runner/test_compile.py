@@ -17,7 +17,7 @@ import pytest
 
 from bench import schema
 from bench.run.child import breaks, compiling, factory
-from bench.run.matrix import Cell, ProfileError, parse_profile
+from bench.run.plan.matrix import Cell, ProfileError, parse_profile
 
 from .conftest import ROOT, read_csv, run_cli
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import io
 
-from bench.run.dryrun import print_dry_run
-from bench.run.matrix import Cell, Profile, Settings, Study
-from bench.run.plan import NO_CUDA, plan, skip_reason
+from bench.run.plan.dryrun import print_dry_run
+from bench.run.plan.jobs import NO_CUDA, plan, skip_reason
+from bench.run.plan.matrix import Cell, Profile, Settings, Study
 from bench.run.protocol import Probe
 
 from .fakes import ENV
@@ -34,6 +34,6 @@ def test_a_cell_is_skipped_for_its_device_not_for_a_word_in_its_name() -> None:
 
 
 def test_the_probe_needs_no_runner() -> None:
-    """It launches its child as the runner does (``bench.run.outcome``), without building a
+    """It launches its child as the runner does (``bench.run.execute.outcome``), without building a
     Runner with a store it never writes."""
-    assert "bench.run.runner" not in imported_by(["bench.run.probe"])
+    assert "bench.run.execute.runner" not in imported_by(["bench.run.execute.probe"])

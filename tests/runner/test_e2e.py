@@ -303,7 +303,7 @@ def test_cpu_dry_run_lists_cells_within_ten_minutes(tmp_path: Path, bench_cli: C
     lines = proc.stdout.strip().splitlines()
     assert lines[0].split()[:3] == ["study", "cell", "id"]
     assert any("resnet50 cpu train b8 r224" in ln for ln in lines)
-    total = next(ln for ln in lines if ln.endswith("see bench/run/estimate.py)"))
+    total = next(ln for ln in lines if ln.endswith("see bench/run/plan/estimate.py)"))
     minutes = float(total.split("estimated ")[1].split(" min")[0])
     assert 0 < minutes <= 10
 

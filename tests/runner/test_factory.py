@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.run.child import factory, flags, workloads
-from bench.run.matrix import Cell
+from bench.run.plan.matrix import Cell
 from bench.run.protocol import ModelCheck
 
 from .conftest import ROOT
@@ -141,7 +141,7 @@ def test_flops_that_cannot_be_counted_are_left_empty_with_a_reason() -> None:
 def test_a_measuring_child_records_the_users_failure_as_one_line(tmp_path: Path, attr: str,
                                                                  status: str, reason: str) -> None:
     from bench.run.child import worker
-    from bench.run.matrix import Settings
+    from bench.run.plan.matrix import Settings
     from bench.run.protocol import new_task
 
     cell = Cell(model=f"{FILE}:{attr}", input_shape="3,8,8", resolution=8)
@@ -235,7 +235,7 @@ def test_a_file_models_sibling_module_is_part_of_its_identity(tmp_path: Path,
 
 def test_an_ok_row_whose_flops_cannot_be_counted_says_why_in_its_reason(tmp_path: Path) -> None:
     from bench.run.child import worker
-    from bench.run.matrix import Settings
+    from bench.run.plan.matrix import Settings
     from bench.run.protocol import new_task
 
     cell = Cell(model=f"{FILE}:no_flops", mode="infer", input_shape="3,8,8", resolution=8)

@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from bench.run import runner
-from bench.run.launch import Exit, ForkServerLauncher, LaunchError
-from bench.run.matrix import Cell, Settings, parse_profile
-from bench.run.plan import plan
+from bench.run.execute import runner
+from bench.run.execute.launch import Exit, ForkServerLauncher, LaunchError
+from bench.run.plan.jobs import plan
+from bench.run.plan.matrix import Cell, Settings, parse_profile
 from bench.run.protocol import new_task
-from bench.run.store import RunStore
+from bench.run.store.store import RunStore
 
 from . import fake_server
 from .conftest import ROOT, read_csv

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.run.launch import Child, Exit, ForkServerLauncher, LaunchError, _Server
-from bench.run.matrix import Cell, Settings
+from bench.run.execute.launch import Child, Exit, ForkServerLauncher, LaunchError, _Server
+from bench.run.plan.matrix import Cell, Settings
 from bench.run.protocol import TERM_GRACE_S, WARM_COMPILE, Exited, Record, Task, new_task
 
 from .procs import assert_none_survive, survivors

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from bench.run import durable, runner
-from bench.run.matrix import load_profile
-from bench.run.plan import plan
-from bench.run.store import RunStore
+from bench.run.execute import runner
+from bench.run.plan.jobs import plan
+from bench.run.plan.matrix import load_profile
+from bench.run.store import durable
+from bench.run.store.store import RunStore
 
 from .conftest import Disk, one_error_line, read_csv, run_fake_cli
 from .fakes import ENV, LIVE_ENV, FakeLauncher
@@ -89,7 +90,7 @@ def test_an_io_error_stops_the_runner_and_leaves_whole_rows(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str) -> None:
     """EIO on the third record's samples: the runner stops with the store's error and no row
     for it (the old runner wrote a crash row per cell, "runner error: OSError", and went on)."""
-    from bench.run.matrix import select
+    from bench.run.plan.matrix import select
 
     calls = {"n": 0}
     real = getattr(os, failing)
@@ -170,8 +171,8 @@ def test_a_start_whose_write_fails_takes_back_what_it_created(
     """The n-th write of the start (env.json, then each CSV's header) fails part-way: nothing
     of the run is left, and the same start then succeeds and makes a folder the strict report
     reads."""
-    from bench.run import session
-    from bench.run.matrix import select
+    from bench.run.execute import session
+    from bench.run.plan.matrix import select
 
     calls = {"n": 0}
     real = os.write
@@ -206,8 +207,8 @@ def test_a_resume_whose_start_fails_keeps_every_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Taking back what a failed start created never touches what was there: a resume whose
     first write (setting a torn row aside) fails leaves the folder byte for byte as it was."""
-    from bench.run import session
-    from bench.run.matrix import select
+    from bench.run.execute import session
+    from bench.run.plan.matrix import select
 
     profile = select(load_profile("smoke"), ["modes"])
     probe = runner.Probe(dict(LIVE_ENV), ["mobilenet_v3_small"], False)

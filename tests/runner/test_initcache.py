@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 torchvision = pytest.importorskip("torchvision")
 
 from bench.run.child import initcache, workloads  # noqa: E402
-from bench.run.matrix import Cell  # noqa: E402
+from bench.run.plan.matrix import Cell  # noqa: E402
 
 
 def _same(a: Any, b: Any) -> bool:

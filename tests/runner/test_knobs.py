@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.run import knobs
+from bench.run.plan import knobs
 from bench.run.protocol import Probe
 
 

@@ -1,5 +1,5 @@
-"""Estimates learned from committed rows (``bench.run.learned``), brought to the machine's
-pace now (``bench.run.pace``): the arithmetic on written runs, then the probe for real."""
+"""Estimates learned from committed rows (``bench.run.plan.learned``), brought to the machine's
+pace now (``bench.run.plan.pace``): the arithmetic on written runs, then the probe for real."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from bench.run import learned, pace
-from bench.run import probe as probing
-from bench.run.dryrun import pace_line
-from bench.run.launch import ForkServerLauncher
-from bench.run.learned import CellCost
-from bench.run.matrix import Cell, load_profile
+from bench.run.execute import probe as probing
+from bench.run.execute.launch import ForkServerLauncher
+from bench.run.plan import learned, pace
+from bench.run.plan.dryrun import pace_line
+from bench.run.plan.learned import CellCost
+from bench.run.plan.matrix import Cell, load_profile
 
 ENV = {"fingerprint_id": "f" * 12, "machine": "box", "cpu": {"affinity": 2}}
 PLAN = {"studies": {"s": {"settings": {"warmup_iters": 0, "min_time_s": 0.5}},
@@ -74,8 +74,8 @@ def test_a_pipelines_untimed_start_up_batches_are_not_its_overhead(tmp_path: Pat
     row measured so, after the first batch in an older one. What ran before it is planned
     again by the estimate, so the learned overhead leaves it out, and the estimate of the same
     cell under the same rule is the row's wall time again."""
-    from bench.run import estimate
-    from bench.run.matrix import Settings
+    from bench.run.plan import estimate
+    from bench.run.plan.matrix import Settings
 
     new = {**_row("p", 0.1, 8, 0.5, 3.0, kind="pipeline"), "attempt_id": "n1"}
     old = {**_row("q", 0.1, 8, 0.5, 3.0, kind="pipeline"), "attempt_id": "o1"}
@@ -197,9 +197,9 @@ def test_a_rerun_check_is_estimated_from_its_own_rows(tmp_path: Path) -> None:
     the whole job. It used to be planned as twice a timed replicate of its cell (7.8 s where
     the cpu profile's took 2.8 s); its own row now gives it, at the pace now, apart from the
     cell's timed replicates."""
-    from bench.run import estimate
-    from bench.run.matrix import select
-    from bench.run.plan import plan
+    from bench.run.plan import estimate
+    from bench.run.plan.jobs import plan
+    from bench.run.plan.matrix import select
     from bench.run.protocol import Probe
 
     jobs = plan(select(load_profile("smoke"), ["repro"]))

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.run import matrix
-from bench.run.matrix import Cell, ProfileError, load_profile, parse_profile
+from bench.run.plan import matrix
+from bench.run.plan.matrix import Cell, ProfileError, load_profile, parse_profile
 
 
 def test_every_shipped_profile_loads_and_has_unique_cells() -> None:
@@ -216,8 +216,8 @@ def test_gpu_profile_takes_about_ten_minutes_of_an_h200() -> None:
     window's 1 s minimum and the feeding studies (about 2 minutes: each replicate takes its
     workers' start-up batches untimed, then times two whole rounds of them): two budgeted
     sittings of a 9-minute slot."""
-    from bench.run import estimate
-    from bench.run.plan import plan
+    from bench.run.plan import estimate
+    from bench.run.plan.jobs import plan
     from bench.run.protocol import Probe
 
     jobs = plan(load_profile("gpu"))
@@ -228,8 +228,8 @@ def test_gpu_profile_takes_about_ten_minutes_of_an_h200() -> None:
 def test_the_estimate_never_stops_a_replicate_before_min_iters_or_after_max_iters() -> None:
     """The stopping rule ends a slow cell at max_time_s only once min_iters are done, so its
     estimate cannot stop sooner; nor can it run past max_iters."""
-    from bench.run import estimate
-    from bench.run.matrix import Settings
+    from bench.run.plan import estimate
+    from bench.run.plan.matrix import Settings
 
     cpu = Cell(model="resnet50", device="cpu", batch_size=128)
     t = estimate.iteration_s(cpu, 16)
@@ -258,8 +258,8 @@ def test_has_pair_needs_a_single_axis_difference() -> None:
 def test_compile_profile_fits_about_eight_minutes_of_an_h200() -> None:
     """The compile profile's estimate for a 16-core CUDA host (its GPU compile costs are guesses
     until a GPU run measures them; the profile says so)."""
-    from bench.run import estimate
-    from bench.run.plan import plan
+    from bench.run.plan import estimate
+    from bench.run.plan.jobs import plan
     from bench.run.protocol import Probe
 
     p = load_profile("compile")

@@ -9,7 +9,7 @@ import statistics
 import pytest
 
 from bench.run.child import measure
-from bench.run.matrix import Settings
+from bench.run.plan.matrix import Settings
 
 
 class FakeTimer:

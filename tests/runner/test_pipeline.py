@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.run import matrix, pipelines
 from bench.run.child import loader, worker
-from bench.run.matrix import Cell, ProfileError, Settings
+from bench.run.plan import matrix, pipelines
+from bench.run.plan.matrix import Cell, ProfileError, Settings
 from bench.run.protocol import Task
 
 torch = pytest.importorskip("torch")
@@ -175,9 +175,9 @@ _FEW_FDS = """
 import resource, sys
 from pathlib import Path
 import torch
-from bench.run import pipelines
+from bench.run.plan import pipelines
 from bench.run.child import loader
-from bench.run.matrix import Cell
+from bench.run.plan.matrix import Cell
 resource.setrlimit(resource.RLIMIT_NOFILE, (96, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 cell = Cell(kind="pipeline", model=pipelines.PIPELINE_MODEL, mode="train", batch_size=64,
             num_workers=4, decoder="torchvision-cuda", resolution=224)

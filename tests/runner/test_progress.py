@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from bench.run.progress import Progress
+from bench.run.execute.progress import Progress
 
 
 def test_plain_lines_carry_counts_and_eta() -> None:

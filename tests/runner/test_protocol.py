@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.run.matrix import Cell, Settings
+from bench.run.plan.matrix import Cell, Settings
 from bench.run.protocol import (
     FLAG_COLUMNS,
     METRIC_COLUMNS,

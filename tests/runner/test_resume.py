@@ -230,9 +230,9 @@ def test_a_replicate_that_failed_in_an_earlier_sitting_runs_again_last(tmp_path:
     after every replicate not yet tried, expects it to take what it took, and says so."""
     import io
 
-    from bench.run import session
-    from bench.run.matrix import load_profile, select
-    from bench.run.plan import plan
+    from bench.run.execute import session
+    from bench.run.plan.jobs import plan
+    from bench.run.plan.matrix import load_profile, select
     from bench.run.protocol import Probe
 
     from .fakes import FakeLauncher
@@ -268,9 +268,9 @@ def test_a_failure_that_a_later_ok_row_outdates_no_longer_sets_its_cells_cost(
     budget keeps refusing what would now take seconds."""
     import io
 
-    from bench.run import session
-    from bench.run.matrix import load_profile, select
-    from bench.run.plan import plan
+    from bench.run.execute import session
+    from bench.run.plan.jobs import plan
+    from bench.run.plan.matrix import load_profile, select
     from bench.run.protocol import Probe
 
     from .fakes import FakeLauncher
@@ -300,7 +300,7 @@ def test_a_failure_that_a_later_ok_row_outdates_no_longer_sets_its_cells_cost(
 
 
 def test_earlier_seconds_drop_only_failures_an_ok_row_of_the_cell_follows() -> None:
-    from bench.run.resume import earlier_seconds
+    from bench.run.store.resume import earlier_seconds
 
     def row(cell: str, status: str, wall: float, at: str, fp: str = "f") -> dict[str, str]:
         return {"fingerprint_id": fp, "kind": "model", "cell_id": cell, "status": status,
@@ -326,14 +326,15 @@ def test_earlier_seconds_drop_only_failures_an_ok_row_of_the_cell_follows() -> N
 def test_each_sitting_is_recorded_in_env_json_and_a_finished_run_adds_none(
         tmp_path: Path) -> None:
     """env.json keeps the first sitting's facts and one record per sitting that had work:
-    when it began, its budget, the code it ran (``bench.run.source``)."""
+    when it began, its budget, the code it ran (``bench.run.store.source``)."""
     import io
     import json
 
-    from bench.run import session, source
-    from bench.run.matrix import load_profile, select
-    from bench.run.plan import plan
+    from bench.run.execute import session
+    from bench.run.plan.jobs import plan
+    from bench.run.plan.matrix import load_profile, select
     from bench.run.protocol import Probe
+    from bench.run.store import source
 
     from .fakes import FakeLauncher
 

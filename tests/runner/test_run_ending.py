@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from bench import cli
-from bench.run import launch
-from bench.run import probe as probing
+from bench.run.execute import launch
+from bench.run.execute import probe as probing
 from bench.run.protocol import Flags, Metrics, Probe, Record, Sample, Timeline
 
 from .fake_cli import MODELS

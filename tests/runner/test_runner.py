@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from bench.run import runner
-from bench.run.matrix import Cell, load_profile
-from bench.run.plan import plan
+from bench.run.execute import runner
+from bench.run.plan.jobs import plan
+from bench.run.plan.matrix import Cell, load_profile
 from bench.run.protocol import Task
-from bench.run.resume import completed_keys
-from bench.run.store import RunStore
+from bench.run.store.resume import completed_keys
+from bench.run.store.store import RunStore
 from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS
 
 from .conftest import read_csv
@@ -29,7 +29,7 @@ from .fakes import ENV, FakeChild, FakeLauncher, Seen
 
 def _run(tmp_path: Path, launcher: FakeLauncher, profile: str = "smoke", cuda: bool = False,
          done: set[tuple[str, str, int]] | None = None, only: str = "modes") -> tuple[int, Path]:
-    from bench.run.matrix import select
+    from bench.run.plan.matrix import select
 
     prof = select(load_profile(profile), [only])
     store = RunStore(tmp_path / "run")
@@ -154,7 +154,7 @@ def test_fault_spec_is_handed_to_the_worker(tmp_path: Path) -> None:
 def test_shared_cells_stay_interleaved_with_both_arms(tmp_path: Path) -> None:
     import tomllib
 
-    from bench.run.matrix import parse_profile
+    from bench.run.plan.matrix import parse_profile
 
     prof = parse_profile(tomllib.loads("""
 [defaults]
@@ -234,7 +234,7 @@ kernel_cache = ["warm"]
 def _cache_run(tmp_path: Path, text: str, launcher: FakeLauncher) -> RunStore:
     import tomllib
 
-    from bench.run.matrix import parse_profile
+    from bench.run.plan.matrix import parse_profile
 
     prof = parse_profile(tomllib.loads(text), "t")
     store = RunStore(tmp_path / "run")

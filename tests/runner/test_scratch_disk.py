@@ -22,13 +22,14 @@ from typing import Any
 
 import pytest
 
-from bench.run import durable, runner, session
-from bench.run import probe as probing
-from bench.run.durable import ScratchError
-from bench.run.launch import SpawnLauncher
-from bench.run.matrix import load_profile, parse_profile, select
-from bench.run.plan import plan
-from bench.run.store import RunStore
+from bench.run.execute import probe as probing
+from bench.run.execute import runner, session
+from bench.run.execute.launch import SpawnLauncher
+from bench.run.plan.jobs import plan
+from bench.run.plan.matrix import load_profile, parse_profile, select
+from bench.run.store import durable
+from bench.run.store.durable import ScratchError
+from bench.run.store.store import RunStore
 
 from .conftest import Disk, one_error_line, read_csv, run_fake_cli
 from .fakes import ENV, FakeLauncher

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bench.run.cluster import shards
-from bench.run.matrix import load_profile
-from bench.run.plan import plan
+from bench.run.plan.jobs import plan
+from bench.run.plan.matrix import load_profile
 
 
 @pytest.mark.parametrize(("profile", "count"), [("smoke", 2), ("cpu", 3), ("gpu", 4)])
@@ -26,7 +26,7 @@ def test_every_job_lands_in_one_shard_with_its_cell(profile: str, count: int) ->
 
 
 def test_shards_share_the_estimated_time_out_evenly() -> None:
-    from bench.run import estimate
+    from bench.run.plan import estimate
 
     jobs = plan(load_profile("cpu"))
     cost = [sum(estimate.replicate_s(j.cell, j.study.settings, 1) * (2 if j.op == "repro"

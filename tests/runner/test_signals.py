@@ -1,8 +1,8 @@
 """Ctrl-C and SIGTERM at chosen instants: the run always ends with the first signal's exit
 code, every row written, and the line that says how to resume, never a traceback.
 
-The hook (``TORCH_KNOBS_SIGNAL``, see ``bench.run.hooks``) has the runner signal itself at the
-instant under test, so nothing depends on timing. Through ``fake_cli.py``; the real server's
+The hook (``TORCH_KNOBS_SIGNAL``, see ``bench.run.execute.hooks``) has the runner signal itself
+at the instant under test, so nothing depends on timing. Through ``fake_cli.py``; the real server's
 cases are in ``test_e2e.py``, but for Slurm's warning (SIGUSR2 to every process of the run),
 which is here. After each case, ``ps`` shows nothing left running that names the run's folder.
 """
@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from bench.run.cluster import shards
-from bench.run.matrix import load_profile
-from bench.run.plan import plan
+from bench.run.plan.jobs import plan
+from bench.run.plan.matrix import load_profile
 
 from .conftest import ROOT, one_error_line, read_csv, run_fake_cli
 from .procs import assert_none_survive, descendants

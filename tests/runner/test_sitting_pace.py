@@ -1,4 +1,4 @@
-"""Every sitting measures the machine's pace at its start and at its end (``bench.run.pace``)
+"""Every sitting measures the machine's pace at its start and at its end (``bench.run.plan.pace``)
 and keeps it in its own record of env.json: a first sitting, a resumed one, a budgeted one
 that stops early, one stopped by a signal, a probe that fails, a machine with CUDA (fake
 children, no torch); and one quick real sitting on this CPU (``e2e``)."""
@@ -15,11 +15,13 @@ import pytest
 
 from bench import schema
 from bench.fingerprint import fingerprint_id
-from bench.run import identity, pace, session
-from bench.run.budget import Budget
-from bench.run.matrix import load_profile, select
-from bench.run.plan import plan
+from bench.run.execute import pacing, session
+from bench.run.plan import pace
+from bench.run.plan.budget import Budget
+from bench.run.plan.jobs import plan
+from bench.run.plan.matrix import load_profile, select
 from bench.run.protocol import Probe
+from bench.run.store import identity
 
 from .conftest import read_csv, run_cli
 from .fakes import LIVE_ENV, FakeLauncher
@@ -101,8 +103,8 @@ def test_a_probe_that_cannot_write_its_task_is_missing(tmp_path: Path,
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(pace, "run_child", refuse)
-    found, stopped = pace.sitting_pace(FakeLauncher(), cuda=False, tag="start")
+    monkeypatch.setattr(pacing, "run_child", refuse)
+    found, stopped = pacing.sitting_pace(FakeLauncher(), cuda=False, tag="start")
     assert stopped is None
     assert found[schema.PACE_CPU_MATMUL][schema.PACE_MISSING].startswith("could not run:")
 

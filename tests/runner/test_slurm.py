@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from bench.run.cluster import node, slurm, squeue
-from bench.run.matrix import load_profile, select
-from bench.run.plan import plan
+from bench.run.plan.jobs import plan
+from bench.run.plan.matrix import load_profile, select
 
 from .conftest import ROOT, one_error_line, run_cli
 from .test_walls import imported_by

@@ -1,4 +1,4 @@
-"""Which measuring code ran a sitting (``bench.run.source``): a digest that follows the
+"""Which measuring code ran a sitting (``bench.run.store.source``): a digest that follows the
 measuring files and only them, and a commit only where git names this project's checkout."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.run import source
+from bench.run.store import source
 
 
 def _package(where: Path) -> Path:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.run.launch import Exit, SpawnLauncher
+from bench.run.execute.launch import Exit, SpawnLauncher
 
 from .conftest import ROOT
 from .procs import assert_none_survive, survivors
@@ -72,7 +72,7 @@ ESCAPER = ("import subprocess, sys, time; mark = sys.argv[-2]; "
 RUNNER = f"""
 import sys, time
 from pathlib import Path
-from bench.run.launch import SpawnLauncher
+from bench.run.execute.launch import SpawnLauncher
 launcher = SpawnLauncher([sys.executable, "-c", {ESCAPER!r}, sys.argv[1]])
 child = launcher.launch(Path(sys.argv[2]), 600.0)
 print("ready", child.pid, flush=True)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.run import durable
-from bench.run.store import CsvAppender, RunStore, StoreError
+from bench.run.store import durable
+from bench.run.store.store import CsvAppender, RunStore, StoreError
 from bench.schema import (
     RESULT_COLUMNS,
     SAMPLE_COLUMNS,

@@ -15,7 +15,7 @@ import pytest
 
 from bench.run.child import nvml, rapl, telemetry
 from bench.run.child.worker import energy_settings
-from bench.run.matrix import LASTING_MAX_ITERS, Settings
+from bench.run.plan.matrix import LASTING_MAX_ITERS, Settings
 from bench.run.protocol import Metrics
 
 
@@ -224,7 +224,7 @@ def test_a_real_cpu_replicate_reads_rapl_over_its_timed_window_only(
     import time
 
     from bench.run.child import worker
-    from bench.run.matrix import Cell
+    from bench.run.plan.matrix import Cell
     from bench.run.protocol import new_task
 
     pkg = _zone(tmp_path / "powercap" / "intel-rapl:0", "package-0", 0, 10**12)

@@ -61,8 +61,8 @@ REPORT = modules_under(BENCH / "report")
 
 
 def test_the_folders_are_walked() -> None:
-    assert {"bench.run", "bench.run.runner", "bench.run.launch", "bench.run.protocol"} <= set(
-        PARENT)
+    assert {"bench.run", "bench.run.execute.runner", "bench.run.execute.launch",
+            "bench.run.protocol"} <= set(PARENT)
     assert {"bench.run.child.server", "bench.run.child.worker", "bench.run.child.flags"} <= set(
         CHILD)
     assert not set(PARENT) & set(CHILD)

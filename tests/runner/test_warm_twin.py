@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.run import estimate, runner
-from bench.run.matrix import load_profile
-from bench.run.plan import plan, twins
-from bench.run.store import RunStore
+from bench.run.execute import runner
+from bench.run.plan import estimate
+from bench.run.plan.jobs import plan, twins
+from bench.run.plan.matrix import load_profile
+from bench.run.store.store import RunStore
 
 from .conftest import read_csv
 from .fakes import ENV, FakeLauncher

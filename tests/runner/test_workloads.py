@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bench.run.child import flags, workloads
-from bench.run.matrix import Cell
+from bench.run.plan.matrix import Cell
 
 torch = pytest.importorskip("torch")
 
@@ -57,7 +57,7 @@ def test_ceiling_work_units() -> None:
 
 
 def test_every_shipped_profile_names_only_installed_models() -> None:
-    from bench.run import matrix
+    from bench.run.plan import matrix
 
     available = workloads.available_models()
     for name in matrix.shipped_profiles():
@@ -65,7 +65,7 @@ def test_every_shipped_profile_names_only_installed_models() -> None:
 
 
 def _profile_models() -> list[str]:
-    from bench.run import matrix, modelspec
+    from bench.run.plan import matrix, modelspec
 
     names = set().union(*(matrix.load_profile(name).models()
                           for name in matrix.shipped_profiles()))
@@ -76,7 +76,7 @@ def _profile_models() -> list[str]:
 def test_a_count_per_sample_is_the_same_at_every_batch_as_the_run_shares_it(model: str) -> None:
     """What ``runner.flops_key`` rests on: a torchvision model's count is linear in the batch,
     so batch 1, batch 8 and a ragged cycle give one figure per sample, to the last digit."""
-    from bench.run.runner import flops_key
+    from bench.run.execute.runner import flops_key
 
     cells = [Cell(model=model, mode="infer", batch_size=1, resolution=224),
              Cell(model=model, mode="infer", batch_size=8, resolution=224),

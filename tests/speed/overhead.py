@@ -23,11 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.run import matrix, runner  # noqa: E402
-from bench.run import probe as probing  # noqa: E402
-from bench.run.launch import ForkServerLauncher  # noqa: E402
-from bench.run.plan import plan  # noqa: E402
-from bench.run.store import RunStore  # noqa: E402
+from bench.run.execute import probe as probing  # noqa: E402
+from bench.run.execute import runner  # noqa: E402
+from bench.run.execute.launch import ForkServerLauncher  # noqa: E402
+from bench.run.plan import matrix  # noqa: E402
+from bench.run.plan.jobs import plan  # noqa: E402
+from bench.run.store.store import RunStore  # noqa: E402
 
 PROFILE = """
 [defaults]

@@ -10,7 +10,7 @@ the relative cost ``on / off - 1`` with its 95% interval (``bench.intervals``: W
 t-interval on the logs of the children's medians).
 
 On a GPU box, ``python tests/speed/sampler_cost.py`` measures it on CUDA: ResNet-18 inference
-at batch 1 in fp32 (``bench.run.pace.CUDA_LAUNCH``), with the real sampler and NVML.
+at batch 1 in fp32 (``bench.run.plan.pace.CUDA_LAUNCH``), with the real sampler and NVML.
 
 Without CUDA the cell is MobileNetV3-Small at batch 1, 32x32, on one thread (a step of many
 small operators: as launch-bound as a CPU gets). There the real children have no sampler to
@@ -41,11 +41,11 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from bench.intervals import log_ratio_interval  # noqa: E402
-from bench.run import pace  # noqa: E402
 from bench.run.child.nvml import NO_SAMPLER_ENV  # noqa: E402
-from bench.run.launch import ForkServerLauncher  # noqa: E402
-from bench.run.matrix import Cell, Settings  # noqa: E402
-from bench.run.outcome import run_child  # noqa: E402
+from bench.run.execute.launch import ForkServerLauncher  # noqa: E402
+from bench.run.execute.outcome import run_child  # noqa: E402
+from bench.run.plan import pace  # noqa: E402
+from bench.run.plan.matrix import Cell, Settings  # noqa: E402
 from bench.run.protocol import new_task  # noqa: E402
 
 #: The CPU's launch-bound-ish cell: many small operators, one thread.

@@ -3,7 +3,7 @@ and the run's estimate within 15% of it. A script, not a test: it makes a real r
 
 It runs a profile (default ``cpu``) into a temporary folder the way ``bench run`` does (the
 probe, the plan, the fork server, one process per replicate), then prints where the wall time
-went, phase by phase (``bench.run.breakdown``), and the estimate made before the run against
+went, phase by phase (``bench.run.store.breakdown``), and the estimate made before the run against
 the wall time measured.
 
     python tests/speed/timed_work.py [--profile cpu] [--only STUDY ...] [--reports reports] [--keep]
@@ -24,9 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.run import breakdown, dryrun, estimate, matrix, session  # noqa: E402
-from bench.run import probe as probing  # noqa: E402
-from bench.run.launch import ForkServerLauncher  # noqa: E402
+from bench.run.execute import probe as probing  # noqa: E402
+from bench.run.execute import session  # noqa: E402
+from bench.run.execute.launch import ForkServerLauncher  # noqa: E402
+from bench.run.plan import dryrun, estimate, matrix  # noqa: E402
+from bench.run.store import breakdown  # noqa: E402
 
 
 def main() -> None:

@@ -248,7 +248,7 @@ def sittings_text(rr: Any) -> str:
 
 def timed_text(records: Any, sittings: set[int]) -> str:
     """`` Timed work (…) was 90.2% of its 317 s of wall time; …``: over the sittings whose
-    record in env.json has both (``bench.run.source``), all of the run's ``sittings`` (the
+    record in env.json has both (``bench.run.store.source``), all of the run's ``sittings`` (the
     numbers its rows name) or some; empty when none has."""
     known = [c for c in records if c.wall_s is not None and c.timed_s is not None]
     wall = sum(c.wall_s for c in known)

@@ -1,7 +1,7 @@
 """A user's model in a child process: import its factory, build it, make its inputs and loss.
 
 The factory (``pkg.module:factory`` or ``path/to/file.py:factory``, see
-``bench.run.modelspec``) is imported the way Python runs a script: a file's own folder goes on
+``bench.run.plan.modelspec``) is imported the way Python runs a script: a file's own folder goes on
 ``sys.path`` first, so it can import its neighbours. Everything the user's code can get wrong
 (an import, a factory that raises or returns something else, an input the model does not
 accept, a loss that is not a scalar) becomes a ``UserModelError`` whose message is one line
@@ -39,7 +39,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from bench.run import modelspec
+from bench.run.plan import modelspec
 from bench.run.protocol import ModelCheck, ModelInfo
 
 #: The batch the probe checks a model with: 2, so that batch-norm layers in training mode see

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import schema
-from bench.run import pipelines
 from bench.run.child import loader, measure, usage, workloads
+from bench.run.plan import pipelines
 from bench.run.protocol import Record, Sample, Task
 
 

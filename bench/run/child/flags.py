@@ -14,7 +14,7 @@ import os
 import warnings
 from typing import Any
 
-from bench.run.matrix import Cell
+from bench.run.plan.matrix import Cell
 from bench.run.protocol import Flags
 from bench.schema import flag
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import schema
-from bench.run import pipelines
-from bench.run.matrix import Cell
+from bench.run.plan import pipelines
+from bench.run.plan.matrix import Cell
 
 #: ImageNet's channel means and standard deviations, as the reference recipe normalises.
 MEAN = (0.485, 0.456, 0.406)

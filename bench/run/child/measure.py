@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bench.run.matrix import Settings
+from bench.run.plan.matrix import Settings
 
 
 class Timer(Protocol):

@@ -35,7 +35,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from bench.run import caches, cpuinfo, durable
 from bench.run.child import (
     compiling,
     factory,
@@ -47,9 +46,12 @@ from bench.run.child import (
     telemetry,
     workloads,
 )
-from bench.run.matrix import Cell, Settings
-from bench.run.pipelines import PIPELINE_KINDS
+from bench.run.execute import caches
+from bench.run.plan import cpuinfo
+from bench.run.plan.matrix import Cell, Settings
+from bench.run.plan.pipelines import PIPELINE_KINDS
 from bench.run.protocol import Metrics, Probe, Record, Repro, Sample, Task, Timeline
+from bench.run.store import durable
 
 FAULT_KINDS = ("crash", "exit", "hang", "spam", "oom", "error", "fill-cache", "compile-error")
 

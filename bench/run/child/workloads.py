@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from bench import schema
-from bench.run import modelspec
 from bench.run.child import compiling, factory, initcache
 from bench.run.child.flags import autocast_dtype
-from bench.run.matrix import Cell
+from bench.run.plan import modelspec
+from bench.run.plan.matrix import Cell
 
 Step = Callable[[int], Any]  # iteration index -> output (the step's last tensor)
 Shape = tuple[int, int]  # (batch, resolution): one entry of a cell's schedule

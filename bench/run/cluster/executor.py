@@ -16,12 +16,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from bench.run import matrix, runid
-from bench.run.budget import parse_duration, shown
 from bench.run.cluster import shards, slurm, squeue
 from bench.run.cluster.slurm import SlurmError
-from bench.run.plan import Job, plan
-from bench.run.resume import resume_command as command_line
+from bench.run.plan import matrix
+from bench.run.plan.budget import parse_duration, shown
+from bench.run.plan.jobs import Job, plan
+from bench.run.store import runid
+from bench.run.store.resume import resume_command as command_line
 
 #: The options only a Slurm run uses (argparse dest, flag): refused with --executor local.
 SLURM_ONLY = (("shards", "--shards"), ("slurm_partition", "--slurm-partition"),

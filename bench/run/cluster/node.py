@@ -97,7 +97,7 @@ def run_shard(profile: str, reports: str, run_id: str, k: int, n: int,
 
     Slurm's warning before a time limit or a preemption (SIGUSR2, which submitit asks for)
     and a cancel's SIGTERM reach every process of the step; they are passed on too, for a
-    cluster that signals only this one. The runner handles both (``bench.run.interrupts``):
+    cluster that signals only this one. The runner handles both (``bench.run.execute.interrupts``):
     the replicate in flight is recorded as interrupted, every row stays, and ``--resume``
     finishes the shard. A non-zero exit raises ``ShardFailed``, so the job is FAILED. With a
     ``budget`` the shard stops cleanly before a replicate that would end past it (exit 0):

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bench.run import estimate
-from bench.run.plan import Job
+from bench.run.plan import estimate
+from bench.run.plan.jobs import Job
 
 
 class ShardError(ValueError):

@@ -32,11 +32,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from bench.run import runid
-from bench.run.budget import BudgetError, parse_duration, slurm_minutes
 from bench.run.cluster.node import run_shard, shard_dirs
 from bench.run.cluster.squeue import ACTIVE, UNKNOWN, QueryError, Queue, Runner, run_command
-from bench.run.progress import Progress
+from bench.run.execute.progress import Progress
+from bench.run.plan.budget import BudgetError, parse_duration, slurm_minutes
+from bench.run.store import runid
 
 EXTRA = "torch-knobs[slurm]"
 RECORD = "submission.json"

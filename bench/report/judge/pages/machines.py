@@ -35,7 +35,7 @@ SHOWN_WORKLOADS = 100
 class Sitting:
     """One sitting of a run (``bench run`` until it ended, then each ``--resume``): when its
     rows started and ended (UTC, ISO 8601), how many it wrote, and the measuring code it ran
-    where env.json records it (``bench.run.source``)."""
+    where env.json records it (``bench.run.store.source``)."""
 
     number: int
     started: str

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.fingerprint import differences, fingerprint_id
-from bench.run.matrix import Profile
+from bench.run.plan.matrix import Profile
 from bench.schema import SchemaError
 
 #: How many differences a refusal names before it says how many more there are.
@@ -155,7 +155,7 @@ def check_shard(stored: Mapping[str, Any] | None, spec: str | None, env_path: Pa
 
 
 def check_sittings(stored: Mapping[str, Any] | None, env_path: Path) -> None:
-    """Refuse a resume whose env.json holds sitting records (``bench.run.source``) that are
+    """Refuse a resume whose env.json holds sitting records (``bench.run.store.source``) that are
     not a list: the resume adds its own record and keeps the others as they are."""
     records = (stored or {}).get("sittings", [])
     if not isinstance(records, list):

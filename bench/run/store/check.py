@@ -52,7 +52,7 @@ from pathlib import Path
 
 from bench import consistency as rules
 from bench import sittings
-from bench.run.pipelines import PIPELINE_KINDS
+from bench.run.plan.pipelines import PIPELINE_KINDS
 from bench.schema import (
     ENERGY_MIN_WINDOW_S,
     ENV_FILE,
@@ -367,7 +367,7 @@ def check_rows_and_samples(rows: list[Row], blocks: list[Block]) -> Iterator[Ano
 
 def check_sittings(run_dir: Path, rows: list[Row]) -> Iterator[Anomaly]:
     """Sittings of one run (``--resume``) that ran different measuring code, as env.json's
-    sitting records say (``bench.run.source``): their rows are pooled as one run, so the
+    sitting records say (``bench.run.store.source``): their rows are pooled as one run, so the
     publisher should know which code measured which."""
     try:
         env = json.loads((run_dir / ENV_FILE).read_text(encoding="utf-8"))

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from bench.run import usermodels
-from bench.run.learned import CellCost, calibration, repro_key
-from bench.run.matrix import Cell, Settings
-from bench.run.pipelines import PIPELINE_KINDS
-from bench.run.plan import Job, skip_reason, twins
+from bench.run.plan import usermodels
+from bench.run.plan.jobs import Job, skip_reason, twins
+from bench.run.plan.learned import CellCost, calibration, repro_key
+from bench.run.plan.matrix import Cell, Settings
+from bench.run.plan.pipelines import PIPELINE_KINDS
 from bench.run.protocol import Probe
 from bench.schema import ENERGY_MIN_WINDOW_S, round_size
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench.run.budget import greedy
+from bench.run.plan.budget import greedy
 from bench.run.protocol import Probe
 
 #: The report's minimum of ok replicates per side for a verdict (its MIN_OK_REPLICATES; the

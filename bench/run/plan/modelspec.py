@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.run import limits
+from bench.run.plan import limits
 
 #: What a user model string looks like, for messages.
 FORMS = "pkg.module:factory or path/to/file.py:factory"

@@ -22,8 +22,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.run import modelspec
-from bench.run.matrix import Cell, Profile, ProfileError
+from bench.run.plan import modelspec
+from bench.run.plan.matrix import Cell, Profile, ProfileError
 from bench.run.protocol import ModelCheck, ModelInfo, Probe
 
 #: The axes of a check, besides its mode and device: which model, fed what, trained how.

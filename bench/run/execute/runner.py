@@ -1,13 +1,13 @@
 """The parent process: launch one child per planned job, record each row.
 
 It never imports torch. What it knows about the machine comes from the probe
-(``bench.run.probe``); the jobs and their order from the plan (``bench.run.plan``).
+(``bench.run.execute.probe``); the jobs and their order from the plan (``bench.run.plan.jobs``).
 
 Faults: each child has a wall-clock timeout, after which its owner (the fork server, or the
 spawn launcher's torch-free one) kills its whole process group, and on Linux what left it
 (status timeout); a child that dies without a record is a crash, with its signal or exit
 code; Ctrl-C or SIGTERM has the running child stopped, records it as interrupted, keeps
-every row already written and exits non-zero (``bench.run.interrupts``: only the first
+every row already written and exits non-zero (``bench.run.execute.interrupts``: only the first
 signal interrupts). The runner itself never signals a process: it only asks the launcher.
 A write to the run store that fails (a full disk, an I/O error, a read-only folder) stops
 the matrix at once: every later replicate would fail the same way, and its row could not be
@@ -15,7 +15,7 @@ written either. So does such a fault in the runner's scratch space under TMPDIR 
 files, the kernel-cache folders, and the children's own files: a child that cannot write
 them exits ``SCRATCH_EXIT``), which is no more the cell's fault than a full store is: it
 is never recorded as the cell's crash. ``--resume`` skips replicates already ok under the
-same fingerprint (``bench.run.resume``).
+same fingerprint (``bench.run.store.resume``).
 """
 
 from __future__ import annotations
@@ -34,19 +34,21 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from bench.run import caches, durable, hooks, modelspec
-from bench.run.adaptive import Looks
-from bench.run.breakdown import JobTiming
-from bench.run.budget import Budget
-from bench.run.durable import ScratchError
-from bench.run.interrupts import EXIT_CODES, INTERRUPTS
-from bench.run.launch import Launcher
-from bench.run.matrix import Cell
-from bench.run.outcome import Outcome, run_child
-from bench.run.plan import Job, skip_reason, twins
-from bench.run.progress import NOT_WRITTEN, Progress
+from bench.run.execute import caches, hooks
+from bench.run.execute.interrupts import EXIT_CODES, INTERRUPTS
+from bench.run.execute.launch import Launcher
+from bench.run.execute.outcome import Outcome, run_child
+from bench.run.execute.progress import NOT_WRITTEN, Progress
+from bench.run.plan import modelspec
+from bench.run.plan.adaptive import Looks
+from bench.run.plan.budget import Budget
+from bench.run.plan.jobs import Job, skip_reason, twins
+from bench.run.plan.matrix import Cell
 from bench.run.protocol import Probe, Record, Task, new_task
-from bench.run.store import RunStore, StoreError, new_attempt_id
+from bench.run.store import durable
+from bench.run.store.breakdown import JobTiming
+from bench.run.store.durable import ScratchError
+from bench.run.store.store import RunStore, StoreError, new_attempt_id
 from bench.schema import SCHEMA_VERSION
 
 LOG_KEEP_BYTES = 64 * 1024
@@ -136,8 +138,8 @@ def flops_key(cell: Cell) -> tuple[Any, ...]:
 class Runner:
     """Runs jobs through a launcher and writes one row per job. Clock and launcher are
     injectable so tests can drive every status path without torch, and ``hook`` (see
-    ``bench.run.hooks``) is called at the instants a test may want to act. The launcher belongs
-    to the caller, who opens and closes it."""
+    ``bench.run.execute.hooks``) is called at the instants a test may want to act. The
+    launcher belongs to the caller, who opens and closes it."""
 
     def __init__(self, launcher: Launcher, store: RunStore, ctx: RunContext,
                  progress: Progress | None = None, clock: Callable[[], float] = time.monotonic,
@@ -365,7 +367,7 @@ class Runner:
         return statistics.median(seen) if seen else seconds.get(job.key, 0.0)
 
     def _extras(self, looks: Looks | None, budget: Budget | None) -> Iterator[Job]:
-        """The adaptive replicates (``bench.run.adaptive``), round by round, once every job of
+        """The adaptive replicates (``bench.run.plan.adaptive``), round by round, once every job of
         the plan has run: a round starts only where the budget allows all of it, and each of
         its replicates only where the budget still allows that one (the check a planned
         replicate gets); else the rounds end, and the run with them, cleanly."""

@@ -104,7 +104,7 @@ class _Owned:
 def _child_env() -> dict[str, str]:
     """The current environment, with this package importable from the children."""
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH", "")]))
     return env
 

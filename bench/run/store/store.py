@@ -10,7 +10,7 @@ files, so they cannot land in one write. Its samples carry the row's ``attempt_i
 one for every attempt, a resume's re-run included) and are written first; the row is the
 commit. Samples count only once a row with their attempt is on disk, which is how the
 report's loader joins them. A write that fails undoes the record's samples, so neither file
-keeps half of it (see ``bench.run.durable``). Only a kill between the two writes can leave
+keeps half of it (see ``bench.run.store.durable``). Only a kill between the two writes can leave
 samples without a row, and only at the end of samples.csv: ``open`` moves them aside.
 
 Why ``open`` reads before it repairs: a resume must skip only replicates whose row is whole.
@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.run import durable
-from bench.run.durable import StoreError
+from bench.run.store import durable
+from bench.run.store.durable import StoreError
 from bench.schema import (
     ENV_FILE,
     RESULT_COLUMNS,

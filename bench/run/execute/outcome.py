@@ -14,10 +14,11 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.run import durable, hooks
-from bench.run.durable import ScratchError
-from bench.run.launch import Launcher, LaunchError
+from bench.run.execute import hooks
+from bench.run.execute.launch import Launcher, LaunchError
 from bench.run.protocol import ProtocolError, Record, Task, warm_for
+from bench.run.store import durable
+from bench.run.store.durable import ScratchError
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-#: A ``bench.run.matrix.Cell`` (not imported: the matrix imports this module).
+#: A ``bench.run.plan.matrix.Cell`` (not imported: the matrix imports this module).
 Cell = TypeVar("Cell", bound=Any)
 
 PIPELINE_KINDS: Final = ("pipeline", "e2e")

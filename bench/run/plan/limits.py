@@ -39,7 +39,7 @@ SETTINGS: dict[str, tuple[float, float]] = {
     "repro_steps": (1, 1_000),
 }
 
-#: A profile's ``[adaptive]`` table (``bench.run.adaptive``): looks in all, replicates a look
+#: A profile's ``[adaptive]`` table (``bench.run.plan.adaptive``): looks in all, replicates a look
 #: adds to a cell, and the interval width (hi / lo) under which a comparison is left alone.
 ADAPTIVE: dict[str, tuple[float, float]] = {
     "adaptive.looks": (1, 10),

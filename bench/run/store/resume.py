@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from bench import sittings
-from bench.run import runid
+from bench.run.store import runid
 
 
 def completed_keys(rows: Iterable[dict[str, str]], fingerprint_id: str

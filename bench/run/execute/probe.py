@@ -5,7 +5,7 @@ models, whether CUDA exists, and its answers about the user's models, so bad inp
 with the real list of valid models before anything is written. It runs in a scratch folder of
 its own, through the same launcher as the replicates, and leaves no row. Once the plan is
 known, ``paced`` times the machine's pace now where committed runs of this kind of machine
-can teach the estimate the plan's costs (``bench.run.pace``); the env keeps it.
+can teach the estimate the plan's costs (``bench.run.plan.pace``); the env keeps it.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from bench.run import learned, pace, usermodels
-from bench.run.launch import Launcher
-from bench.run.matrix import Cell, Settings
-from bench.run.outcome import run_child
+from bench.run.execute import pacing
+from bench.run.execute.launch import Launcher
+from bench.run.execute.outcome import run_child
+from bench.run.plan import learned, pace, usermodels
+from bench.run.plan.matrix import Cell, Settings
 from bench.run.protocol import ModelCheck, Probe, new_task
-from bench.run.store import StoreError
+from bench.run.store.store import StoreError
 
 
 @contextlib.contextmanager
@@ -61,11 +62,11 @@ def probe(launcher: Launcher, workdir: Path, timeout_s: float = 600.0,
 
 def paced(launcher: Launcher, workdir: Path, found: Probe, reports: Path,
           cells: Iterable[Cell]) -> Probe:
-    """``found`` with the machine's pace now in its env (``bench.run.pace``), where a run
+    """``found`` with the machine's pace now in its env (``bench.run.plan.pace``), where a run
     under ``reports`` that the estimate learns from can be compared with it and measured one
     of ``cells`` on the CPU (``learned.has_reference``); else ``found`` as it is."""
     cpu = {c.cell_id for c in cells if c.device == "cpu"}
     if not cpu or not learned.has_reference(reports, found.env, cpu):
         return found
-    now = pace.measure(launcher, workdir)
+    now = pacing.measure(launcher, workdir)
     return replace(found, env={**found.env, pace.ENV_KEY: now}) if now else found

@@ -5,7 +5,7 @@ Why whole studies first: a study's verdicts need all its replicates (a compariso
 replicate a side is "too few replicates"), so with less time than the profile needs, the
 studies that fit, in the profile's order, run whole before anything else; the rest follow
 while the time lasts, and a later sitting (``--resume``) finishes them. Within what runs,
-replicates still go in rounds over the cells (``bench.run.plan``), so wherever the run stops
+replicates still go in rounds over the cells (``bench.run.plan.jobs``), so wherever the run stops
 every cell has the same number of replicates, give or take the round under way.
 
 Why the runner checks again before each job: the estimate is rough. A replicate expected to
@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bench.run.plan import Job
+from bench.run.plan.jobs import Job
 
 #: What a Slurm job's time limit adds to a ``--budget``: the node's start and the replicate
 #: under way when the budget ends (its estimate can be short), at least a minute.

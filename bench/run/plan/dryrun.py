@@ -11,10 +11,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TextIO
 
-from bench.run import estimate, pace
-from bench.run.budget import Budget, fit_line, fit_studies
-from bench.run.learned import CellCost
-from bench.run.plan import Job, skip_reason
+from bench.run.plan import estimate, pace
+from bench.run.plan.budget import Budget, fit_line, fit_studies
+from bench.run.plan.jobs import Job, skip_reason
+from bench.run.plan.learned import CellCost
 from bench.run.protocol import Probe
 
 
@@ -58,9 +58,9 @@ def print_dry_run(jobs: Sequence[Job], probe: Probe, stream: TextIO | None = Non
         print(paced, file=stream)
     if probing:
         print(f"with ~{probing:.0f} s measuring the machine's pace at the sitting's start and "
-              "end (bench/run/pace.py)", file=stream)
+              "end (bench/run/plan/pace.py)", file=stream)
     print(f"{len(per_cell)} cells, {len(jobs)} processes, estimated {total / 60:.1f} min "
-          f"here (a rough estimate: see bench/run/estimate.py)", file=stream)
+          f"here (a rough estimate: see bench/run/plan/estimate.py)", file=stream)
     if not probe.cuda and any(j.cell.device == "cuda" for j in jobs):
         with_cuda = sum(estimate.jobs_s(jobs, Probe(probe.env, probe.models, True)))
         cores = probe.cores
@@ -75,7 +75,7 @@ def print_dry_run(jobs: Sequence[Job], probe: Probe, stream: TextIO | None = Non
 
 
 def pace_line(costs: Mapping[str, CellCost]) -> str:
-    """What the measured CPU estimates were scaled by (``bench.run.pace``), or nothing."""
+    """What the measured CPU estimates were scaled by (``bench.run.plan.pace``), or nothing."""
     scales = sorted({round(c.scale, 2) for c in costs.values() if c.scale != 1.0})
     if not scales:
         return ""

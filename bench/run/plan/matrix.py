@@ -24,12 +24,12 @@ from typing import Any
 
 from bench import intervals, schema
 from bench.intervals import Adaptive
-from bench.run import cpuinfo, limits, modelspec, pipelines
-from bench.run.pipelines import PIPELINE_KINDS
+from bench.run.plan import cpuinfo, limits, modelspec, pipelines
+from bench.run.plan.pipelines import PIPELINE_KINDS
 from bench.schema import AXIS_CHOICES, CEILING_OPS, KERNEL_CACHES, LATER_AXES, USER_MODEL_AXES
 
 #: The shipped profiles sit at the package root (``bench/profiles``), where packaging finds them.
-PROFILE_DIR = Path(__file__).resolve().parent.parent / "profiles"
+PROFILE_DIR = Path(__file__).resolve().parents[2] / "profiles"
 
 #: Resolution step between the K sizes of a ``dynamic`` schedule (kept a multiple of 16 so
 #: patch-based and strided models see "natural" sizes).
@@ -70,7 +70,7 @@ class Cell:
     input_shape: str = ""
     inputs: str = ""
     loss: str = ""
-    #: An input pipeline's axes (``kind`` pipeline or e2e, see ``bench.run.pipelines``): its
+    #: An input pipeline's axes (``kind`` pipeline or e2e, see ``bench.run.plan.pipelines``): its
     #: DataLoader workers, its JPEG decoder and the user's image folder (empty: JPEGs made at
     #: run time from a seed). None and empty for every other kind.
     num_workers: int | None = None

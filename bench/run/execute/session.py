@@ -18,36 +18,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from bench.run import (
-    estimate,
-    hooks,
-    identity,
-    learned,
-    matrix,
-    pace,
-    runid,
-    runner,
-    source,
-    usermodels,
+from bench.run.execute import hooks, pacing, runner
+from bench.run.execute.interrupts import EXIT_CODES, INTERRUPTS
+from bench.run.execute.launch import Launcher
+from bench.run.execute.progress import Progress
+from bench.run.plan import estimate, learned, matrix, usermodels
+from bench.run.plan.adaptive import (
+    Looks,
+    env_record,
+    fresh,
+    pending,
+    priced,
+    resumed,
+    summary_lines,
 )
-from bench.run.adaptive import Looks, env_record, fresh, pending, priced, resumed, summary_lines
-from bench.run.breakdown import JobTiming, breakdown
-from bench.run.budget import Budget, Ending, budget_order, ending, fit_line, fit_studies, shown
-from bench.run.interrupts import EXIT_CODES, INTERRUPTS
-from bench.run.launch import Launcher
-from bench.run.learned import CellCost
-from bench.run.matrix import Profile, ProfileError
-from bench.run.plan import Job, plan
-from bench.run.progress import Progress
+from bench.run.plan.budget import Budget, Ending, budget_order, ending, fit_line, fit_studies, shown
+from bench.run.plan.jobs import Job, plan
+from bench.run.plan.learned import CellCost
+from bench.run.plan.matrix import Profile, ProfileError
 from bench.run.protocol import ModelCheck, Probe
-from bench.run.resume import (
+from bench.run.store import identity, runid, source
+from bench.run.store.breakdown import JobTiming, breakdown
+from bench.run.store.resume import (
     completed_keys,
     earlier_seconds,
     latest_run,
     left_out_keys,
     retries,
 )
-from bench.run.store import RunStore, StoreError
+from bench.run.store.store import RunStore, StoreError
 from bench.schema import PACE_END, PACE_MISSING, PACE_START, SITTING_PACE, SchemaError
 
 
@@ -72,7 +71,7 @@ class Session:
     #: replicates that failed in an earlier sitting: run again after the others
     again: set[tuple[str, str, int]] = field(default_factory=set)
     recorded: bool = False  # env.json holds this sitting's record (``record_sitting``)
-    looks: Looks | None = None  # the adaptive replicates' looks (``bench.run.adaptive``)
+    looks: Looks | None = None  # the adaptive replicates' looks (``bench.run.plan.adaptive``)
 
     @property
     def todo(self) -> list[Job]:
@@ -81,7 +80,7 @@ class Session:
 
     def seconds(self, probe: Probe) -> dict[tuple[str, str, int], float]:
         """Each job left → its expected seconds: what its cell took in this run's earlier
-        sittings where it ran, else the estimate (``bench.run.estimate``)."""
+        sittings where it ran, else the estimate (``bench.run.plan.estimate``)."""
         todo = self.todo
         guessed = estimate.jobs_s(todo, probe, self.costs)
         return {j.key: self.earlier.get((j.kind, j.cell.cell_id), s)
@@ -105,7 +104,7 @@ def next_sitting(rows: Sequence[Mapping[str, str]],
 
 
 def sitting_records(env: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """env.json's records of the run's sittings (``bench.run.source``); those that are not
+    """env.json's records of the run's sittings (``bench.run.store.source``); those that are not
     objects are left out, and a file written before sittings were recorded has none."""
     records = (env or {}).get("sittings")
     return [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
@@ -130,9 +129,9 @@ def finish_sitting(store: RunStore, number: int, wall_s: float,
                    timings: Sequence[JobTiming], stream: TextIO,
                    paces: Mapping[str, Any] | None = None) -> None:
     """Add to this sitting's record in env.json when it ended, its wall time (the probe
-    included) and its timed work (``bench.run.breakdown``: cold passes and steady
+    included) and its timed work (``bench.run.store.breakdown``: cold passes and steady
     iterations), so any run, on any machine, says how much of its time was measurement, and
-    the machine's pace at its start and end (``paces``, ``bench.run.pace``: the record's
+    the machine's pace at its start and end (``paces``, ``bench.run.plan.pace``: the record's
     ``schema.SITTING_PACE``). Only this sitting's record changes: the first sitting's facts
     are kept as they are. A record that cannot be written is said in one line; the rows are
     already safe."""
@@ -172,11 +171,11 @@ def _end_pace(paces: dict[str, Any], code: int, launcher: Launcher, cuda: bool,
     stopped it. Returns the sitting's exit code: a signal during these probes stops it."""
     if code:
         stopped_by = [s for s, c in EXIT_CODES.items() if c == code]
-        paces[PACE_END] = pace.skipped(cuda, _stopped_why(stopped_by[0]) if stopped_by else
+        paces[PACE_END] = pacing.skipped(cuda, _stopped_why(stopped_by[0]) if stopped_by else
                                        "the sitting stopped: its run folder could not be "
                                        "written")
         return code
-    paces[PACE_END], stopped = pace.sitting_pace(launcher, cuda, PACE_END)
+    paces[PACE_END], stopped = pacing.sitting_pace(launcher, cuda, PACE_END)
     _missing_line(paces[PACE_END], "end", stream)
     return EXIT_CODES.get(signal.Signals(stopped), 130) if stopped is not None else code
 
@@ -318,9 +317,9 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
             hook: hooks.Hook = hooks.none, timings: list[JobTiming] | None = None,
             budget: Budget | None = None, since: float | None = None) -> Ended:
     """Run the jobs left, writing one row each; the launcher belongs to the caller; ``hook``
-    (see ``bench.run.hooks``) is called at the instants a test may act; ``timings`` collects
-    each job's moments (``bench.run.breakdown``); a ``budget`` runs the studies that fit it
-    first and stops before a job that would end past it (``bench.run.budget``); the lines
+    (see ``bench.run.execute.hooks``) is called at the instants a test may act; ``timings`` collects
+    each job's moments (``bench.run.store.breakdown``); a ``budget`` runs the studies that fit it
+    first and stops before a job that would end past it (``bench.run.plan.budget``); the lines
     go to ``stream``, standard error by default. ``since`` (``time.monotonic()``; default
     now) is when the sitting began, its probe included: its wall time, which the sitting's
     record in env.json keeps with its timed work (``finish_sitting``)."""
@@ -344,15 +343,15 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
                              else "estimated: it has ended ok since it failed)")
                           for j in again[:3]) + (" ..." if len(again) > 3 else ""),
               file=stream)
-    paces: dict[str, Any] = {}  # this sitting's pace at its start and end (``bench.run.pace``)
+    paces: dict[str, Any] = {}  # this sitting's pace at its start and end (``bench.run.plan.pace``)
     probing = session.recorded and bool(todo)  # a sitting that runs something
     end_s = 0.0
     if probing:
         began = time.monotonic()
-        paces[PACE_START], stopped = pace.sitting_pace(launcher, probe.cuda, PACE_START)
+        paces[PACE_START], stopped = pacing.sitting_pace(launcher, probe.cuda, PACE_START)
         _missing_line(paces[PACE_START], "start", stream)
         if stopped is not None:  # a signal during the start's probes: the sitting ends
-            paces[PACE_END] = pace.skipped(probe.cuda, _stopped_why(stopped))
+            paces[PACE_END] = pacing.skipped(probe.cuda, _stopped_why(stopped))
             finish_sitting(session.store, session.sitting, time.monotonic() - since, [],
                            stream, paces)
             return Ended(EXIT_CODES.get(signal.Signals(stopped), 130), {})
@@ -380,7 +379,7 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
         run.close()
         if probing and PACE_END not in paces:  # a signal between two jobs
             first = INTERRUPTS.first if INTERRUPTS.installs else None
-            paces[PACE_END] = pace.skipped(probe.cuda, _stopped_why(first) if first else
+            paces[PACE_END] = pacing.skipped(probe.cuda, _stopped_why(first) if first else
                                            "the sitting was stopped before its end")
         if timings is not None:
             timings.extend(run.timings)

@@ -31,10 +31,10 @@ from typing import Any
 
 from bench import intervals, schema
 from bench.intervals import Adaptive
-from bench.run import estimate
-from bench.run.learned import CellCost
-from bench.run.matrix import Cell
-from bench.run.plan import Job, skip_reason
+from bench.run.plan import estimate
+from bench.run.plan.jobs import Job, skip_reason
+from bench.run.plan.learned import CellCost
+from bench.run.plan.matrix import Cell
 from bench.run.protocol import Probe
 
 #: The setting axes a comparison differs in (the report's pairing), each with its baseline:
@@ -267,7 +267,7 @@ def summary_lines(looks: Looks, now: Mapping[tuple[str, str, int], tuple[str, fl
     return out
 
 
-# -- what a sitting of a run does with the rule (``bench.run.session``) ----------------------
+# -- what a sitting of a run does with the rule (``bench.run.execute.session``) ------------
 def env_record(rule: Adaptive | None) -> dict[str, Any]:
     """What a new run's env.json says of the rule it applies: nothing where it applies none
     (the report then computes its intervals at one look)."""

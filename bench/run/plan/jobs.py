@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from bench.run.matrix import Cell, Profile, Study
+from bench.run.plan.matrix import Cell, Profile, Study
 from bench.run.protocol import Probe
 
 #: Why a job of a CUDA cell is skipped on a machine without CUDA: its row's reason.

@@ -5,14 +5,14 @@ Why per cell and in parts: a replicate's wall time is its process overhead (star
 bookkeeping), its cold pass, its warm-up and its steady window; the first three do not depend
 on the stopping settings, the steady window does. So the parts are kept (medians over the
 rows), and a replicate is put back together under the settings it will run with. A cell no
-row measured keeps the guess (``bench.run.estimate``), scaled by how far the guesses were
+row measured keeps the guess (``bench.run.plan.estimate``), scaled by how far the guesses were
 off for the cells that were measured here: that is the machine's calibration.
 
 Which rows: those of runs under ``REPORTS/<machine>/`` whose env.json has this fingerprint,
 or, where none has, the same machine name (its hardware) and torch version: a kernel update
 changes the fingerprint and not what a convolution costs. Standard library only.
 
-At what pace: a run that measured the CPU's reference ceiling (``bench.run.pace``) gives the
+At what pace: a run that measured the CPU's reference ceiling (``bench.run.plan.pace``) gives the
 pace its rows were measured at; where the probe measured the pace now too, that run's CPU
 cells are scaled by the ratio (``CellCost.scale``), and its rows are preferred over those of
 runs that cannot be scaled.
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import schema
-from bench.run import pace
-from bench.run.pipelines import PIPELINE_KINDS
+from bench.run.plan import pace
+from bench.run.plan.pipelines import PIPELINE_KINDS
 
 #: The calibration needs this many measured cells before it scales a guess.
 MIN_CALIBRATION_CELLS = 3
@@ -47,7 +47,7 @@ class CellCost:
     overhead_s: float  # the rest of the replicate's wall time, warm-up apart
     rows: int
     fingerprint: str
-    #: now against then (``bench.run.pace``): 0.8 where the CPU runs a fifth faster now than
+    #: now against then (``bench.run.plan.pace``): 0.8 where the CPU runs a fifth faster now than
     #: in the runs these rows come from; 1.0 where it was not measured, or not a CPU cell
     scale: float = 1.0
 
@@ -150,7 +150,7 @@ def repro_key(cell_id: str) -> str:
 def history(reports: Path, env: Mapping[str, Any]) -> dict[str, CellCost]:
     """Cell id → its measured parts on this kind of machine (empty when nothing matches), and
     ``repro_key(cell id)`` → a re-run check's whole job (its ``overhead_s``),
-    brought to the pace ``env`` records (``bench.run.pace``) where the run that measured them
+    brought to the pace ``env`` records (``bench.run.plan.pace``) where the run that measured them
     says at which pace it did: then only the rows that can be so scaled estimate a cell.
     Each cell's parts are the medians of its rows in the newest run that measured it: the
     measuring code's own costs change from one version to the next, and the pace corrects
