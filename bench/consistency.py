@@ -1,7 +1,7 @@
 """The rules a run folder's rows and samples keep, stated once for both sides.
 
 ``bench check`` applies them row by row in the standard library (``bench.run.store.check``); the
-report's loader applies them column by column with numpy (``bench.report.consistency``), and
+report's loader applies them column by column with numpy (``bench.report.input.consistency``), and
 its statistics the drift rule (``bench.report.analysis.cells``). So that both take the same
 definition, every rule here is written with operators only (comparisons, arithmetic, ``&``
 and ``|``): given one replicate's values (Python numbers, strings and bools) it answers for

@@ -2,17 +2,18 @@
 
 The steps, each a package or module of its own, as :func:`build` calls them:
 
-1. ``results = load(...)``: :mod:`bench.report.load` reads and validates every run under
+1. ``results = load(...)``: :mod:`bench.report.input.load` reads and validates every run under
    ``reports/``;
 2. ``analysis = analyse(results)``: :mod:`bench.report.analysis` computes the statistics
    (per-cell figures, paired comparisons with their intervals and verdicts, the studies);
-3. ``answers = judge(analysis)``: :mod:`bench.report.judge` makes every decision (the advice,
-   the claims, one model per page);
-4. ``render(answers)``: :mod:`bench.report.site` formats them, page by page through
-   :mod:`bench.report.views` (with the Markdown kit :mod:`bench.report.pages` and
-   :mod:`bench.report.charts`), into ``<docs_dir>/generated/``, which is wiped and rebuilt
-   every time; then MkDocs builds the site with ``--strict``, so a broken link or anchor
-   fails the build, while :mod:`bench.report.drawing` draws the charts (MkDocs copies them
+3. ``answers = judge(analysis)``: :mod:`bench.report.questions.answers` makes every decision
+   with :mod:`bench.report.judge` (the advice, the claims) and each question's page model
+   (``questions/<page>/model.py``);
+4. ``render(answers)``: :mod:`bench.report.questions.site` formats them, each question's view
+   in turn (:mod:`bench.report.questions.pages`, with the Markdown kit of
+   :mod:`bench.report.render`), into ``<docs_dir>/generated/``, which is wiped and rebuilt
+   every time; then MkDocs builds the site with ``--strict``, so a broken link or anchor fails
+   the build, while :mod:`bench.report.render.drawing` draws the charts (MkDocs copies them
    last).
 
 MkDocs runs from a derived copy of ``mkdocs.yml`` (written to a temporary folder) that points
@@ -35,11 +36,13 @@ from typing import Any
 
 import yaml
 
-from bench.report import drawing, load, site
 from bench.report.analysis import analyse
-from bench.report.judge import judge
-from bench.report.mkdocs_hooks import CHARTS_READY_FD
-from bench.report.paths import GENERATED, MACHINES_INDEX
+from bench.report.input import load
+from bench.report.questions import site
+from bench.report.questions.answers import judge
+from bench.report.render import drawing
+from bench.report.render.mkdocs_hooks import CHARTS_READY_FD
+from bench.report.render.paths import GENERATED, MACHINES_INDEX
 
 
 class BuildError(RuntimeError):
@@ -59,8 +62,8 @@ def build(
 ) -> None:
     """Render ``reports`` into ``docs_dir/generated`` and build the site into ``site_dir``.
 
-    Raises :class:`bench.report.load.LoadError` for a bad results file (unless ``skip_bad``),
-    :class:`bench.report.prices.PriceError` for a bad prices file and :class:`BuildError` when
+    Raises :class:`bench.report.input.load.LoadError` for a bad results file (unless ``skip_bad``),
+    :class:`bench.report.input.prices.PriceError` for a bad prices file and :class:`BuildError` when
     ``reports`` is not a folder, MkDocs fails or the configuration is unusable.
     """
     reports, site_dir, docs_dir, config = (Path(p) for p in (reports, site_dir, docs_dir, config))
@@ -120,7 +123,7 @@ def derived_config(
         raise BuildError(f"{config}: expected a mapping at the top level")
     docs = str(docs_dir.resolve())
     data["docs_dir"] = docs
-    data["hooks"] = [str(Path(__file__).with_name("mkdocs_hooks.py"))]
+    data["hooks"] = [str(Path(__file__).parent / "render" / "mkdocs_hooks.py")]
     for ext in data.get("markdown_extensions") or []:
         if isinstance(ext, dict) and isinstance(ext.get("pymdownx.snippets"), dict):
             ext["pymdownx.snippets"]["base_path"] = [docs]
@@ -163,7 +166,7 @@ def run_mkdocs_build(
     # Dates in the output (sitemap) come from the data, so the same input gives the same site.
     env.setdefault("SOURCE_DATE_EPOCH", str(build_epoch))
     env.setdefault("NO_MKDOCS_2_WARNING", "1")
-    # The hook imports bench.report.paths, so MkDocs's process must find this same package,
+    # The hook imports bench.report.render.paths, so MkDocs's process must find this same package,
     # not whichever one its working directory or an older install would give it: it runs in
     # the temporary folder (every path in the derived configuration is absolute) with the
     # folder holding bench/ first on its path.
@@ -233,7 +236,7 @@ def _run_mkdocs(
 
 def main(args: argparse.Namespace) -> int:
     """Run the ``report`` sub-command; returns the process exit code."""
-    from bench.report.prices import PriceError
+    from bench.report.input.prices import PriceError
 
     try:
         build(

@@ -237,3 +237,12 @@ def iterations(value: Any) -> str:
     if x <= 1:
         return "1"
     return f"{math.ceil(x):,}"
+
+
+def safe_title(text: object, limit: int = 60) -> str:
+    """Plain text with no markup characters at all, for headings and navigation titles."""
+    kept = "".join(
+        ch if ch.isascii() and (ch.isalnum() or ch in " ._-()") else " " for ch in str(text)
+    )
+    words = " ".join(kept.split())
+    return words[:limit].strip() or "untitled"

@@ -10,7 +10,8 @@ The parent process, in the order a run flows through it:
 - ``child``: the processes the parent launches, the only ones that import torch;
 - ``cluster``: a plan split into shards over Slurm.
 
-``protocol`` is what crosses the process boundary between ``execute`` and ``child``. The
+``protocol`` (the task a child runs and the record it leaves) and ``caches`` (each
+replicate's kernel-cache folders) are what ``execute`` and ``child`` share. The
 parent needs only the standard library and never imports torch. Neither side imports the
 report's libraries (pandas, matplotlib, jinja2, scipy), so a bare PyTorch box can measure.
 """

@@ -26,7 +26,7 @@ if str(FIXTURES) not in sys.path:
 import synth  # noqa: E402
 
 from bench.report.analysis.cells import replicate_drift  # noqa: E402
-from bench.report.load import LoadError, load_reports  # noqa: E402
+from bench.report.input.load import LoadError, load_reports  # noqa: E402
 
 #: The checks of ``bench check`` that state the rules on rows and samples.
 SAMPLE_CHECKS = {"samples", "samples without a row", "rows without samples"}
@@ -216,7 +216,7 @@ def test_a_row_that_breaks_an_order_is_refused_by_both(tmp_path: Path, case: str
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Each order a row's figures keep: the loader refuses the row at its line, naming the
     rule, and ``bench check`` reports it under the rule's name; the honest rows pass."""
-    from bench.report import load
+    from bench.report.input import load
 
     over, rule, problem = BROKEN_ORDERS[case]
     rows = _three()
@@ -240,7 +240,7 @@ def test_honest_rows_at_the_bounds_pass_both(tmp_path: Path, monkeypatch: pytest
                                              ) -> None:
     """Quantiles equal but for round-off, no energy, windows just as long as the two slower
     of three steps at the median."""
-    from bench.report import load
+    from bench.report.input import load
 
     rows = _three()
     rows[1].update(steady_p10_s=0.1, steady_p90_s=0.1 * (1 - 1e-7), steady_p95_s=0.1,

@@ -20,7 +20,7 @@ def module_names(root: Path) -> dict[str, Path]:
     """Dotted name → file of every module under the package folder ``root``.
 
     Names are absolute: the folders above ``root`` that hold an ``__init__.py`` are part of
-    them, so ``bench/report`` gives ``bench.report.load`` and so on.
+    them, so ``bench/report`` gives ``bench.report.input.load`` and so on.
     """
     root = Path(root).resolve()
     top = root

@@ -21,37 +21,26 @@ from .imports import import_graph
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 REPORT = BENCH / "report"
-VIEWS = "bench.report.views"
-#: What a view may import of the judging and statistics side: the answers (the judge
-#: package's face) and the page models.
-ALLOWED_JUDGING = re.compile(r"bench\.report\.judge(\.pages(\.\w+)?)?$")
+QUESTIONS = "bench.report.questions"
+#: What a view may import of the judging and statistics side: the judge package's face (its
+#: types) and the answers; a view's own page model is in its own folder.
+ALLOWED_JUDGING = re.compile(r"bench\.report\.(judge|questions\.answers)$")
 #: What a view must not import: the statistics, the rules, and the judge's insides.
-JUDGING = re.compile(r"bench\.report\.(analysis|judge)(\..*)?$")
-#: The view modules shared by several pages; every other module of views is one page's.
-SHARED_VIEWS = {"context", "frames", "labels", "costs", "comparisons", "sentences",
-                "recommendations", "claim_words", "files", "answers", "feeding_words"}
-TEMPLATES = REPORT / "templates"
+JUDGING = re.compile(r"bench\.report\.(analysis|judge|questions\.answers)(\..*)?$")
 WORDS = {w.value for enum in vocabulary.VOCABULARY for w in enum}
 
 
-def _view_imports() -> dict[str, set[str]]:
+def _views() -> dict[str, set[str]]:
+    """Each question's view module and what it imports."""
     return {m: deps for m, deps in import_graph(REPORT).items()
-            if m == VIEWS or m.startswith(VIEWS + ".")}
+            if m.startswith(QUESTIONS + ".") and m.endswith(".view")}
 
 
 def test_views_import_only_the_answers_and_their_page_models() -> None:
-    found = _view_imports()
-    assert f"{VIEWS}.cudnn" in found  # it read the views
+    found = _views()
+    assert f"{QUESTIONS}.cudnn.view" in found  # it read the views
     wrong = {f"{m} imports {d}" for m, deps in found.items() for d in deps
              if JUDGING.match(d) and not ALLOWED_JUDGING.match(d)}
-    assert not wrong, sorted(wrong)
-
-
-def test_page_modules_do_not_import_each_other() -> None:
-    found = _view_imports()
-    pages = {m for m in found if m != VIEWS and m.rsplit(".", 1)[1] not in SHARED_VIEWS}
-    assert f"{VIEWS}.home" in pages and f"{VIEWS}.cudnn" in pages
-    wrong = {f"{m} imports {d}" for m in pages for d in found[m] if d in pages}
     assert not wrong, sorted(wrong)
 
 
@@ -98,7 +87,7 @@ def test_no_template_spells_a_verdict_word_or_chooses() -> None:
     condition = re.compile(r"{%-?\s*(?:if|elif)\s+(.*?)\s*-?%}")
     presence = re.compile(r"^(not\s+)?[\w.]+(\s+(and|or)\s+(not\s+)?[\w.]+)*$")
     found = []
-    for path in sorted(TEMPLATES.rglob("*.j2")):
+    for path in sorted(REPORT.rglob("*.j2")):
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             where = f"{path.relative_to(ROOT)}:{n}"
             for block in re.findall(r"{[{%].*?[%}]}", line):

@@ -130,8 +130,8 @@ def cell(
 def render_tree(root: Path, generated: Path, prices: Path | None = None) -> Any:
     """The four steps of a build without MkDocs: load, analyse, judge, render."""
     from bench.report.analysis import analyse
-    from bench.report.judge import judge
-    from bench.report.load import load_reports
-    from bench.report.site import render
+    from bench.report.input.load import load_reports
+    from bench.report.questions.answers import judge
+    from bench.report.questions.site import render
 
     return render(judge(analyse(load_reports(root)), prices=prices), root, generated)

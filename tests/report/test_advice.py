@@ -10,10 +10,10 @@ import pytest
 from bench.intervals import log_ratio_interval
 from bench.report.analysis import DELTA, analyse
 from bench.report.analysis.cells import cell_stats
+from bench.report.input.load import load_reports
 from bench.report.judge import advice
 from bench.report.judge.regimes import Regime, regimes
-from bench.report.load import load_reports
-from bench.report.views import sentences
+from bench.report.render.words import sentences
 from bench.report.vocabulary import Action
 
 from .builders import axes, cell, env_for, result_row, synth
@@ -165,7 +165,7 @@ def test_determinism_without_a_rerun_check_claims_no_reproducibility(write_tree,
               if r.setting == "cudnn.deterministic"]
     assert (rec.action, rec.rule) == (Action.ENABLE_IF_NEEDED, "det-unchecked")
     assert rec.bitwise_equal_variant is None
-    from bench.report.pages import Page
+    from bench.report.render.markdown import Page
 
     text = str(sentences.sentence(Regime((rec,)), Page("index.md")))
     assert "not checked" in text and "reproducibility matters" not in text
@@ -191,7 +191,7 @@ def test_benchmark_cold_cost_is_true_of_every_replicate(write_tree):
     assert rec.extra_cold_s == pytest.approx(16.0 - 0.62)  # the slowest replicate
     assert rec.extra_cold_median_s == pytest.approx(4.7 - 0.62)  # the median one
     assert rec.break_even_iters == pytest.approx((16.0 - 0.62) / 0.05, rel=1e-6)
-    from bench.report.pages import Page
+    from bench.report.render.markdown import Page
 
     text = str(sentences.sentence(Regime((rec,)), Page("index.md")))
     assert "15.4 s" in text and "16.0 s" in text, text
@@ -211,7 +211,7 @@ def test_benchmark_decides_from_an_empty_cache_and_shows_the_warm_one(write_tree
     assert rec.break_even_iters == pytest.approx(228)
     assert rec.warm_break_even_iters == pytest.approx(60)
     assert (rec.action, rec.rule) == (Action.KEEP_OFF, "bm-cold-cost-not-repaid")
-    from bench.report.pages import Page
+    from bench.report.render.markdown import Page
 
     text = str(sentences.sentence(Regime((rec,)), Page("index.md")))
     assert "empty kernel cache" in text and "warm kernel cache it adds up to 3.00 s" in text, text
@@ -233,7 +233,7 @@ def test_benchmark_memory_counts_the_cold_pass(write_tree):
     assert rec.extra_peak_mem_share == pytest.approx(5.2 / 10.6)
     assert rec.workspace_bytes == pytest.approx(5.2 * gib)
     assert "extra-memory" in rec.caveats
-    from bench.report.pages import Page
+    from bench.report.render.markdown import Page
 
     text = str(sentences.sentence(Regime((rec,)), Page("index.md")))
     assert "5.20 GiB (+49.1%)" in text, text
@@ -256,7 +256,7 @@ def test_a_crossover_with_thin_smaller_batches_says_so(write_tree):
     (rec,) = [r for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
               if r.setting == "device"]
     assert rec.from_batch == 128 and "smaller-batches-insufficient" in rec.caveats
-    from bench.report.pages import Page
+    from bench.report.render.markdown import Page
 
     text = str(sentences.sentence(Regime((rec,)), Page("index.md")))
     assert "not enough data below batch 128" in text and "from batch 128**" not in text, text
@@ -271,7 +271,7 @@ def test_a_crossover_with_thin_smaller_batches_says_so(write_tree):
 def test_a_gpu_verdict_at_the_only_batch_measured_says_only_not_largest(write_tree):
     """The H200's training curve has batch 1 alone: "GPU at batch 1, the largest measured"
     read as if larger batches had been measured and lost."""
-    from bench.report.pages import Page
+    from bench.report.render.markdown import Page
 
     rows = cell(ENV, axes(device="cpu", batch_size=1, cpu_threads=4), [0.3] * 3)
     rows += cell(ENV, axes(batch_size=1), [0.04] * 3)
@@ -411,8 +411,8 @@ def test_a_drifting_cell_is_counted_and_flags_the_advice_it_feeds(write_tree):
 
 def test_no_clear_difference_says_whether_the_interval_is_tight(tmp_path):
     """'Within 1 ± δ' only when the whole interval is; a wide interval is called inconclusive."""
-    from bench.report.pages import Page
-    from bench.report.views import sentences
+    from bench.report.render.markdown import Page
+    from bench.report.render.words import sentences
 
     def said(recs):
         return str(sentences.sentence(regimes(recs)[0], Page("index.md")))
@@ -429,8 +429,8 @@ def test_no_clear_difference_says_whether_the_interval_is_tight(tmp_path):
 def test_a_machine_summary_names_what_it_covers_and_where_it_mattered(write_tree):
     """A box that says "no clear difference" on one GPU must not read as a verdict for every
     model there: it lists the models, precisions and layouts measured, and the exceptions."""
-    from bench.report.judge.pages.common import scope_of
-    from bench.report.views.labels import exceptions, scope
+    from bench.report.judge.common import scope_of
+    from bench.report.render.words.labels import exceptions, scope
 
     rows = []
     for model, on in (("resnet50", 0.10), ("vit_b_16", 0.10), ("convnext_tiny", 0.08)):
@@ -445,8 +445,8 @@ def test_a_machine_summary_names_what_it_covers_and_where_it_mattered(write_tree
 
 def test_a_switch_with_no_clear_difference_says_whether_the_interval_is_tight(tmp_path):
     """The precision and layout sentences qualify "no clear difference" as the cudnn ones do."""
-    from bench.report.pages import Page
-    from bench.report.views import sentences
+    from bench.report.render.markdown import Page
+    from bench.report.render.words import sentences
 
     recs = [r for r in advice.recommend(_benchmark_dataset(tmp_path, 1.0))
             if r.setting == "cudnn.benchmark"]
@@ -480,7 +480,7 @@ def _repro_rows(checks: dict[str, str | None]) -> list:
 def test_determinism_with_checks_that_disagree_names_where(write_tree):
     """With it on, the re-run was bitwise equal with benchmark off and not with it on: that is
     a check that ran and disagreed, not "no check ran"; the advice names where it differed."""
-    from bench.report.pages import Page
+    from bench.report.render.markdown import Page
 
     def rec_for(checks):
         rows = _repro_rows(checks)
@@ -519,7 +519,7 @@ def test_determinisms_step_cost_is_said_no_more_firmly_than_its_interval(
         write_tree, factors, said):
     """A +0.4% median change whose interval reaches into faster read as "steps take 0.40%
     more time": a slowdown stated as fact where the interval rules out only a large one."""
-    from bench.report.pages import Page
+    from bench.report.render.markdown import Page
 
     base = [0.100, 0.101, 0.099]
     rows = cell(ENV, axes(), base)
@@ -536,9 +536,9 @@ def test_determinisms_step_cost_is_said_no_more_firmly_than_its_interval(
 def test_a_caveat_several_sentences_share_is_one_numbered_note_above_the_list(write_tree):
     """AMP advice at two batches: "it changes the arithmetic" was said in each sentence; it
     is now said once above the list, and each sentence cites it by number."""
-    from bench.report.judge.pages.common import AdviceList
-    from bench.report.pages import Page
-    from bench.report.views.recommendations import advice_items
+    from bench.report.judge.common import AdviceList
+    from bench.report.render.markdown import Page
+    from bench.report.render.words.recommendations import advice_items
 
     rows = []
     for b in (8, 32):

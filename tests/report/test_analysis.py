@@ -23,7 +23,7 @@ from bench.report.analysis.studies import (
     determinism,
     dynamic_shapes,
 )
-from bench.report.load import load_reports
+from bench.report.input.load import load_reports
 from bench.report.vocabulary import Verdict
 
 from .builders import axes, cell, env_for, result_row

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from bench.report.judge.pages.common import scope_of
-from bench.report.views.answers import short_scope
-from bench.report.views.labels import scope
+from bench.report.judge.common import scope_of
+from bench.report.render.words.answers import short_scope
+from bench.report.render.words.labels import scope
 
 
 def test_modes_measured_at_different_batches_each_get_their_own() -> None:

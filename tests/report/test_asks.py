@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from bench.report.analysis import Analysis, analyse
+from bench.report.input.load import Dataset, load_reports
 from bench.report.judge import advice, asks
 from bench.report.judge.advice.rules import switch_rules
-from bench.report.load import Dataset, load_reports
 from bench.report.vocabulary import Action, KnobStatus, Verdict
 
 from .builders import FIXTURE_REPORTS

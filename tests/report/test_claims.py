@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from bench.report import analysis
+from bench.report.input.load import load_reports
 from bench.report.judge import claims
 from bench.report.judge.claims import hardware, rules
 from bench.report.judge.claims.model import MORE_REPLICATES
-from bench.report.load import load_reports
 from bench.report.vocabulary import ClaimVerdict, Stance
 
 from .builders import axes, cell, env_for, result_row
@@ -527,7 +527,7 @@ def _static_section(write_tree: Any, tmp_path: Path, models: int
 
 
 def test_findings_beyond_the_first_dozen_keep_their_rows(write_tree: Any, tmp_path: Path) -> None:
-    from bench.report.views.claims import FINDINGS_SHOWN
+    from bench.report.questions.claims.view import FINDINGS_SHOWN
 
     rows, _, section = _static_section(write_tree, tmp_path, FINDINGS_SHOWN + 1)
     assert "The question, and its 13 findings" in section
@@ -543,7 +543,7 @@ def test_every_finding_is_in_its_claims_csv_with_its_rows(write_tree: Any, tmp_p
     points to the claim's CSV, which holds every finding with its rows."""
     import csv
 
-    from bench.report.views import claims as claims_view
+    from bench.report.questions.claims import view as claims_view
 
     monkeypatch.setattr(claims_view, "FINDINGS_COLLAPSED", 1)
     n = claims_view.FINDINGS_SHOWN + 3

@@ -26,8 +26,8 @@ from bench.report.analysis.studies import (
     REPRO_COLUMNS,
     SHAPES_COLUMNS,
 )
+from bench.report.input.load import load_reports
 from bench.report.judge import advice
-from bench.report.load import load_reports
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from bench.report.judge.pages.machines import WORKLOAD_KEY, leads
+from bench.report.questions.compare.model import WORKLOAD_KEY, leads
 
 #: What every cell of these hand-made tables shares, beside its workload's precision.
 _SAME: dict[str, Any] = {k: "" for k in WORKLOAD_KEY} | {

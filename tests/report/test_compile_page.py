@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from bench.report.analysis import analyse, machines
-from bench.report.load import load_reports
+from bench.report.input.load import load_reports
 from bench.run.plan.matrix import Cell, load_profile
 
 from .builders import axes, cell, env_for, render_tree, synth

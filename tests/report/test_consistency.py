@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bench.report.analysis import analyse
-from bench.report.load import LoadError, load_reports
+from bench.report.input.load import LoadError, load_reports
 
 from .builders import axes, env_for, result_row, synth
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from bench.report import analysis
-from bench.report.judge.pages.cudnn import benchmark_summary
-from bench.report.load import load_reports
-from bench.report.views.cudnn import _costs
+from bench.report.input.load import load_reports
+from bench.report.questions.cudnn.model import benchmark_summary
+from bench.report.questions.cudnn.view import _costs
 
 from .builders import axes, cell, env_for
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pandas as pd
 
 from bench.report.judge.machines import unknown_machine
-from bench.report.judge.pages.studies import DeterminismSection, _benchmark_checks
-from bench.report.views.determinism import _benchmark_text
+from bench.report.questions.determinism.model import DeterminismSection, _benchmark_checks
+from bench.report.questions.determinism.view import _benchmark_text
 
 
 def _checks() -> pd.DataFrame:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bench.report.analysis.cells import cell_stats
-from bench.report.load import load_reports
+from bench.report.input.load import load_reports
 
 from .builders import axes, env_for, result_row
 
@@ -66,7 +66,7 @@ def test_a_mix_of_methods_reads_as_the_weakest_and_short_windows_are_counted(wri
 def test_a_ceiling_keeps_its_measured_power_and_says_it_has_no_per_sample_figure(write_tree):
     """A matmul ceiling has no samples, so no joules per sample, yet its power was measured:
     the machine page read "not measured on this machine" beside 704 W of NVML readings."""
-    from bench.report.views.labels import energy_text
+    from bench.report.render.words.labels import energy_text
 
     ax = axes(model="matmul-fp32", mode="", batch_size="", resolution="", precision="",
               memory_format="", shapes="", cudnn_benchmark="n/a", cudnn_deterministic="n/a",
@@ -84,7 +84,7 @@ def test_a_ceiling_keeps_its_measured_power_and_says_it_has_no_per_sample_figure
 def test_a_p99_of_few_steps_says_how_few(write_tree):
     """The H200's CPU at batch 128 timed 2 steady steps a replicate: its "p99" is the slower
     of two, and the tables say so; a replicate of 100 steps or more needs no such note."""
-    from bench.report.views.labels import tail_text
+    from bench.report.render.words.labels import tail_text
 
     def rows_and_samples(steps: int) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
         rows = [result_row(ENV, axes(batch_size=8 + steps), i, seconds=0.1, steady_iters=steps)
@@ -106,7 +106,7 @@ def test_a_throttled_ceiling_says_so_beside_its_figure(write_tree):
     """The H200's bf16 and tf32 ceilings ran power-capped in every replicate, and the compare
     page gave them as the machine's peak, with no note."""
     from bench.report.analysis.machines import ceilings
-    from bench.report.views.compare import _capped
+    from bench.report.questions.compare.view import _capped
 
     ax = axes(model="matmul-bf16", mode="", batch_size="", resolution="", precision="",
               memory_format="", shapes="", cudnn_benchmark="n/a", cudnn_deterministic="n/a",

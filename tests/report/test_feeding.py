@@ -108,8 +108,8 @@ def test_the_host_limit_sentence_is_true_of_every_replicate_in_its_interval() ->
     beyond the interval's top, and only such steps are counted as waiting."""
     from types import SimpleNamespace
 
-    from bench.report.judge.pages.feeding import Sweep
-    from bench.report.views.feeding import limit_text
+    from bench.report.judge.feeding_sections import Sweep
+    from bench.report.questions.feeding.view import limit_text
 
     best = Delivered(2, Rate(386.0, 367.0, 466.0, 6))
     sweep = Sweep("cpu", "train", 8, "pil", "", ())
@@ -127,8 +127,8 @@ def test_the_host_limit_sentence_is_true_of_every_replicate_in_its_interval() ->
 
 
 def test_the_compare_row_says_a_startup_verdict_leaves_the_cores_unknown() -> None:
-    from bench.report.judge.pages.feeding import FeedingSection, Need
-    from bench.report.views.feeding_words import cores_per_gpu
+    from bench.report.judge.feeding_sections import FeedingSection, Need
+    from bench.report.render.words.feeding import cores_per_gpu
 
     def section(answer: object) -> FeedingSection:
         need = Need("n", "p", "a", "resnet50", "train", 128, "amp-bf16", "channels_last",
@@ -147,8 +147,8 @@ def test_the_compare_row_says_a_startup_verdict_leaves_the_cores_unknown() -> No
 
 
 def test_a_sweep_of_0_workers_alone_gives_its_rate_and_wait_once() -> None:
-    from bench.report.judge.pages.feeding import Need
-    from bench.report.views.feeding import inline_text, need_text
+    from bench.report.judge.feeding_sections import Need
+    from bench.report.questions.feeding.view import inline_text, need_text
 
     answer = cores_to_feed(Rate(50.0, 45.0, 55.0, 3), _sweep((0, 150.0)), host_cores=4)
     need = Need("n", "p", "a", "resnet18", "train", 8, "fp32", "nchw", "cpu", "pil", answer)
@@ -166,8 +166,8 @@ def test_an_end_to_end_twin_with_benchmark_on_says_so() -> None:
     """The cores table quotes a step at its fastest setting (4,369 samples/s, benchmark
     off); the end-to-end table's twin ran with benchmark on (3,962): unlabelled, one step
     read as two figures."""
-    from bench.report.judge.pages.feeding import EndToEnd
-    from bench.report.views.feeding import _synthetic
+    from bench.report.judge.feeding_sections import EndToEnd
+    from bench.report.questions.feeding.view import _synthetic
 
     rate = Rate(3962.0, 3900.0, 4000.0, 3)
     on = EndToEnd("e2e resnet50 cuda train b128", "p", "a", 16, rate, rate, 0.01, 0, "on")
@@ -181,8 +181,8 @@ def test_a_cpu_time_that_spans_the_cut_start_up_says_so() -> None:
     rate: "—" with no reason read as not measured."""
     from types import SimpleNamespace
 
-    from bench.report.judge.pages.feeding import Sweep, SweepPoint
-    from bench.report.views.feeding import _sweep_rows
+    from bench.report.judge.feeding_sections import Sweep, SweepPoint
+    from bench.report.questions.feeding.view import _sweep_rows
 
     rate = Rate(156.0, 155.0, 160.0, 3)
     cut = SweepPoint(Delivered(1, rate), 0.5, math.nan, 0.0, cpu_spans_startup=True)

@@ -9,8 +9,8 @@ import pytest
 
 from bench import schema
 from bench.report.analysis import analyse
+from bench.report.input.load import load_reports
 from bench.report.judge import advice
-from bench.report.load import load_reports
 
 from .builders import FIXTURE_REPORTS, synth
 

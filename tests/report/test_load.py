@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from bench import schema
-from bench.report.load import LoadError, load_reports
+from bench.report.input.load import LoadError, load_reports
 
 from .builders import axes, cell, env_for, result_row
 
@@ -350,7 +350,7 @@ def test_every_committed_env_json_gives_its_id_by_the_definition_it_was_written_
     definition hashes it as null and gives another id, so the loader recomputes only files
     that record it (definition 2), and every committed run still loads."""
     from bench.fingerprint import DEFINITION, definition_of, fingerprint_id
-    from bench.report.envfile import read_env
+    from bench.report.input.envfile import read_env
 
     env = json.loads(env_path.read_text(encoding="utf-8"))
     if definition_of(env) == DEFINITION:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench.report import parallel
-from bench.report.errors import LoadError
+from bench.report.input.errors import LoadError
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the worker is forked (Linux)")
 

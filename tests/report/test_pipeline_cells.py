@@ -123,7 +123,7 @@ def test_a_steps_consumption_is_the_rate_every_page_quotes_for_it(write_tree: An
     each replicate's batch over median step."""
     from bench.report.analysis.cells import cell_stats
     from bench.report.analysis.feeding import consumption
-    from bench.report.load import load_reports
+    from bench.report.input.load import load_reports
 
     env = env_for("box", "run-1")
     steps = (0.030, 0.031, 0.029)

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from bench.report import prices
+from bench.report.input import prices
 
 GOOD = """
 [machines."nvidia-h200"]

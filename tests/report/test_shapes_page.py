@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.report.judge.pages.studies import with_benchmark_share
-from bench.report.views.shapes import DECISION, decision, per_shape_text
+from bench.report.questions.shapes.model import with_benchmark_share
+from bench.report.questions.shapes.view import DECISION, decision, per_shape_text
 from bench.report.vocabulary import Verdict
 
 from .builders import axes, cell, env_for, render_tree

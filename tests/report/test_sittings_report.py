@@ -10,7 +10,7 @@ import math
 import pytest
 
 from bench.report.analysis import MIN_OK_REPLICATES, analyse
-from bench.report.load import load_reports
+from bench.report.input.load import load_reports
 from bench.report.vocabulary import Verdict
 from bench.run.store.resume import left_out_keys
 from bench.schema import RESULTS_FILE

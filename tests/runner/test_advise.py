@@ -113,8 +113,8 @@ def test_the_verdicts_are_what_bench_report_computes_from_the_same_rows(
     assert checked >= 2
     # the site does not publish CPU threads; the report's own tables still hold the pair
     from bench.report.analysis import analyse
+    from bench.report.input.load import load_reports
     from bench.report.judge.advice.rules import switch_rules
-    from bench.report.load import load_reports
 
     a = analyse(load_reports(out))
     (row,) = a.comparisons["cpu_threads"].itertuples(index=False)
@@ -408,7 +408,7 @@ def test_the_table_says_every_caveat_the_json_carries() -> None:
     import io
 
     from bench.commands.advise import Plan, print_verdicts
-    from bench.report.caveats import CAVEATS
+    from bench.report.render.words.caveats import CAVEATS
 
     req, plan = _request("cpu", "infer"), Plan("cpu", None, (), {}, 3, 10.0)  # type: ignore[arg-type]
     entry = _measured("amp-bf16", caveats=["changes-numerics", "steady-drift"])
@@ -432,7 +432,7 @@ def _fixture_tf32_pair() -> tuple[Any, Path]:
     """The fixtures' H200 pair of ResNet-50 training in fp32 (TF32 convolutions) and
     fp32-strict, where TF32 is more than twice as fast."""
     from bench.report.analysis import analyse
-    from bench.report.load import load_reports
+    from bench.report.input.load import load_reports
 
     reports = ROOT / "tests" / "fixtures" / "reports"
     pairs = analyse(load_reports(reports)).comparisons["precision"]
@@ -471,8 +471,8 @@ def test_the_tf32_line_says_what_turning_tf32_on_buys() -> None:
     # the costs are the report's own formula with the sides swapped: fp32's first pass
     # against strict's, so "never (slower)" cannot follow a speedup above 2
     from bench.report.analysis.studies import one_off_costs
+    from bench.report.input.load import load_reports
     from bench.report.judge.asks import reverse
-    from bench.report.load import load_reports
 
     (cost,) = one_off_costs(load_reports(reports), reverse(row.to_frame().T)).itertuples()
     assert e["cold_cost_s"] == pytest.approx(cost.extra_cold_pass_max_s)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.report.input.load import load_reports
 from bench.report.judge import asks
-from bench.report.load import load_reports
 
 from .conftest import read_csv, run_cli
 

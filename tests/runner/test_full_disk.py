@@ -29,7 +29,7 @@ from .fakes import ENV, LIVE_ENV, FakeLauncher
 
 def _consistent(run_dir: Path, rows: int, samples_per_row: int = 2) -> None:
     """Whole lines only, and the report's strict loader accepts the folder as one run."""
-    from bench.report.load import load_reports
+    from bench.report.input.load import load_reports
 
     for name in ("results.csv", "samples.csv"):
         assert (run_dir / name).read_bytes().endswith(b"\n"), f"{name} ends mid-line"

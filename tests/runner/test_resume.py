@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from bench.fingerprint import fingerprint_id
-from bench.report.load import load_reports
+from bench.report.input.load import load_reports
 
 from .conftest import one_error_line, read_csv, run_fake_cli
 from .fakes import LIVE_ENV

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from bench.report.analysis import analyse
-from bench.report.load import load_reports
+from bench.report.input.load import load_reports
 from bench.sittings import Agreement
 
 from .conftest import ROOT, read_csv, run_cli

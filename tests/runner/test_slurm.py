@@ -707,7 +707,7 @@ def test_a_smoke_run_over_two_slurm_shards_pools_into_one_fingerprint(
     assert all(e["shard"]["slurm_job_id"] for e in envs)
     pytest.importorskip("pandas")
     from bench.report import analysis
-    from bench.report.load import load_reports
+    from bench.report.input.load import load_reports
 
     machines = analysis.analyse(load_reports(reports)).machines
     assert len(machines) == 1 and machines["n_runs"].iloc[0] == 2  # one fingerprint, 2 shards

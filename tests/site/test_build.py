@@ -16,8 +16,9 @@ import pytest
 from conftest import FIXTURE_REPORTS, ROOT, Built, build_copy, project_copy
 from htmlcheck import check_site, parse
 
-from bench.report import build, load, options
-from bench.report.escape import md
+from bench.report import build, options
+from bench.report.input import load
+from bench.report.render.escape import md
 
 
 def test_strict_build_produces_every_page(fixture_site: Built) -> None:
@@ -361,7 +362,7 @@ def test_compare_table_is_capped_to_the_most_compared_workloads(
     links a CSV holding every machine's best throughput for every workload."""
     import csv
 
-    from bench.report.judge.pages import machines
+    from bench.report.questions.compare import model as machines
 
     monkeypatch.setattr(machines, "SHOWN_WORKLOADS", 2)
     built = build_copy(tmp_path / "capped", FIXTURE_REPORTS, run_mkdocs=False)
@@ -497,7 +498,7 @@ def _broken_chart(*args: object, **kwargs: object) -> Path:
 def test_a_chart_that_fails_stops_the_build_with_its_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bench.report import charts
+    from bench.report.render import charts
 
     monkeypatch.setattr(charts, "speedup_chart", _broken_chart)
     with pytest.raises(RuntimeError, match="chart exploded"):
@@ -516,7 +517,7 @@ def _read(path: Path) -> str:
 def test_the_hook_copies_held_charts_only_after_the_report_says_ok(tmp_path: Path) -> None:
     from mkdocs.exceptions import PluginError
 
-    from bench.report import mkdocs_hooks
+    from bench.report.render import mkdocs_hooks
 
     source, dest = tmp_path / "chart.svg", tmp_path / "site" / "chart.svg"
     source.write_text("<svg/>")

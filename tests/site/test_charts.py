@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.report import charts
+from bench.report.render import charts
 from bench.report.vocabulary import Verdict
 
 ROWS = [

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 from conftest import FIXTURE_REPORTS, project_copy
 
-from bench.report import build, csvsafe
+from bench.report import build
+from bench.report.render import csvsafe
 
 MACHINE = '=HYPERLINK("http://example.invalid","box")'
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import markdown
 import pytest
 
-from bench.report import pages
-from bench.report.escape import Md, anchor, cat, mathtext, md, slug
+from bench.report.render import markdown as pages
+from bench.report.render.escape import Md, anchor, cat, mathtext, md, slug
 
 HOSTILE = "<script>alert(1)</script> | `x` $x$ **b** [l](u) &amp; {: #i }\nnext"
 
@@ -78,7 +78,8 @@ def test_the_report_side_never_imports_torch() -> None:
     import sys
 
     code = (
-        "import sys, bench.report.build, bench.report.views, bench.report.mkdocs_hooks; "
+        "import sys, bench.report.build, bench.report.questions.pages, "
+        "bench.report.render.mkdocs_hooks; "
         "sys.exit('torch' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

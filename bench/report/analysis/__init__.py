@@ -48,7 +48,7 @@ from bench.report.analysis.studies import (
     dynamic_shapes,
     repro_checks,
 )
-from bench.report.load import Dataset
+from bench.report.input.load import Dataset
 
 __all__ = [
     "CONFIDENCE",

@@ -22,7 +22,7 @@ from bench import schema
 from bench.report.analysis.energy import ENERGY_CELL_COLUMNS, cell_energy
 from bench.report.analysis.intervals import MIN_OK_REPLICATES
 from bench.report.analysis.sittings import counted, left_out
-from bench.report.load import Dataset
+from bench.report.input.load import Dataset
 
 #: Model families, longest prefix first (``wide_resnet50_2`` is not a ``resnet``).
 MODEL_FAMILIES = (

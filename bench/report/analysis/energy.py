@@ -19,7 +19,7 @@ import pandas as pd
 from bench import schema
 from bench.report.analysis.intervals import median_ci
 from bench.report.analysis.sittings import counted
-from bench.report.load import Dataset
+from bench.report.input.load import Dataset
 
 #: The latency quantiles a replicate is summarised by.
 TAILS: Final = {"p50": 0.50, "p95": 0.95, "p99": 0.99}

@@ -18,7 +18,7 @@ import pandas as pd
 from bench.report.analysis.cells import page_slug
 from bench.report.analysis.intervals import MIN_OK_REPLICATES, median_ci
 from bench.report.analysis.startup import windows
-from bench.report.load import Dataset
+from bench.report.input.load import Dataset
 from bench.report.vocabulary import Feeding
 
 #: What ``pipeline_stats`` returns, in this order.

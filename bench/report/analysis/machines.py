@@ -16,7 +16,7 @@ import pandas as pd
 from bench import schema
 from bench.report.analysis.cells import Source, cells_of, page_slug
 from bench.report.analysis.intervals import median_ci
-from bench.report.load import Dataset
+from bench.report.input.load import Dataset
 
 #: What ``ceilings`` returns.
 CEILING_COLUMNS: Final = (

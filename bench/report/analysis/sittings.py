@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from bench import sittings
-from bench.report.load import Dataset
+from bench.report.input.load import Dataset
 
 #: The column ``with_left_out`` adds to the results.
 LEFT_OUT: Final = "left_out"

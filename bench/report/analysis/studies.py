@@ -22,7 +22,7 @@ from bench.report.analysis.pairs import (
     join_cells,
     row_keys,
 )
-from bench.report.load import Dataset
+from bench.report.input.load import Dataset
 from bench.report.vocabulary import Verdict
 
 _COST_MEMORY = (*MEMORY[:4], *WHOLE_MEMORY)

@@ -27,11 +27,11 @@ import pandas as pd
 
 from bench.report.analysis import MIN_OK_REPLICATES, Analysis, analyse
 from bench.report.analysis.studies import one_off_costs
+from bench.report.input.load import Dataset
 from bench.report.judge import advice
 from bench.report.judge.advice import Recommendation
 from bench.report.judge.advice.rules import one_off, switch_rules
 from bench.report.judge.breaks import Breaks, breaks, explain
-from bench.report.load import Dataset
 from bench.report.vocabulary import Action, KnobStatus, Verdict
 
 #: The setting a comparison axis's recommendations are filed under.

@@ -1,7 +1,7 @@
 """What every answer is judged from, computed once: the analysis, the machines, the advice and
 the claims' verdicts, and which fingerprints still answer.
 
-The page models of :mod:`bench.report.judge.pages` are built from one ``Facts``; nothing in it
+The page models (``bench.report.questions.*.model``) are built from one ``Facts``; nothing in it
 is worded, so each page says only what these facts hold.
 """
 

@@ -16,7 +16,6 @@ import pandas as pd
 
 from bench import schema
 from bench.report import fmt
-from bench.report.pages import safe_title
 
 
 @dataclass(frozen=True)
@@ -59,7 +58,7 @@ def machines_of(summary: pd.DataFrame) -> dict[str, Machine]:
             page=str(row.page),
             machine=str(row.machine),
             fingerprint_id=str(row.fingerprint_id),
-            title=safe_title(f"{row.machine} {str(row.fingerprint_id)[:8]}"),
+            title=fmt.safe_title(f"{row.machine} {str(row.fingerprint_id)[:8]}"),
             hardware=str(hardware),
             superseded=(fmt.integer(row.step_version), fmt.integer(row.newest_step_version))
             if row.superseded
@@ -101,4 +100,4 @@ def by_machine(
 
 def unknown_machine(page: str, machine: str = "", fingerprint_id: str = "") -> Machine:
     """A page key the machine summary does not know (rows of a run whose env.json is gone)."""
-    return Machine(page, machine or page, fingerprint_id, safe_title(page), "")
+    return Machine(page, machine or page, fingerprint_id, fmt.safe_title(page), "")

@@ -4,7 +4,7 @@ Why in the child, after the flags and before the cold pass: compilation is lazy,
 call of each new shape compiles, and that is exactly what the cold pass times. The cold pass
 of a compiled cell is therefore what a user waits for before their first step, as with
 cudnn.benchmark; the steady state is what they get after it. Inductor's and Triton's on-disk
-caches are the replicate's own folder (``bench.run.execute.caches``), so ``fresh`` pays a
+caches are the replicate's own folder (``bench.run.caches``), so ``fresh`` pays a
 first run's compilation and ``warm`` what a rerun of the same job on the same box pays.
 
 What torch reports is kept apart from what we time. ``compile_time_s`` is torch's own account

@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from bench.run import caches
 from bench.run.child import (
     compiling,
     factory,
@@ -46,7 +47,6 @@ from bench.run.child import (
     telemetry,
     workloads,
 )
-from bench.run.execute import caches
 from bench.run.plan import cpuinfo
 from bench.run.plan.matrix import Cell, Settings
 from bench.run.plan.pipelines import PIPELINE_KINDS

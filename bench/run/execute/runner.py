@@ -34,7 +34,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from bench.run.execute import caches, hooks
+from bench.run import caches
+from bench.run.execute import hooks
 from bench.run.execute.interrupts import EXIT_CODES, INTERRUPTS
 from bench.run.execute.launch import Launcher
 from bench.run.execute.outcome import Outcome, run_child

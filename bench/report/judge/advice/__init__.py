@@ -22,6 +22,7 @@ from typing import Union
 
 from bench.report import parallel
 from bench.report.analysis import Analysis, analyse
+from bench.report.input.load import Dataset
 from bench.report.judge.advice.record import (
     JOB_LENGTHS,
     MEMORY_CAVEAT_SHARE,
@@ -37,24 +38,20 @@ from bench.report.judge.advice.rules import (
     device_rules,
     switch_rules,
 )
-from bench.report.load import Dataset
+from bench.report.vocabulary import Action
 
 __all__ = [
     "JOB_LENGTHS",
     "MEMORY_CAVEAT_SHARE",
     "REGIME_KEY",
     "SETTINGS",
-    "Action.DEPENDS",
-    "Action.ENABLE",
-    "Action.ENABLE_IF_NEEDED",
-    "Action.INSUFFICIENT",
-    "Action.KEEP_OFF",
-    "Action.LEAVE_DEFAULT",
+    "Action",
     "Recommendation",
     "decision_columns",
     "decision_table",
     "recommend",
 ]
+
 
 def recommend(
     data: Union[Dataset, Analysis], *, job_lengths: Sequence[int] = JOB_LENGTHS

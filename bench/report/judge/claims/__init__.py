@@ -19,18 +19,21 @@ measure it.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
 from bench.report.judge.claims.model import Claim, ClaimAnswer, Finding
 from bench.report.judge.claims.rules import RULES
+from bench.report.vocabulary import ClaimVerdict
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python < 3.11
     import tomli as tomllib
 
-__all__ = ["Claim", "ClaimAnswer", "ClaimsError", "Finding", "evaluate", "load_claims"]
+__all__ = ["Claim", "ClaimAnswer", "ClaimsError", "Finding", "count_verdicts", "evaluate",
+           "load_claims"]
 
 CLAIMS_FILE: Final = Path(__file__).with_name("claims.toml")
 
@@ -70,3 +73,9 @@ def load_claims(path: Path = CLAIMS_FILE) -> list[Claim]:
 def evaluate(analysis: Any, claims: list[Claim] | None = None) -> list[ClaimAnswer]:
     """Every claim's verdict from one :class:`~bench.report.analysis.Analysis`."""
     return [RULES[c.analysis](c, analysis) for c in (claims or load_claims())]
+
+
+def count_verdicts(answers: Iterable[ClaimAnswer]) -> dict[ClaimVerdict, int]:
+    """Claims per verdict, every verdict present (zero where none), in the vocabulary's order."""
+    found = [a.verdict for a in answers]
+    return {v: sum(x == v for x in found) for v in ClaimVerdict}

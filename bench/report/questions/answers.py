@@ -1,0 +1,106 @@
+"""Every question judged: ``judge(analysis)`` runs the advice, the claims and each question's
+page model (``questions/<page>/model.py``) from one :class:`~bench.report.judge.facts.Facts`,
+and returns them as :class:`Answers`, what the views format."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from bench.report.analysis import CONFIDENCE, DELTA, MIN_OK_REPLICATES, Analysis
+from bench.report.analysis.pairs import not_slower, within_band
+from bench.report.judge import advice, claims
+from bench.report.judge.advice import Recommendation
+from bench.report.judge.claims import ClaimAnswer, Finding
+from bench.report.judge.facts import Facts
+from bench.report.judge.machines import Machine, link_labels, machines_of
+from bench.report.judge.regimes import Regime, regimes
+from bench.report.questions.claims.model import ClaimsPage, claims_page
+from bench.report.questions.compare.model import ComparePage, compare_page
+from bench.report.questions.compile.model import CompilePage, compile_page
+from bench.report.questions.cpu_gpu.model import CpuGpuPage, cpu_gpu_page
+from bench.report.questions.cudnn.model import CudnnPage, cudnn_page
+from bench.report.questions.data.model import DataPage, data_page
+from bench.report.questions.determinism.model import DeterminismPage, determinism_page
+from bench.report.questions.feeding.model import FeedingPage, feeding_page
+from bench.report.questions.home.model import HomePage, home_page
+from bench.report.questions.machines.model import MachinePages, machine_pages
+from bench.report.questions.precision.model import PrecisionPage, precision_page
+from bench.report.questions.shapes.model import ShapesPage, shapes_page
+
+__all__ = [
+    "CONFIDENCE", "DELTA", "MIN_OK_REPLICATES", "Answers", "ClaimAnswer", "Finding", "Machine",
+    "Recommendation", "Regime", "judge", "not_slower", "within_band",
+]  # fmt: skip
+
+
+
+@dataclass(frozen=True)
+class Answers:
+    """Everything the pages show, judged: what every page shares about the machines, then one
+    model per page."""
+
+    machines: dict[str, Machine]
+    labels: dict[str, str]  # link text per machine page where its name alone is ambiguous
+    status: dict[tuple[str, str], str]  # (fingerprint, cell id) → "2 ok, 1 crash"
+    decisions: pd.DataFrame = field(repr=False)  # advice.decision_table: every decision
+    build_epoch: int  # the newest timestamp of the data, as a Unix time (0: none)
+    home: HomePage
+    cudnn: CudnnPage
+    precision: PrecisionPage
+    shapes: ShapesPage
+    determinism: DeterminismPage
+    cpu_gpu: CpuGpuPage
+    compiled: CompilePage
+    feeding: FeedingPage
+    compare: ComparePage
+    claims: ClaimsPage
+    machine_pages: MachinePages
+    data: DataPage
+
+
+def _status(cells: pd.DataFrame) -> dict[tuple[str, str], str]:
+    return {(str(f), str(c)): str(t) for f, c, t in zip(
+        cells["fingerprint_id"].to_numpy(dtype=object), cells["cell_id"].to_numpy(dtype=object),
+        cells["status_summary"].to_numpy(dtype=object))}
+
+
+def _epoch(results: pd.DataFrame) -> int:
+    """The latest ``ended_at`` in the data as a Unix time, so the same input builds the same
+    site (0 when there is none)."""
+    if results.empty:
+        return 0
+    values = pd.to_datetime(results["ended_at"].loc[results["ended_at"] != ""], utc=True,
+                            errors="coerce").dropna()
+    return int(values.max().timestamp()) if len(values) else 0
+
+
+def judge(analysis: Analysis, *, prices: Path | None = None) -> Answers:
+    """Every answer ``analysis`` supports (``prices``: a prices file for the Compare page;
+    :class:`bench.report.input.prices.PriceError` when it cannot be used)."""
+    recs = advice.recommend(analysis)
+    machines = machines_of(analysis.machines)
+    facts = Facts(analysis=analysis, machines=machines, recs=tuple(recs),
+                  regimes=tuple(regimes(recs)), claims=tuple(claims.evaluate(analysis)))
+    judged_claims = claims_page(facts)
+    return Answers(
+        machines=machines,
+        labels=link_labels(machines),
+        status=_status(analysis.cells),
+        decisions=advice.decision_table(recs),
+        build_epoch=_epoch(analysis.source.results),
+        home=home_page(facts),
+        cudnn=cudnn_page(facts),
+        precision=precision_page(facts),
+        shapes=shapes_page(facts),
+        determinism=determinism_page(facts),
+        cpu_gpu=cpu_gpu_page(facts),
+        compiled=compile_page(facts),
+        feeding=feeding_page(facts),
+        compare=compare_page(facts, prices),
+        claims=judged_claims,
+        machine_pages=machine_pages(facts),
+        data=data_page(facts),
+    )

@@ -1,0 +1,1 @@
+"""Popular advice, held against the measurements (its model, view and template)."""

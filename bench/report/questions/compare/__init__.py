@@ -1,0 +1,2 @@
+"""Which machine: throughput and price per workload, machine against machine (its view and
+template)."""

@@ -1,0 +1,1 @@
+"""Should I turn on torch.compile? (its model, view and template)."""

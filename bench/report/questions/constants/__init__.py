@@ -1,0 +1,1 @@
+"""The constants every page states (δ, the confidence level) (its view and template)."""

@@ -1,0 +1,1 @@
+"""Should I turn on cudnn.benchmark? (its model, view and template)."""

@@ -1,0 +1,211 @@
+"""The cudnn.benchmark page, judged: per machine, what its counted pairs say, in figures.
+
+The headline of a machine is the agreement of its counted pairs' verdicts, by the same rule
+the advice applies to a regime (``advice.summaries.agreed``): all faster → faster, all no
+clear difference → no clear difference, a mix → mixed, none judged → insufficient.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from bench.report.judge.advice.summaries import agreement
+from bench.report.judge.claims import ClaimAnswer
+from bench.report.judge.common import (
+    AdviceList,
+    Scope,
+    advice_list,
+    claim,
+    claims_for,
+    ordered,
+    representative,
+    scope_of,
+    sources_of,
+    with_pay_back,
+)
+from bench.report.judge.facts import Facts
+from bench.report.judge.machines import Machine, by_machine
+from bench.report.judge.selection import cold_cache, counted_benchmark, judged
+from bench.report.vocabulary import Verdict
+
+#: The claims page's id of the claim this page states in its own words.
+ALGO_CLAIM = "conv-algo-argument"
+
+
+@dataclass(frozen=True)
+class ModelVerdict:
+    """What one model's counted pairs on a machine agree on (a mixed answer's breakdown)."""
+
+    model: str
+    verdict: Verdict  # the agreement of its pairs, by the advice's rule
+    judged: int  # its pairs with enough ok replicates
+    agreeing: int  # of those, the ones whose verdict is the agreement (all, unless mixed)
+    speedups: tuple[float, ...]  # every judged pair's speedup
+
+
+@dataclass(frozen=True)
+class BenchmarkSummary:
+    """What one machine's counted cudnn.benchmark pairs say (the summary box, and home)."""
+
+    counted: pd.DataFrame = field(repr=False)  # the pairs that count, in page order
+    left_out: int  # this machine's other pairs (deterministic on, or a warm duplicate)
+    changing: int  # counted pairs with changing shapes (the dynamic-shapes page's question)
+    verdict: Verdict  # their agreement (see the module docstring)
+    counts: Mapping[Verdict, int]
+    scope: Scope
+    static_judged: int  # counted pairs with one input shape and enough ok replicates
+    counted_warm: int  # counted pairs whose cold passes met a warm cache
+    movers: pd.DataFrame = field(repr=False)  # counted pairs that were faster or slower
+    faster_speedups: tuple[float, ...]
+    break_even: tuple[float, ...]  # worst-case break-even of the faster pairs, empty caches
+    warm_break_even: tuple[float, ...]  # the same pairs' with a warm cache
+    never: int  # counted pairs no faster, whose saving never repays the first pass
+    faster_memory: tuple[float, ...]  # extra whole-run peak memory of the faster pairs
+    quoted: Any  # the judged pair the answer quotes (``common.representative``), or None
+    speedups: tuple[float, ...]  # every judged counted pair's speedup
+    ci_low: float | None  # the lowest and highest ends of their 95% intervals
+    ci_high: float | None
+    cold_extra: float | None  # the largest extra first pass with it on (slowest replicate)
+    memory_extra: float | None  # the largest extra whole-run peak memory, and its share
+    memory_share: float | None
+    caches: tuple[str, ...]  # the kernel caches the counted pairs' first passes met
+    by_model: tuple[ModelVerdict, ...]  # per model, largest mean speedup first
+
+    @property
+    def total(self) -> int:
+        return len(self.counted)
+
+
+@dataclass(frozen=True)
+class CudnnSection:
+    """One machine: its summary and every one of its pairs (the tables and charts)."""
+
+    machine: Machine
+    summary: BenchmarkSummary
+    rows: pd.DataFrame = field(repr=False)  # every benchmark pair here, with ``pays_back``
+
+
+@dataclass(frozen=True)
+class CudnnPage:
+    pairs: pd.DataFrame = field(repr=False)  # every benchmark pair (the page's CSV)
+    sections: tuple[CudnnSection, ...]  # current machines, those with an answer first
+    claims: tuple[ClaimAnswer, ...]
+    algo: ClaimAnswer | None
+    advice: AdviceList
+    sources: tuple[Machine, ...]  # the fingerprints its figures come from
+    cpu_only: tuple[Machine, ...]  # current machines without a GPU (cuDNN does not apply)
+
+
+def _finite(values: pd.Series) -> tuple[float, ...]:
+    return tuple(float(v) for v in pd.to_numeric(values, errors="coerce")
+                 if math.isfinite(float(v)))
+
+
+def benchmark_summary(group: pd.DataFrame) -> BenchmarkSummary:
+    """The summary of one machine's benchmark pairs (``group``, in page order): the counted
+    pairs with one input shape (changing shapes are another question, the dynamic-shapes
+    page's, and their first passes search once per shape)."""
+    counted = counted_benchmark(group)
+    changing = int((counted["shapes"] != "static").sum())
+    counted = counted.loc[counted["shapes"] == "static"]
+    counts = dict.fromkeys((Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CLEAR_DIFFERENCE,
+                            Verdict.INSUFFICIENT), 0)
+    for v in counted["verdict"]:
+        counts[Verdict(v)] += 1
+    faster = counted.loc[counted["verdict"] == Verdict.FASTER]
+    cold = cold_cache(faster)
+    return BenchmarkSummary(
+        counted=counted,
+        left_out=len(group) - len(counted) - changing,
+        changing=changing,
+        verdict=agreement(counted["verdict"]),
+        counts=counts,
+        scope=scope_of(counted),
+        static_judged=len(judged(counted.loc[counted["shapes"] == "static"])),
+        counted_warm=int((counted["kernel_cache"] == "warm").sum()),
+        movers=counted.loc[counted["verdict"].isin([Verdict.FASTER, Verdict.SLOWER])],
+        faster_speedups=_finite(faster["speedup"]),
+        break_even=_finite(cold["break_even_iters_high"]),
+        warm_break_even=_finite(cold["warm_break_even_iters_high"]),
+        never=int((counted["verdict"].isin([Verdict.SLOWER, Verdict.NO_CLEAR_DIFFERENCE])
+                   & counted["break_even_iters"].eq(math.inf)).sum()),
+        faster_memory=_finite(faster["extra_whole_peak_mem_allocated_bytes"]),
+        **_figures(counted),
+    )
+
+
+def _largest(values: pd.Series) -> float | None:
+    found = _finite(values)
+    return max(found) if found else None
+
+
+def _figures(counted: pd.DataFrame) -> dict[str, Any]:
+    """What a machine's answer quotes of its counted pairs: one pair, the speedups and their
+    intervals' ends, the largest first-pass and memory costs (true of every replicate)."""
+    ok = judged(counted)
+    memory = pd.to_numeric(ok["extra_whole_peak_mem_allocated_bytes"], errors="coerce")
+    top = memory.idxmax() if memory.notna().any() else None
+    return {
+        "quoted": representative(counted),
+        "speedups": _finite(ok["speedup"]),
+        "ci_low": min(_finite(ok["ci_low"]), default=None),
+        "ci_high": max(_finite(ok["ci_high"]), default=None),
+        "cold_extra": _largest(ok["extra_cold_pass_max_s"]),
+        "memory_extra": float(memory[top]) if top is not None else None,
+        # the largest share, not the largest growth's: "up to" must hold of each on its own
+        "memory_share": _largest(ok["extra_whole_peak_mem_share"]) if top is not None else None,
+        "caches": tuple(sorted(set(counted["kernel_cache"].astype(str)))),
+        "by_model": by_model(counted),
+    }
+
+
+def by_model(counted: pd.DataFrame) -> tuple[ModelVerdict, ...]:
+    """Per model, what its pairs agree on: the judged models by their median speedup, largest
+    first, then those with too few replicates (a reader looks for a model by name)."""
+    found = []
+    for model, group in counted.groupby("model", sort=True):
+        verdict = agreement(group["verdict"])
+        ok = judged(group)
+        found.append(ModelVerdict(
+            model=str(model), verdict=verdict, judged=len(ok),
+            agreeing=int((ok["verdict"] == verdict).sum()) if verdict != Verdict.MIXED
+            else int((ok["verdict"] == Verdict.FASTER).sum()),
+            speedups=_finite(ok["speedup"])))
+
+    def order(m: ModelVerdict) -> tuple[bool, float]:
+        middle = sorted(m.speedups)[len(m.speedups) // 2] if m.speedups else 0.0
+        return (not m.speedups, -middle)
+    return tuple(sorted(found, key=order))
+
+
+def cudnn_page(facts: Facts) -> CudnnPage:
+    costs = facts.analysis.benchmark
+    current = facts.current(costs)
+    sections = [
+        CudnnSection(m, benchmark_summary(group), with_pay_back(group))
+        for m, group in ((m, ordered(g)) for m, g in by_machine(current, facts.machines))
+    ]
+    # machines with an answer first; those with only insufficient comparisons after them
+    sections.sort(key=lambda s: s.summary.verdict == Verdict.INSUFFICIENT)
+    return CudnnPage(
+        pairs=costs,
+        sections=tuple(sections),
+        claims=claims_for(facts, "cudnn-benchmark"),
+        algo=claim(facts, ALGO_CLAIM),
+        advice=advice_list(facts, "cudnn.benchmark"),
+        sources=sources_of(facts, current, claims_on="cudnn-benchmark"),
+        cpu_only=cpu_only(facts),
+    )
+
+
+def cpu_only(facts: Facts) -> tuple[Machine, ...]:
+    """The current fingerprints that ran no CUDA cell: cuDNN's switches do not apply there."""
+    cells = facts.current(facts.analysis.cells)
+    gpu = set(cells.loc[cells["device"] == "cuda", "page"].astype(str))
+    return tuple(m for k, m in sorted(facts.machines.items())
+                 if k not in facts.superseded and k not in gpu)

@@ -1,0 +1,314 @@
+"""The cudnn.benchmark page, formatted from :class:`bench.report.questions.cudnn.model.CudnnPage`:
+first the answer per machine (the decision, its figures and scope, a Cite line), then the
+charts of the findings, then every configuration in collapsed blocks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from bench.report import fmt
+from bench.report.questions.answers import Answers
+from bench.report.questions.cudnn.model import BenchmarkSummary, CudnnSection, ModelVerdict
+from bench.report.render import charts, costcharts
+from bench.report.render.escape import Md, cat, md, slug
+from bench.report.render.markdown import Page, table
+from bench.report.render.paths import CUDNN_PAGE, SHAPES_PAGE, chart_file
+from bench.report.render.words.answers import answer, cite_sentence, figure, short_scope
+from bench.report.render.words.claim_words import claims_box, verdict_line
+from bench.report.render.words.comparisons import (
+    TABLE_ROWS,
+    cell_links,
+    more_rows,
+    speedup_chart,
+    trim,
+    write_comparisons,
+)
+from bench.report.render.words.context import banner, page, provenance, section_anchor, verdict
+from bench.report.render.words.costs import break_even_cell, no_pay_back
+from bench.report.render.words.frames import present, rows_of
+from bench.report.render.words.labels import (
+    COUNTED_BENCHMARK,
+    SHORT_LEGEND,
+    alt_list,
+    comparison_columns,
+    label,
+    span,
+)
+from bench.report.render.words.recommendations import advice_items
+from bench.report.render.writer import Writer
+from bench.report.vocabulary import Verdict
+
+#: What a machine's counted pairs agreeing on a verdict means for the setting.
+DECISION = {
+    Verdict.FASTER: "turn it on for jobs longer than its break-even",
+    Verdict.MIXED: "it depends on the workload",
+    Verdict.SLOWER: "keep it off",
+    Verdict.NO_CLEAR_DIFFERENCE: "leave it off (the default)",
+    Verdict.INSUFFICIENT: "not enough data yet",
+}
+
+#: The cost columns the page's CSV carries beside the comparison.
+_CSV_EXTRA = (
+    "kernel_cache", "base_cold_pass_s", "var_cold_pass_s", "var_cold_pass_max_s",
+    "extra_cold_pass_s", "extra_cold_pass_max_s", "saving_per_iter_s", "break_even_iters",
+    "break_even_iters_low", "break_even_iters_high", "warm_extra_cold_pass_max_s",
+    "warm_break_even_iters_high", "base_whole_peak_mem_allocated_bytes",
+    "var_whole_peak_mem_allocated_bytes", "extra_whole_peak_mem_share",
+    "var_workspace_mem_allocated_bytes",
+)  # fmt: skip
+
+
+def counted_note(s: BenchmarkSummary, p: Page) -> Md:
+    """What a summary's counts are of (the configurations with deterministic off, each once),
+    and where the others are."""
+    if not s.total:
+        n = s.left_out + s.changing
+        which = "Its one configuration does not have" if n == 1 else \
+            f"None of its {n} configurations has"
+        return md(f"{which} one input shape and cudnn.deterministic off, which the answer "
+                  "counts.")
+    what = COUNTED_BENCHMARK if not s.counted_warm else (
+        f"with cudnn.deterministic off ({s.counted_warm} of them measured only with a warm "
+        "kernel cache)")
+    parts: list[object] = [f"The answer counts the {fmt.count(s.total, 'configuration')} with "
+                           f"one input shape {what}"]
+    if s.changing:
+        parts += [f"; {s.changing} with changing shapes {'is' if s.changing == 1 else 'are'} "
+                  "on the ", p.link("dynamic-shapes page", SHAPES_PAGE)]
+    if s.left_out:
+        parts.append(f"; {s.left_out} more (deterministic on, or a warm duplicate) "
+                     f"{'is' if s.left_out == 1 else 'are'} in the tables")
+    return cat(*parts, ".")
+
+
+def _steps(s: BenchmarkSummary) -> str:
+    """What the steady state did, in the words of the summary's verdict."""
+    c = s.counts
+    judged = s.total - c[Verdict.INSUFFICIENT]
+    thin = f"; {c[Verdict.INSUFFICIENT]} more had too few replicates" if \
+        c[Verdict.INSUFFICIENT] else ""
+    spread = (f" ({span(s.speedups, fmt.ratio)}; 95% intervals {fmt.ci(s.ci_low, s.ci_high)})"
+              if s.speedups else "")
+    if s.verdict == Verdict.INSUFFICIENT:
+        return (f"Its {fmt.count(s.total, 'configuration')} "
+                f"{'has' if s.total == 1 else 'have'} too few ok replicates to judge.")
+    if s.verdict == Verdict.MIXED:
+        return (f"Faster in {c[Verdict.FASTER]}, no clear difference in "
+                f"{c[Verdict.NO_CLEAR_DIFFERENCE]}, slower in {c[Verdict.SLOWER]} of {judged} "
+                f"configurations{spread}{thin}.")
+    word = {Verdict.FASTER: Verdict.FASTER.value, Verdict.SLOWER: Verdict.SLOWER.value}.get(
+        s.verdict)
+    what = f"steps are {word}" if word else "steps are no faster: no clear difference"
+    return f"{what.capitalize()} in all {judged} configurations{spread}{thin}."
+
+
+def _costs(s: BenchmarkSummary) -> str:
+    parts = []
+    if s.cold_extra is not None and s.cold_extra > 0:
+        parts.append(f"its first pass costs up to {fmt.seconds(s.cold_extra)} more (slowest "
+                     "replicate)")
+    if s.memory_extra is not None and s.memory_extra > 0:
+        share = (f" (up to {fmt.pct(s.memory_share, signed=True)})"
+                 if s.memory_share is not None else "")
+        parts.append(f"a whole run's peak memory grows by up to "
+                     f"{fmt.bytes_(s.memory_extra)}{share}")
+    if s.verdict == Verdict.FASTER and s.break_even:
+        parts.append(f"it repays its first pass after {span(s.break_even, fmt.iterations)} "
+                     "iterations of the same shapes")
+    return (" With it on, " + ", and ".join(parts) + ".") if parts else ""
+
+
+#: The order a mixed answer's models are named in, by what they agree on.
+_MODEL_ORDER = (Verdict.FASTER, Verdict.MIXED, Verdict.NO_CLEAR_DIFFERENCE, Verdict.SLOWER,
+                Verdict.INSUFFICIENT)
+
+
+def by_model_text(models: tuple[ModelVerdict, ...]) -> str:
+    """``Faster for resnet50 (1.20× to 1.25×) and resnet18 (1.15×); slower for …``: a mixed
+    answer's models, grouped by what their configurations agree on."""
+    parts = []
+    for said in _MODEL_ORDER:
+        named = []
+        for m in (m for m in models if m.verdict == said):
+            spread = span(m.speedups, fmt.ratio)
+            if said == Verdict.MIXED:
+                spread = f"faster in {m.agreeing} of {m.judged}, {spread}"
+            named.append(f"{m.model} ({spread})" if spread else m.model)
+        if named:
+            word = str(said)
+            parts.append(f"{word} for " + (named[0] if len(named) == 1 else
+                                            ", ".join(named[:-1]) + " and " + named[-1]))
+    return "; ".join(parts)
+
+
+def _answer(answers: Answers, p: Page, s: CudnnSection, days: str) -> dict[str, Any]:
+    m, sm = s.machine, s.summary
+    quoted = sm.quoted
+    cols = comparison_columns(sm.counted, "cudnn_benchmark")
+    mixed = sm.verdict == Verdict.MIXED
+    judged = sm.total - sm.counts[Verdict.INSUFFICIENT]
+    steps = (f"Of {judged} configurations judged: {by_model_text(sm.by_model)}." if mixed
+             else _steps(sm))
+    text: list[object] = [f"for {short_scope(sm.scope, name_models=not mixed)}. {steps}"
+                          + _costs(sm)]
+    cite = ""
+    if quoted is not None:
+        name = label(quoted, cols)
+        text += [f" {name}: {figure(quoted)} (rows: ", _links(p, quoted), ")."]
+        cite = cite_sentence(f"cudnn.benchmark gave {figure(quoted)} per step for {name}",
+                             m, quoted.verdict, days)
+    return answer(p, CUDNN_PAGE, f"answer-{slug(m.page)}", m, DECISION[sm.verdict],
+                  cat(*text), cite)
+
+
+def _speed_rows(answers: Answers, p: Page, rows: pd.DataFrame, cols: list[str]
+                ) -> list[list[Any]]:
+    return [[label(r, cols, short=True), fmt.estimate(r.speedup, r.ci_low, r.ci_high),
+             verdict(answers, r), _links(p, r)]
+            for r in rows.head(TABLE_ROWS).itertuples(index=False)]
+
+
+def _links(p: Page, r: Any) -> Md:
+    return cell_links(p, r.page, [("off", r.baseline_anchor), ("on", r.variant_anchor)])
+
+
+def _cost_rows(p: Page, rows: pd.DataFrame, cols: list[str]) -> list[list[Any]]:
+    return [[label(r, cols, short=True), str(r.kernel_cache),
+             f"{fmt.seconds(r.base_cold_pass_s)} → {fmt.seconds(r.var_cold_pass_s)}",
+             fmt.signed_seconds(r.extra_cold_pass_max_s), break_even_cell(r), _links(p, r)]
+            for r in rows.head(TABLE_ROWS).itertuples(index=False)]
+
+
+def _memory_rows(p: Page, rows: pd.DataFrame, cols: list[str]) -> list[list[Any]]:
+    return [[label(r, cols, short=True),
+             f"{fmt.bytes_(r.base_whole_peak_mem_allocated_bytes)} → "
+             f"{fmt.bytes_(r.var_whole_peak_mem_allocated_bytes)}",
+             fmt.pct(r.extra_whole_peak_mem_share, signed=True),
+             fmt.bytes_(r.var_workspace_mem_allocated_bytes), _links(p, r)]
+            for r in rows.head(TABLE_ROWS).itertuples(index=False)]
+
+
+def _break_even_chart(writer: Writer, s: CudnnSection, cols: list[str]) -> dict[str, Any] | None:
+    """Iterations until each configuration repays its first pass; None when none saves time
+    per step (the page then says so in a sentence: a chart of "no saving" shows nothing)."""
+    if not s.rows["pays_back"].any():
+        return None
+    be = [r for r in rows_of(s.rows)
+          if r.verdict != Verdict.INSUFFICIENT and present(r.break_even_iters)]
+    rows = [charts.BreakEvenRow(label(r, cols, short=True),
+                                float(r.break_even_iters) if r.pays_back else None,
+                                no_pay_back(r)) for r in be]
+    shown, left_out = trim(rows)
+    path = chart_file("cudnn-break-even", s.machine.page)
+    writer.chart(charts.break_even_chart, path, shown,
+                 title=f"cudnn.benchmark break-even: {s.machine.title}")
+    return {
+        "path": path, "left_out": left_out, "shown": len(shown),
+        "caption": "Iterations of the same input shapes until the median replicate's extra "
+                   "first pass is repaid by the median time saved per step (log scale); a "
+                   "configuration that saves nothing never repays it. The recommendations "
+                   "quote the slowest replicate against the smallest saving in the interval.",
+        "alt": f"Iterations until cudnn.benchmark repays its cold-pass cost on "
+               f"{s.machine.title}: " + alt_list(
+                   f"{r.label}: "
+                   + (r.note if r.iterations is None else fmt.iterations(r.iterations))
+                   for r in shown),
+    }
+
+
+def _cold_chart(writer: Writer, s: CudnnSection, cols: list[str]) -> dict[str, Any] | None:
+    """The extra first pass with benchmark on, per configuration: the median replicate's and
+    the range over replicates (each against the median one off), by kernel cache."""
+    rows = [costcharts.RangeRow(label(r, cols, short=True), float(r.extra_cold_pass_s),
+                                float(r.var_cold_pass_min_s) - float(r.base_cold_pass_s),
+                                float(r.var_cold_pass_max_s) - float(r.base_cold_pass_s),
+                                f"{r.kernel_cache} kernel cache")
+            for r in rows_of(s.rows.head(charts.MAX_ROWS)) if present(r.extra_cold_pass_s)]
+    if not rows:
+        return None
+    path = chart_file("cudnn-cold", s.machine.page)
+    writer.chart(costcharts.range_chart, path, rows,
+                 title=f"Extra first pass with cudnn.benchmark on: {s.machine.title}",
+                 xlabel="seconds more than with it off (dot: median replicate; bar: range)")
+    return {"path": path, "left_out": max(len(s.rows) - len(rows), 0), "shown": len(rows),
+            "caption": "What turning it on adds to the first pass over the input shapes, where "
+                       "the algorithm search runs (seconds; dot: median replicate, bar: range).",
+            "alt": "Extra first-pass seconds with cudnn.benchmark on: " + alt_list(
+                f"{r.label}: {fmt.seconds(r.median)} ({fmt.seconds(r.low)} to "
+                f"{fmt.seconds(r.high)}, {r.series})" for r in rows)}
+
+
+def _memory_chart(writer: Writer, s: CudnnSection, cols: list[str]) -> dict[str, Any] | None:
+    rows = [costcharts.MemoryRow(
+        label(r, cols, short=True), float(r.base_whole_peak_mem_allocated_bytes),
+        float(r.var_whole_peak_mem_allocated_bytes) - float(r.var_workspace_mem_allocated_bytes
+                                                            or 0.0),
+        float(r.var_workspace_mem_allocated_bytes or 0.0))
+        for r in rows_of(s.rows.head(charts.MAX_ROWS))
+        if present(r.base_whole_peak_mem_allocated_bytes)
+        and present(r.var_whole_peak_mem_allocated_bytes)]
+    if not rows:
+        return None
+    path = chart_file("cudnn-memory", s.machine.page)
+    writer.chart(costcharts.memory_chart, path, rows, unit=2**30, unit_name="GiB",
+                 title=f"Peak GPU memory, cudnn.benchmark off and on: {s.machine.title}")
+    return {"path": path, "left_out": max(len(s.rows) - len(rows), 0), "shown": len(rows),
+            "caption": "Peak GPU memory of a whole run (GiB), first pass included; with it "
+                       "on, the part above the steady state is the first pass's workspace.",
+            "alt": "Peak GPU memory with cudnn.benchmark off and on: " + alt_list(
+                f"{r.label}: {fmt.bytes_(r.off)} off, {fmt.bytes_(r.on_steady + r.on_workspace)}"
+                f" on" for r in rows)}
+
+
+def _section(writer: Writer, answers: Answers, p: Page, s: CudnnSection, csv: str
+             ) -> dict[str, Any]:
+    m = s.machine
+    cols = comparison_columns(s.rows, "cudnn_benchmark")
+    speed = speedup_chart(
+        s.rows, cols, chart_file("cudnn-speedup", m.page), writer,
+        title=f"cudnn.benchmark on vs off: {m.title}",
+        xlabel="steady-state speedup with benchmark on (> 1 is faster), 95% CI",
+        what=f"Steady-state speedup from cudnn.benchmark on {m.title}")
+    if speed is not None:
+        speed["caption"] = ("Step time with it off over step time with it on (above 1: faster "
+                            "on), with 95% intervals; the grey band is 1 ± δ.")
+    return {
+        "heading": m.title, "anchor": section_anchor("on", m), "hardware": m.hardware,
+        "note": counted_note(s.summary, p), "n": len(s.rows),
+        "charts": [c for c in (speed, _break_even_chart(writer, s, cols),
+                               _cold_chart(writer, s, cols), _memory_chart(writer, s, cols))
+                   if c],
+        "no_saving": not s.rows["pays_back"].any()
+        and bool((s.rows["verdict"] != Verdict.INSUFFICIENT).any()),
+        "speed": table(["Configuration", "Speedup (95% CI)", "Verdict", "Rows"],
+                       _speed_rows(answers, p, s.rows, cols)),
+        "cost": table(["Configuration", "Cache", "First pass off → on", "Extra, slowest",
+                       "Break-even", "Rows"], _cost_rows(p, s.rows, cols)),
+        "memory": table(["Configuration", "Peak off → on", "Change", "Workspace", "Rows"],
+                        _memory_rows(p, s.rows, cols)),
+        "more": more_rows(p, len(s.rows), csv),
+    }
+
+
+def cudnn_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
+    model = answers.cudnn
+    p = page(answers, CUDNN_PAGE)
+    csv = (write_comparisons(writer, "cudnn-benchmark", model.pairs, _CSV_EXTRA)
+           if len(model.pairs) else "")
+    writer.page(
+        CUDNN_PAGE,
+        "cudnn-benchmark.md.j2",
+        p=p,
+        banners=banner(model.sources),
+        answers=[_answer(answers, p, s, s.machine.days) for s in model.sections],
+        cpu_only=[p.machine_link(m.machine, m.page) for m in model.cpu_only],
+        sections=[_section(writer, answers, p, s, csv) for s in model.sections],
+        legend=SHORT_LEGEND,
+        claims=claims_box(model.claims, p),
+        algo=verdict_line(model.algo, p),
+        recs=advice_items(model.advice, p),
+        provenance=provenance(common["build"], model.sources),
+        **common,
+    )

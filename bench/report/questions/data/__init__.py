@@ -1,0 +1,1 @@
+"""The data behind the pages, to download (its view and template)."""

@@ -1,0 +1,1 @@
+"""What does determinism cost, and is it bitwise? (its view and template)."""

@@ -1,0 +1,1 @@
+"""The answers first: one line per switch and per machine (its model, view and template)."""

@@ -1,0 +1,168 @@
+"""The home page: per-setting headlines, the decision tables and the settings not measured yet,
+formatted from :class:`bench.report.questions.home.model.HomePage`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.report import fmt
+from bench.report.questions.answers import Answers
+from bench.report.questions.home.model import CompileCounts, DecisionSection, Headline, Topic
+from bench.report.render.escape import Md, cat, slug
+from bench.report.render.markdown import Page, table
+from bench.report.render.paths import (
+    COMPILE_PAGE,
+    CPU_GPU_PAGE,
+    CUDNN_PAGE,
+    DETERMINISM_PAGE,
+    HOME,
+    HOME_SNIPPET,
+    PRECISION_PAGE,
+)
+from bench.report.render.words import sentences
+from bench.report.render.words.answers import figure
+from bench.report.render.words.claim_words import counts_line
+from bench.report.render.words.context import (
+    banner,
+    outdated_links,
+    page,
+    provenance,
+    superseded_links,
+)
+from bench.report.render.words.recommendations import more_decisions, undecided
+from bench.report.render.writer import Writer
+
+#: Rows per setting in the home page's decision table.
+DECISION_ROWS = 40
+
+#: Decision-table sections on the home page: setting → (heading, what is compared).
+_DECISION_WORDS = {
+    "cudnn.benchmark": ("cudnn.benchmark", "off → on"),
+    "cudnn.deterministic": ("cudnn.deterministic", "off → on"),
+    "precision": ("Precision", "fp32 → variant"),
+    "memory_format": ("Memory format", "nchw → channels_last"),
+    "device": ("CPU or GPU", "this machine's CPU → its GPU"),
+}
+
+
+def _decision_row(p: Page, r: Any, setting: str, regime: Any) -> list[Any]:
+    row: list[Any] = [p.machine_link(r.machine, r.page),
+                      sentences.workload(r, with_precision=setting != "precision")]
+    if setting == "precision":
+        row.append(f"{r.baseline_value} → {r.variant_value}")
+    return [
+        *row,
+        cat(Md("**"), sentences.decision(regime), Md("**")),
+        _speedup_cell(r),
+        f"{r.verdict} (a replicate drifted)" if "steady-drift" in r.caveats else r.verdict,
+        sentences.evidence_links(p, r.evidence),
+    ]
+
+
+def _speedup_cell(r: Any) -> str:
+    """One configuration's speedup and 95% interval; for several, their median and the span
+    of their intervals, said as such (under "Speedup (95% CI)" it read as one interval)."""
+    ci = f"{fmt.ci(r.ci_low, r.ci_high)}" if fmt.present(r.ci_low) else ""
+    if r.n_sufficient > 1:
+        return fmt.ratio(r.speedup) + (f" (median of {r.n_sufficient}; CIs span {ci})"
+                                       if ci else f" (median of {r.n_sufficient})")
+    return fmt.ratio(r.speedup) + (f" ({ci})" if ci else "")
+
+
+def _decision_table(p: Page, d: DecisionSection) -> dict[str, Any]:
+    heading, compared = _DECISION_WORDS[d.setting]
+    rows = [_decision_row(p, g.main, d.setting, g) for g in d.decided[:DECISION_ROWS]]
+    headers = ["Machine", "Workload", *(["Switch"] if d.setting == "precision" else []),
+               "Decision", "Speedup (95% CI)", "Verdict", "Evidence"]
+    hidden = max(len(d.decided) - DECISION_ROWS, 0) + max(len(d.undecided) - DECISION_ROWS, 0)
+    return {
+        "heading": heading,
+        "compared": compared,
+        "table": table(headers, rows) if rows else None,
+        "unknown": [undecided(g.main, p) for g in d.undecided[:DECISION_ROWS]],
+        "more": more_decisions(p, hidden),
+    }
+
+
+#: Each headline's setting, the page that answers it, and its answer anchors' prefix there.
+TOPICS = {
+    Topic.BENCHMARK: ("cudnn.benchmark", CUDNN_PAGE, "answer"),
+    Topic.DEVICE: ("GPU over CPU", CPU_GPU_PAGE, "answer"),
+    Topic.PRECISION: ("Lower precision", PRECISION_PAGE, "answer-precision"),
+    Topic.LAYOUT: ("channels_last", PRECISION_PAGE, "answer-layout"),
+    Topic.DETERMINISM: ("cudnn.deterministic", DETERMINISM_PAGE, "answer"),
+    Topic.COMPILE: ("torch.compile", COMPILE_PAGE, "answer"),
+}
+_DEVICE = {"cuda": "GPU", "cpu": "CPU", "mps": "Apple GPU"}
+
+
+def _where(h: Headline) -> str:
+    """The device a headline's figure was measured on, in words."""
+    if h.topic is Topic.DEVICE:
+        return "GPU against the same machine's CPU, same setting on both sides"
+    device = _DEVICE.get(str(h.pair.device), str(h.pair.device))
+    if h.topic is Topic.COMPILE and h.devices == ("cpu",):
+        return "CPU; not yet measured on a GPU"
+    return device
+
+
+def _scope(h: Headline) -> str:
+    """A few words: the quoted configuration (model, mode, batch, what changed; a compile
+    mode's kernel cache, since fresh and warm differ by the compile's cost)."""
+    r = h.pair
+    parts = [str(r.model), "training" if r.mode == "train" else "inference",
+             f"batch {int(float(r.batch_size))}"]
+    if h.topic is Topic.PRECISION:
+        parts.append(f"{r.variant_value} against {r.baseline_value}")
+    elif h.topic is Topic.COMPILE:
+        cache = str(getattr(r, "kernel_cache", "") or "")
+        parts.append(f"mode {r.variant_value} against eager"
+                     + (f", {cache} kernel cache" if cache in ("fresh", "warm") else ""))
+    elif h.topic is not Topic.DEVICE and str(r.precision) != "fp32":
+        parts.append(str(r.precision))
+    return ", ".join(parts)
+
+
+def headline(p: Page, h: Headline) -> Md:
+    name, target, prefix = TOPICS[h.topic]
+    r = h.pair
+    # cudnn.benchmark's are those with one input shape, as on its page (changing shapes
+    # have a page of their own), so the count reads as the decisions below it do
+    what = "configurations with one input shape" if h.topic is Topic.BENCHMARK \
+        else "configurations"
+    agree = (f"{h.same} of {h.judged} {what} there: {r.verdict}" if h.judged > 1
+             else f"{r.verdict}")
+    return cat(Md(f"**{name}**"), " on ", p.machine_link(h.machine.machine, h.machine.page),
+               f" ({_where(h)}): {figure(r)} for {_scope(h)}; {agree}. ",
+               p.link("Answer", target, f"{prefix}-{slug(h.machine.page)}"), ".")
+
+
+def compile_line(c: CompileCounts) -> str:
+    """How many eager-against-compiled pairs there are, on how many machines, by verdict."""
+    if not c.pairs:
+        return "not measured yet (the cpu profile's compile study and the compile profile)"
+    verdicts = ", ".join(f"{v} {n}" for v, n in c.verdicts.items())
+    return (f"{fmt.count(c.pairs, 'comparison')} of a compile mode against eager on "
+            f"{fmt.count(c.machines, 'machine fingerprint')}: {verdicts}")
+
+
+def home_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
+    model = answers.home
+    p = page(answers, HOME)
+    writer.page(
+        HOME_SNIPPET,
+        "home.md.j2",
+        p=p,
+        headlines=[headline(p, h) for h in model.headlines],
+        decisions=[_decision_table(p, d) for d in model.decisions],
+        unmeasured=[_DECISION_WORDS[s][0] for s in model.unmeasured],
+        n_machines=model.n_machines,
+        n_rows=model.n_rows,
+        superseded=superseded_links(p, model.superseded),
+        outdated=outdated_links(p, model.outdated),
+        claims_line=counts_line(model.claims),
+        compile_line=compile_line(model.compiled),
+        banners=banner(model.sources),
+        provenance=provenance(common["build"], model.sources),
+        **common,
+    )

@@ -1,0 +1,126 @@
+"""The precision page: reduced precisions against fp32 and channels_last against nchw,
+formatted from :class:`bench.report.questions.precision.model.PrecisionPage`: the answer per
+machine first, then the charts, then every configuration in collapsed blocks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.report import fmt
+from bench.report.questions.answers import Answers
+from bench.report.questions.precision.model import Comparisons, MachineRows, Tally
+from bench.report.render.escape import Md, cat, slug
+from bench.report.render.markdown import Page, table
+from bench.report.render.paths import PRECISION_PAGE, chart_file
+from bench.report.render.words.answers import answer, cite_sentence, figure, short_scope
+from bench.report.render.words.comparisons import (
+    TABLE_ROWS,
+    cell_links,
+    more_rows,
+    speedup_chart,
+    write_comparisons,
+)
+from bench.report.render.words.context import banner, page, provenance, section_anchor, verdict
+from bench.report.render.words.labels import SHORT_LEGEND, comparison_columns, label, span
+from bench.report.render.words.recommendations import advice_items
+from bench.report.render.writer import Writer
+from bench.report.vocabulary import Verdict
+
+#: How an fp32 baseline's convolutions ran on CUDA, by its read-back allow_tf32 flag.
+_MATH = {"true": "TF32", "false": "strict"}
+
+
+def _links(p: Page, r: Any) -> Md:
+    return cell_links(p, r.page, [(str(r.baseline_value), r.baseline_anchor),
+                                  (str(r.variant_value), r.variant_anchor)])
+
+
+def _clause(variant: str, s: Tally) -> str:
+    """``amp-bf16 faster in 3 of 4 (1.31× to 1.86×)``."""
+    c = s.counts
+    judged = sum(c.values()) - c[Verdict.INSUFFICIENT]
+    if not judged:
+        return f"{variant}: too few replicates"
+    parts = [f"{v} in {c[v]}" for v in (Verdict.FASTER, Verdict.NO_CLEAR_DIFFERENCE,
+                                         Verdict.SLOWER) if c[v]]
+    return f"{variant} {', '.join(parts)} of {judged} ({span(s.speedups, fmt.ratio)})"
+
+
+def _answer(p: Page, s: MachineRows, kind: str, baseline: str) -> dict[str, Any]:
+    m = s.machine
+    variants = s.by_variant()
+    best = max((v for v in variants if v[1].best is not None),
+               key=lambda v: float(v[1].best.speedup), default=None)
+    if best is not None:
+        decision = f"use {best[0]} where it was clearly faster"
+    elif any(v[1].speedups for v in variants):
+        decision = f"keep {baseline}: nothing was clearly faster"
+    else:
+        decision = "not enough data yet"
+    quoted = best[1].best if best is not None else s.summary.quoted
+    text: list[object] = [f"for {short_scope(s.summary.scope)}. "
+                          + "; ".join(_clause(v, sm) for v, sm in variants) + "."]
+    cite = ""
+    if quoted is not None:
+        name = label(quoted, comparison_columns(s.rows, kind))
+        text += [f" {name}, {quoted.variant_value} against {baseline}: {figure(quoted)} (rows: ",
+                 _links(p, quoted), ")."]
+        cite = cite_sentence(f"{quoted.variant_value} over {baseline} gave {figure(quoted)} "
+                             f"for {name}", m, quoted.verdict, m.days)
+    prefix = "answer-precision" if kind == "precision" else "answer-layout"
+    return answer(p, PRECISION_PAGE, f"{prefix}-{slug(m.page)}", m, decision, cat(*text), cite)
+
+
+def _row(answers: Answers, p: Page, r: Any, cols: list[str], kind: str) -> list[Any]:
+    row = [label(r, cols, short=True), str(r.variant_value)]
+    if kind == "precision":
+        row.append("fp32" if r.device != "cuda" else _MATH.get(str(r.baseline_allow_tf32), "?"))
+    return [*row, fmt.estimate(r.speedup, r.ci_low, r.ci_high),
+            verdict(answers, r), _links(p, r)]
+
+
+def _section(writer: Writer, answers: Answers, p: Page, s: MachineRows, kind: str,
+             csv: str) -> dict[str, Any]:
+    m, group = s.machine, s.rows
+    cols = comparison_columns(group, kind)
+    title = "Precision vs fp32" if kind == "precision" else "channels_last vs nchw"
+    chart = speedup_chart(group.assign(variant_value=group["variant_value"].astype(str)),
+                          [*cols, "variant_value"], chart_file(kind.replace("_", "-"), m.page),
+                          writer, title=f"{title}: {m.title}",
+                          xlabel="speedup over the baseline (> 1 is faster), 95% CI",
+                          what=f"{title} on {m.title}")
+    if chart is not None:
+        chart["caption"] = (f"{title}: step time of the baseline over the variant's (above "
+                            "1: the variant is faster), with 95% intervals.")
+    headers = ["Configuration", "Variant", *(["fp32 convs"] if kind == "precision" else []),
+               "Speedup (95% CI)", "Verdict", "Rows"]
+    rows = [_row(answers, p, r, cols, kind)
+            for r in group.head(TABLE_ROWS).itertuples(index=False)]
+    anchor = "precision" if kind == "precision" else "layout"
+    return {"heading": m.title, "anchor": section_anchor(anchor, m), "chart": chart,
+            "table": table(headers, rows), "n": len(group), "more": more_rows(p, len(group), csv)}
+
+
+def _part(writer: Writer, answers: Answers, p: Page, c: Comparisons, kind: str,
+          baseline: str) -> dict[str, Any]:
+    name = "precision" if kind == "precision" else "memory-format"
+    csv = write_comparisons(writer, name, c.pairs) if len(c.pairs) else ""
+    return {"answers": [_answer(p, s, kind, baseline) for s in c.sections],
+            "sections": [_section(writer, answers, p, s, kind, csv) for s in c.sections]}
+
+
+def precision_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
+    model = answers.precision
+    p = page(answers, PRECISION_PAGE)
+    writer.page(
+        PRECISION_PAGE,
+        "precision.md.j2",
+        p=p,
+        banners=banner(model.sources),
+        precision=_part(writer, answers, p, model.precision, "precision", "fp32"),
+        layout=_part(writer, answers, p, model.layout, "memory_format", "nchw"),
+        legend=SHORT_LEGEND,
+        recs=advice_items(model.advice, p),
+        provenance=provenance(common["build"], model.sources),
+        **common,
+    )

@@ -1,0 +1,1 @@
+"""What happens when input shapes change? (its view and template)."""

@@ -1,0 +1,76 @@
+"""The dynamic-shapes page, judged: each machine's comparisons with cudnn.benchmark's share of
+the first pass, the claims and the advice the page states."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from bench.report.analysis.pairs import join_cells, row_keys
+from bench.report.judge.claims import ClaimAnswer
+from bench.report.judge.common import (
+    CONFIG_AXES,
+    AdviceList,
+    advice_list,
+    claims_for,
+    sources_of,
+)
+from bench.report.judge.facts import Facts
+from bench.report.judge.machines import Machine
+from bench.report.judge.tally import Comparisons, comparisons
+from bench.report.judge.tally import MachineRows as MachineRows  # its fields' types
+
+
+@dataclass(frozen=True)
+class ShapesPage:
+    #: with the variant's cold-pass range (``var_cold_pass_min_s``, max) and
+    #: ``extra_cold_vs_bm_off_s`` (``with_benchmark_share``)
+    shapes: Comparisons
+    claims: tuple[ClaimAnswer, ...]
+    advice: AdviceList
+    sources: tuple[Machine, ...]
+
+
+#: The axes a benchmark-on shapes pair shares with its benchmark-off twin: all but the switch.
+_NOT_TWIN = ("shapes", "cudnn_benchmark", "cudnn_benchmark_limit")
+
+
+def with_benchmark_share(shapes: pd.DataFrame) -> pd.DataFrame:
+    """``shapes`` with ``extra_cold_vs_bm_off_s``: on benchmark-on rows, their
+    ``extra_cold_per_new_shape_s`` minus that of the same configuration with benchmark off.
+
+    Both terms are per new shape against the static cell of their own setting, so the
+    difference is what turning the search on adds to the figure shown beside it. The
+    analysis' ``penalty_vs_bm_off_s`` divides by every shape and subtracts the steady step
+    instead, so a table printing it as a part of the per-new-shape figure said the part (15.7 s)
+    exceeded the whole (11.5 s).
+    """
+    col = "extra_cold_vs_bm_off_s"
+    if shapes.empty:
+        return shapes.assign(**{col: pd.Series(dtype=float)})
+    key = ["fingerprint_id", "variant_value",
+           *(c for c in CONFIG_AXES if c in shapes.columns and c not in _NOT_TWIN)]
+    per_shape = pd.to_numeric(shapes["extra_cold_per_new_shape_s"], errors="coerce")
+    is_off = (shapes["cudnn_benchmark"] == "off").to_numpy()
+    off = per_shape.loc[is_off].set_axis(row_keys(shapes.loc[is_off], key))
+    off = off.loc[~off.index.duplicated(keep="last")]
+    twin = off.reindex(row_keys(shapes, key)).to_numpy(dtype=float)
+    on = (shapes["cudnn_benchmark"] == "on").to_numpy()
+    return shapes.assign(**{col: np.where(on, per_shape.to_numpy(dtype=float) - twin, np.nan)})
+
+
+def shapes_page(facts: Facts) -> ShapesPage:
+    a = facts.analysis
+    pairs = with_benchmark_share(a.shapes)
+    shapes = pairs
+    if len(shapes):  # each replicate's cold pass varies: the range beside the median
+        shapes = join_cells(shapes, a.cells, ("cold_pass_min_s", "cold_pass_max_s"))
+    sections = comparisons(shapes, facts).sections
+    return ShapesPage(
+        shapes=Comparisons(pairs, sections),
+        claims=claims_for(facts, "dynamic-shapes"),
+        advice=advice_list(facts, "cudnn.benchmark", shapes_only=True),
+        sources=sources_of(facts, *(s.rows for s in sections), claims_on="dynamic-shapes"),
+    )

@@ -1,0 +1,164 @@
+"""The dynamic-shapes page: throughput in FLOP/s (samples/s × FLOP per sample, since the shapes
+differ in size) of dynamic and ragged shapes against static ones.
+
+Like every other ratio on the site (and like this page's chart), above 1 means faster: a table
+saying "0.91×, faster" next to a chart saying "1.10×" made readers do the inversion.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.report import fmt
+from bench.report.judge import DELTA, within_band
+from bench.report.questions.answers import Answers
+from bench.report.questions.shapes.model import MachineRows
+from bench.report.render.escape import Md, cat, slug
+from bench.report.render.markdown import Page, table
+from bench.report.render.paths import SHAPES_PAGE, chart_file
+from bench.report.render.words.answers import answer, cite_sentence, figure, short_scope
+from bench.report.render.words.claim_words import claims_box
+from bench.report.render.words.comparisons import (
+    TABLE_ROWS,
+    cell_links,
+    more_rows,
+    speedup_chart,
+    write_comparisons,
+)
+from bench.report.render.words.context import banner, page, provenance, section_anchor, verdict
+from bench.report.render.words.frames import present
+from bench.report.render.words.labels import (
+    SHORT_LEGEND,
+    cold_text,
+    comparison_columns,
+    label,
+    span,
+)
+from bench.report.render.words.recommendations import advice_items
+from bench.report.render.writer import Writer
+from bench.report.vocabulary import Verdict
+
+_CSV_EXTRA = ("shape_count", "slowdown", "slowdown_ci_low", "slowdown_ci_high",
+              "penalty_per_shape_s", "extra_cold_per_new_shape_s", "penalty_vs_bm_off_s",
+              "extra_cold_vs_bm_off_s")
+_HEADERS = ["Configuration", "Shapes", "FLOP/s vs static (95% CI)", "Verdict", "Rows"]
+#: "Per new shape" and "benchmark on − off" share their baselines (the static cell of the same
+#: setting) and their divisor (the extra shapes), so one is never printed as part of the other.
+_COST_HEADERS = ["Configuration", "Cache", "First pass, all shapes (range)", "Per new shape",
+                 "Per new shape, benchmark on − off", "Rows"]
+#: What changing shapes do to the steady state, by the verdict its pairs agree on.
+DECISION = {
+    Verdict.FASTER: "changing shapes ran at higher FLOP/s here",
+    Verdict.SLOWER: "changing shapes cost steady throughput here",
+    Verdict.NO_CLEAR_DIFFERENCE: "no steady cost: the price is each new shape's first pass",
+    Verdict.MIXED: "it depends on the workload",
+    Verdict.INSUFFICIENT: "not enough data yet",
+}
+#: "No clear difference" from an interval reaching beyond 1 ± δ: it only fails to show a
+#: steady cost, so "no steady cost" would overstate (the Methodology's wording).
+NO_CLEAR_STEADY_COST = (f"no clear steady cost: the 95% intervals reach beyond "
+                        f"1 ± {fmt.pct(DELTA)}, so more replicates could still show one")
+
+
+def _links(p: Page, r: Any) -> Md:
+    return cell_links(p, r.page, [("static", r.baseline_anchor),
+                                  (str(r.variant_value), r.variant_anchor)])
+
+
+def _shape(r: Any) -> str:
+    return (f"{r.variant_value} ({r.shape_count} shapes)" if present(r.shape_count)
+            else str(r.variant_value))
+
+
+def _row(answers: Answers, p: Page, r: Any, cols: list[str]) -> list[Any]:
+    return [label(r, cols, short=True), _shape(r),
+            fmt.estimate(r.speedup, r.ci_low, r.ci_high), verdict(answers, r),
+            _links(p, r)]
+
+
+def _cost_row(p: Page, r: Any, cols: list[str]) -> list[Any]:
+    return [label(r, cols, short=True), str(r.kernel_cache),
+            cold_text(r.var_cold_pass_s, r.var_cold_pass_min_s, r.var_cold_pass_max_s),
+            fmt.signed_seconds(r.extra_cold_per_new_shape_s),
+            fmt.signed_seconds(r.extra_cold_vs_bm_off_s), _links(p, r)]
+
+
+def decision(verdict: Verdict, ci_low: float | None, ci_high: float | None) -> str:
+    """The answer's lead: "no steady cost" only where every interval lies within 1 ± δ."""
+    if verdict == Verdict.NO_CLEAR_DIFFERENCE and not within_band(ci_low, ci_high):
+        return NO_CLEAR_STEADY_COST
+    return DECISION[verdict]
+
+
+def per_shape_text(per_shape: list[float]) -> str:
+    """``; each extra shape adds 59.0 ms to 190 ms to the first pass``; a signed change where
+    some configuration's first pass was shorter than the static one's (it "adds" nothing)."""
+    if not per_shape:
+        return ""
+    if min(per_shape) < 0:
+        return (f"; each extra shape changes the first pass by "
+                f"{span(per_shape, fmt.signed_seconds)}")
+    return f"; each extra shape adds {span(per_shape, fmt.seconds)} to the first pass"
+
+
+def _answer(p: Page, s: MachineRows) -> dict[str, Any]:
+    m, sm = s.machine, s.summary
+    q = sm.quoted
+    per_shape = [float(v) for v in s.rows["extra_cold_per_new_shape_s"] if present(v)]
+    text: list[object] = [
+        f"for {short_scope(sm.scope)}. FLOP/s against one static shape: "
+        f"{span(sm.speedups, fmt.ratio) or fmt.MISSING}"
+        + (f" (95% intervals {fmt.ci(sm.ci_low, sm.ci_high)})" if sm.ci_low is not None else "")
+        + per_shape_text(per_shape) + "."]
+    cite = ""
+    if q is not None:
+        name = label(q, comparison_columns(s.rows, "shapes"))
+        text += [f" {name}, {_shape(q)}: {figure(q)} (rows: ", _links(p, q), ")."]
+        cite = cite_sentence(f"{_shape(q)} input shapes ran at {figure(q)} the FLOP/s of one "
+                             f"static shape for {name}", m, q.verdict, m.days)
+    return answer(p, SHAPES_PAGE, f"answer-{slug(m.page)}", m,
+                  decision(sm.verdict, sm.ci_low, sm.ci_high), cat(*text), cite)
+
+
+def _section(writer: Writer, answers: Answers, p: Page, s: MachineRows, csv: str
+             ) -> dict[str, Any]:
+    m, group = s.machine, s.rows
+    cols = comparison_columns(group, "shapes")
+    chart = speedup_chart(
+        group.assign(variant_value=group["variant_value"].astype(str)), [*cols, "variant_value"],
+        chart_file("shapes", m.page), writer,
+        title=f"FLOP/s vs static shapes: {m.title}",
+        xlabel="FLOP/s relative to static shapes (< 1 is slower), 95% CI",
+        what=f"FLOP/s of dynamic and ragged shapes relative to static on {m.title}",
+    )
+    if chart is not None:
+        chart["caption"] = ("FLOP/s (samples/s × FLOP per sample) of changing shapes relative "
+                            "to one static shape (below 1: slower), with 95% intervals.")
+    head = group.head(TABLE_ROWS)
+    return {
+        "heading": m.title, "anchor": section_anchor("on", m), "n": len(group),
+        "more": more_rows(p, len(group), csv), "chart": chart,
+        "table": table(_HEADERS, [_row(answers, p, r, cols) for r in head.itertuples(index=False)]),
+        "costs": table(_COST_HEADERS, [_cost_row(p, r, cols)
+                                       for r in head.itertuples(index=False)]),
+    }
+
+
+def shapes_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
+    model = answers.shapes
+    p = page(answers, SHAPES_PAGE)
+    pairs = model.shapes.pairs
+    csv = write_comparisons(writer, "dynamic-shapes", pairs, _CSV_EXTRA) if len(pairs) else ""
+    writer.page(
+        SHAPES_PAGE,
+        "dynamic-shapes.md.j2",
+        p=p,
+        banners=banner(model.sources),
+        answers=[_answer(p, s) for s in model.shapes.sections],
+        sections=[_section(writer, answers, p, s, csv) for s in model.shapes.sections],
+        legend=SHORT_LEGEND,
+        claims=claims_box(model.claims, p),
+        recs=advice_items(model.advice, p),
+        provenance=provenance(common["build"], model.sources),
+        **common,
+    )

@@ -1,0 +1,128 @@
+"""What every comparison page shows the same way: capped tables with their full CSV, links to
+the two rows a comparison came from, and the speedup chart.
+
+A machine can have thousands of comparisons; a page shows the first ``TABLE_ROWS`` and links
+to a CSV beside the data files that holds every one, so nothing is left out silently.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from bench import schema
+from bench.report import fmt
+from bench.report.judge import DELTA
+from bench.report.render import charts
+from bench.report.render.escape import Md, cat
+from bench.report.render.markdown import Page
+from bench.report.render.paths import COMPARISONS
+from bench.report.render.words.frames import present, rows_of
+from bench.report.render.words.labels import alt_list, label
+from bench.report.render.writer import Writer
+
+#: Comparison tables show at most this many rows per machine; the CSV beside them has all.
+TABLE_ROWS = 100
+
+_CSV_COLUMNS = (
+    "machine",
+    "fingerprint_id",
+    "axis",
+    "baseline_value",
+    "variant_value",
+    *schema.AXIS_COLUMNS,
+    "n_base",
+    "n_var",
+    "base_median_s",
+    "var_median_s",
+    "speedup",
+    "ci_low",
+    "ci_high",
+    "verdict",
+    "baseline_cell_id",
+    "variant_cell_id",
+)
+
+
+def write_comparisons(
+    writer: Writer, name: str, frame: pd.DataFrame, extra: Sequence[str] = ()
+) -> str:
+    """Every comparison of a page as a CSV next to the data files; returns its path."""
+    path = f"{COMPARISONS}/{name}.csv"
+    columns = [c for c in (*_CSV_COLUMNS, *extra) if c in frame.columns]
+    writer.csv(path, frame[columns])
+    return path
+
+
+def more_rows(p: Page, total: int, csv_path: str) -> Md | None:
+    """The note under a capped table, linking to the CSV with every row."""
+    if total <= TABLE_ROWS:
+        return None
+    return cat(
+        f"The table shows the first {TABLE_ROWS:,} of {total:,} comparisons on this machine; "
+        "all of them are in ",
+        p.link(csv_path.rsplit("/", 1)[-1], csv_path),
+        ".",
+    )
+
+
+def cell_links(p: Page, page: str, pairs: Sequence[tuple[str, str]]) -> Md:
+    """``off · on`` links to the table rows a comparison came from."""
+    return Md(" · ".join(p.row_link(text, page, a) for text, a in pairs))
+
+
+def trim(rows: list[Any], limit: int = charts.MAX_ROWS) -> tuple[list[Any], int]:
+    """At most ``limit`` rows for a chart, and how many were left out."""
+    return rows[:limit], max(len(rows) - limit, 0)
+
+
+def _speedup_rows(
+    frame: pd.DataFrame, columns: Sequence[str], *, short: bool = True
+) -> list[charts.SpeedupRow]:
+    return [
+        charts.SpeedupRow(
+            label=label(r, columns, short=short),
+            speedup=float(r.speedup),
+            ci_low=float(r.ci_low) if present(r.ci_low) else math.nan,
+            ci_high=float(r.ci_high) if present(r.ci_high) else math.nan,
+            verdict=str(r.verdict),
+        )
+        for r in rows_of(frame)
+    ]
+
+
+def _ci_words(r: charts.SpeedupRow) -> str:
+    ci = f"CI {fmt.ci(r.ci_low, r.ci_high)}, " if math.isfinite(r.ci_low) else ""
+    return f"{r.label}: {fmt.ratio(r.speedup)} ({ci}{r.verdict})"
+
+
+def speedup_chart(
+    frame: pd.DataFrame,
+    columns: Sequence[str],
+    path: str,
+    writer: Writer,
+    *,
+    title: str,
+    xlabel: str,
+    what: str,
+) -> dict[str, Any] | None:
+    """Draw a speedup chart of ``frame``'s comparisons (the first MAX_ROWS with a value)."""
+    drawable = frame.loc[frame["speedup"].notna()]
+    if drawable.empty:
+        return None
+    shown = _speedup_rows(drawable.head(charts.MAX_ROWS), columns)
+    words = [
+        _ci_words(r) for r in _speedup_rows(drawable.head(charts.MAX_ROWS), columns, short=False)
+    ]
+    writer.chart(
+        charts.speedup_chart, path, shown, title=title, xlabel=xlabel, delta=DELTA
+    )
+    return {
+        "path": path,
+        "alt": f"{what}: " + alt_list(words),
+        "left_out": len(drawable) - len(shown),
+        "shown": len(shown),
+    }

@@ -1,0 +1,118 @@
+"""The rooms of the house: each side's folders are the steps of its data flow, a question is
+one folder, and no room reaches up into a later step.
+
+- ``bench/run``: ``plan`` (what will run) → ``execute`` (running it) → ``store`` (what it
+  leaves), with ``child`` and ``cluster`` beside them; ``protocol`` and ``caches`` are the seam
+  between the parent and its children.
+- ``bench/report``: ``input`` → ``analysis`` → ``judge`` → ``questions`` (one folder per page:
+  its model, its view, its template) with ``render`` (the kit the views format with).
+
+Read off the source (``tests/house/imports.py``); nothing is imported, but the star imports.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from pathlib import Path
+
+import pytest
+
+import bench
+
+from .imports import Graph, import_graph
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN = ROOT / "bench" / "run"
+REPORT = ROOT / "bench" / "report"
+QUESTIONS = REPORT / "questions"
+
+#: What each folder holds: its rooms (folders) and the modules that stand beside them.
+LAYOUT = {
+    RUN: ({"plan", "execute", "store", "child", "cluster"}, {"__init__", "protocol", "caches"}),
+    REPORT: ({"input", "analysis", "judge", "questions", "render"},
+             {"__init__", "build", "parallel", "vocabulary", "fmt"}),
+}
+#: Rooms that come before others in the flow never import the later ones.
+NEVER = [
+    ("bench.run.plan", r"bench\.run\.(execute|store|child|cluster)\b"),
+    ("bench.run.store", r"bench\.run\.(execute|child|cluster)\b"),
+    ("bench.run.execute", r"bench\.run\.cluster\b"),
+    ("bench.report.input", r"bench\.report\.(analysis|judge|questions|render)\b"),
+    ("bench.report.analysis", r"bench\.report\.(judge|questions|render)\b"),
+    ("bench.report.judge", r"bench\.report\.(questions|render)\b"),
+    ("bench.report.render", r"bench\.report\.questions\b"),
+]
+
+
+def _graph() -> Graph:
+    return import_graph(ROOT / "bench")
+
+
+def _entries(folder: Path) -> tuple[set[str], set[str]]:
+    folders = {p.name for p in folder.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    modules = {p.stem for p in folder.glob("*.py")}
+    return folders, modules
+
+
+@pytest.mark.parametrize("folder", list(LAYOUT), ids=lambda p: p.name)
+def test_each_side_is_its_rooms(folder: Path) -> None:
+    assert _entries(folder) == LAYOUT[folder]
+
+
+@pytest.mark.parametrize("room, later", NEVER, ids=[r for r, _ in NEVER])
+def test_no_room_imports_a_later_step(room: str, later: str) -> None:
+    graph = _graph()
+    mine = {m for m in graph if m == room or m.startswith(room + ".")}
+    assert len(mine) > 1, f"{room}: no modules read"
+    wrong = sorted(f"{m} imports {d}" for m in mine for d in graph[m] if re.match(later, d))
+    assert not wrong, wrong
+
+
+def _questions() -> list[Path]:
+    return sorted(p for p in QUESTIONS.iterdir() if p.is_dir() and p.name != "__pycache__")
+
+
+def test_a_question_imports_no_other_question() -> None:
+    graph = _graph()
+    names = {q.name for q in _questions()}
+    assert {"cudnn", "feeding", "home", "machines"} <= names
+    wrong = []
+    for q in names:
+        mine = f"bench.report.questions.{q}"
+        for m, deps in graph.items():
+            if m == mine or m.startswith(mine + "."):
+                wrong += [f"{m} imports {d}" for d in deps
+                          if (o := re.match(r"bench\.report\.questions\.(\w+)", d))
+                          and o.group(1) in names and o.group(1) != q]
+    assert not wrong, sorted(wrong)
+
+
+@pytest.mark.parametrize("question", _questions(), ids=lambda p: p.name)
+def test_a_question_holds_its_view_and_its_templates(question: Path) -> None:
+    """Its view renders the templates beside it, and no template elsewhere but the kit's."""
+    view = (question / "view.py").read_text(encoding="utf-8")
+    templates = sorted(p.name for p in question.glob("*.md.j2"))
+    assert templates, f"{question.name}: no template"
+    used = set(re.findall(r'"([\w-]+\.md\.j2)"', view))
+    assert used == set(templates), (question.name, used, templates)
+
+
+def test_only_the_kit_keeps_templates_outside_the_questions() -> None:
+    stray = [p.relative_to(ROOT) for p in REPORT.rglob("*.j2")
+             if QUESTIONS not in p.parents and p.parent != REPORT / "render" / "templates"]
+    assert not stray, stray
+
+
+def test_every_package_face_can_be_star_imported() -> None:
+    """``from pkg import *`` names only what the package has (``__all__`` holds no typo)."""
+    faces = [m.name for m in pkgutil.walk_packages(bench.__path__, "bench.") if m.ispkg]
+    assert "bench.report.judge.advice" in faces
+    broken = []
+    for name in faces:
+        module = importlib.import_module(name)
+        missing = [n for n in getattr(module, "__all__", ()) if not hasattr(module, n)]
+        if missing:
+            broken.append(f"{name}: {missing}")
+    assert not broken, broken
