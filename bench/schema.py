@@ -15,6 +15,7 @@ version must come with a migration in ``MIGRATIONS`` or be refused with a clear 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Callable, Final
 
 #: 2: the ``kernel_cache`` axis, the cache-size columns and ``notes`` (rows of version 1 ran
@@ -52,8 +53,24 @@ WORKLOAD_CHANGES: Final[dict[int, str]] = {
        "earlier processes filled",
 }
 
+class Status(str, Enum):
+    """How a replicate ended: exactly one of these, in the ``status`` column. A ``str`` enum,
+    so a row read back as text compares equal to its member."""
+
+    OK = "ok"
+    OOM = "oom"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    ERROR = "error"
+    SKIPPED = "skipped"
+    INTERRUPTED = "interrupted"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 #: Every replicate ends in exactly one of these.
-STATUSES: Final = ("ok", "oom", "timeout", "crash", "error", "skipped", "interrupted")
+STATUSES: Final = tuple(s.value for s in Status)
 
 #: What a row measures: a model step, a machine ceiling, a reproducibility re-run, an input
 #: pipeline alone (JPEG files decoded and augmented by a DataLoader), or that pipeline feeding

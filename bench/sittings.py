@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final
 
+from bench.schema import Status
+
 #: Relative band within which two paces count as one (the verdicts' δ, 3%).
 DELTA: Final = 0.03
 #: How many within-sitting standard deviations a sitting may move before it disagrees.
@@ -266,7 +268,7 @@ def probe_observations(run_id: str, records: Iterable[Mapping[str, object]]) -> 
 def observation(row: Mapping[str, object]) -> Observation | None:
     """A results row's observation, where it is an ok, timed replicate whose sitting is known
     (values as read from the CSV, strings, or as the report types them)."""
-    if row.get("status") != "ok" or row.get("kind") not in PACED_KINDS:
+    if row.get("status") != Status.OK or row.get("kind") not in PACED_KINDS:
         return None
     try:
         sitting = int(str(row.get("sitting")))

@@ -410,7 +410,7 @@ def verdicts_of(req: Request, p: Plan, cells: Sequence[matrix.Cell], out: Path
     """One entry per knob: the report's verdict of its pair, read from the run's rows as
     written, or why it was not measured (measured knobs first, each group in ``knobs.KNOBS``
     order)."""
-    from bench.report import load
+    from bench.report.input import load
     from bench.report.judge import asks as judged_pairs
 
     baseline, variants = cells[0], cells[1:]
@@ -514,7 +514,8 @@ def print_verdicts(req: Request, p: Plan, entries: Sequence[dict[str, Any]], out
     """The verdicts for a reader: one line per knob, measured or not, and where the rows are
     (on ``stream``, standard output by default)."""
     stream = stream or sys.stdout
-    from bench.report import caveats, fmt
+    from bench.report import fmt
+    from bench.report.render.words import caveats
 
     print(f"{req.model} on {p.device}, {req.mode}, batch {req.batch_size}, {req.shapes} shapes: "
           f"{p.replicates} replicates per cell, {elapsed_s:.0f} s", file=stream)

@@ -97,8 +97,8 @@ def cmd_feed(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
 def judge_run(out: Path, cores: int) -> Any:
     """The run's rows, judged the report's way: ``judge.feeding.CoresToFeed``."""
     from bench.report.analysis import analyse
+    from bench.report.input.load import load_reports
     from bench.report.judge.feeding import Delivered, Rate, cores_to_feed
-    from bench.report.load import load_reports
 
     a = analyse(load_reports(out))
     step = a.consumption

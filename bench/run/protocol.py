@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar, Union
 
 from bench.run.plan.matrix import Cell, Settings
-from bench.schema import STATUSES
+from bench.schema import STATUSES, Status
 
 T = TypeVar("T")
 
@@ -277,7 +277,7 @@ class Record:
     """What one child leaves behind. Only ok, oom, error and skipped are decided here; a child
     that dies leaves no record and the runner classifies its exit."""
 
-    status: str = "ok"
+    status: str = Status.OK
     reason: str = ""
     flags: Flags | None = None
     metrics: Metrics = field(default_factory=Metrics)

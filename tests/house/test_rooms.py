@@ -116,3 +116,56 @@ def test_every_package_face_can_be_star_imported() -> None:
         if missing:
             broken.append(f"{name}: {missing}")
     assert not broken, broken
+
+
+#: A status's spelling (``bench.schema.Status``) where it is no row's status: the enums that
+#: define words, JSON keys named "error", the fault kinds a test injects, torch's counter.
+NOT_A_STATUS = {
+    "bench/schema.py": ('OK = "ok"', 'OOM = "oom"', 'TIMEOUT = "timeout"', 'CRASH = "crash"',
+                        'ERROR = "error"', 'SKIPPED = "skipped"', 'INTERRUPTED = "interrupted"',
+                        'PACE_SKIPPED: Final = "skipped"'),
+    "bench/report/vocabulary.py": ('SKIPPED = "skipped"',),
+    "bench/report/analysis/machines.py": ('str(answer.get("error") or "")',),
+    "bench/run/child/env.py": ('"error": f"TypeError:', '"error": f"{type(exc)', '"error": ""}'),
+    "bench/run/child/compiling.py": ('counters["frames"].get("ok", 0)',),
+    "bench/run/child/worker.py": ("FAULT_KINDS = (", 'if kind == "crash":',
+                                  'if fault in ("oom", "error"):', 'if fault == "oom":'),
+    "bench/run/execute/session.py": ('verb = "interrupted" if code else "done"',),
+}
+
+
+def _status_literals(path: Path) -> list[tuple[int, str]]:
+    import ast
+    import io
+    import tokenize
+
+    from bench.schema import STATUSES
+
+    source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    out = []
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type != tokenize.STRING or tok.string[0] not in "\"'":
+            continue
+        try:
+            value = ast.literal_eval(tok.string)
+        except (ValueError, SyntaxError):
+            continue
+        if value in STATUSES:
+            out.append((tok.start[0], lines[tok.start[0] - 1].strip()))
+    return out
+
+
+def test_no_status_is_spelled_outside_its_enum() -> None:
+    found = []
+    for path in sorted((ROOT / "bench").rglob("*.py")):
+        allowed = NOT_A_STATUS.get(path.relative_to(ROOT).as_posix(), ())
+        found += [f"{path.relative_to(ROOT)}:{n}: {line}"
+                  for n, line in _status_literals(path) if not any(a in line for a in allowed)]
+    assert not found, found
+
+
+def test_a_spelled_status_is_found(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text('if row["status"] == "ok":\n    pass\nx = "fine"\n', encoding="utf-8")
+    assert _status_literals(path) == [(1, 'if row["status"] == "ok":')]

@@ -23,6 +23,7 @@ from bench.report.analysis.energy import ENERGY_CELL_COLUMNS, cell_energy
 from bench.report.analysis.intervals import MIN_OK_REPLICATES
 from bench.report.analysis.sittings import counted, left_out
 from bench.report.input.load import Dataset
+from bench.schema import Status
 
 #: Model families, longest prefix first (``wide_resnet50_2`` is not a ``resnet``).
 MODEL_FAMILIES = (
@@ -228,7 +229,7 @@ def _statuses(out: pd.DataFrame, timed: pd.DataFrame, groups: _Groups) -> None:
     out["n_ok"] -= out["n_left_out"]
     out["n_failed"] = out["n_total"] - out["n_ok"] - out["n_left_out"]
     out["status_summary"] = _status_summary(out)
-    failed = ((timed["status"] != "ok") & (timed["reason"] != "")).to_numpy()
+    failed = ((timed["status"] != Status.OK) & (timed["reason"] != "")).to_numpy()
     reasons: list[tuple[str, ...]] = [()] * n_groups
     for i, reason in zip(gid[failed], timed["reason"].to_numpy()[failed]):
         if reason not in reasons[i]:

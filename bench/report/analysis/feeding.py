@@ -20,6 +20,7 @@ from bench.report.analysis.intervals import MIN_OK_REPLICATES, median_ci
 from bench.report.analysis.startup import windows
 from bench.report.input.load import Dataset
 from bench.report.vocabulary import Feeding
+from bench.schema import Status
 
 #: What ``pipeline_stats`` returns, in this order.
 PIPELINE_COLUMNS: Final = (
@@ -61,11 +62,11 @@ def pipeline_stats(ds: Dataset) -> pd.DataFrame:
     rows = res.loc[res["kind"].isin(_KINDS)]
     if rows.empty:
         return pd.DataFrame(columns=list(PIPELINE_COLUMNS))
-    ok_rows = rows.loc[rows["status"] == "ok"]
+    ok_rows = rows.loc[rows["status"] == Status.OK]
     rows = rows.join(windows(ok_rows, ds.samples))
     out = []
     for (fp, kind, cell), group in rows.groupby(_KEY, sort=True):
-        ok = group.loc[group["status"] == "ok"]
+        ok = group.loc[group["status"] == Status.OK]
         rates = tuple(ok["window_rate"].dropna().astype(float))
         whole = ok.loc[ok["startup_cut"] == 0]
         steady_s = whole["steady_iters"].astype(float) * whole["steady_mean_s"].astype(float)

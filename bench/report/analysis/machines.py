@@ -17,6 +17,7 @@ from bench import schema
 from bench.report.analysis.cells import Source, cells_of, page_slug
 from bench.report.analysis.intervals import median_ci
 from bench.report.input.load import Dataset
+from bench.schema import Status
 
 #: What ``ceilings`` returns.
 CEILING_COLUMNS: Final = (
@@ -179,8 +180,8 @@ def machine_summary(ds: Dataset) -> pd.DataFrame:
                 "workload_version": str((env.get("bench") or {}).get("workload_version", 1)),
                 "n_cells": group.loc[group["kind"] != "repro", "cell_id"].nunique(),
                 "n_rows": len(group),
-                "n_ok": int((group["status"] == "ok").sum()),
-                "n_failed": int((group["status"] != "ok").sum()),
+                "n_ok": int((group["status"] == Status.OK).sum()),
+                "n_failed": int((group["status"] != Status.OK).sum()),
                 "n_replaced": sum(ds.replaced.get(str(src), 0)
                                   for src in group["source"].unique()),
                 "first_started_at": started.min() if len(started) else "",

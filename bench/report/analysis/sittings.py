@@ -17,6 +17,7 @@ import pandas as pd
 
 from bench import sittings
 from bench.report.input.load import Dataset
+from bench.schema import Status
 
 #: The column ``with_left_out`` adds to the results.
 LEFT_OUT: Final = "left_out"
@@ -28,7 +29,7 @@ PACE_COLUMNS: Final = ("fingerprint_id", "machine", "run_id", "sitting", "part",
 def judgement(ds: Dataset) -> sittings.Judgement:
     """``bench.sittings.judge`` over every ok timed replicate and every pace probe."""
     res = ds.results
-    ok = res.loc[(res["status"] == "ok") & res["kind"].isin(sittings.PACED_KINDS)
+    ok = res.loc[(res["status"] == Status.OK) & res["kind"].isin(sittings.PACED_KINDS)
                  & res["sitting"].notna() & (res["steady_median_s"] > 0)]
     obs = [sittings.Observation(run, int(s), cell, sittings.part_of(dev), float(sec))
            for run, s, cell, dev, sec in zip(ok["run_id"], ok["sitting"], ok["cell_id"],
@@ -65,7 +66,7 @@ def left_out(res: pd.DataFrame) -> np.ndarray:
 
 def counted(res: pd.DataFrame) -> np.ndarray:
     """The replicates every statistic counts: ok, and not left out."""
-    return (res["status"] == "ok").to_numpy() & ~left_out(res)
+    return (res["status"] == Status.OK).to_numpy() & ~left_out(res)
 
 
 def sitting_paces(ds: Dataset, verdict: sittings.Judgement) -> pd.DataFrame:

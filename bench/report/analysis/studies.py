@@ -24,6 +24,7 @@ from bench.report.analysis.pairs import (
 )
 from bench.report.input.load import Dataset
 from bench.report.vocabulary import Verdict
+from bench.schema import Status
 
 _COST_MEMORY = (*MEMORY[:4], *WHOLE_MEMORY)
 #: The cells' figures ``benchmark_costs`` brings onto each pair, as base_<col> and var_<col>.
@@ -219,7 +220,7 @@ def repro_checks(ds: Dataset) -> pd.DataFrame:
     g = rep.groupby(key, sort=True)
     out = g[["machine", "cell_name", *schema.AXIS_COLUMNS]].last()
     out["n_checks"] = g.size()
-    ok = rep.loc[rep["status"] == "ok"]
+    ok = rep.loc[rep["status"] == Status.OK]
     go = ok.groupby(key)
     out["n_ok_checks"] = go.size().reindex(out.index, fill_value=0)
     equal = ok["repro_bitwise_equal"].fillna(False).astype(bool)

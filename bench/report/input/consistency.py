@@ -40,6 +40,7 @@ import pandas as pd
 
 from bench import consistency as rules
 from bench.report.input.errors import LoadError, Problems, drop_bad, report, short
+from bench.schema import Status
 
 #: The samples of a row: its cell, replicate and attempt.
 KEY = list(rules.SAMPLE_KEY)
@@ -193,7 +194,7 @@ def _block_problems(res: pd.DataFrame, samples: pd.DataFrame, b: _Blocks, supers
                           f"{lines[owner[k]]})")
     repeated = rules.repeated(b.earlier, b.firsts["attempt_id"].to_numpy(object))
     not_ok = np.zeros(len(starts), dtype=bool)
-    not_ok[owner >= 0] = status[owner[owner >= 0]] != "ok"
+    not_ok[owner >= 0] = status[owner[owner >= 0]] != Status.OK
     suspect = (owner < 0) | repeated | (not_ok & ~superseded)
     for k in np.flatnonzero(suspect & (problem == "")):  # only the blocks with a problem
         cell = f"cell {short(b.firsts['cell_id'].iloc[k])} #r{b.firsts['replicate'].iloc[k]}"
@@ -221,7 +222,7 @@ def _row_problems(res: pd.DataFrame, b: _Blocks, keep_block: np.ndarray, where: 
     steady = np.zeros(len(res), dtype=np.int64)
     steady[b.owner[keep_block]] = b.steady[keep_block]
     iters = res["steady_iters"]
-    ok_timed = (res["status"] == "ok").to_numpy() & res["kind"].isin(TIMED).to_numpy()
+    ok_timed = (res["status"] == Status.OK).to_numpy() & res["kind"].isin(TIMED).to_numpy()
     p = Problems(res.index)
     p.add(ok_timed & ~has, f"status ok but {where.samples.name} has no samples for it")
     p.add(ok_timed & has & iters.notna().to_numpy()

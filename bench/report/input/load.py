@@ -449,12 +449,12 @@ def _read_results(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> 
     nums = {col: _numeric(df[col], col, p) for col in schema.NUMERIC_COLUMNS}
     ints = {col: _integer(df[col], col, p) for col in schema.INTEGER_COLUMNS}
     status, kind = df["status"], df["kind"]
-    ok_timed = (status == "ok") & kind.isin(["model", "ceiling"])
+    ok_timed = (status == schema.Status.OK) & kind.isin(["model", "ceiling"])
     p.add(ok_timed & ~(nums["steady_median_s"] > 0), "status ok but steady_median_s is empty or 0")
-    ok_ceiling = (status == "ok") & (kind == "ceiling")
+    ok_ceiling = (status == schema.Status.OK) & (kind == "ceiling")
     p.add(ok_ceiling & ~(nums["work_per_iter"] > 0), "ceiling row without work_per_iter")
     p.add(ok_ceiling & df["work_unit"].isna(), "ceiling row without work_unit")
-    ok_repro = (status == "ok") & (kind == "repro")
+    ok_repro = (status == schema.Status.OK) & (kind == "repro")
     p.add(ok_repro & df["repro_bitwise_equal"].isna(), "repro row without repro_bitwise_equal")
     row_orders(nums, ints["steady_iters"], p, HELD_WINDOWS)
     df = drop_bad(df, p, path, skip_bad, skipped)

@@ -52,6 +52,7 @@ from bench.run.plan.matrix import Cell, Settings
 from bench.run.plan.pipelines import PIPELINE_KINDS
 from bench.run.protocol import Metrics, Probe, Record, Repro, Sample, Task, Timeline
 from bench.run.store import durable
+from bench.schema import Status
 
 FAULT_KINDS = ("crash", "exit", "hang", "spam", "oom", "error", "fill-cache", "compile-error")
 
@@ -103,8 +104,8 @@ def classify(torch: Any, exc: BaseException) -> tuple[str, str]:
     if isinstance(exc, factory.UserModelError):
         reason = (text[0] if text else "")[:500]
     if factory.is_oom(torch, exc):
-        return "oom", reason
-    return "error", reason
+        return Status.OOM, reason
+    return Status.ERROR, reason
 
 
 def _skip_reason(torch: Any, cell: Cell, settings: Settings | None = None) -> str | None:
@@ -345,13 +346,13 @@ def run_task(task: Task) -> Record:
         else:
             skip = _skip_reason(torch, task.cell, task.settings)
             if skip:
-                record.status, record.reason = "skipped", skip
+                record.status, record.reason = Status.SKIPPED, skip
             else:
                 flags.apply(torch, task.cell)
                 record.flags = flags.read_back(torch, task.cell)
                 _OPS[task.op](torch, task, record)
     except factory.NotApplicable as exc:  # e.g. channels_last for a model whose input is 2-D
-        record.status, record.reason = "skipped", str(exc)
+        record.status, record.reason = Status.SKIPPED, str(exc)
         record.metrics = Metrics()
         record.samples = []
     except Exception as exc:

@@ -37,6 +37,7 @@ from bench.run.cluster.squeue import ACTIVE, UNKNOWN, QueryError, Queue, Runner,
 from bench.run.execute.progress import Progress
 from bench.run.plan.budget import BudgetError, parse_duration, slurm_minutes
 from bench.run.store import runid
+from bench.schema import Status
 
 EXTRA = "torch-knobs[slurm]"
 RECORD = "submission.json"
@@ -372,10 +373,10 @@ def outcomes(rows: Sequence[dict[str, str]]) -> tuple[int, int, int]:
     last: dict[tuple[str, str, str], str] = {}
     for r in rows:
         key = (r.get("kind", ""), r.get("cell_id", ""), r.get("replicate", ""))
-        if last.get(key) not in ("ok", "skipped"):  # once done, a replicate stays done
+        if last.get(key) not in (Status.OK, Status.SKIPPED):  # once done, a replicate stays done
             last[key] = r.get("status", "")
-    done = sum(v in ("ok", "skipped") for v in last.values())
-    interrupted = sum(v == "interrupted" for v in last.values())
+    done = sum(v in (Status.OK, Status.SKIPPED) for v in last.values())
+    interrupted = sum(v == Status.INTERRUPTED for v in last.values())
     return done, len(last) - done - interrupted, interrupted
 
 

@@ -19,6 +19,7 @@ from bench.run.execute.launch import Launcher, LaunchError
 from bench.run.protocol import ProtocolError, Record, Task, warm_for
 from bench.run.store import durable
 from bench.run.store.durable import ScratchError
+from bench.schema import Status
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ def run_child(launcher: Launcher, task: Task, timeout_s: float, *, poll_s: float
     try:
         child = launcher.launch(task.path, timeout_s, warm_for(task))
     except LaunchError as exc:
-        return Outcome("crash", f"launcher failed: {exc}")
+        return Outcome(Status.CRASH, f"launcher failed: {exc}")
     try:
         hook("launched", target)
         end = child.wait(poll_s)
@@ -47,25 +48,25 @@ def run_child(launcher: Launcher, task: Task, timeout_s: float, *, poll_s: float
             end = child.wait(poll_s)
     except LaunchError as exc:
         child.stop()
-        return Outcome("crash", f"launcher failed: {exc}")
+        return Outcome(Status.CRASH, f"launcher failed: {exc}")
     except BaseException:  # Ctrl-C or SIGTERM: the child's owner ends it, then we stop
         hook("stopping", target)
         child.stop()
         raise
     if end.timed_out:
-        return Outcome("timeout", f"no result after {timeout_s:g} s; process group killed")
+        return Outcome(Status.TIMEOUT, f"no result after {timeout_s:g} s; process group killed")
     result = Path(task.result_path)
     if result.exists():
         try:
             record = Record.from_json(result.read_text(encoding="utf-8"))
         except (ProtocolError, UnicodeDecodeError) as exc:  # garbage: its row says so
-            return Outcome("crash", f"unreadable result: {exc}")
+            return Outcome(Status.CRASH, f"unreadable result: {exc}")
         return Outcome(record.status, record.reason, record)
     if end.code == durable.SCRATCH_EXIT:
         raise _child_scratch_error(task)
     tail = log_tail(Path(task.log_path))
     how = _signal_name(end.code) if end.code < 0 else f"exit code {end.code}"
-    return Outcome("crash", f"{how} without a result" + (
+    return Outcome(Status.CRASH, f"{how} without a result" + (
         f"; last output: {tail}" if tail else ""))
 
 

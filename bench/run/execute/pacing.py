@@ -39,7 +39,7 @@ from bench.run.execute.outcome import run_child
 from bench.run.plan.pace import REFERENCE, REFERENCE_ID, SETTINGS, Reference, references
 from bench.run.protocol import new_task
 from bench.run.store.durable import StoreError
-from bench.schema import PACE_MISSING, PACE_SKIPPED
+from bench.schema import PACE_MISSING, PACE_SKIPPED, Status
 
 
 def measure(launcher: Launcher, workdir: Path) -> dict[str, Any] | None:
@@ -51,7 +51,7 @@ def measure(launcher: Launcher, workdir: Path) -> dict[str, Any] | None:
     except OSError:
         return None
     p10 = out.record.metrics.steady_p10_s if out.record is not None else None
-    if out.status != "ok" or not p10 or p10 <= 0:
+    if out.status != Status.OK or not p10 or p10 <= 0:
         return None
     return {"cell_id": REFERENCE_ID, "steady_p10_s": p10}
 
@@ -71,8 +71,8 @@ def measure_reference(launcher: Launcher, workdir: Path, ref: Reference, tag: st
     except (OSError, StoreError) as exc:
         return {"cell_id": ref.cell.cell_id, PACE_MISSING: f"could not run: {exc}"[:300]}
     m = out.record.metrics if out.record is not None else None
-    if out.status != "ok" or m is None or not m.steady_p10_s or m.steady_p10_s <= 0:
-        why = f"{out.status}: {out.reason}" if out.status != "ok" else "no steady time"
+    if out.status != Status.OK or m is None or not m.steady_p10_s or m.steady_p10_s <= 0:
+        why = f"{out.status}: {out.reason}" if out.status != Status.OK else "no steady time"
         return {"cell_id": ref.cell.cell_id, PACE_MISSING: why[:300]}
     return {"cell_id": ref.cell.cell_id, "steady_p10_s": m.steady_p10_s,
             "steady_median_s": m.steady_median_s, "steady_iters": m.steady_iters,

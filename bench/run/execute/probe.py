@@ -23,6 +23,7 @@ from bench.run.plan import learned, pace, usermodels
 from bench.run.plan.matrix import Cell, Settings
 from bench.run.protocol import ModelCheck, Probe, new_task
 from bench.run.store.store import StoreError
+from bench.schema import Status
 
 
 @contextlib.contextmanager
@@ -51,7 +52,7 @@ def probe(launcher: Launcher, workdir: Path, timeout_s: float = 600.0,
         out = run_child(launcher, task, timeout_s)
     except (StoreError, OSError) as exc:  # its own files under TMPDIR: one line, not a trace
         raise RuntimeError(f"could not inspect the environment: {exc}") from None
-    if out.status != "ok" or out.record is None or out.record.probe is None:
+    if out.status != Status.OK or out.record is None or out.record.probe is None:
         # the user's code may have taken it down: then say whose, not "is torch installed?"
         died = usermodels.probe_death(Path(task.log_path), out.status, out.reason) if models \
             else ""

@@ -9,6 +9,8 @@ import sys
 import time
 from typing import Any, TextIO
 
+from bench.schema import Status
+
 
 def _fmt(seconds: float) -> str:
     seconds = max(0, int(seconds))
@@ -53,8 +55,8 @@ class Progress:
 
     def end(self, label: str, status: str) -> None:
         self.done += 1
-        if status in ("ok", "skipped"):
-            self.ok += status == "ok"
+        if status in (Status.OK, Status.SKIPPED):
+            self.ok += status == Status.OK
         elif status != NOT_WRITTEN:
             self.failed += 1
         if self._bar is not None:

@@ -50,7 +50,7 @@ from bench.run.store import durable
 from bench.run.store.breakdown import JobTiming
 from bench.run.store.durable import ScratchError
 from bench.run.store.store import RunStore, StoreError, new_attempt_id
-from bench.schema import SCHEMA_VERSION
+from bench.schema import SCHEMA_VERSION, Status
 
 LOG_KEEP_BYTES = 64 * 1024
 #: The exit code of a run stopped because its store could not be written (sysexits' EX_IOERR).
@@ -222,9 +222,9 @@ class Runner:
             prime = Job(job.study, job.cell, 0, "prime")
             task = replace(self._task(prime, "prime"), cache_dir=str(folder))
             out = self._run_child(task, job.study.settings.timeout_s, prime.target)
-            if out.status != "ok":
+            if out.status != Status.OK:
                 self._keep_log(task, prime)
-            self._warm[cid] = folder if out.status == "ok" else Outcome(
+            self._warm[cid] = folder if out.status == Status.OK else Outcome(
                 out.status, f"priming the warm kernel cache failed: {out.reason}")
         return self._warm[cid]
 
@@ -261,7 +261,7 @@ class Runner:
         folder becomes the twin's primed cache (the warm replicates start from copies of it),
         and the untimed process that would prime it is not run. Only the first ok one."""
         twin = self._twins.get(job.cell.cell_id)
-        if job.op != "measure" or out.status != "ok" or twin is None or twin in self._warm:
+        if job.op != "measure" or out.status != Status.OK or twin is None or twin in self._warm:
             return False
         target = self.workdir / "warm" / twin
         caches.remove(target)
@@ -285,7 +285,7 @@ class Runner:
         row["started_at"] = now_iso()
         t0 = self.clock()
         if skip:
-            out = Outcome("skipped", skip)
+            out = Outcome(Status.SKIPPED, skip)
         elif job.op == "repro":
             out = self._repro(job, cache)
         else:
@@ -293,7 +293,7 @@ class Runner:
             if job.cell.kind == "model":
                 task = replace(task, flops_per_sample=self.ctx.flops.get(flops_key(job.cell)))
             out = self._cached_child(job, task, job.study.settings.timeout_s, cache)
-            if out.status not in ("ok", "skipped"):
+            if out.status not in (Status.OK, Status.SKIPPED):
                 self._keep_log(task, job)
         record = out.record
         row.update(status=out.status, reason=out.reason,
@@ -303,7 +303,7 @@ class Runner:
             if record.flags is not None:
                 row.update(asdict(record.flags))
             row["notes"] = "; ".join(record.notes)[:500]
-            if out.status == "ok":
+            if out.status == Status.OK:
                 samples = self._ok_figures(job, record, row)
         row["ended_at"] = now_iso()
         row["wall_s"] = self.clock() - t0
@@ -351,12 +351,12 @@ class Runner:
         ref = str(self.workdir / f"repro-{job.cell.cell_id}.pt")
         first = replace(self._task(job, "repro", suffix="a"), repro_out=ref)
         out = self._cached_child(job, first, timeout_s, CacheSizes())
-        if out.status != "ok":
+        if out.status != Status.OK:
             self._keep_log(first, job)
             return Outcome(out.status, f"first run: {out.reason}", out.record)
         second = replace(self._task(job, "repro", suffix="b"), repro_ref=ref)
         out = self._cached_child(job, second, timeout_s, cache)
-        if out.status != "ok":
+        if out.status != Status.OK:
             self._keep_log(second, job)
         return out
 
@@ -427,11 +427,11 @@ class Runner:
                             # stopping anyway: a store that fails now, or a signal that was
                             # not ours to defer, must not lose the "resume with" line
                             with contextlib.suppress(StoreError, KeyboardInterrupt):
-                                self._failure_row(job, "interrupted",
+                                self._failure_row(job, Status.INTERRUPTED,
                                                   f"{signal.Signals(signum).name} during the "
                                                   "replicate")
                         if self.progress:
-                            self.progress.end(label, "interrupted")
+                            self.progress.end(label, Status.INTERRUPTED)
                         return EXIT_CODES.get(signal.Signals(signum), 130)
                     except StoreError as exc:
                         self.store_error = exc
@@ -459,5 +459,5 @@ class Runner:
                 raise ScratchError(Path(name), exc) from None
             if self.written or isinstance(exc, StoreError):
                 raise
-            self._failure_row(job, "crash", f"runner error: {type(exc).__name__}: {exc}"[:500])
-            return "crash"
+            self._failure_row(job, Status.CRASH, f"runner error: {type(exc).__name__}: {exc}"[:500])
+            return Status.CRASH

@@ -36,6 +36,7 @@ from bench.run.plan.jobs import Job, skip_reason
 from bench.run.plan.learned import CellCost
 from bench.run.plan.matrix import Cell
 from bench.run.protocol import Probe
+from bench.schema import Status
 
 #: The setting axes a comparison differs in (the report's pairing), each with its baseline:
 #: a pair is a baseline cell and a cell with another value of one axis, the rest equal.
@@ -134,14 +135,14 @@ class Looks:
         if key in now:
             return now[key]
         old = self.earlier.get(key)
-        return old if old is not None and old[0] in ("ok", "skipped") else None
+        return old if old is not None and old[0] in (Status.OK, Status.SKIPPED) else None
 
     def _values(self, cid: str, slots: int,
                 now: Mapping[tuple[str, str, int], tuple[str, float | None]]) -> list[float]:
         out = []
         for r in range(slots):
             got = self._outcome(("model", cid, r), now)
-            if got is not None and got[0] == "ok" and got[1] is not None:
+            if got is not None and got[0] == Status.OK and got[1] is not None:
                 out.append(got[1])
         return out
 
@@ -212,7 +213,7 @@ def outcomes(rows: Iterable[Mapping[str, str]], fingerprint_id: str
         value: float | None = None
         with contextlib.suppress(TypeError, ValueError):
             value = float(row.get("steady_median_s") or "")
-        if out.get(key, ("",))[0] != "ok":
+        if out.get(key, ("",))[0] != Status.OK:
             out[key] = (str(row.get("status", "")), value)
     return out
 

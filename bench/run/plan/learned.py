@@ -32,6 +32,7 @@ from typing import Any
 from bench import schema
 from bench.run.plan import pace
 from bench.run.plan.pipelines import PIPELINE_KINDS
+from bench.schema import Status
 
 #: The calibration needs this many measured cells before it scales a guess.
 MIN_CALIBRATION_CELLS = 3
@@ -112,7 +113,8 @@ def _settings(env: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 def _reference_s(rows: Iterable[Mapping[str, str]]) -> float | None:
     """The median p10 of a run's ok rows of the pace's reference cell, or None."""
-    found = [t for r in rows if r.get("cell_id") == pace.REFERENCE_ID and r.get("status") == "ok"
+    found = [t for r in rows
+             if r.get("cell_id") == pace.REFERENCE_ID and r.get("status") == Status.OK
              for t in [_number(r, "steady_p10_s")] if t]
     return statistics.median(found) if found else None
 
@@ -129,7 +131,7 @@ def has_reference(reports: Path, env: Mapping[str, Any], cells: Collection[str])
     for folder, _ in _matching(_runs(reports, str(env.get("machine", ""))), env):
         rows = list(_rows(folder / schema.RESULTS_FILE))
         if _reference_s(rows) is not None and any(
-                r.get("cell_id") in cells and r.get("status") == "ok" for r in rows):
+                r.get("cell_id") in cells and r.get("status") == Status.OK for r in rows):
             return True
     return False
 
@@ -168,7 +170,7 @@ def history(reports: Path, env: Mapping[str, Any]) -> dict[str, CellCost]:
     for index, (folder, run_env) in enumerate(runs):
         settings = _settings(run_env)
         rows = [r for r in _rows(folder / schema.RESULTS_FILE)
-                if r.get("status") == "ok" and r.get("kind") in _LEARNED_KINDS]
+                if r.get("status") == Status.OK and r.get("kind") in _LEARNED_KINDS]
         scale = _scale(now, rows)
         began = _windows_began(folder / schema.SAMPLES_FILE,
                                {r.get("attempt_id", "") for r in rows
@@ -210,7 +212,7 @@ def newest_ok(reports: Path, env: Mapping[str, Any]) -> dict[tuple[str, str], st
         if run_env.get("fingerprint_id") != env.get("fingerprint_id"):
             continue
         for row in _rows(folder / schema.RESULTS_FILE):
-            if row.get("status") == "ok":
+            if row.get("status") == Status.OK:
                 key = (row.get("kind", ""), row.get("cell_id", ""))
                 out[key] = max(out.get(key, ""), row.get("started_at") or "")
     return out

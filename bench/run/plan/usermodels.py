@@ -25,6 +25,7 @@ from typing import Any
 from bench.run.plan import modelspec
 from bench.run.plan.matrix import Cell, Profile, ProfileError
 from bench.run.protocol import ModelCheck, ModelInfo, Probe
+from bench.schema import Status
 
 #: The axes of a check, besides its mode and device: which model, fed what, trained how.
 Key = tuple[str, str, str, str]  # (model, input_shape, inputs, loss)
@@ -120,7 +121,8 @@ def probe_death(log: Path, status: str, reason: str) -> str:
     model = being_checked(log)
     if not model:
         return ""
-    how = {"crash": "died", "timeout": "ran out of time"}.get(status, f"failed ({status})")
+    how = {Status.CRASH.value: "died", Status.TIMEOUT.value: "ran out of time"}.get(
+        status, f"failed ({status})")
     reason = reason.removesuffix(f"; last output: {modelspec.CHECKING}{model}")
     return f"the probe {how} while checking model {model}: {reason}"
 

@@ -59,6 +59,7 @@ from bench.schema import (
     FIGURE_COLUMNS,
     RESULTS_FILE,
     SAMPLES_FILE,
+    Status,
     startup_batches,
 )
 from bench.sittings import Part
@@ -99,7 +100,7 @@ def _key(row: Row) -> Key:
 
 
 def _ok(rows: list[Row], kinds: tuple[str, ...] = rules.TIMED_KINDS) -> Iterator[Row]:
-    return (r for r in rows if r["status"] == "ok" and r["kind"] in kinds)
+    return (r for r in rows if r["status"] == Status.OK and r["kind"] in kinds)
 
 
 def _int(value: str | None) -> int:
@@ -251,7 +252,7 @@ def check_ceiling(rows: list[Row]) -> Iterator[Anomaly]:
 
 def check_flags(rows: list[Row]) -> Iterator[Anomaly]:
     for r in rows:
-        if r["status"] != "ok" or r["device"] != "cuda" or r["kind"] == "ceiling":
+        if r["status"] != Status.OK or r["device"] != "cuda" or r["kind"] == "ceiling":
             continue
         for axis in ("cudnn_benchmark", "cudnn_deterministic"):
             want = "true" if r[axis] == "on" else "false"
@@ -323,9 +324,9 @@ def check_cache(rows: list[Row]) -> Iterator[Anomaly]:
 def check_empties(rows: list[Row]) -> Iterator[Anomaly]:
     for r in rows:
         filled = [c for c in FIGURE_COLUMNS if r.get(c) not in ("", None)]
-        if r["status"] != "ok" and filled:
+        if r["status"] != Status.OK and filled:
             yield Anomaly("failed rows", _where(r), f"status {r['status']} but has {filled[0]}")
-        if r["status"] == "ok" and r["kind"] == "model" and not r.get("steady_median_s"):
+        if r["status"] == Status.OK and r["kind"] == "model" and not r.get("steady_median_s"):
             yield Anomaly("ok rows", _where(r), "status ok without a steady median")
 
 
@@ -354,7 +355,7 @@ def check_rows_and_samples(rows: list[Row], blocks: list[Block]) -> Iterator[Ano
                           f"{n} sample(s) repeat attempt {block.attempt}, whose row "
                           f"({row['_source']}:{row['_line']}) has a later block (an attempt "
                           "writes one; the report refuses them)")
-        elif row["status"] != "ok" and not rules.superseded(block.earlier, block.attempt):
+        elif row["status"] != Status.OK and not rules.superseded(block.earlier, block.attempt):
             yield Anomaly("samples without a row", where,
                           f"{n} sample(s) belong to a row that is not ok "
                           f"({row['_source']}:{row['_line']}, status {row['status']})")

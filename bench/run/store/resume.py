@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bench import sittings
 from bench.run.store import runid
+from bench.schema import Status
 
 
 def completed_keys(rows: Iterable[dict[str, str]], fingerprint_id: str
@@ -21,7 +22,7 @@ def completed_keys(rows: Iterable[dict[str, str]], fingerprint_id: str
     interrupted ones run again."""
     done = set()
     for row in rows:
-        if row.get("status") in ("ok", "skipped") and row.get("fingerprint_id") == \
+        if row.get("status") in (Status.OK, Status.SKIPPED) and row.get("fingerprint_id") == \
                 fingerprint_id:
             with contextlib.suppress(ValueError):
                 done.add((row["kind"], row["cell_id"], int(row["replicate"])))
@@ -30,7 +31,7 @@ def completed_keys(rows: Iterable[dict[str, str]], fingerprint_id: str
 
 #: The statuses of a replicate that failed on its own account (an interrupted one was stopped
 #: from outside and is not expected to fail again).
-FAILED = ("oom", "timeout", "crash", "error")
+FAILED = (Status.OOM, Status.TIMEOUT, Status.CRASH, Status.ERROR)
 
 
 def retries(rows: Iterable[dict[str, str]], fingerprint_id: str) -> set[tuple[str, str, int]]:
@@ -80,7 +81,7 @@ def earlier_seconds(rows: Iterable[dict[str, str]], fingerprint_id: str,
     rows = [r for r in rows if r.get("fingerprint_id") == fingerprint_id]
     newest = dict(ok_since or {})
     for row in rows:
-        if row.get("status") == "ok":
+        if row.get("status") == Status.OK:
             key = (row.get("kind", ""), row.get("cell_id", ""))
             newest[key] = max(newest.get(key, ""), row.get("started_at", ""))
     walls: dict[tuple[str, str], list[float]] = {}

@@ -14,6 +14,7 @@ from bench.report.input.load import RunFiles, SittingRecord
 from bench.report.judge.common import CONFIG_AXES
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
+from bench.schema import Status
 
 #: The order a machine page lists its cells in.
 CELL_ORDER = ["kind", *CONFIG_AXES, "cell_id"]
@@ -116,7 +117,7 @@ def _runs(facts: Facts, fingerprint: str) -> tuple[RunRows, ...]:
     # share a run id (a shard resubmitted to another kind of node)
     results = facts.analysis.source.results
     rows = results["source"].value_counts()
-    ok = results.loc[results["status"] == "ok", "source"].value_counts()
+    ok = results.loc[results["status"] == Status.OK, "source"].value_counts()
     mine = [r for r in facts.analysis.source.runs if str(r.fingerprint_id) == fingerprint]
     return tuple(RunRows(r, int(rows.get(r.results.as_posix(), 0)),
                          int(ok.get(r.results.as_posix(), 0)),
@@ -131,7 +132,7 @@ def machine_page(facts: Facts, row: Any) -> MachinePage:
     fp = m.fingerprint_id
     cells = machine_cells(facts, fp)
     results = a.source.results
-    failed = results.loc[(results["fingerprint_id"] == fp) & (results["status"] != "ok")]
+    failed = results.loc[(results["fingerprint_id"] == fp) & (results["status"] != Status.OK)]
     return MachinePage(
         machine=m, summary=row, env=a.source.envs.get(fp), cells=cells,
         failures=failed.sort_values(["kind", "cell_name", "replicate", "run_id"], kind="stable"),
