@@ -216,7 +216,7 @@ def test_a_row_that_breaks_an_order_is_refused_by_both(tmp_path: Path, case: str
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Each order a row's figures keep: the loader refuses the row at its line, naming the
     rule, and ``bench check`` reports it under the rule's name; the honest rows pass."""
-    from bench.report.input import load
+    from bench.report.input import tables
 
     over, rule, problem = BROKEN_ORDERS[case]
     rows = _three()
@@ -226,7 +226,7 @@ def test_a_row_that_breaks_an_order_is_refused_by_both(tmp_path: Path, case: str
     assert [(a.check, a.where.split(" ", 1)[0]) for a in found] == [
         (rule, f"{run / 'results.csv'}:3")]
     assert problem in found[0].problem
-    monkeypatch.setattr(load, "HELD_WINDOWS", rules.WINDOWS)  # the windows too (see there)
+    monkeypatch.setattr(tables, "HELD_WINDOWS", rules.WINDOWS)  # the windows too (see there)
     with pytest.raises(LoadError) as caught:
         load_reports(tmp_path)
     said = str(caught.value)
@@ -240,7 +240,7 @@ def test_honest_rows_at_the_bounds_pass_both(tmp_path: Path, monkeypatch: pytest
                                              ) -> None:
     """Quantiles equal but for round-off, no energy, windows just as long as the two slower
     of three steps at the median."""
-    from bench.report.input import load
+    from bench.report.input import tables
 
     rows = _three()
     rows[1].update(steady_p10_s=0.1, steady_p90_s=0.1 * (1 - 1e-7), steady_p95_s=0.1,
@@ -248,7 +248,7 @@ def test_honest_rows_at_the_bounds_pass_both(tmp_path: Path, monkeypatch: pytest
                    joules_per_sample=0.0, mean_power_w=0.0, energy_window_s=0.2, wall_s=0.2)
     run = _folder(tmp_path, rows, [s for r in rows for s in _samples(r)])
     assert not [a for a in checks.check_run(run)[1] if a.check != "energy window"]
-    monkeypatch.setattr(load, "HELD_WINDOWS", rules.WINDOWS)
+    monkeypatch.setattr(tables, "HELD_WINDOWS", rules.WINDOWS)
     assert len(load_reports(tmp_path).results) == 3
 
 
