@@ -11,7 +11,7 @@ import pytest
 from bench.report import analysis
 from bench.report.input.load import load_reports
 from bench.report.judge import claims
-from bench.report.judge.claims import hardware, rules
+from bench.report.judge.claims import memory, rules
 from bench.report.judge.claims.model import MORE_REPLICATES
 from bench.report.vocabulary import ClaimVerdict, Stance
 
@@ -365,7 +365,7 @@ def test_which_memory_fills_first_is_judged_by_growth(write_tree: Any) -> None:
     # side's memory: what does not grow with the batch does not answer "as the batch grows"
     close = _verdict(write_tree, "gpu-memory-limit", _grown((8e9, 9.2e9), (1e9, 13.6e9)))
     assert close.verdict == ClaimVerdict.CANNOT_TELL
-    assert f"within {hardware.MEMORY_MARGIN:g}× of each other" in close.findings[0].text
+    assert f"within {memory.MEMORY_MARGIN:g}× of each other" in close.findings[0].text
     # rates within the margin are a property of the two memories' sizes, not of too few
     # replicates: what would tell is a machine whose memories differ more
     assert "each says why" in close.missing and "replicates" not in close.missing

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bench.report.judge.claims import cudnn, energy, hardware
+from bench.report.judge.claims import cudnn, energy, hardware, memory
 from bench.report.judge.claims.model import Claim, ClaimAnswer
 
 Rule = Callable[[Claim, Any], ClaimAnswer]
@@ -29,7 +29,7 @@ RULES: dict[str, Rule] = {
     "conv_algo_argument": cudnn.conv_algo_argument,
     "gpu_speedup_magnitude": hardware.gpu_speedup_magnitude,
     "cpu_for_small_batches": hardware.cpu_for_small_batches,
-    "memory_limit": hardware.memory_limit,
+    "memory_limit": memory.memory_limit,
     "cpu_threads": hardware.cpu_threads,
     "memory_bandwidth": hardware.memory_bandwidth,
     "upgrade_vs_settings": hardware.upgrade_vs_settings,
