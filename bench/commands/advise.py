@@ -1,11 +1,12 @@
 """``python -m bench advise MODEL``: which knobs should I turn on, for my model, on this machine?
 
-It plans a small study of one model: a baseline cell with every default and one variant per
-knob that applies here (``bench.run.plan.knobs``), fitted to ``--budget`` with the runner's own
-estimate (fed the probe's FLOP count of the model, so it is not a guess). It runs that study as
-a normal run (the fork server, one fresh process per replicate, the same CSVs under
-``reports/``, a run ``bench report`` shows beside the others), then loads the run with the
-report's loader and prints, per knob, the report's own verdict (``bench.report.judge.asks``).
+It plans a small study of one model (``bench.commands.advise_plan``: a baseline cell with every
+default and one variant per knob that applies here, fitted to ``--budget`` with the runner's
+own estimate). It runs that study as a normal run (``bench.commands.measure``: the fork server,
+one fresh process per replicate, the same CSVs under ``reports/``, a run ``bench report`` shows
+beside the others), then loads the run with the report's loader and prints, per knob, the
+report's own verdict (``bench.report.judge.asks``). ``--images`` asks another question of the
+same model, in the same kind of run (``bench.commands.feed``).
 
 Why this module sits beside the CLI: it is the one command that uses both sides, and neither
 side may import the other (``bench.run`` never imports the report, ``bench.report`` never torch
@@ -23,24 +24,32 @@ import json
 import math
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
 from bench import schema
 from bench.commands import feed
+from bench.commands.advise_plan import (
+    DYNAMIC_SHAPES,
+    AdviseError,
+    Plan,
+    Request,
+    asked_cells,
+    plan,
+)
+from bench.commands.base import Command
 from bench.commands.exits import fail as _fail
+from bench.commands.measure import Measured, Planned, measure
 from bench.report.vocabulary import KnobStatus, Verdict
+from bench.run.execute import launch, session
 from bench.run.execute import probe as probing
-from bench.run.execute import session
 from bench.run.execute.launch import Launcher
-from bench.run.plan import estimate, knobs, learned, matrix, modelspec, usermodels
+from bench.run.plan import knobs, learned, matrix, modelspec
 from bench.run.plan.budget import BudgetError, parse_duration
-from bench.run.plan.knobs import Knob
-from bench.run.plan.learned import CellCost
-from bench.run.plan.matrix import Cell
-from bench.run.protocol import ModelCheck, Probe
+from bench.run.protocol import Probe
 from bench.run.store import check
 
 #: What the verdicts need beyond the standard library: the report extra's statistics part.
@@ -48,116 +57,65 @@ REPORT_NEEDS = ("numpy", "pandas", "scipy")
 INSTALL_HINT = "pip install 'torch-knobs[report]'"
 #: Seconds kept back from the budget for loading the run and computing the verdicts.
 REPORT_RESERVE_S = 5.0
-#: How advise measures each replicate: a short steady state of a bounded length. The verdict is
-#: over replicates (each one's median is one value of the bootstrap), so a replicate gains
-#: little from running on until its own interval is tight, and a budget needs a bound.
-SETTINGS: dict[str, Any] = {"warmup_iters": 2, "min_iters": 10, "min_time_s": 0.5,
-                            "max_iters": 1000, "max_time_s": 1.0, "ci_target": 0.03}
-#: A replicate may run this many times its estimate (but at least ``MIN_TIMEOUT_S``) before
-#: it is ended as a timeout.
-TIMEOUT_FACTOR = 5.0
-MIN_TIMEOUT_S = 30.0
-#: Distinct resolutions a ``--shapes dynamic`` schedule cycles through.
-DYNAMIC_SHAPES = 3
 
 
-class AdviseError(Exception):
-    """A request advise cannot carry out; the message is one line, and nothing was written."""
+class AdviseCommand(Command):
+    """One model's knobs, measured here and judged as the report judges them; with
+    ``--images``, the loader workers it needs instead (``feed``)."""
 
+    name = "advise"
+    help = ("which knobs to turn on for one model (yours: pkg.module:factory or "
+            "file.py:factory), measured here")
 
-@dataclass(frozen=True)
-class Request:
-    """What the user asked: one model, one workload, one job length, one budget."""
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("model", help=f"a torchvision model name or your own model "
+                            f"({modelspec.FORMS})")
+        parser.add_argument("--device", choices=("cpu", "cuda"),
+                            help="where to measure (default: cuda when present, else cpu)")
+        parser.add_argument("--mode", choices=schema.AXIS_CHOICES["mode"], default="train",
+                            help="inference or a training step (default: train)")
+        parser.add_argument("--batch-size", type=int, default=16,
+                            help="samples per step (default: 16)")
+        parser.add_argument("--input-shape", default=None, metavar="C,H,W",
+            help=f"one sample's shape (default: "
+                 f"{modelspec.shape_text(modelspec.DEFAULT_INPUT_SHAPE)})")
+        parser.add_argument("--inputs", default="", metavar="SPEC",
+                            help="a callable (batch_size, device) -> tensor or tuple of tensors, "
+                                 "for inputs that are not one C,H,W image (replaces --input-shape)")
+        parser.add_argument("--loss", default="", metavar="SPEC",
+                            help="a callable (output, batch) -> scalar tensor for --mode train "
+                                 "(default: cross-entropy on 2-D logits, else the output's mean)")
+        parser.add_argument("--shapes", choices=("static", "dynamic"), default="static",
+                            help=f"one input shape, or {DYNAMIC_SHAPES} cycled resolutions")
+        parser.add_argument("--steps", type=int, default=10_000,
+                            help="your job's length in steps, for the break-even (default 10000)")
+        parser.add_argument("--knobs", default="", metavar="NAME,...",
+                            help="weigh only these knobs (default: every one): "
+                                 + ", ".join(k.name for k in knobs.KNOBS))
+        parser.add_argument("--budget", default="5m", metavar="DURATION",
+                            help="wall-clock budget for the whole command: 90s, 5m, 1h, or a "
+                                 "number of seconds (default 5m)")
+        parser.add_argument("--json", action="store_true",
+                            help="print the verdicts as a JSON list on stdout (and nothing else)")
+        parser.add_argument("--out", help="run directory (default: REPORTS/<machine>/<run-id>)")
+        parser.add_argument("--reports", default="reports", help="root of the results tree")
+        parser.add_argument("--dry-run", action="store_true",
+                            help="print the plan and its estimate, measure nothing")
+        parser.add_argument("--write-profile", metavar="PATH",
+                            help="write the planned study to PATH as a profile for "
+                                 "`python -m bench run --profile PATH` (implies --dry-run; for a "
+                                 "box without the report extra)")
+        parser.add_argument("--images", metavar="DIR", default=None,
+                            help="instead of the knobs: how many DataLoader workers the model "
+                                 "needs here to be fed your JPEGs in DIR (torchvision's ImageNet "
+                                 "reference recipe for --mode)")
+        parser.add_argument("--launcher", choices=("forkserver", "spawn"), default="forkserver",
+                            help=argparse.SUPPRESS)
 
-    model: str
-    device: str | None
-    mode: str
-    batch_size: int
-    input_shape: str
-    inputs: str
-    loss: str
-    shapes: str
-    steps: int
-    budget_s: float
-    knobs: tuple[str, ...] = ()  # the knobs asked about (``--knobs``); empty: every one
-
-    def asked(self) -> tuple[Knob, ...]:
-        """The knobs to weigh, in priority order."""
-        return tuple(k for k in knobs.KNOBS if not self.knobs or k.name in self.knobs)
-
-    def checks(self) -> list[ModelCheck]:
-        """What the probe must check before anything is planned: the user's model at every
-        input shape its schedule feeds (``--shapes dynamic`` cycles three), as ``bench run``
-        checks a profile's; none for a torchvision model."""
-        if not modelspec.is_user_model(self.model):
-            return []
-        base = _profile(self, self.device or "cpu", [], 1, MIN_TIMEOUT_S)
-        return usermodels.checks(base.studies[0].cells)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """The study that fits: the profile to run, the knobs it measures (in the order of its
-    variant cells), and why every other knob is not measured."""
-
-    device: str
-    profile: matrix.Profile
-    measured: tuple[Knob, ...]
-    not_measured: dict[str, str]  # knob → "skipped: …" or "not in budget"
-    replicates: int
-    estimate_s: float
-    per_replicate_s: dict[str, float] = field(default_factory=dict)  # "baseline" and knobs
-    #: Set when the budget holds fewer replicates than a verdict needs: what it would take.
-    short: str = ""
-    #: ``profile`` as TOML tables, for ``--write-profile``
-    tables: dict[str, Any] = field(default_factory=dict)
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``advise`` sub-command's options."""
-    parser.add_argument("model", help=f"a torchvision model name or your own model "
-                        f"({modelspec.FORMS})")
-    parser.add_argument("--device", choices=("cpu", "cuda"),
-                        help="where to measure (default: cuda when present, else cpu)")
-    parser.add_argument("--mode", choices=schema.AXIS_CHOICES["mode"], default="train",
-                        help="inference or a training step (default: train)")
-    parser.add_argument("--batch-size", type=int, default=16,
-                        help="samples per step (default: 16)")
-    parser.add_argument("--input-shape", default=None, metavar="C,H,W",
-        help=f"one sample's shape (default: "
-             f"{modelspec.shape_text(modelspec.DEFAULT_INPUT_SHAPE)})")
-    parser.add_argument("--inputs", default="", metavar="SPEC",
-                        help="a callable (batch_size, device) -> tensor or tuple of tensors, "
-                             "for inputs that are not one C,H,W image (replaces --input-shape)")
-    parser.add_argument("--loss", default="", metavar="SPEC",
-                        help="a callable (output, batch) -> scalar tensor for --mode train "
-                             "(default: cross-entropy on 2-D logits, else the output's mean)")
-    parser.add_argument("--shapes", choices=("static", "dynamic"), default="static",
-                        help=f"one input shape, or {DYNAMIC_SHAPES} cycled resolutions")
-    parser.add_argument("--steps", type=int, default=10_000,
-                        help="your job's length in steps, for the break-even (default 10000)")
-    parser.add_argument("--knobs", default="", metavar="NAME,...",
-                        help="weigh only these knobs (default: every one): "
-                             + ", ".join(k.name for k in knobs.KNOBS))
-    parser.add_argument("--budget", default="5m", metavar="DURATION",
-                        help="wall-clock budget for the whole command: 90s, 5m, 1h, or a "
-                             "number of seconds (default 5m)")
-    parser.add_argument("--json", action="store_true",
-                        help="print the verdicts as a JSON list on stdout (and nothing else)")
-    parser.add_argument("--out", help="run directory (default: REPORTS/<machine>/<run-id>)")
-    parser.add_argument("--reports", default="reports", help="root of the results tree")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print the plan and its estimate, measure nothing")
-    parser.add_argument("--write-profile", metavar="PATH",
-                        help="write the planned study to PATH as a profile for "
-                             "`python -m bench run --profile PATH` (implies --dry-run; for a "
-                             "box without the report extra)")
-    parser.add_argument("--images", metavar="DIR", default=None,
-                        help="instead of the knobs: how many DataLoader workers the model "
-                             "needs here to be fed your JPEGs in DIR (torchvision's ImageNet "
-                             "reference recipe for --mode)")
-    parser.add_argument("--launcher", choices=("forkserver", "spawn"), default="forkserver",
-                        help=argparse.SUPPRESS)
+    @classmethod
+    def run(cls, args: argparse.Namespace) -> int:
+        return cmd_advise(args, launch.by_name)  # looked up now: a test may swap the launcher
 
 
 def request_of(args: argparse.Namespace) -> Request:
@@ -209,112 +167,6 @@ def knobs_of(text: str) -> tuple[str, ...]:
     return names
 
 
-def _profile(req: Request, device: str, changes: Sequence[dict[str, Any]], replicates: int,
-             timeout_s: float) -> matrix.Profile:
-    """The advise study as a profile, so the matrix checks and normalises it like any other:
-    one baseline cell with every default, then one variant cell per change."""
-    try:
-        return matrix.parse_profile(profile_data(req, device, changes, replicates, timeout_s),
-                                    "advise")
-    except matrix.ProfileError as exc:
-        raise AdviseError(str(exc).removeprefix("advise [defaults]: ")) from None
-
-
-def profile_data(req: Request, device: str, changes: Sequence[dict[str, Any]],
-                 replicates: int, timeout_s: float) -> dict[str, Any]:
-    """The study as a profile's TOML tables (``_profile`` parses them; ``--write-profile``
-    writes them for ``bench run``)."""
-    inputs: dict[str, Any] = {"inputs": req.inputs} if req.inputs else {
-        "input_shape": req.input_shape}
-    if req.loss:
-        inputs["loss"] = req.loss
-    defaults = {**SETTINGS, "replicates": replicates, "timeout_s": timeout_s, "device": device,
-                "model": req.model, "mode": req.mode, "batch_size": req.batch_size,
-                "shapes": req.shapes, "shape_count": DYNAMIC_SHAPES, **inputs}
-    return {"profile": {"description": f"bench advise {req.model}"}, "defaults": defaults,
-            "studies": {"advise": {"description": "A baseline with every default, and one "
-                                   "knob turned per variant.",
-                                   "variants": [{}, *(dict(c) for c in changes)]}}}
-
-
-def _info(probe: Probe, req: Request) -> tuple[int | None, float | None]:
-    """The model's input dimensions and forward FLOPs per sample, as the probe found them."""
-    for info in probe.user_models:
-        if info.check.model == req.model:
-            return info.input_ndim, info.flops_per_sample
-    return 4, None  # a torchvision model: an image batch, FLOPs from the estimate's table
-
-
-def _candidates(req: Request, probe: Probe
-                ) -> tuple[str, dict[str, str], list[Knob], matrix.Profile]:
-    """The device, why each knob asked for does not apply (empty where it does), the knobs
-    that do, and the profile measuring all of them; AdviseError where none applies."""
-    device = req.device or ("cuda" if probe.cuda else "cpu")
-    if device == "cuda" and not probe.cuda:
-        raise AdviseError("--device cuda: torch finds no CUDA device here; valid choices: cpu")
-    ndim, _ = _info(probe, req)
-    asked = req.asked()
-    reasons = {k.name: knobs.skip_reason(k, device, probe, ndim, probe.cores) for k in asked}
-    candidates = [k for k in asked if not reasons[k.name]]
-    if not candidates:
-        raise AdviseError(f"no knob asked for applies here: "
-                          f"{'; '.join(f'{n} {why}' for n, why in reasons.items())}")
-    full = _profile(req, device, [dict(k.change) for k in candidates], knobs.REPLICATES,
-                    MIN_TIMEOUT_S)
-    try:
-        matrix.check_models(full, probe.models)  # before any estimate: a name it lacks
-    except matrix.ProfileError as exc:
-        raise AdviseError(str(exc)) from None
-    return device, reasons, candidates, full
-
-
-def asked_cells(req: Request, probe: Probe) -> tuple[Cell, ...]:
-    """Every cell the advice may measure here: the baseline and each knob that applies."""
-    return tuple(_candidates(req, probe)[3].studies[0].cells)
-
-
-def plan(req: Request, probe: Probe, budget_left_s: float,
-         costs: Mapping[str, CellCost] | None = None) -> Plan:
-    """The knobs that apply here, and as many of them as the budget holds (``knobs.fit``,
-    the planner ``bench run --budget`` uses); ``costs``: what the cells cost on this kind of
-    machine before (``learned.history``), which replace the guesses where there are some."""
-    device, reasons, candidates, full = _candidates(req, probe)
-    cores = probe.cores
-    study = full.studies[0]
-    cells = dict(zip(["baseline", *(k.name for k in candidates)], study.cells))
-    # the longest a replicate may run: a noisy one goes on to max_time_s
-    longest = dataclasses.replace(study.settings, min_time_s=study.settings.max_time_s)
-    cost = {name: estimate.replicate_s(cell, longest, cores, False,
-                                       usermodels.flops_for(probe, cell),
-                                       (costs or {}).get(cell.cell_id))
-            for name, cell in cells.items()}
-    fitted = knobs.fit(cost["baseline"], [(k.name, cost[k.name]) for k in candidates],
-                       budget_left_s)
-    if fitted is None:
-        need = knobs.cheapest_s(cost["baseline"], [(k.name, cost[k.name]) for k in candidates])
-        raise AdviseError(f"--budget {req.budget_s:g} s leaves {max(budget_left_s, 0):.0f} s to "
-                          f"measure, and one replicate of the baseline and one knob needs "
-                          f"~{need:.0f} s here; allow at least "
-                          f"{math.ceil(req.budget_s - budget_left_s + need)} s")
-    measured = tuple(k for k in candidates if k.name in fitted.knobs)
-    timeout = max(MIN_TIMEOUT_S, TIMEOUT_FACTOR * max(cost.values()))
-    changes = [dict(k.change) for k in measured]
-    profile = _profile(req, device, changes, fitted.replicates, timeout)
-    not_measured = {name: why for name, why in reasons.items() if why}
-    not_measured.update(dict.fromkeys(fitted.left_out, KnobStatus.NOT_IN_BUDGET))
-    short = ""
-    if fitted.replicates < knobs.REPLICATES:
-        need = knobs.REPLICATES * knobs.cheapest_s(
-            cost["baseline"], [(k.name, cost[k.name]) for k in candidates])
-        short = (f"--budget {req.budget_s:g} s holds {fitted.replicates} replicate(s) per cell, "
-                 f"and a verdict needs {knobs.REPLICATES}: every knob will read "
-                 f"'insufficient'; allow at least "
-                 f"{math.ceil(req.budget_s - budget_left_s + need)} s for one knob's verdict")
-    return Plan(device, profile, measured, not_measured, fitted.replicates, fitted.estimate_s,
-                {n: s for n, s in cost.items() if n == "baseline" or n in fitted.knobs}, short,
-                profile_data(req, device, changes, fitted.replicates, timeout))
-
-
 def missing_report_extra() -> list[str]:
     """The report extra's statistics modules that do not import here."""
     missing = []
@@ -347,44 +199,55 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
                               f"another path")
     except AdviseError as exc:
         return _fail(str(exc))
-    with launcher_of(args.launcher) as launcher:
-        try:
-            with probing.probe_folder() as tmp:
-                probe = probing.probe(launcher, tmp, models=req.checks())
-                probe = probing.paced(launcher, tmp, probe, Path(args.reports),
-                                      asked_cells(req, probe))
-            advice_plan = plan(req, probe, req.budget_s - (clock() - start) - REPORT_RESERVE_S,
-                               learned.history(Path(args.reports), probe.env))
-            bound, jobs = session.planned(advice_plan.profile, probe)
-        except (RuntimeError, AdviseError, matrix.ProfileError) as exc:
-            return _fail(str(exc))
-        cells = bound.studies[0].cells
-        if advice_plan.short:
-            print(f"note: {advice_plan.short}", file=sys.stderr)
-        if dry_run:
-            print_plan(req, advice_plan, cells, probe, args.json)
-            if args.write_profile:
-                try:
-                    with open(args.write_profile, "x", encoding="utf-8") as f:
-                        f.write(profile_toml(advice_plan))
-                except OSError as exc:
-                    return _fail(f"--write-profile {args.write_profile}: "
-                                 f"{exc.strerror or exc}")
-                print(f"wrote {args.write_profile}: measure it with `python -m bench run "
-                      f"--profile {args.write_profile}`", file=sys.stderr)
-            return 0
-        try:
-            out, ended = session.run_new(bound, probe, jobs, launcher,
-                                         reports=Path(args.reports), out=args.out,
-                                         command="advise")
-        except session.SessionError as exc:
-            return _fail(str(exc))
-    print(session.summary(ended.code, ended.counts, out), file=sys.stderr)
-    for line in check.ending_lines(out):
+    done = measure(args, launcher_of, partial(_plan, args, req, start, clock),
+                   partial(_ahead, args, req), refusals=(AdviseError,))
+    if isinstance(done, int):
+        return done
+    for line in check.ending_lines(done.out):
         print(line, file=sys.stderr)
-    if ended.code:
-        return ended.code
-    entries = verdicts_of(req, advice_plan, cells, out)
+    if done.ended.code:
+        return done.ended.code
+    return _answer(args, req, done, start, clock)
+
+
+def _plan(args: argparse.Namespace, req: Request, start: float, clock: Callable[[], float],
+          launcher: Launcher) -> Planned[Plan]:
+    """The probe (the model checked, the sitting's pace measured), then the knobs that fit
+    in what is left of the budget, less the time the verdicts take."""
+    with probing.probe_folder() as tmp:
+        probe = probing.probe(launcher, tmp, models=req.checks())
+        probe = probing.paced(launcher, tmp, probe, Path(args.reports), asked_cells(req, probe))
+    advice_plan = plan(req, probe, req.budget_s - (clock() - start) - REPORT_RESERVE_S,
+                       learned.history(Path(args.reports), probe.env))
+    return Planned(*session.planned(advice_plan.profile, probe), probe, advice_plan)
+
+
+def _ahead(args: argparse.Namespace, req: Request, planned: Planned[Plan]) -> int | None:
+    """Before measuring: a budget too short for a verdict is said first; ``--dry-run`` and
+    ``--write-profile`` end here, with the plan (and the profile file) instead of a run."""
+    advice_plan = planned.detail
+    if advice_plan.short:
+        print(f"note: {advice_plan.short}", file=sys.stderr)
+    if not (args.dry_run or args.write_profile):
+        return None
+    print_plan(req, advice_plan, planned.profile.studies[0].cells, planned.probe, args.json)
+    if args.write_profile:
+        try:
+            with open(args.write_profile, "x", encoding="utf-8") as f:
+                f.write(profile_toml(advice_plan))
+        except OSError as exc:
+            return _fail(f"--write-profile {args.write_profile}: {exc.strerror or exc}")
+        print(f"wrote {args.write_profile}: measure it with `python -m bench run "
+              f"--profile {args.write_profile}`", file=sys.stderr)
+    return 0
+
+
+def _answer(args: argparse.Namespace, req: Request, done: Measured[Plan], start: float,
+            clock: Callable[[], float]) -> int:
+    """The run's verdicts, as a table or JSON; exit 1 when no baseline replicate ran ok (no
+    knob could be judged)."""
+    advice_plan, out = done.planned.detail, done.out
+    entries = verdicts_of(req, advice_plan, done.planned.profile.studies[0].cells, out)
     elapsed = clock() - start
     if elapsed > req.budget_s:
         print(f"note: this took {elapsed:.0f} s, over the --budget of {req.budget_s:g} s (the "

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from bench.commands.exits import fail as _fail
+from bench.commands.measure import Planned, measure
 from bench.report import fmt
 from bench.report.vocabulary import Feeding
 from bench.run.execute import probe as probing
@@ -64,34 +65,37 @@ def cmd_feed(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
         images = pipelines.check_images(args.images)
     except pipelines.ImagesError as exc:
         return _fail(f"--images: {exc}")
-    with launcher_of(args.launcher) as launcher:
-        try:
-            with probing.probe_folder() as tmp:
-                probe = probing.probe(launcher, tmp)
-            device = args.device or ("cuda" if probe.cuda else "cpu")
-            profile = matrix.parse_profile(profile_data(
-                args.model, args.mode, args.batch_size, device, images, probe.cores), "advise")
-            bound, jobs = session.planned(profile, probe)
-        except (RuntimeError, matrix.ProfileError) as exc:
-            return _fail(str(exc))
-        if args.dry_run:
-            for study in bound.studies:
-                for cell in study.cells:
-                    print(f"{study.name}: {cell.name}")
-            return 0
-        try:
-            out, ended = session.run_new(bound, probe, jobs, launcher,
-                                         reports=Path(args.reports), out=args.out,
-                                         command="advise")
-        except session.SessionError as exc:
-            return _fail(str(exc))
-    print(session.summary(ended.code, ended.counts, out), file=sys.stderr)
-    if ended.code:
-        return ended.code
-    answer = judge_run(out, probe.cores)
-    print(answer_text(args.model, args.mode, args.batch_size, device, answer, probe.cores,
+    done = measure(args, launcher_of, partial(_plan, args, images), partial(_dry_run, args))
+    if isinstance(done, int):
+        return done
+    if done.ended.code:
+        return done.ended.code
+    cores, device = done.planned.probe.cores, done.planned.detail
+    answer = judge_run(done.out, cores)
+    print(answer_text(args.model, args.mode, args.batch_size, device, answer, cores,
                       clock() - start))
     return 0 if answer.verdict != Feeding.NOT_MEASURED else 1
+
+
+def _plan(args: argparse.Namespace, images: str, launcher: Launcher) -> Planned[str]:
+    """The probe, then the two studies on the device asked for (or found) with worker counts
+    up to its cores; the device is the plan's detail, for the answer."""
+    with probing.probe_folder() as tmp:
+        probe = probing.probe(launcher, tmp)
+    device = args.device or ("cuda" if probe.cuda else "cpu")
+    profile = matrix.parse_profile(profile_data(
+        args.model, args.mode, args.batch_size, device, images, probe.cores), "advise")
+    return Planned(*session.planned(profile, probe), probe, device)
+
+
+def _dry_run(args: argparse.Namespace, planned: Planned[str]) -> int | None:
+    """``--dry-run``: the cells, one line each, and nothing measured (exit 0)."""
+    if not args.dry_run:
+        return None
+    for study in planned.profile.studies:
+        for cell in study.cells:
+            print(f"{study.name}: {cell.name}")
+    return 0
 
 
 def judge_run(out: Path, cores: int) -> Any:

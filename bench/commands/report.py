@@ -1,12 +1,71 @@
-"""``python -m bench report``: the site, built by ``bench.report.build`` (its options are
-``bench.report.options``'). Its dependencies (pandas and the rest) load only when it runs."""
+"""``python -m bench report``: the site, built by ``bench.report.build``.
+
+Its options are declared here with argparse alone, so that the one parser can list them (for
+``bench run`` too) without loading pandas, matplotlib, jinja2, scipy or MkDocs; those load
+only when the report is built, in ``run``.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+from bench.commands.base import Command
 
 
-def cmd_report(args: argparse.Namespace) -> int:
-    from bench.report import build  # the report's dependencies, loaded only for this command
+class ReportCommand(Command):
+    """Results CSVs in, the site out; the one command that needs the report extra."""
 
-    return int(build.main(args))
+    name = "report"
+    help = "build the report site from results CSVs"
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--reports",
+            type=Path,
+            default=Path("reports"),
+            help="folder of runs: <machine>/<run>/results.csv (default: reports)",
+        )
+        parser.add_argument(
+            "--site-dir",
+            type=Path,
+            default=Path("site"),
+            help="where the built site goes (default: site)",
+        )
+        parser.add_argument(
+            "--docs-dir",
+            type=Path,
+            default=Path("site_src"),
+            help="MkDocs docs folder; pages are generated into its generated/ "
+            "folder (default: site_src)",
+        )
+        parser.add_argument(
+            "--config",
+            type=Path,
+            default=Path("mkdocs.yml"),
+            help="MkDocs configuration (default: mkdocs.yml)",
+        )
+        parser.add_argument(
+            "--skip-bad-rows",
+            action="store_true",
+            help="report bad rows on stderr and leave them out instead of stopping",
+        )
+        parser.add_argument(
+            "--prices",
+            type=Path,
+            default=None,
+            help="TOML file of machine prices, for images/s per dollar "
+            "(format: see the site's 'Prices file' page)",
+        )
+        parser.add_argument(
+            "--no-mkdocs",
+            action="store_true",
+            help="only render the Markdown and charts; do not run mkdocs",
+        )
+
+    @classmethod
+    def run(cls, args: argparse.Namespace) -> int:
+        from bench.report import build  # the report's dependencies, loaded only for this command
+
+        return int(build.main(args))

@@ -17,8 +17,10 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from bench.commands.base import Command
 from bench.commands.exits import fail
 from bench.run.cluster import shards
+from bench.run.cluster.executor import add_arguments as add_cluster  # argparse only
 from bench.run.cluster.executor import local_refusal
 from bench.run.execute import hooks, launch, session
 from bench.run.execute import probe as probing
@@ -36,40 +38,79 @@ from bench.run.store.store import StoreError
 FAULT_ENV = "TORCH_KNOBS_FAULT"
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    started = time.monotonic()  # a --budget counts from here: the probe is part of the run
-    if args.run_id is not None and (why := runid.problem(args.run_id)):
-        return fail(why)
-    if args.executor == "slurm":  # first: without submitit, nothing else is worth saying
-        return _slurm(args)
-    refused = local_refusal(args)  # a Slurm option a local run would silently ignore
-    if refused:
-        return fail(refused)
-    try:
-        budget = Budget(parse_duration(args.budget), started) if args.budget is not None \
-            else None
-        profile = matrix.select(matrix.load_profile(args.profile), args.only) if args.profile \
-            else None
-        hook = hooks.from_spec(os.environ.get(hooks.SIGNAL_ENV, ""))
-    except (matrix.ProfileError, ValueError) as exc:
-        return fail(str(exc))
-    ending = _Ending()
-    code = 0
-    # One handler for the whole command: the first SIGINT/SIGTERM/SIGUSR2 stops the run, and any
-    # signal after it, or during the close-down, is noted and the close-down finishes.
-    with INTERRUPTS.installed() as signals:
+class RunCommand(Command):
+    """Measure a profile: here, one shard of a cluster run (``--shard``), or on Slurm
+    (``--executor slurm``, whose options ``bench.run.cluster.executor`` declares beside the
+    code that reads them)."""
+
+    name = "run"
+    help = "run a benchmark profile (one process per replicate)"
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--profile", help="a shipped profile "
+                            f"({', '.join(matrix.shipped_profiles())}) or a path to a TOML "
+                            "file; default: gpu if CUDA is found, else cpu")
+        parser.add_argument("--out", help="run directory (default: REPORTS/<machine>/<run-id>)")
+        parser.add_argument("--reports", default="reports", help="root of the results tree")
+        parser.add_argument("--resume", action="store_true",
+                            help="finish a run: skip replicates already ok under this "
+                            "fingerprint")
+        parser.add_argument("--only", action="append", metavar="STUDY",
+                            help="run only this study (repeatable)")
+        parser.add_argument("--dry-run", action="store_true",
+                            help="list the cells with an estimated duration, run nothing")
+        parser.add_argument("--budget", metavar="DURATION",
+                            help="stop cleanly before a replicate that would end past DURATION "
+                            "(90s, 9m, 1h30m) from the start, the studies that fit first; "
+                            "--resume finishes the run")
+        parser.add_argument("--launcher", choices=("forkserver", "spawn"), default="forkserver",
+                            help="forkserver (torch imported once) or spawn (a fresh "
+                            "interpreter)")
+        parser.add_argument("--no-adaptive", action="store_true",
+                            help="run the planned replicates only: no extra rounds for "
+                            "comparisons still undecided (the profile's [adaptive] table)")
+        parser.add_argument("--run-id", help="name the run folder: letters, digits, '.', '_', "
+                            "'-' (default: a UTC time and the profile)")
+        parser.add_argument("--shard", metavar="K/N", help="run only shard K of N (what each "
+                            "cluster job runs; see --executor slurm)")
+        add_cluster(parser)  # --executor and the Slurm options
+
+    @classmethod
+    def run(cls, args: argparse.Namespace) -> int:
+        started = time.monotonic()  # a --budget counts from here: the probe is part of the run
+        if args.run_id is not None and (why := runid.problem(args.run_id)):
+            return fail(why)
+        if args.executor == "slurm":  # first: without submitit, nothing else is worth saying
+            return _slurm(args)
+        refused = local_refusal(args)  # a Slurm option a local run would silently ignore
+        if refused:
+            return fail(refused)
         try:
-            with launch.by_name(args.launcher) as launcher:  # the one owner: leaving ends it
-                try:
-                    code = _run(args, launcher, profile, hook, ending, budget, started)
-                finally:
-                    signals.closing()
-                    hook("closing", "")
-        except KeyboardInterrupt as exc:  # before the run began (the probe), or in its set-up
-            code = EXIT_CODES.get(getattr(exc, "signum", signal.SIGINT), 130)
-        code = signals.exit_code(code)
-        _finish(ending, code)
-    return code
+            budget = Budget(parse_duration(args.budget), started) if args.budget is not None \
+                else None
+            profile = matrix.select(matrix.load_profile(args.profile), args.only) if args.profile \
+                else None
+            hook = hooks.from_spec(os.environ.get(hooks.SIGNAL_ENV, ""))
+        except (matrix.ProfileError, ValueError) as exc:
+            return fail(str(exc))
+        ending = _Ending()
+        code = 0
+        # One handler for the whole command: the first SIGINT/SIGTERM/SIGUSR2 stops the run, and any
+        # signal after it, or during the close-down, is noted and the close-down finishes.
+        with INTERRUPTS.installed() as signals:
+            try:
+                with launch.by_name(args.launcher) as launcher:  # the one owner: leaving ends it
+                    try:
+                        code = _run(args, launcher, profile, hook, ending, budget, started)
+                    finally:
+                        signals.closing()
+                        hook("closing", "")
+            except KeyboardInterrupt as exc:  # before the run began (the probe), or in its set-up
+                code = EXIT_CODES.get(getattr(exc, "signum", signal.SIGINT), 130)
+            code = signals.exit_code(code)
+            _finish(ending, code)
+        return code
 
 
 @dataclass

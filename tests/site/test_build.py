@@ -16,7 +16,8 @@ import pytest
 from conftest import FIXTURE_REPORTS, ROOT, Built, build_copy, project_copy
 from htmlcheck import check_site, parse
 
-from bench.report import build, options
+from bench.commands.report import ReportCommand
+from bench.report import build
 from bench.report.input import load
 from bench.report.render.escape import md
 
@@ -206,7 +207,7 @@ def test_cli_reports_a_bad_file_in_one_line(
     bad.write_text(bad.read_text().rstrip("\n")[:-5])  # a truncated last line
     root = project_copy(tmp_path / "project")
     parser = argparse.ArgumentParser()
-    options.add_arguments(parser)
+    ReportCommand.add_arguments(parser)
     args = parser.parse_args(
         [
             "--reports",
@@ -232,7 +233,7 @@ def test_cli_reports_a_bad_prices_file(tmp_path: Path, capsys: pytest.CaptureFix
     prices.write_text('[machines."x"]\nprice = 3\n')
     root = project_copy(tmp_path / "project")
     parser = argparse.ArgumentParser()
-    options.add_arguments(parser)
+    ReportCommand.add_arguments(parser)
     args = parser.parse_args(
         [
             "--reports",
