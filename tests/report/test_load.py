@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench import schema
+from bench import migrations, schema
 from bench.report.input.load import LoadError, load_reports
 
 from .builders import axes, cell, env_for, result_row
@@ -280,7 +280,7 @@ def test_older_schema_is_migrated(good, monkeypatch):
         row["cold_pass_s"] = row.pop("cold_total_s")
         return row
 
-    monkeypatch.setitem(schema.MIGRATIONS, 0, v0_to_v1)
+    monkeypatch.setitem(migrations.MIGRATIONS, 0, v0_to_v1)
     res = load_reports(root).results
     assert res["schema_version"].tolist() == [schema.SCHEMA_VERSION] * 6
     # version 1 knew no per-replicate kernel caches: its processes shared the machine's own
@@ -304,7 +304,7 @@ def test_a_version_3_file_reads_its_break_figure_as_the_steady_states(good):
     assert res["steady_graph_breaks"].tolist() == [0, 0, 0, pd.NA, pd.NA, pd.NA]
     assert res["graph_breaks"].isna().all() and res["graphs"].isna().all()
     assert res["graph_break_reasons"].tolist() == [""] * 6
-    assert res["notes"].tolist() == [schema.V3_BREAKS_NOTE] * 3 + [""] * 3
+    assert res["notes"].tolist() == [migrations.V3_BREAKS_NOTE] * 3 + [""] * 3
 
 
 def test_newer_schema_rows_are_skipped_with_skip_bad(good):

@@ -10,16 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.migrations import V5_ENERGY_REASON, migrate
 from bench.run.store import durable
 from bench.run.store.store import CsvAppender, RunStore, StoreError
-from bench.schema import (
-    RESULT_COLUMNS,
-    SAMPLE_COLUMNS,
-    SCHEMA_VERSION,
-    V5_ENERGY_REASON,
-    SchemaError,
-    migrate,
-)
+from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS, SCHEMA_VERSION, SchemaError
 
 
 def test_appends_never_rewrite(tmp_path: Path) -> None:

@@ -16,21 +16,15 @@ import numpy as np
 import pandas as pd
 
 from bench import consistency as rules
-from bench import schema
+from bench import migrations, schema
 from bench.report.input.consistency import row_orders
 from bench.report.input.errors import LoadError, Problems, drop_bad, report, short
 
 #: Every type and closed set below comes from ``bench.schema``'s column spec, never a list kept
 #: here: a column added there is read, checked and typed here without a change.
 _SAMPLE_INTEGERS = schema.SAMPLE_INTEGER_COLUMNS
-
-
 _SAMPLE_NUMBERS = tuple(c.name for c in schema.SAMPLE_SPEC if c.type == "float")
-
-
 _SAMPLE_CHOICES = {c.name: c.choices for c in schema.SAMPLE_SPEC if c.choices}
-
-
 #: Closed columns of results.csv whose only values are true and false: read as booleans.
 _BOOLEANS = tuple(
     c.name for c in schema.RESULT_SPEC if c.choices and set(c.choices) == {"true", "false"}
@@ -182,7 +176,7 @@ def _migrate(
         zip(df.index, df[columns].itertuples(index=False, name=None))
     ):
         try:
-            rows[idx] = schema.migrate(dict(zip(columns, values)))
+            rows[idx] = migrations.migrate(dict(zip(columns, values)))
         except schema.SchemaError as exc:
             if not skip_bad:
                 raise LoadError(path, int(lines[n]), str(exc)) from None

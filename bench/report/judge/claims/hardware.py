@@ -252,7 +252,6 @@ def memory_bandwidth(claim: Claim, a: Any, factor: float = 10.0) -> ClaimAnswer:
 #: What a workload is for the upgrade claim: precision and layout are settings, not workload.
 _WORKLOAD = ["model", "mode", "batch_size", "resolution", "shapes"]
 
-
 #: The columns of a pair's faster side (``_fast``).
 _FAST = ["machine", "page", "anchor", "fingerprint_id", "cell_id", "samples_per_s", "precision",
          "device"]

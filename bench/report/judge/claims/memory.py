@@ -35,13 +35,11 @@ from bench.schema import USER_MODEL_AXES
 #: bytes, the CPU process's whole resident set), so rates within this factor tell nothing.
 MEMORY_MARGIN = 2.0
 
-
 #: What each side's peak measures, as the summary says it.
 _MEASURES = ("the GPU side is the allocator's peak over the whole run (the bytes its tensors "
              "held, cold pass included; not the CUDA context or the allocator's cache), the "
              "CPU side the whole process's peak resident set; what does not grow with the "
              "batch (the libraries, the CUDA context, the weights) cancels out")
-
 
 #: A curve of CPU/GPU pairs: one workload over batch sizes, on one machine.
 _CURVE = ("fingerprint_id", "model", *USER_MODEL_AXES, "mode", "resolution", "precision",

@@ -20,8 +20,6 @@ from bench.report.judge.machines import Machine
 #: What the Compare page's throughput table compares across machines: a workload, eager or
 #: compiled.
 WORKLOAD_KEY = COMPILED_WORKLOAD_KEY
-
-
 #: Workloads the throughput table lists at most: those measured on the most machines.
 SHOWN_WORKLOADS = 100
 

@@ -22,25 +22,15 @@ from bench.report.vocabulary import Verdict
 #: What makes two compile pairs the same workload: every axis but the compile mode, its
 #: dynamic= and the kernel cache (the three a reader chooses between on this page).
 CHOICES = ("compile", "compile_dynamic", "kernel_cache")
-
-
 WORKLOAD = [c for c in CONFIG_AXES if c not in CHOICES]
-
-
 #: The kernel caches in the order the advice quotes them: a first run's, then a rerun's.
 CACHES = ("fresh", "shared", "warm")
-
-
 #: The order the dynamic= settings are compared in: torch's default first.
 DYNAMIC_ORDER = ("auto", "true", "false")
-
-
 #: What makes two compiled new-shape comparisons the same question asked at two dynamic=
 #: settings: every axis but dynamic= (the static cell and the cycled one share all of them).
 SHAPE_KEY = ["fingerprint_id", "variant_value",
              *(c for c in CONFIG_AXES if c not in ("shapes", "compile_dynamic"))]
-
-
 #: What makes a compiled cudnn.benchmark pair and an eager one the same question: every axis
 #: but the compile mode and its dynamic=.
 BM_KEY = ["fingerprint_id",
