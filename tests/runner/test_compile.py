@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from bench import schema
+from bench import migrations, schema
 from bench.run.child import breaks, compiling, factory
 from bench.run.plan.matrix import Cell, ProfileError, parse_profile
 
@@ -51,7 +51,7 @@ def test_ceilings_are_never_compiled() -> None:
 
 
 def test_a_version_2_row_migrates_to_an_eager_one() -> None:
-    row = schema.migrate({"schema_version": "2", "model": "resnet50"})
+    row = migrations.migrate({"schema_version": "2", "model": "resnet50"})
     assert row["compile"] == "off" and row["compile_dynamic"] == "auto"
     assert row["compile_time_s"] == "" and row["model_source"] == ""
     assert row["schema_version"] == str(schema.SCHEMA_VERSION)
@@ -60,17 +60,17 @@ def test_a_version_2_row_migrates_to_an_eager_one() -> None:
 def test_a_version_3_row_keeps_its_break_figure_as_the_steady_states_and_says_so() -> None:
     """Version 3 counted the steady state's breaks only: a reader of the migrated row is never
     told "0 breaks" of a cold pass nobody counted."""
-    compiled = schema.migrate({"schema_version": "3", "compile": "default", "graph_breaks": "0",
+    compiled = migrations.migrate({"schema_version": "3", "compile": "default", "graph_breaks": "0",
                                "compiles": "1", "notes": "no FLOP count"})
     assert (compiled["graph_breaks"], compiled["steady_graph_breaks"], compiled["graphs"],
             compiled["graph_break_reasons"]) == ("", "0", "", "")
-    assert compiled["notes"] == f"no FLOP count; {schema.V3_BREAKS_NOTE}"
+    assert compiled["notes"] == f"no FLOP count; {migrations.V3_BREAKS_NOTE}"
     assert compiled["schema_version"] == str(schema.SCHEMA_VERSION)
     # an eager row (or a failed one) had no figure, and gets no note
-    eager = schema.migrate({"schema_version": "3", "compile": "off", "graph_breaks": "",
+    eager = migrations.migrate({"schema_version": "3", "compile": "off", "graph_breaks": "",
                             "notes": ""})
     assert eager["steady_graph_breaks"] == eager["graph_breaks"] == eager["notes"] == ""
-    older = schema.migrate({"schema_version": "2", "model": "resnet50", "notes": ""})
+    older = migrations.migrate({"schema_version": "2", "model": "resnet50", "notes": ""})
     assert older["steady_graph_breaks"] == older["graphs"] == older["notes"] == ""
 
 
