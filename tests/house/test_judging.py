@@ -7,9 +7,7 @@ Each rule is read off the source (``ast`` and the template text); nothing is imp
 from __future__ import annotations
 
 import ast
-import io
 import re
-import tokenize
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ import pytest
 from bench.report import vocabulary
 
 from .imports import import_graph
+from .literals import string_literals
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
@@ -59,18 +58,8 @@ def test_the_build_reads_as_its_four_steps() -> None:
 def _spelled_words(path: Path, base: Path = ROOT) -> list[str]:
     """The string literals of a module that are words of the vocabulary (docstrings and
     f-strings are prose, not literals, and are not read)."""
-    out = []
-    source = path.read_text(encoding="utf-8")
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type != tokenize.STRING or tok.string[0] not in "\"'":
-            continue
-        try:
-            value = ast.literal_eval(tok.string)
-        except (ValueError, SyntaxError):
-            continue
-        if value in WORDS:
-            out.append(f"{path.relative_to(base)}:{tok.start[0]}: {value!r}")
-    return out
+    return [f"{path.relative_to(base)}:{n}: {value!r}" for n, value in string_literals(path)
+            if value in WORDS]
 
 
 def test_no_module_spells_a_verdict_word_itself() -> None:

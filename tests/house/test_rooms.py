@@ -22,6 +22,7 @@ import pytest
 import bench
 
 from .imports import Graph, import_graph
+from .literals import string_literals
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "bench" / "run"
@@ -135,25 +136,11 @@ NOT_A_STATUS = {
 
 
 def _status_literals(path: Path) -> list[tuple[int, str]]:
-    import ast
-    import io
-    import tokenize
-
     from bench.schema import STATUSES
 
-    source = path.read_text(encoding="utf-8")
-    lines = source.splitlines()
-    out = []
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type != tokenize.STRING or tok.string[0] not in "\"'":
-            continue
-        try:
-            value = ast.literal_eval(tok.string)
-        except (ValueError, SyntaxError):
-            continue
-        if value in STATUSES:
-            out.append((tok.start[0], lines[tok.start[0] - 1].strip()))
-    return out
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [(n, lines[n - 1].strip()) for n, value in string_literals(path)
+            if value in STATUSES]
 
 
 def test_no_status_is_spelled_outside_its_enum() -> None:
