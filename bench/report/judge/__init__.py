@@ -16,7 +16,6 @@ words of :mod:`bench.report.vocabulary`.
 from __future__ import annotations
 
 from bench.report.analysis import CONFIDENCE, DELTA, MIN_OK_REPLICATES
-from bench.report.analysis.pairs import not_slower, within_band
 from bench.report.judge.advice import Recommendation
 from bench.report.judge.claims import ClaimAnswer, Finding
 from bench.report.judge.machines import Machine
@@ -24,5 +23,5 @@ from bench.report.judge.regimes import Regime
 
 __all__ = [
     "CONFIDENCE", "DELTA", "MIN_OK_REPLICATES", "ClaimAnswer", "Finding", "Machine",
-    "Recommendation", "Regime", "not_slower", "within_band",
+    "Recommendation", "Regime",
 ]  # fmt: skip

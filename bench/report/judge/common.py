@@ -3,8 +3,9 @@ and the scope of a summary (what its rows cover)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -15,8 +16,11 @@ from bench.report.judge.claims import ClaimAnswer
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
 from bench.report.judge.regimes import Regime
+from bench.report.judge.rows import Pair, typed_row
 from bench.report.judge.selection import judged
 from bench.report.vocabulary import Action, Verdict
+
+P = TypeVar("P", bound=Pair)
 
 #: What a summary's scope names, so that a machine-level sentence never reads as a verdict for
 #: every model on that machine: the models, modes, precisions, layouts, shapes, batches, kernel
@@ -130,7 +134,7 @@ def with_pay_back(costs: pd.DataFrame) -> pd.DataFrame:
 _PRECISIONS = ("fp32", "fp32-strict", "amp-bf16", "amp-fp16")
 
 
-def representative(pairs: pd.DataFrame) -> Any | None:
+def representative(pairs: pd.DataFrame, row: type[P] = Pair) -> P | None:  # type: ignore[assignment]
     """The judged pair a machine's answer quotes (see ``_PRECISIONS``' comment), or None."""
     ok = judged(pairs)
     if ok.empty:
@@ -151,17 +155,21 @@ def representative(pairs: pd.DataFrame) -> Any | None:
         "model": ok["model"].astype(str),
     }, index=ok.index)
     first = key.sort_values(list(key.columns), kind="stable").index[0]
-    return next(ok.loc[[first]].astype(object).itertuples(index=False))
+    return typed_row(row, ok.loc[first])
 
 
-def sources_of(facts: Facts, *frames: pd.DataFrame, claims_on: str = "") -> tuple[Machine, ...]:
+def sources_of(facts: Facts, *frames: pd.DataFrame | Sequence[Pair], claims_on: str = ""
+               ) -> tuple[Machine, ...]:
     """The fingerprints whose rows ``frames`` cite (by their ``page`` column), and those of the
     findings of the claims a page shows (``claims_on``: its id in claims.toml), in page order:
     what a page's provenance line names, and whether it needs an older-run banner."""
     keys: set[str] = set()
     for frame in frames:
-        if len(frame) and "page" in frame.columns:
-            keys.update(frame["page"].astype(str))
+        if isinstance(frame, pd.DataFrame):
+            if len(frame) and "page" in frame.columns:
+                keys.update(frame["page"].astype(str))
+        else:
+            keys.update(r.page for r in frame)
     if claims_on:
         keys.update(f.page for c in claims_for(facts, claims_on) for f in c.findings)
     return tuple(facts.machines[k] for k in sorted(keys) if k in facts.machines)

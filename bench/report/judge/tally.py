@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Generic, TypeVar
 
 import numpy as np
 import pandas as pd
 
+from bench.report.analysis.pairs import not_slower, within_band
 from bench.report.judge.advice.summaries import agreement
 from bench.report.judge.common import (
     Scope,
@@ -19,12 +20,16 @@ from bench.report.judge.common import (
 )
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, by_machine
+from bench.report.judge.rows import Pair, Table, typed_row, typed_rows
 from bench.report.judge.selection import judged
 from bench.report.vocabulary import Verdict
 
 
+P = TypeVar("P", bound=Pair)
+
+
 @dataclass(frozen=True)
-class Tally:
+class Tally(Generic[P]):
     """What one machine's judged comparisons of a question add up to (an answer's figures)."""
 
     verdict: Verdict  # their agreement (``advice.summaries.agreed``'s rule)
@@ -33,8 +38,18 @@ class Tally:
     speedups: tuple[float, ...]  # of the judged ones
     ci_low: float | None  # the lowest and highest ends of their intervals
     ci_high: float | None
-    quoted: Any  # the pair the answer quotes (``common.representative``), or None
-    best: Any  # the clearly faster pair with the largest speedup, or None
+    quoted: P | None  # the pair the answer quotes (``common.representative``)
+    best: P | None  # the clearly faster pair with the largest speedup
+
+    @property
+    def in_band(self) -> bool:
+        """Whether the judged intervals' ends lie inside 1 ± δ, as printed."""
+        return within_band(self.ci_low, self.ci_high)
+
+    @property
+    def not_slower(self) -> bool:
+        """Whether the lowest judged interval end rules out a slowdown beyond δ."""
+        return not_slower(self.ci_low)
 
 
 def _floats(values: pd.Series) -> tuple[float, ...]:
@@ -42,7 +57,8 @@ def _floats(values: pd.Series) -> tuple[float, ...]:
     return tuple(float(v) for v in found if np.isfinite(v))
 
 
-def summary_of(rows: pd.DataFrame) -> Tally:
+def summary_of(rows: pd.DataFrame, row: type[P] = Pair) -> Tally[P]:  # type: ignore[assignment]
+    """What ``rows`` (one machine's pairs) add up to, its pairs read as ``row``."""
     ok = judged(rows)
     counts = {v: int((rows["verdict"] == v).sum()) for v in
               (Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CLEAR_DIFFERENCE, Verdict.INSUFFICIENT)}
@@ -50,39 +66,41 @@ def summary_of(rows: pd.DataFrame) -> Tally:
     best = None
     if len(faster):
         top = pd.to_numeric(faster["speedup"], errors="coerce").idxmax()
-        best = next(faster.loc[[top]].astype(object).itertuples(index=False))
+        best = typed_row(row, faster.loc[top])
     return Tally(agreement(rows["verdict"]), counts, scope_of(rows), _floats(ok["speedup"]),
-                   min(_floats(ok["ci_low"]), default=None),
-                   max(_floats(ok["ci_high"]), default=None), representative(rows), best)
+                 min(_floats(ok["ci_low"]), default=None),
+                 max(_floats(ok["ci_high"]), default=None), representative(rows, row), best)
 
 
 @dataclass(frozen=True)
-class MachineRows:
-    """One machine's rows of a comparison, in page order, and what they add up to."""
+class MachineRows(Generic[P]):
+    """One machine's rows of a comparison, in page order, what they add up to, and the same
+    per variant value (amp-bf16, amp-fp16, …, in the rows' order)."""
 
     machine: Machine
-    rows: pd.DataFrame = field(repr=False)
+    rows: tuple[P, ...] = field(repr=False)
+    summary: Tally[P]
+    variants: tuple[tuple[str, Tally[P]], ...]
 
-    @property
-    def summary(self) -> Tally:
-        return summary_of(self.rows)
-
-    def by_variant(self) -> tuple[tuple[str, Tally], ...]:
-        """A summary per variant value (amp-bf16, amp-fp16, …), in the rows' order."""
-        return tuple((str(v), summary_of(g)) for v, g in
-                     self.rows.groupby("variant_value", sort=False, dropna=False))
+    @classmethod
+    def of(cls, machine: Machine, frame: pd.DataFrame, row: type[P]) -> MachineRows[P]:
+        variants = tuple((str(v), summary_of(g, row)) for v, g in
+                         frame.groupby("variant_value", sort=False, dropna=False))
+        return cls(machine, typed_rows(row, frame), summary_of(frame, row), variants)
 
 
 @dataclass(frozen=True)
-class Comparisons:
+class Comparisons(Generic[P]):
     """One comparison table of a page: every pair (its CSV), and the pairs per machine."""
 
-    pairs: pd.DataFrame = field(repr=False)
-    sections: tuple[MachineRows, ...]
+    pairs: Table = field(repr=False)
+    sections: tuple[MachineRows[P], ...]
 
 
-def comparisons(frame: pd.DataFrame, facts: Facts, extra: tuple[str, ...] = ()) -> Comparisons:
-    """Every pair of ``frame`` (the CSV), and the current fingerprints' pairs per machine."""
-    return Comparisons(frame, tuple(MachineRows(m, ordered(g, extra))
-                                    for m, g in by_machine(facts.current(frame),
-                                                           facts.machines)))
+def comparisons(frame: pd.DataFrame, facts: Facts, extra: tuple[str, ...] = (),
+                row: type[P] = Pair) -> Comparisons[P]:  # type: ignore[assignment]
+    """Every pair of ``frame`` (the CSV), and the current fingerprints' pairs per machine, each
+    read as ``row``."""
+    return Comparisons(Table.of(frame), tuple(MachineRows.of(m, ordered(g, extra), row)
+                                              for m, g in by_machine(facts.current(frame),
+                                                                     facts.machines)))

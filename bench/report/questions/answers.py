@@ -10,7 +10,6 @@ from pathlib import Path
 import pandas as pd
 
 from bench.report.analysis import CONFIDENCE, DELTA, MIN_OK_REPLICATES, Analysis
-from bench.report.analysis.pairs import not_slower, within_band
 from bench.report.judge import advice, claims
 from bench.report.judge.advice import Recommendation
 from bench.report.judge.claims import ClaimAnswer, Finding
@@ -32,9 +31,19 @@ from bench.report.questions.shapes.model import ShapesPage, shapes_page
 
 __all__ = [
     "CONFIDENCE", "DELTA", "MIN_OK_REPLICATES", "Answers", "ClaimAnswer", "Finding", "Machine",
-    "Recommendation", "Regime", "judge", "not_slower", "within_band",
+    "Recommendation", "Regime", "Shared", "judge",
 ]  # fmt: skip
 
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What every page's view may read besides its own model: the machines, the link text per
+    machine page where its name alone is ambiguous, and each cell's status in words."""
+
+    machines: dict[str, Machine]
+    labels: dict[str, str]
+    status: dict[tuple[str, str], str]
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,11 @@ class Answers:
     claims: ClaimsPage
     machine_pages: MachinePages
     data: DataPage
+
+    @property
+    def shared(self) -> Shared:
+        """What every view reads besides its own page model."""
+        return Shared(self.machines, self.labels, self.status)
 
 
 def _status(cells: pd.DataFrame) -> dict[tuple[str, str], str]:

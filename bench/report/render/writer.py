@@ -24,6 +24,7 @@ from typing import Any
 import jinja2
 import pandas as pd
 
+from bench.report.judge.rows import Table
 from bench.report.render import csvsafe
 from bench.report.render.paths import GENERATED
 
@@ -86,9 +87,9 @@ class Writer:
         shutil.copyfile(source, out)
         self.written.append(out)
 
-    def csv(self, rel: str, frame: pd.DataFrame) -> None:
+    def csv(self, rel: str, frame: pd.DataFrame | Table) -> None:
         """A computed table as CSV, safe to open in a spreadsheet (see ``csvsafe``)."""
-        self.text(rel, csvsafe.to_csv(frame))
+        self.text(rel, csvsafe.to_csv(frame.frame() if isinstance(frame, Table) else frame))
 
     def safe_copy(self, source: Path, rel: str) -> None:
         """A copy of the CSV file ``source`` whose cells cannot run as formulas."""

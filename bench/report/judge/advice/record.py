@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from bench.report.analysis.pairs import within_band
+from bench.report.analysis.pairs import not_slower, within_band
 from bench.report.judge.selection import REGIME_COLUMNS as _REGIME
 from bench.report.vocabulary import Action, Verdict
 
@@ -105,6 +105,12 @@ class Recommendation:
         """Whether the interval lies inside 1 ± δ as printed: "no clear difference" then shows
         the setting does not matter here, rather than only failing to show that it does."""
         return within_band(self.ci_low, self.ci_high)
+
+    @property
+    def not_slower(self) -> bool:
+        """Whether the interval rules out a slowdown beyond δ (the methodology's "no measurable
+        cost")."""
+        return not_slower(self.ci_low)
 
 
 #: The decision table's columns before and after the per-job-length actions.

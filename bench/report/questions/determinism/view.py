@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from bench.report import fmt
-from bench.report.judge import DELTA, not_slower
+from bench.report.judge import DELTA
 from bench.report.questions.answers import Answers
 from bench.report.questions.determinism.model import DeterminismSection
 from bench.report.render.escape import Md, cat, slug
@@ -105,7 +105,7 @@ def _cost_text(s: DeterminismSection) -> str:
         return "Its cost could not be judged"
     text = (f"With it on, the median step time changed by "
             f"{span(changes, lambda v: fmt.pct(v, signed=True))} ({sm.verdict}")
-    if sm.verdict == Verdict.NO_CLEAR_DIFFERENCE and not_slower(sm.ci_low):
+    if sm.verdict == Verdict.NO_CLEAR_DIFFERENCE and sm.not_slower:
         text += (f"; no measurable cost: the 95% intervals, {fmt.ci(sm.ci_low, sm.ci_high)}, "
                  f"rule out a slowdown beyond {fmt.pct(DELTA)}")
     return text + ")"

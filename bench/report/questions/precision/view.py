@@ -48,7 +48,7 @@ def _clause(variant: str, s: Tally) -> str:
 
 def _answer(p: Page, s: MachineRows, kind: str, baseline: str) -> dict[str, Any]:
     m = s.machine
-    variants = s.by_variant()
+    variants = s.variants
     best = max((v for v in variants if v[1].best is not None),
                key=lambda v: float(v[1].best.speedup), default=None)
     if best is not None:

@@ -21,6 +21,7 @@ from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
 from bench.report.judge.tally import Comparisons, comparisons
 from bench.report.judge.tally import MachineRows as MachineRows  # its fields' types
+from bench.report.judge.tally import Tally as Tally
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from bench.report import fmt
-from bench.report.judge import DELTA, within_band
+from bench.report.judge import DELTA
 from bench.report.questions.answers import Answers
-from bench.report.questions.shapes.model import MachineRows
+from bench.report.questions.shapes.model import MachineRows, Tally
 from bench.report.render.escape import Md, cat, slug
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import SHAPES_PAGE, chart_file
@@ -83,11 +83,11 @@ def _cost_row(p: Page, r: Any, cols: list[str]) -> list[Any]:
             fmt.signed_seconds(r.extra_cold_vs_bm_off_s), _links(p, r)]
 
 
-def decision(verdict: Verdict, ci_low: float | None, ci_high: float | None) -> str:
+def decision(sm: Tally) -> str:
     """The answer's lead: "no steady cost" only where every interval lies within 1 ± δ."""
-    if verdict == Verdict.NO_CLEAR_DIFFERENCE and not within_band(ci_low, ci_high):
+    if sm.verdict == Verdict.NO_CLEAR_DIFFERENCE and not sm.in_band:
         return NO_CLEAR_STEADY_COST
-    return DECISION[verdict]
+    return DECISION[sm.verdict]
 
 
 def per_shape_text(per_shape: list[float]) -> str:
@@ -117,7 +117,7 @@ def _answer(p: Page, s: MachineRows) -> dict[str, Any]:
         cite = cite_sentence(f"{_shape(q)} input shapes ran at {figure(q)} the FLOP/s of one "
                              f"static shape for {name}", m, q.verdict, m.days)
     return answer(p, SHAPES_PAGE, f"answer-{slug(m.page)}", m,
-                  decision(sm.verdict, sm.ci_low, sm.ci_high), cat(*text), cite)
+                  decision(sm), cat(*text), cite)
 
 
 def _section(writer: Writer, answers: Answers, p: Page, s: MachineRows, csv: str

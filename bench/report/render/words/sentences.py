@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from bench.report import fmt
-from bench.report.judge import DELTA, Recommendation, Regime, not_slower
+from bench.report.judge import DELTA, Recommendation, Regime
 from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page
 from bench.report.render.words import caveats
@@ -287,7 +287,7 @@ def _determinism_speed(r: Recommendation) -> str:
     if r.in_band:
         return (f"with it on, steps take no measurable extra time: {speedup_text(r)}, "
                 f"within 1 ± {fmt.pct(DELTA)}")
-    if not_slower(r.ci_low):  # the methodology's "no measurable cost"
+    if r.not_slower:  # the methodology's "no measurable cost"
         return (f"with it on, there is no measurable cost: {speedup_text(r)}, which rules out "
                 f"a slowdown beyond {fmt.pct(DELTA)}")
     return f"its cost in step time is not clear: {speedup_text(r)}, {_band(r)}"

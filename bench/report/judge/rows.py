@@ -1,0 +1,155 @@
+"""Typed rows: what a page model hands its view instead of a DataFrame.
+
+The analysis works on DataFrames; a page model gives its view frozen dataclasses, one per row,
+with the columns the view reads as typed fields, and a :class:`Table` (column names and plain
+values) for the rows a page offers as CSV. A view can then read only what its model declares,
+and a type checker sees every field it reads. :func:`typed_rows` is the one conversion:
+missing values (``NA``, ``NaN``) become ``None`` and numpy scalars become Python ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import numpy as np
+import pandas as pd
+
+from bench.report.analysis.pairs import not_slower, within_band
+
+#: One plain value of a row: what a CSV cell or a typed field holds.
+Scalar = str | int | float | bool | None
+
+R = TypeVar("R")
+
+
+def plain(value: object) -> Scalar:
+    """``value`` as a Python scalar; ``None`` where it is missing (``NA``, ``NaN``, ``NaT``)."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def typed_rows(cls: type[R], frame: pd.DataFrame) -> tuple[R, ...]:
+    """One ``cls`` per row of ``frame``, from the columns named by ``cls``'s fields; a field
+    whose column ``frame`` lacks keeps its default (``TypeError`` where it has none)."""
+    if not len(frame):
+        return ()
+    names = [f.name for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+             if f.init and f.name in frame.columns]
+    values = frame[names].astype(object).to_numpy()
+    return tuple(cls(**{n: plain(v) for n, v in zip(names, row, strict=True)})
+                 for row in values)
+
+
+def typed_row(cls: type[R], row: object) -> R:
+    """One ``cls`` from a single row (a named tuple or a Series), as :func:`typed_rows`."""
+    get = row.get if isinstance(row, pd.Series) else (lambda n, d=None: getattr(row, n, d))
+    missing = object()
+    values = {f.name: get(f.name, missing) for f in dataclasses.fields(cls)  # type: ignore
+              if f.init}
+    return cls(**{n: plain(v) for n, v in values.items() if v is not missing})
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows a page offers as CSV: column names and plain values, in the frame's order."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Scalar, ...], ...] = field(repr=False)
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame) -> Table:
+        values = frame.astype(object).to_numpy()
+        return cls(tuple(str(c) for c in frame.columns),
+                   tuple(tuple(plain(v) for v in row) for row in values))
+
+    def frame(self) -> pd.DataFrame:
+        """The rows as an object-typed DataFrame, for the CSV writer."""
+        return pd.DataFrame(list(self.rows), columns=list(self.columns), dtype=object)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[tuple[Scalar, ...]]:
+        return iter(self.rows)
+
+
+#: A Table with no rows and no columns.
+EMPTY = Table((), ())
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pair:
+    """One comparison (``analysis.pairs.compare``): a baseline cell against a variant cell on
+    one machine, the other axes as context, and the figures. Pages that read more columns
+    subclass it with their own fields."""
+
+    fingerprint_id: str
+    machine: str = ""
+    page: str = ""
+    axis: str = ""
+    metric: str = ""
+    baseline_value: str | None = None
+    variant_value: str | None = None
+    baseline_cell_id: str = ""
+    variant_cell_id: str = ""
+    baseline_anchor: str = ""
+    variant_anchor: str = ""
+    # the context axes (the pair's own axis is in baseline_value and variant_value)
+    device: str | None = None
+    model: str | None = None
+    model_source: str | None = None
+    input_shape: str | None = None
+    inputs: str | None = None
+    loss: str | None = None
+    mode: str | None = None
+    batch_size: int | None = None
+    resolution: int | None = None
+    precision: str | None = None
+    memory_format: str | None = None
+    shapes: str | None = None
+    cudnn_benchmark: str | None = None
+    cudnn_deterministic: str | None = None
+    cudnn_benchmark_limit: int | None = None
+    cpu_threads: int | None = None
+    kernel_cache: str | None = None
+    compile: str | None = None
+    compile_dynamic: str | None = None
+    num_workers: int | None = None
+    decoder: str | None = None
+    images: str | None = None
+    # the figures
+    model_family: str | None = None
+    n_base: int = 0
+    n_var: int = 0
+    base_median_s: float | None = None
+    var_median_s: float | None = None
+    base_samples_per_s: float | None = None
+    var_samples_per_s: float | None = None
+    speedup: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    verdict: str = ""
+    noise: str | None = None
+    spread: float | None = None
+    n_left_out: int | None = None
+
+    @property
+    def in_band(self) -> bool:
+        """Whether the interval lies inside 1 ± δ as printed (wording, not a verdict)."""
+        return within_band(self.ci_low, self.ci_high)
+
+    @property
+    def not_slower(self) -> bool:
+        """Whether the interval rules out a slowdown beyond δ, as printed."""
+        return not_slower(self.ci_low)
