@@ -20,8 +20,10 @@ from bench.report.judge.advice import Recommendation
 from bench.report.judge.claims import ClaimAnswer, Finding
 from bench.report.judge.machines import Machine
 from bench.report.judge.regimes import Regime
+from bench.report.judge.rows import Pair, Scalar, Table
+from bench.report.judge.tally import Comparisons, MachineRows, Tally
 
 __all__ = [
     "CONFIDENCE", "DELTA", "MIN_OK_REPLICATES", "ClaimAnswer", "Finding", "Machine",
-    "Recommendation", "Regime",
+    "Comparisons", "MachineRows", "Pair", "Recommendation", "Regime", "Scalar", "Table", "Tally",
 ]  # fmt: skip
