@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -72,6 +72,12 @@ class Table:
         values = frame.astype(object).to_numpy()
         return cls(tuple(str(c) for c in frame.columns),
                    tuple(tuple(plain(v) for v in row) for row in values))
+
+    def select(self, names: Sequence[str]) -> Table:
+        """The columns of ``names`` this table has, in that order."""
+        keep = [self.columns.index(n) for n in names if n in self.columns]
+        return Table(tuple(self.columns[i] for i in keep),
+                     tuple(tuple(row[i] for i in keep) for row in self.rows))
 
     def frame(self) -> pd.DataFrame:
         """The rows as an object-typed DataFrame, for the CSV writer."""

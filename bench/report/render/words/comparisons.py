@@ -15,7 +15,7 @@ import pandas as pd
 
 from bench import schema
 from bench.report import fmt
-from bench.report.judge import DELTA
+from bench.report.judge import DELTA, Pair, Table
 from bench.report.render import charts
 from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page
@@ -48,10 +48,13 @@ _CSV_COLUMNS = (
 
 
 def write_comparisons(
-    writer: Writer, name: str, frame: pd.DataFrame, extra: Sequence[str] = ()
+    writer: Writer, name: str, frame: pd.DataFrame | Table, extra: Sequence[str] = ()
 ) -> str:
     """Every comparison of a page as a CSV next to the data files; returns its path."""
     path = f"{COMPARISONS}/{name}.csv"
+    if isinstance(frame, Table):
+        writer.csv(path, frame.select((*_CSV_COLUMNS, *extra)))
+        return path
     columns = [c for c in (*_CSV_COLUMNS, *extra) if c in frame.columns]
     writer.csv(path, frame[columns])
     return path
@@ -80,7 +83,7 @@ def trim(rows: list[Any], limit: int = charts.MAX_ROWS) -> tuple[list[Any], int]
 
 
 def _speedup_rows(
-    frame: pd.DataFrame, columns: Sequence[str], *, short: bool = True
+    rows: Sequence[Any], columns: Sequence[str], *, short: bool = True
 ) -> list[charts.SpeedupRow]:
     return [
         charts.SpeedupRow(
@@ -90,7 +93,7 @@ def _speedup_rows(
             ci_high=float(r.ci_high) if present(r.ci_high) else math.nan,
             verdict=str(r.verdict),
         )
-        for r in rows_of(frame)
+        for r in rows
     ]
 
 
@@ -100,7 +103,7 @@ def _ci_words(r: charts.SpeedupRow) -> str:
 
 
 def speedup_chart(
-    frame: pd.DataFrame,
+    frame: pd.DataFrame | Sequence[Pair],
     columns: Sequence[str],
     path: str,
     writer: Writer,
@@ -110,12 +113,13 @@ def speedup_chart(
     what: str,
 ) -> dict[str, Any] | None:
     """Draw a speedup chart of ``frame``'s comparisons (the first MAX_ROWS with a value)."""
-    drawable = frame.loc[frame["speedup"].notna()]
-    if drawable.empty:
+    rows = list(rows_of(frame)) if isinstance(frame, pd.DataFrame) else list(frame)
+    drawable = [r for r in rows if present(r.speedup)]
+    if not drawable:
         return None
-    shown = _speedup_rows(drawable.head(charts.MAX_ROWS), columns)
+    shown = _speedup_rows(drawable[:charts.MAX_ROWS], columns)
     words = [
-        _ci_words(r) for r in _speedup_rows(drawable.head(charts.MAX_ROWS), columns, short=False)
+        _ci_words(r) for r in _speedup_rows(drawable[:charts.MAX_ROWS], columns, short=False)
     ]
     writer.chart(
         charts.speedup_chart, path, shown, title=title, xlabel=xlabel, delta=DELTA
