@@ -158,6 +158,29 @@ def test_a_spelled_status_is_found(tmp_path: Path) -> None:
     assert _status_literals(path) == [(1, 'if row["status"] == "ok":')]
 
 
+def _code_literals(path: Path) -> list[tuple[int, str]]:
+    from bench.report.judge.advice.codes import Caveat, Rule
+
+    codes = {c.value for enum in (Rule, Caveat) for c in enum}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [(n, lines[n - 1].strip()) for n, value in string_literals(path) if value in codes]
+
+
+def test_no_rule_or_caveat_code_is_spelled_outside_its_enum() -> None:
+    codes = ROOT / "bench" / "report" / "judge" / "advice" / "codes.py"
+    found = [f"{path.relative_to(ROOT)}:{n}: {line}"
+             for path in sorted((ROOT / "bench").rglob("*.py")) if path != codes
+             for n, line in _code_literals(path)]
+    assert not found, found
+    assert len(_code_literals(codes)) > 40  # it read the enums' own spellings
+
+
+def test_a_spelled_code_is_found(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text('if "steady-drift" in r.caveats:\n    pass\nx = "steady"\n', encoding="utf-8")
+    assert _code_literals(path) == [(1, 'if "steady-drift" in r.caveats:')]
+
+
 def test_every_module_imports() -> None:
     """mypy is told to ignore imports it cannot find, so a module path left behind by a move
     would pass it: importing every module does not."""

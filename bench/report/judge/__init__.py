@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from bench.report.analysis import CONFIDENCE, DELTA, MIN_OK_REPLICATES
 from bench.report.judge.advice import Recommendation
+from bench.report.judge.advice.codes import Caveat, Rule, Setting
 from bench.report.judge.claims import ClaimAnswer, Finding
 from bench.report.judge.machines import Machine
 from bench.report.judge.regimes import Regime
@@ -24,6 +25,7 @@ from bench.report.judge.rows import Pair, Scalar, Table
 from bench.report.judge.tally import Comparisons, MachineRows, Tally
 
 __all__ = [
-    "CONFIDENCE", "DELTA", "MIN_OK_REPLICATES", "ClaimAnswer", "Finding", "Machine",
-    "Comparisons", "MachineRows", "Pair", "Recommendation", "Regime", "Scalar", "Table", "Tally",
+    "CONFIDENCE", "DELTA", "MIN_OK_REPLICATES", "Caveat", "ClaimAnswer", "Comparisons", "Finding",
+    "Machine", "MachineRows", "Pair", "Recommendation", "Regime", "Rule", "Scalar", "Setting",
+    "Table", "Tally",
 ]  # fmt: skip

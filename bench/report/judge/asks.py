@@ -30,21 +30,24 @@ from bench.report.analysis.studies import one_off_costs
 from bench.report.input.load import Dataset
 from bench.report.judge import advice
 from bench.report.judge.advice import Recommendation
+from bench.report.judge.advice.codes import Caveat, Setting
 from bench.report.judge.advice.rules import one_off, switch_rules
 from bench.report.judge.breaks import Breaks, breaks, explain
 from bench.report.vocabulary import Action, KnobStatus, Verdict
 
 #: The setting a comparison axis's recommendations are filed under.
-SETTING_OF = {"cudnn_benchmark": "cudnn.benchmark", "cudnn_deterministic": "cudnn.deterministic",
-              "precision": "precision", "memory_format": "memory_format",
-              "cpu_threads": "cpu_threads", "compile": "torch.compile"}
+SETTING_OF = {"cudnn_benchmark": Setting.CUDNN_BENCHMARK,
+              "cudnn_deterministic": Setting.CUDNN_DETERMINISTIC,
+              "precision": Setting.PRECISION, "memory_format": Setting.MEMORY_FORMAT,
+              "cpu_threads": Setting.CPU_THREADS, "compile": Setting.COMPILE}
 
 
 #: The report's pair read from its variant's side: its verdict and its advice mirrored.
 _MIRRORED_VERDICT = {Verdict.FASTER: Verdict.SLOWER, Verdict.SLOWER: Verdict.FASTER}
 _MIRRORED_ACTION = {Action.ENABLE: Action.KEEP_OFF, Action.KEEP_OFF: Action.ENABLE}
 #: Caveats that speak of one side of the report's pair, as they read from the other side.
-_MIRRORED_CAVEATS = {"tf32-default": "tf32-is-the-default", "variant-failed": "baseline-failed"}
+_MIRRORED_CAVEATS = {Caveat.TF32_DEFAULT: Caveat.TF32_IS_THE_DEFAULT,
+                     Caveat.VARIANT_FAILED: Caveat.BASELINE_FAILED}
 
 
 @dataclass(frozen=True)
@@ -215,7 +218,7 @@ def reverse(pairs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _mirrored(rec: Recommendation) -> tuple[Action, tuple[str, ...]]:
+def _mirrored(rec: Recommendation) -> tuple[Action, tuple[Caveat, ...]]:
     """The report's advice on its variant, as advice on the other side: turning to the
     default's side is keeping the variant off, and the other way round."""
     return (_MIRRORED_ACTION.get(rec.action, rec.action),
@@ -241,7 +244,8 @@ def _break_fields(b: Breaks | None, verdict: str) -> dict[str, Any]:
 def _verdict(ask: Ask, cost: Any, rec: Recommendation | None, cells: pd.DataFrame,
              steps: int, backwards: bool = False) -> KnobAnswer:
     insufficient = cost.verdict == Verdict.INSUFFICIENT
-    action, caveats = (rec.action, rec.caveats) if rec else (Action.INSUFFICIENT, ())
+    caveats: tuple[Caveat, ...] = rec.caveats if rec else ()
+    action = rec.action if rec else Action.INSUFFICIENT
     if rec and backwards:
         action, caveats = _mirrored(rec)
     break_even = _number(cost.break_even_iters_high)

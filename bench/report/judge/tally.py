@@ -24,7 +24,6 @@ from bench.report.judge.rows import Pair, Table, typed_row, typed_rows
 from bench.report.judge.selection import judged
 from bench.report.vocabulary import Verdict
 
-
 P = TypeVar("P", bound=Pair)
 
 

@@ -23,6 +23,7 @@ from typing import Union
 from bench.report import parallel
 from bench.report.analysis import Analysis, analyse
 from bench.report.input.load import Dataset
+from bench.report.judge.advice.codes import Caveat
 from bench.report.judge.advice.record import (
     JOB_LENGTHS,
     MEMORY_CAVEAT_SHARE,
@@ -70,7 +71,7 @@ def recommend(
     drifting = set(zip(cells.loc[cells["n_drift"] > 0, "page"],
                        cells.loc[cells["n_drift"] > 0, "anchor"]))
     recs = [
-        dataclasses.replace(r, caveats=(*r.caveats, "steady-drift"))
+        dataclasses.replace(r, caveats=(*r.caveats, Caveat.STEADY_DRIFT))
         if drifting.intersection(r.evidence)
         else r
         for r in recs

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from bench.report.analysis.pairs import not_slower, within_band
+from bench.report.judge.advice.codes import Caveat, Rule, Setting
 from bench.report.judge.selection import REGIME_COLUMNS as _REGIME
 from bench.report.vocabulary import Action, Verdict
 
@@ -46,8 +47,8 @@ REGIME_KEY = (
 class Recommendation:
     """One piece of advice for one regime; every number traceable through ``evidence``."""
 
-    rule: str
-    setting: str
+    rule: Rule | str  # a Rule, or empty where no rule decided (``asks``)
+    setting: Setting
     action: Action
     baseline_value: str
     variant_value: str
@@ -92,7 +93,7 @@ class Recommendation:
     #: cudnn_benchmark, kernel_cache, bitwise equal; None where it had no ok check)
     variant_checks: tuple[tuple[str, str, str, bool | None], ...] = ()
     max_abs_diff_default: float | None = None
-    caveats: tuple[str, ...] = ()
+    caveats: tuple[Caveat, ...] = ()
     evidence: tuple[tuple[str, str], ...] = ()  # (page, anchor) of every row used
     models: tuple[str, ...] = ()  # the family's models that were measured (sorted)
     batch_size: str = ""  # part of the regime; empty for device, whose curves span batches

@@ -21,8 +21,9 @@ Rules (``Recommendation.rule``):
   ``det-no-measurable-cost`` (enable: the interval rules out a cost above δ),
   ``det-cost-unclear`` (enable only if needed: no clear difference, but the interval allows a
   cost above δ), ``det-mixed``.
-- ``precision-*`` and ``memory_format-*``: ``-insufficient``, ``-faster`` (enable), ``-slower``
-  (keep off), ``-no-clear-difference`` (leave default), ``-mixed``.
+- ``precision-*``, ``memory_format-*`` (and, in ``bench advise``, ``cpu_threads-*``):
+  ``-insufficient``, ``-faster`` (enable), ``-slower`` (keep off), ``-no-clear-difference``
+  (leave default), ``-mixed``.
 - ``device-insufficient``, ``device-gpu-from-batch`` (enable: the GPU is faster from
   ``from_batch`` up), ``device-cpu-wins`` (keep off: the GPU never wins at every larger batch),
   ``device-mixed`` (models of the family cross over at different batches or never).
@@ -54,6 +55,7 @@ import pandas as pd
 
 from bench.report.analysis.cells import model_family
 from bench.report.analysis.pairs import not_slower
+from bench.report.judge.advice.codes import Caveat, Rule, Setting
 from bench.report.judge.advice.record import (
     MEMORY_CAVEAT_SHARE,
     REGIME_COLUMNS,
@@ -71,21 +73,21 @@ from bench.report.vocabulary import Action, Verdict
 
 
 def one_off(prefix: str, verdict: str, break_even: float | None, steps: int
-            ) -> tuple[str, Action]:
+            ) -> tuple[Rule, Action]:
     """The rule for a setting that costs once, up front, for a faster steady state
     (cudnn.benchmark; torch.compile in ``bench advise``): on only where it is faster and a job
     of ``steps`` steps repays the first pass in the worst case the interval allows."""
     if verdict == Verdict.INSUFFICIENT:
-        return f"{prefix}-insufficient", Action.INSUFFICIENT
+        return Rule(f"{prefix}-insufficient"), Action.INSUFFICIENT
     if verdict == Verdict.FASTER:
         if break_even is not None and steps >= break_even:
-            return f"{prefix}-faster-pays-back", Action.ENABLE
-        return f"{prefix}-cold-cost-not-repaid", Action.KEEP_OFF
+            return Rule(f"{prefix}-faster-pays-back"), Action.ENABLE
+        return Rule(f"{prefix}-cold-cost-not-repaid"), Action.KEEP_OFF
     if verdict == Verdict.SLOWER:
-        return f"{prefix}-slower", Action.KEEP_OFF
+        return Rule(f"{prefix}-slower"), Action.KEEP_OFF
     if verdict == Verdict.NO_CLEAR_DIFFERENCE:
-        return f"{prefix}-no-clear-difference", Action.LEAVE_DEFAULT
-    return f"{prefix}-mixed", Action.DEPENDS
+        return Rule(f"{prefix}-no-clear-difference"), Action.LEAVE_DEFAULT
+    return Rule(f"{prefix}-mixed"), Action.DEPENDS
 
 
 def benchmark_rules(costs: pd.DataFrame, job_lengths: Sequence[int]) -> list[Recommendation]:
@@ -120,16 +122,16 @@ def benchmark_rules(costs: pd.DataFrame, job_lengths: Sequence[int]) -> list[Rec
     for key, row in summary:
         verdict = row["verdict"]
         break_even = number(row["break_even"])
-        caveats = ["variant-failed"] if row["failed"] > 0 else []
+        caveats = [Caveat.VARIANT_FAILED] if row["failed"] > 0 else []
         share = number(row["mem_share"])
         if share is not None and share > MEMORY_CAVEAT_SHARE:
-            caveats.append("extra-memory")
+            caveats.append(Caveat.EXTRA_MEMORY)
         for n in job_lengths:
             rule, action = one_off("bm", verdict, break_even, n)
             out.append(
                 Recommendation(
                     rule=rule,
-                    setting="cudnn.benchmark",
+                    setting=Setting.CUDNN_BENCHMARK,
                     action=action,
                     baseline_value="off",
                     variant_value="on",
@@ -212,29 +214,29 @@ def determinism_rules(pairs: pd.DataFrame) -> list[Recommendation]:
         variant_eq = _agreement([c[3] for c in checks["var"]])
         verdict = row["verdict"]
         if verdict == Verdict.INSUFFICIENT:
-            rule, action = "det-insufficient", Action.INSUFFICIENT
+            rule, action = Rule.DET_INSUFFICIENT, Action.INSUFFICIENT
         elif variant_eq is False:
-            rule, action = "det-does-not-reproduce", Action.KEEP_OFF
+            rule, action = Rule.DET_DOES_NOT_REPRODUCE, Action.KEEP_OFF
         elif default_eq is True:
-            rule, action = "det-default-reproduces", Action.LEAVE_DEFAULT
+            rule, action = Rule.DET_DEFAULT_REPRODUCES, Action.LEAVE_DEFAULT
         elif variant_eq == MIXED:  # equal in some configurations with it on, not in others
-            rule, action = "det-reproduces-in-some", Action.ENABLE_IF_NEEDED
+            rule, action = Rule.DET_REPRODUCES_IN_SOME, Action.ENABLE_IF_NEEDED
         elif variant_eq is None:  # not checked with it on everywhere: its cost, not its gain
-            rule, action = "det-unchecked", Action.ENABLE_IF_NEEDED
+            rule, action = Rule.DET_UNCHECKED, Action.ENABLE_IF_NEEDED
         elif verdict == Verdict.SLOWER:
-            rule, action = "det-costs", Action.ENABLE_IF_NEEDED
+            rule, action = Rule.DET_COSTS, Action.ENABLE_IF_NEEDED
         elif verdict == Verdict.FASTER or (
             verdict == Verdict.NO_CLEAR_DIFFERENCE and not_slower(number(row["ci_low"]))
         ):
-            rule, action = "det-no-measurable-cost", Action.ENABLE
+            rule, action = Rule.DET_NO_MEASURABLE_COST, Action.ENABLE
         elif verdict == Verdict.NO_CLEAR_DIFFERENCE:
-            rule, action = "det-cost-unclear", Action.ENABLE_IF_NEEDED
+            rule, action = Rule.DET_COST_UNCLEAR, Action.ENABLE_IF_NEEDED
         else:
-            rule, action = "det-mixed", Action.DEPENDS
+            rule, action = Rule.DET_MIXED, Action.DEPENDS
         out.append(
             Recommendation(
                 rule=rule,
-                setting="cudnn.deterministic",
+                setting=Setting.CUDNN_DETERMINISTIC,
                 action=action,
                 baseline_value="off",
                 variant_value="on",
@@ -245,7 +247,7 @@ def determinism_rules(pairs: pd.DataFrame) -> list[Recommendation]:
                 bitwise_equal_variant=variant_eq if isinstance(variant_eq, bool) else None,
                 max_abs_diff_default=number(row["max_diff"]),
                 variant_checks=tuple(checks["var"]),
-                caveats=("variant-failed",) if row["failed"] > 0 else (),
+                caveats=(Caveat.VARIANT_FAILED,) if row["failed"] > 0 else (),
                 evidence=row["evidence"],
             )
         )
@@ -253,9 +255,9 @@ def determinism_rules(pairs: pd.DataFrame) -> list[Recommendation]:
 
 
 _SWITCH_RULES = {
-    Verdict.INSUFFICIENT: (Verdict.INSUFFICIENT, Action.INSUFFICIENT),
-    Verdict.FASTER: (Verdict.FASTER, Action.ENABLE),
-    Verdict.SLOWER: (Verdict.SLOWER, Action.KEEP_OFF),
+    Verdict.INSUFFICIENT: ("insufficient", Action.INSUFFICIENT),
+    Verdict.FASTER: ("faster", Action.ENABLE),
+    Verdict.SLOWER: ("slower", Action.KEEP_OFF),
     Verdict.NO_CLEAR_DIFFERENCE: ("no-clear-difference", Action.LEAVE_DEFAULT),
 }
 
@@ -273,20 +275,20 @@ def switch_rules(pairs: pd.DataFrame, axis: str) -> list[Recommendation]:
         baseline, variant = str(fields.pop("baseline_value")), str(fields.pop("variant_value"))
         if axis == "precision":
             fields["precision"] = baseline
-        rule, action = _SWITCH_RULES.get(row["verdict"], (Verdict.MIXED, Action.DEPENDS))
-        caveats = []
+        rule, action = _SWITCH_RULES.get(row["verdict"], ("mixed", Action.DEPENDS))
+        caveats: list[Caveat] = []
         if axis == "precision":
             # advice to switch (in some models): check accuracy
             if action in (Action.ENABLE, Action.DEPENDS):
-                caveats.append("changes-numerics")
+                caveats.append(Caveat.CHANGES_NUMERICS)
             if fields["device"] == "cuda" and baseline == "fp32":
-                caveats.append("tf32-default")
+                caveats.append(Caveat.TF32_DEFAULT)
         if row["failed"] > 0:
-            caveats.append("variant-failed")
+            caveats.append(Caveat.VARIANT_FAILED)
         out.append(
             Recommendation(
-                rule=f"{axis}-{rule}",
-                setting=axis,
+                rule=Rule(f"{axis}-{rule}"),
+                setting=Setting(axis),
                 action=action,
                 baseline_value=baseline,
                 variant_value=variant,
@@ -337,22 +339,22 @@ def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommenda
         fields = key_fields(regime, key)
         crossing = crossings.get(key, pd.Series(dtype="Int64"))
         from_batch: int | None = None
-        caveats: list[str] = []
+        caveats: list[Caveat] = []
         numbers = figures(row)
         if crossing.empty:
-            rule, action = "device-insufficient", Action.INSUFFICIENT
+            rule, action = Rule.DEVICE_INSUFFICIENT, Action.INSUFFICIENT
         elif crossing.isna().all():
-            rule, action = "device-cpu-wins", Action.KEEP_OFF
+            rule, action = Rule.DEVICE_CPU_WINS, Action.KEEP_OFF
         elif crossing.notna().all() and crossing.nunique() == 1:
             from_batch = int(crossing.iloc[0])
-            rule, action = "device-gpu-from-batch", Action.ENABLE
+            rule, action = Rule.DEVICE_GPU_FROM_BATCH, Action.ENABLE
             at = at_batch.loc[(*key, from_batch)]
             if smallest_thin.get(key, math.inf) < from_batch:
-                caveats.append("smaller-batches-insufficient")
+                caveats.append(Caveat.SMALLER_BATCHES_INSUFFICIENT)
             if largest.get(key) == from_batch:
-                caveats.append("largest-batch-only")
+                caveats.append(Caveat.LARGEST_BATCH_ONLY)
                 if smallest.get(key) == from_batch:
-                    caveats.append("one-batch-only")
+                    caveats.append(Caveat.ONE_BATCH_ONLY)
             numbers.update(  # the figures quoted are at from_batch: its configurations only
                 verdict=Verdict.FASTER,
                 n_sufficient=int(at["n"]),
@@ -361,11 +363,11 @@ def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommenda
                 ci_high=number(at["ci_high"]),
             )
         else:
-            rule, action = "device-mixed", Action.DEPENDS
+            rule, action = Rule.DEVICE_MIXED, Action.DEPENDS
         out.append(
             Recommendation(
                 rule=rule,
-                setting="device",
+                setting=Setting.DEVICE,
                 action=action,
                 baseline_value="cpu",
                 variant_value="cuda",

@@ -8,23 +8,26 @@ matplotlib), so ``advise`` can print them where only the report's statistics are
 from __future__ import annotations
 
 from bench.report import fmt
+from bench.report.judge.advice.codes import Caveat
 from bench.report.judge.advice.record import MEMORY_CAVEAT_SHARE
 
-CAVEATS = {
-    "changes-numerics": "it changes the arithmetic, so check that accuracy holds",
-    "tf32-default": "the fp32 baseline already ran its convolutions in TF32 (PyTorch's default)",
-    "variant-failed": "in some configurations the setting failed outright (see the machine page)",
+CAVEATS: dict[str, str] = {
+    Caveat.CHANGES_NUMERICS: "it changes the arithmetic, so check that accuracy holds",
+    Caveat.TF32_DEFAULT:
+        "the fp32 baseline already ran its convolutions in TF32 (PyTorch's default)",
+    Caveat.VARIANT_FAILED:
+        "in some configurations the setting failed outright (see the machine page)",
     # the two above, where advise reads the report's pair the other way round
     # (``verdicts.reverse``: the TF32 knob)
-    "tf32-is-the-default": "TF32 convolutions are already PyTorch's default for fp32 "
+    Caveat.TF32_IS_THE_DEFAULT: "TF32 convolutions are already PyTorch's default for fp32 "
     "(torch.backends.cudnn.allow_tf32); fp32-strict is what turns them off",
-    "baseline-failed": "in some configurations the run with the setting off failed outright "
+    Caveat.BASELINE_FAILED: "in some configurations the run with the setting off failed outright "
     "(see the machine page)",
-    "extra-memory": "it raises the peak memory of a whole run by more than "
+    Caveat.EXTRA_MEMORY: "it raises the peak memory of a whole run by more than "
     + fmt.pct(MEMORY_CAVEAT_SHARE),
-    "smaller-batches-insufficient": "smaller batches had too few ok replicates to judge, so "
+    Caveat.SMALLER_BATCHES_INSUFFICIENT: "smaller batches had too few ok replicates to judge, so "
     "the GPU may already win below that batch",
-    "steady-drift": "some of the measurements it rests on drifted while they were timed (see "
+    Caveat.STEADY_DRIFT: "some of the measurements it rests on drifted while they were timed (see "
     "the machine page)",
 }
 
@@ -41,7 +44,7 @@ def memory_change(extra_bytes: float | None, share: float | None, *, signed: boo
 def caveat_text(code: str, extra_bytes: float | None = None, share: float | None = None) -> str:
     """A caveat in words; the memory one with its figures where they are known, so "more
     memory" has a size (as the pages word it: ``views.sentences.caveat_text``)."""
-    if code == "extra-memory" and fmt.present(extra_bytes):
+    if code == Caveat.EXTRA_MEMORY and fmt.present(extra_bytes):
         return (f"it raises the peak memory of a whole run, first pass included, by "
                 f"{memory_change(extra_bytes, share, signed=False)}")
     return CAVEATS.get(code, code)

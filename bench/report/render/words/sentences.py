@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from bench.report import fmt
-from bench.report.judge import DELTA, Recommendation, Regime
+from bench.report.judge import DELTA, Caveat, Recommendation, Regime, Rule, Setting
 from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page
 from bench.report.render.words import caveats
@@ -79,7 +79,7 @@ def decision(regime: Regime) -> str:
     """The decision in a few words, for a table cell."""
     r = regime.main
     if (
-        r.setting == "cudnn.benchmark"
+        r.setting == Setting.CUDNN_BENCHMARK
         and r.action in (Action.ENABLE, Action.KEEP_OFF)
         and r.verdict == Verdict.FASTER
     ):
@@ -89,25 +89,25 @@ def decision(regime: Regime) -> str:
             if fmt.present(r.break_even_iters)
             else Action.ENABLE
         )
-    if r.setting in ("precision", "memory_format"):
+    if r.setting in (Setting.PRECISION, Setting.MEMORY_FORMAT):
         return {
             Action.ENABLE: f"use {r.variant_value}",
             Action.KEEP_OFF: f"keep {r.baseline_value}",
             Action.LEAVE_DEFAULT: f"no clear difference: keep {r.baseline_value}",
         }.get(r.action, ACTION_WORDS.get(r.action, r.action))
-    if r.setting == "device":
+    if r.setting == Setting.DEVICE:
         if r.from_batch is not None:
             at = (f"GPU at batch {r.from_batch}, {_which_batch(r)}"
-                  if "largest-batch-only" in r.caveats else f"GPU from batch {r.from_batch}")
-            if "smaller-batches-insufficient" in r.caveats:
+                  if Caveat.LARGEST_BATCH_ONLY in r.caveats else f"GPU from batch {r.from_batch}")
+            if Caveat.SMALLER_BATCHES_INSUFFICIENT in r.caveats:
                 return f"{at}; not enough data below it"
             return at
         return {Action.KEEP_OFF: "GPU never clearly faster"}.get(
             r.action, ACTION_WORDS.get(r.action, r.action)
         )
-    if r.rule == "det-unchecked":
+    if r.rule == Rule.DET_UNCHECKED:
         return "only if you need reproducibility (not checked here)"
-    if r.rule == "det-reproduces-in-some":
+    if r.rule == Rule.DET_REPRODUCES_IN_SOME:
         return "only if you need reproducibility (re-runs matched in some configurations only)"
     return ACTION_WORDS.get(r.action, r.action)
 
@@ -126,14 +126,14 @@ def caveat_text(r: Recommendation, code: str) -> str:
     """A caveat in words (``caveats.caveat_text``, which advise prints too), the memory one
     with the first pass's workspace as well where the page has it."""
     text = caveats.caveat_text(code, r.extra_peak_mem_bytes, r.extra_peak_mem_share)
-    if code == "extra-memory" and fmt.present(r.extra_peak_mem_bytes) and \
+    if code == Caveat.EXTRA_MEMORY and fmt.present(r.extra_peak_mem_bytes) and \
             fmt.present(r.workspace_bytes) and r.workspace_bytes:
         text += f"; its first pass held {fmt.bytes_(r.workspace_bytes)} above the steady state"
     return text
 
 
 #: Caveats whose words carry figures of their own, never pooled into a list's notes.
-_OWN_FIGURES = frozenset({"extra-memory", "smaller-batches-insufficient"})
+_OWN_FIGURES = frozenset({Caveat.EXTRA_MEMORY, Caveat.SMALLER_BATCHES_INSUFFICIENT})
 
 
 def common_notes(regimes: Sequence[Regime]) -> tuple[dict[str, int], list[str]]:
@@ -165,16 +165,17 @@ def sentence(regime: Regime, p: Page, *, with_setting: bool = True,
     said = said or {}
     r = regime.main
     where = cat(workload(r), " on ", p.machine_link(r.machine, r.page))
-    if r.setting == "cudnn.benchmark":
+    if r.setting == Setting.CUDNN_BENCHMARK:
         body = _benchmark(r, said)
-    elif r.setting == "cudnn.deterministic":
+    elif r.setting == Setting.CUDNN_DETERMINISTIC:
         body = _determinism(r)
-    elif r.setting in ("precision", "memory_format"):
+    elif r.setting in (Setting.PRECISION, Setting.MEMORY_FORMAT):
         body = _switch(r)
     else:
         body = _device(r)
     # the device sentence already leads with the thin smaller batches when there are any
-    told = {*said, *({"smaller-batches-insufficient"} if r.setting == "device" else ())}
+    told = {*said, *({Caveat.SMALLER_BATCHES_INSUFFICIENT} if r.setting == Setting.DEVICE
+                     else ())}
     caveats = [caveat_text(r, c) for c in r.caveats if c in CAVEATS and c not in told]
     cited = sorted(said[c] for c in set(r.caveats) if said.get(c))
     tail = (" Note: " + "; ".join(caveats) + ".") if caveats else ""
@@ -295,18 +296,18 @@ def _determinism_speed(r: Recommendation) -> str:
 
 def _determinism(r: Recommendation) -> Md:
     speed = _determinism_speed(r)
-    if r.rule == "det-does-not-reproduce":
+    if r.rule == Rule.DET_DOES_NOT_REPRODUCE:
         return cat(
             Md("**keep it off**: "),
             "even with it on, two fresh processes were not "
             f"bitwise equal, so it does not buy reproducibility here; {speed}.",
         )
-    if r.rule == "det-default-reproduces":
+    if r.rule == Rule.DET_DEFAULT_REPRODUCES:
         return cat(
             Md("**leave the default (off)**: "),
             f"with it off, two fresh processes already gave bitwise-equal results; {speed}.",
         )
-    if r.rule == "det-reproduces-in-some":
+    if r.rule == Rule.DET_REPRODUCES_IN_SOME:
         checks = r.variant_checks
         equal = [c for c in checks if c[3] is True]
         differ = [c for c in checks if c[3] is False]
@@ -317,7 +318,7 @@ def _determinism(r: Recommendation) -> Md:
             f"not {_configs(differ, checks)}, so it does not buy reproducibility in every "
             f"configuration here; {speed}.",
         )
-    if r.rule == "det-unchecked":
+    if r.rule == Rule.DET_UNCHECKED:
         checked = [c for c in r.variant_checks if c[3] is not None]
         if checked:  # checked, and equal, in some of the regime's configurations only
             unchecked = [c for c in r.variant_checks if c[3] is None]
@@ -335,7 +336,7 @@ def _determinism(r: Recommendation) -> Md:
             f"{speed}. No two-process re-run check ran with it on for this configuration, so "
             "whether it makes re-runs bitwise equal on this machine was not checked.",
         )
-    if r.rule == "det-costs":
+    if r.rule == Rule.DET_COSTS:
         diff = (
             f" With it off, re-runs differed by up to {fmt.num(r.max_abs_diff_default)}."
             if fmt.present(r.max_abs_diff_default) and r.bitwise_equal_default is False
@@ -344,13 +345,13 @@ def _determinism(r: Recommendation) -> Md:
         return cat(
             Md("**enable it only if you need bitwise reproducibility**: "), f"{speed}.{diff}"
         )
-    if r.rule == "det-cost-unclear":
+    if r.rule == Rule.DET_COST_UNCLEAR:
         return cat(
             Md("**enable it only if you need bitwise reproducibility**: "),
             f"{speed}, an interval too wide to rule out a cost above "
             f"{fmt.pct(DELTA)}.",
         )
-    if r.rule == "det-no-measurable-cost":
+    if r.rule == Rule.DET_NO_MEASURABLE_COST:
         return cat(
             Md("**enable it** if reproducibility matters: "),
             f"there is no measurable cost; {speed}.",
@@ -395,13 +396,13 @@ def _switch(r: Recommendation) -> Md:
 
 def _which_batch(r: Recommendation) -> str:
     """A GPU verdict at the largest batch measured: whether it was also the only one."""
-    return ("the only batch measured" if "one-batch-only" in r.caveats
+    return ("the only batch measured" if Caveat.ONE_BATCH_ONLY in r.caveats
             else "the largest batch measured")
 
 
 def _device(r: Recommendation) -> Md:
-    top = "largest-batch-only" in r.caveats  # nothing measured above it: no "and up"
-    if r.from_batch is not None and "smaller-batches-insufficient" in r.caveats:
+    top = Caveat.LARGEST_BATCH_ONLY in r.caveats  # nothing measured above it: no "and up"
+    if r.from_batch is not None and Caveat.SMALLER_BATCHES_INSUFFICIENT in r.caveats:
         return cat(
             Md("**the GPU is clearly faster at batch "),
             str(r.from_batch),
