@@ -7,9 +7,13 @@ Each rule is read off the source (``ast`` and the template text); nothing is imp
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
+import typing
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import pytest
 
 from bench.report import vocabulary
@@ -98,3 +102,79 @@ def test_a_spelled_word_is_found(tmp_path: Path, text: str, hits: int) -> None:
     path = tmp_path / "words.py"
     path.write_text(text, encoding="utf-8")
     assert len(_spelled_words(path, tmp_path)) == hits
+
+
+#: What a page model's field must not be: a frame a view would have to query, or a value
+#: whose type says nothing.
+UNTYPED = ("DataFrame", "Series", "Any")
+
+
+def _untyped(hint: object, where: str, seen: set[type]) -> list[str]:
+    """Every untyped field reachable from ``hint`` (a type hint), named by its path."""
+    if hint is Any or getattr(hint, "__name__", "") in UNTYPED:
+        return [where]
+    if isinstance(hint, typing.TypeVar):
+        return _untyped(hint.__bound__, where, seen) if hint.__bound__ else [where]
+    found = []
+    for arg in typing.get_args(hint):
+        found += _untyped(arg, where, seen)
+    origin = typing.get_origin(hint) or hint
+    if isinstance(origin, type) and dataclasses.is_dataclass(origin) and origin not in seen:
+        seen.add(origin)
+        hints = typing.get_type_hints(origin)
+        for f in dataclasses.fields(origin):
+            found += _untyped(hints[f.name], f"{origin.__name__}.{f.name}", seen)
+    return found
+
+
+def test_no_page_model_field_is_a_frame_or_any() -> None:
+    from bench.report.questions.answers import Answers
+
+    found = _untyped(Answers, "Answers", set())
+    assert not found, sorted(set(found))
+
+
+@dataclasses.dataclass
+class _Inner:
+    rows: pd.DataFrame
+    best: Any
+
+
+@dataclasses.dataclass
+class _Outer:
+    inner: tuple[_Inner, ...]
+    ok: int | None
+
+
+def test_an_untyped_field_is_found() -> None:
+    assert sorted(_untyped(_Outer, "Outer", set())) == ["_Inner.best", "_Inner.rows"]
+
+
+def test_no_view_takes_the_whole_answers() -> None:
+    """A view formats its own page model and what every page shares (``Shared``)."""
+    found = [f"{path.relative_to(ROOT)}:{node.lineno}"
+             for path in sorted((REPORT / "questions").glob("*/*.py"))
+             if path.name != "model.py"
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Name) and node.id == "Answers"]
+    assert not found, found
+
+
+def test_views_compute_nothing() -> None:
+    """No view imports a frame or array library: filtering, sorting and statistics belong to
+    the page model."""
+    found = [f"{path.relative_to(ROOT)}:{node.lineno}"
+             for path in sorted((REPORT / "questions").glob("*/*.py"))
+             if path.name != "model.py"
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             for name in _imported_names(node)
+             if name.split(".")[0] in ("pandas", "numpy", "scipy")]
+    assert not found, found
+
+
+def _imported_names(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if isinstance(node, ast.ImportFrom):
+        return [node.module or ""]
+    return []

@@ -12,10 +12,12 @@ import pandas as pd
 from bench.report.analysis import CONFIDENCE, DELTA, MIN_OK_REPLICATES, Analysis
 from bench.report.judge import advice, claims
 from bench.report.judge.advice import Recommendation
+from bench.report.judge.advice.record import decisions_as_text
 from bench.report.judge.claims import ClaimAnswer, Finding
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, link_labels, machines_of
 from bench.report.judge.regimes import Regime, regimes
+from bench.report.judge.rows import Table
 from bench.report.questions.claims.model import ClaimsPage, claims_page
 from bench.report.questions.compare.model import ComparePage, compare_page
 from bench.report.questions.compile.model import CompilePage, compile_page
@@ -54,7 +56,7 @@ class Answers:
     machines: dict[str, Machine]
     labels: dict[str, str]  # link text per machine page where its name alone is ambiguous
     status: dict[tuple[str, str], str]  # (fingerprint, cell id) → "2 ok, 1 crash"
-    decisions: pd.DataFrame = field(repr=False)  # advice.decision_table: every decision
+    decisions: Table = field(repr=False)  # advice.decision_table: every decision, as text
     build_epoch: int  # the newest timestamp of the data, as a Unix time (0: none)
     home: HomePage
     cudnn: CudnnPage
@@ -103,7 +105,7 @@ def judge(analysis: Analysis, *, prices: Path | None = None) -> Answers:
         machines=machines,
         labels=link_labels(machines),
         status=_status(analysis.cells),
-        decisions=advice.decision_table(recs),
+        decisions=Table.of(decisions_as_text(advice.decision_table(recs))),
         build_epoch=_epoch(analysis.source.results),
         home=home_page(facts),
         cudnn=cudnn_page(facts),

@@ -202,3 +202,15 @@ def decision_table(
     table = pd.DataFrame(list(rows.values()), columns=columns)
     table["from_batch"] = table["from_batch"].astype("Int64")
     return table
+
+
+def decisions_as_text(table: pd.DataFrame) -> pd.DataFrame:
+    """``decision_table`` with its tuple cells (caveats, evidence) as space-separated words
+    (an evidence row as ``page/anchor``), so every cell is a plain value a CSV can hold."""
+    frame = table.copy()
+    for col in ("caveats", "evidence"):
+        if col in frame.columns:
+            frame[col] = frame[col].map(
+                lambda t: " ".join("/".join(map(str, x)) if isinstance(x, tuple) else str(x)
+                                   for x in t))
+    return frame

@@ -254,11 +254,12 @@ def determinism_rules(pairs: pd.DataFrame) -> list[Recommendation]:
     return out
 
 
+#: A switch's rule per verdict, as the name of its ``Rule`` after the axis (``PRECISION_…``).
 _SWITCH_RULES = {
-    Verdict.INSUFFICIENT: ("insufficient", Action.INSUFFICIENT),
-    Verdict.FASTER: ("faster", Action.ENABLE),
-    Verdict.SLOWER: ("slower", Action.KEEP_OFF),
-    Verdict.NO_CLEAR_DIFFERENCE: ("no-clear-difference", Action.LEAVE_DEFAULT),
+    Verdict.INSUFFICIENT: ("INSUFFICIENT", Action.INSUFFICIENT),
+    Verdict.FASTER: ("FASTER", Action.ENABLE),
+    Verdict.SLOWER: ("SLOWER", Action.KEEP_OFF),
+    Verdict.NO_CLEAR_DIFFERENCE: ("NO_CLEAR_DIFFERENCE", Action.LEAVE_DEFAULT),
 }
 
 
@@ -275,7 +276,7 @@ def switch_rules(pairs: pd.DataFrame, axis: str) -> list[Recommendation]:
         baseline, variant = str(fields.pop("baseline_value")), str(fields.pop("variant_value"))
         if axis == "precision":
             fields["precision"] = baseline
-        rule, action = _SWITCH_RULES.get(row["verdict"], ("mixed", Action.DEPENDS))
+        rule, action = _SWITCH_RULES.get(row["verdict"], ("MIXED", Action.DEPENDS))
         caveats: list[Caveat] = []
         if axis == "precision":
             # advice to switch (in some models): check accuracy
@@ -287,7 +288,7 @@ def switch_rules(pairs: pd.DataFrame, axis: str) -> list[Recommendation]:
             caveats.append(Caveat.VARIANT_FAILED)
         out.append(
             Recommendation(
-                rule=Rule(f"{axis}-{rule}"),
+                rule=Rule[f"{axis.upper()}_{rule}"],
                 setting=Setting(axis),
                 action=action,
                 baseline_value=baseline,

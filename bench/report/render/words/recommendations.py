@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
-
-from bench.report.judge import Recommendation
+from bench.report.judge import Recommendation, Table
 from bench.report.judge.common import AdviceList
 from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page
@@ -55,14 +53,6 @@ def advice_items(advice: AdviceList, p: Page) -> dict[str, Any]:
     }
 
 
-def write_decisions(writer: Writer, decisions: pd.DataFrame) -> None:
-    """advice.decision_table as CSV (tuples written as text) for the pages that cap their lists."""
-    frame = decisions.copy()
-    for col in ("caveats", "evidence"):
-        if col in frame.columns:
-            frame[col] = frame[col].map(
-                lambda t: " ".join(
-                    "/".join(map(str, x)) if isinstance(x, tuple) else str(x) for x in t
-                )
-            )
-    writer.csv(DECISIONS_CSV, frame)
+def write_decisions(writer: Writer, decisions: Table) -> None:
+    """Every decision as CSV, for the pages that cap their lists."""
+    writer.csv(DECISIONS_CSV, decisions)
