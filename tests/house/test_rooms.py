@@ -12,6 +12,7 @@ Read off the source (``tests/house/imports.py``); nothing is imported, but the s
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import re
@@ -191,3 +192,25 @@ def test_every_module_imports() -> None:
         except Exception as exc:  # any failure to import is the finding
             broken.append(f"{found.name}: {type(exc).__name__}: {exc}")
     assert not broken, broken
+
+
+#: Where intervals are computed: the method, one interval at a time (the runner's adaptive
+#: stopping reads it without numpy), and the same numbers vectorised for the report (a test
+#: holds the two equal). Every other module asks one of them.
+INTERVAL_MODULES = ("bench/intervals.py", "bench/report/analysis/intervals.py")
+
+
+def test_intervals_are_computed_in_one_place() -> None:
+    found = []
+    for path in sorted((ROOT / "bench").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in INTERVAL_MODULES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{rel}:{node.lineno}: {n}" for n in names if n.startswith("scipy")]
+            if isinstance(node, ast.Attribute) and node.attr in ("ppf", "t_quantile",
+                                                                 "bootstrap"):
+                found.append(f"{rel}:{node.lineno}: .{node.attr}")
+    assert not found, found
