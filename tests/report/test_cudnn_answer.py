@@ -6,7 +6,9 @@ from typing import Any
 
 from bench.report import analysis
 from bench.report.input.load import load_reports
-from bench.report.questions.cudnn.model import benchmark_summary
+from bench.report.judge.common import ordered
+from bench.report.judge.machines import unknown_machine
+from bench.report.questions.cudnn.model import CudnnPair, benchmark_summary, cudnn_section
 from bench.report.questions.cudnn.view import _costs
 
 from .builders import axes, cell, env_for
@@ -34,3 +36,18 @@ def test_the_memory_growths_up_to_holds_in_bytes_and_in_share_each_on_its_own(
     assert summary.memory_extra == GIB
     assert summary.memory_share is not None and abs(summary.memory_share - 1.0) < 1e-9
     assert "peak memory grows by up to 1.00 GiB (up to +100%)" in _costs(summary)
+
+
+def test_a_section_hands_its_view_typed_pairs_and_what_they_add_up_to(write_tree: Any) -> None:
+    """The view reads rows, label columns and the chart's choices off the model, no frame."""
+    root = write_tree([(ENV, _pair("resnet50", 10 * GIB, 11 * GIB)
+                        + _pair("resnet18", 0.5 * GIB, 1.0 * GIB), [])])
+    pairs = ordered(analysis.analyse(load_reports(root)).benchmark)
+    s = cudnn_section(unknown_machine("box"), pairs)
+    assert [type(r) for r in s.rows] == [CudnnPair, CudnnPair]
+    assert [r.model for r in s.rows] == list(pairs["model"])
+    assert s.columns == s.summary.columns == ("model", "mode")
+    assert s.summary.total == 2 and isinstance(s.summary.quoted, CudnnPair)
+    assert s.pays_back == any(r.pays_back for r in s.rows)
+    assert s.no_saving == (not s.pays_back)
+    assert all(r.break_even_iters is not None for r in s.break_even)

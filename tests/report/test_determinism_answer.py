@@ -7,8 +7,13 @@ from __future__ import annotations
 import pandas as pd
 
 from bench.report.judge.machines import unknown_machine
-from bench.report.questions.determinism.model import DeterminismSection, _benchmark_checks
-from bench.report.questions.determinism.view import _benchmark_text
+from bench.report.questions.determinism.model import (
+    DeterminismSection,
+    Reruns,
+    _benchmark_checks,
+    reruns,
+)
+from bench.report.questions.determinism.view import _benchmark_text, rerun_text
 
 
 def _checks() -> pd.DataFrame:
@@ -22,9 +27,9 @@ def _checks() -> pd.DataFrame:
 
 
 def _section(equal_off: bool | None, checked: int, differ: int) -> DeterminismSection:
-    return DeterminismSection(unknown_machine("box"), pd.DataFrame(), pd.DataFrame(),
-                              equal_off=equal_off, benchmark_checked=checked,
-                              benchmark_differ=differ, benchmark_max_diff=0.351)
+    return DeterminismSection(unknown_machine("box"), equal_off=equal_off,
+                              benchmark_checked=checked, benchmark_differ=differ,
+                              benchmark_max_diff=0.351)
 
 
 def test_only_ok_checks_with_benchmark_on_and_deterministic_off_count() -> None:
@@ -50,10 +55,21 @@ def test_nothing_is_added_where_it_would_not_be_true_or_new() -> None:
 def test_a_benchmark_rerun_with_no_check_with_it_off_says_so() -> None:
     """No benchmark-off check to hold it against: it read "the check with it off differs in
     no check with it off too"."""
-    s = DeterminismSection(unknown_machine("box"), pd.DataFrame(), pd.DataFrame(),
-                           equal_off=True, benchmark_checked=1, benchmark_differ=1,
-                           benchmark_max_diff=0.351, benchmark_unpaired=True)
+    s = DeterminismSection(unknown_machine("box"), equal_off=True, benchmark_checked=1,
+                           benchmark_differ=1, benchmark_max_diff=0.351,
+                           benchmark_unpaired=True)
     text = _benchmark_text(s)
     assert "but no check with it off was run beside it, so whether cudnn.benchmark made the " \
            "difference is not told here." in text
     assert "differs in" not in text
+
+
+def test_the_re_run_checks_are_counted_over_those_that_ended_ok() -> None:
+    """The model counts; the view says it (the largest difference where one was not equal)."""
+    found = reruns(_checks())
+    assert found == Reruns(ok=4, equal=3, max_diff=0.351)
+    assert rerun_text(found) == ("two fresh processes gave bitwise-equal results in 3 of 4 "
+                                 "configurations checked (the others differed, max |Δ| 0.351)")
+    assert rerun_text(Reruns()) == "no re-run check ended ok"
+    assert rerun_text(Reruns(ok=1, equal=1, max_diff=0.0)) == (
+        "two fresh processes gave bitwise-equal results in the configuration checked")

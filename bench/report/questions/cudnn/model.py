@@ -17,6 +17,7 @@ import pandas as pd
 from bench.report.judge.advice.summaries import agreement
 from bench.report.judge.claims import ClaimAnswer
 from bench.report.judge.common import (
+    CONFIG_AXES,
     AdviceList,
     Scope,
     advice_list,
@@ -30,11 +31,35 @@ from bench.report.judge.common import (
 )
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, by_machine
+from bench.report.judge.rows import Pair, Table, typed_rows
 from bench.report.judge.selection import cold_cache, counted_benchmark, judged
 from bench.report.vocabulary import Verdict
 
 #: The claims page's id of the claim this page states in its own words.
 ALGO_CLAIM = "conv-algo-argument"
+#: What a label always names, whether or not it varies.
+_ALWAYS = ("model", "mode")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CudnnPair(Pair):
+    """A benchmark off → on pair with its one-off costs (``analysis.studies``) and
+    ``pays_back`` (``common.with_pay_back``): what the tables and charts read."""
+
+    pays_back: bool | None = None
+    base_cold_pass_s: float | None = None
+    var_cold_pass_s: float | None = None
+    var_cold_pass_min_s: float | None = None  # the range over replicates
+    var_cold_pass_max_s: float | None = None
+    extra_cold_pass_s: float | None = None
+    extra_cold_pass_max_s: float | None = None
+    break_even_iters: float | None = None  # inf where it never pays back
+    break_even_iters_low: float | None = None
+    break_even_iters_high: float | None = None
+    base_whole_peak_mem_allocated_bytes: float | None = None
+    var_whole_peak_mem_allocated_bytes: float | None = None
+    extra_whole_peak_mem_share: float | None = None
+    var_workspace_mem_allocated_bytes: float | None = None
 
 
 @dataclass(frozen=True)
@@ -52,7 +77,8 @@ class ModelVerdict:
 class BenchmarkSummary:
     """What one machine's counted cudnn.benchmark pairs say (the summary box, and home)."""
 
-    counted: pd.DataFrame = field(repr=False)  # the pairs that count, in page order
+    total: int  # the pairs that count
+    columns: tuple[str, ...]  # what a label of them names: the axes but benchmark that vary
     left_out: int  # this machine's other pairs (deterministic on, or a warm duplicate)
     changing: int  # counted pairs with changing shapes (the dynamic-shapes page's question)
     verdict: Verdict  # their agreement (see the module docstring)
@@ -60,13 +86,12 @@ class BenchmarkSummary:
     scope: Scope
     static_judged: int  # counted pairs with one input shape and enough ok replicates
     counted_warm: int  # counted pairs whose cold passes met a warm cache
-    movers: pd.DataFrame = field(repr=False)  # counted pairs that were faster or slower
     faster_speedups: tuple[float, ...]
     break_even: tuple[float, ...]  # worst-case break-even of the faster pairs, empty caches
     warm_break_even: tuple[float, ...]  # the same pairs' with a warm cache
     never: int  # counted pairs no faster, whose saving never repays the first pass
     faster_memory: tuple[float, ...]  # extra whole-run peak memory of the faster pairs
-    quoted: Any  # the judged pair the answer quotes (``common.representative``), or None
+    quoted: CudnnPair | None  # the judged pair the answer quotes (``common.representative``)
     speedups: tuple[float, ...]  # every judged counted pair's speedup
     ci_low: float | None  # the lowest and highest ends of their 95% intervals
     ci_high: float | None
@@ -76,10 +101,6 @@ class BenchmarkSummary:
     caches: tuple[str, ...]  # the kernel caches the counted pairs' first passes met
     by_model: tuple[ModelVerdict, ...]  # per model, largest mean speedup first
 
-    @property
-    def total(self) -> int:
-        return len(self.counted)
-
 
 @dataclass(frozen=True)
 class CudnnSection:
@@ -87,12 +108,18 @@ class CudnnSection:
 
     machine: Machine
     summary: BenchmarkSummary
-    rows: pd.DataFrame = field(repr=False)  # every benchmark pair here, with ``pays_back``
+    rows: tuple[CudnnPair, ...] = field(repr=False)  # every benchmark pair here, page order
+    columns: tuple[str, ...]  # what a label of them names: the axes but benchmark that vary
+    #: the judged pairs with a break-even (the break-even chart's), and whether any of them
+    #: pays back (else the chart would show only "no saving", and a sentence says so)
+    break_even: tuple[CudnnPair, ...] = field(repr=False)
+    pays_back: bool
+    no_saving: bool  # none pays back, and some pair was judged
 
 
 @dataclass(frozen=True)
 class CudnnPage:
-    pairs: pd.DataFrame = field(repr=False)  # every benchmark pair (the page's CSV)
+    pairs: Table = field(repr=False)  # every benchmark pair (the page's CSV)
     sections: tuple[CudnnSection, ...]  # current machines, those with an answer first
     claims: tuple[ClaimAnswer, ...]
     algo: ClaimAnswer | None
@@ -104,6 +131,13 @@ class CudnnPage:
 def _finite(values: pd.Series) -> tuple[float, ...]:
     return tuple(float(v) for v in pd.to_numeric(values, errors="coerce")
                  if math.isfinite(float(v)))
+
+
+def label_columns(frame: pd.DataFrame, axis: str) -> tuple[str, ...]:
+    """The axes but ``axis`` whose value differs between ``frame``'s rows (the model and mode
+    always), as ``render.words.labels.comparison_columns`` reads them."""
+    return tuple(c for c in CONFIG_AXES if c != axis and c in frame.columns and (
+        c in _ALWAYS or frame[c].astype(str).nunique(dropna=False) > 1))
 
 
 def benchmark_summary(group: pd.DataFrame) -> BenchmarkSummary:
@@ -120,7 +154,8 @@ def benchmark_summary(group: pd.DataFrame) -> BenchmarkSummary:
     faster = counted.loc[counted["verdict"] == Verdict.FASTER]
     cold = cold_cache(faster)
     return BenchmarkSummary(
-        counted=counted,
+        total=len(counted),
+        columns=label_columns(counted, "cudnn_benchmark"),
         left_out=len(group) - len(counted) - changing,
         changing=changing,
         verdict=agreement(counted["verdict"]),
@@ -128,7 +163,6 @@ def benchmark_summary(group: pd.DataFrame) -> BenchmarkSummary:
         scope=scope_of(counted),
         static_judged=len(judged(counted.loc[counted["shapes"] == "static"])),
         counted_warm=int((counted["kernel_cache"] == "warm").sum()),
-        movers=counted.loc[counted["verdict"].isin([Verdict.FASTER, Verdict.SLOWER])],
         faster_speedups=_finite(faster["speedup"]),
         break_even=_finite(cold["break_even_iters_high"]),
         warm_break_even=_finite(cold["warm_break_even_iters_high"]),
@@ -151,7 +185,7 @@ def _figures(counted: pd.DataFrame) -> dict[str, Any]:
     memory = pd.to_numeric(ok["extra_whole_peak_mem_allocated_bytes"], errors="coerce")
     top = memory.idxmax() if memory.notna().any() else None
     return {
-        "quoted": representative(counted),
+        "quoted": representative(counted, CudnnPair),
         "speedups": _finite(ok["speedup"]),
         "ci_low": min(_finite(ok["ci_low"]), default=None),
         "ci_high": max(_finite(ok["ci_high"]), default=None),
@@ -183,17 +217,26 @@ def by_model(counted: pd.DataFrame) -> tuple[ModelVerdict, ...]:
     return tuple(sorted(found, key=order))
 
 
+def cudnn_section(machine: Machine, group: pd.DataFrame) -> CudnnSection:
+    """One machine's benchmark pairs (``group``, in page order), summed up and read as rows."""
+    rows = with_pay_back(group)
+    judged_rows = rows.loc[rows["verdict"] != Verdict.INSUFFICIENT]
+    pays_back = bool(rows["pays_back"].any())
+    return CudnnSection(
+        machine, benchmark_summary(group), typed_rows(CudnnPair, rows),
+        label_columns(rows, "cudnn_benchmark"),
+        break_even=typed_rows(CudnnPair, judged_rows.loc[judged_rows["break_even_iters"].notna()]),
+        pays_back=pays_back, no_saving=not pays_back and bool(len(judged_rows)))
+
+
 def cudnn_page(facts: Facts) -> CudnnPage:
     costs = facts.analysis.benchmark
     current = facts.current(costs)
-    sections = [
-        CudnnSection(m, benchmark_summary(group), with_pay_back(group))
-        for m, group in ((m, ordered(g)) for m, g in by_machine(current, facts.machines))
-    ]
+    sections = [cudnn_section(m, ordered(g)) for m, g in by_machine(current, facts.machines)]
     # machines with an answer first; those with only insufficient comparisons after them
     sections.sort(key=lambda s: s.summary.verdict == Verdict.INSUFFICIENT)
     return CudnnPage(
-        pairs=costs,
+        pairs=Table.of(costs),
         sections=tuple(sections),
         claims=claims_for(facts, "cudnn-benchmark"),
         algo=claim(facts, ALGO_CLAIM),

@@ -4,13 +4,18 @@ charts of the findings, then every configuration in collapsed blocks."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
-
 from bench.report import fmt
-from bench.report.questions.answers import Answers
-from bench.report.questions.cudnn.model import BenchmarkSummary, CudnnSection, ModelVerdict
+from bench.report.questions.answers import Shared
+from bench.report.questions.cudnn.model import (
+    BenchmarkSummary,
+    CudnnPage,
+    CudnnPair,
+    CudnnSection,
+    ModelVerdict,
+)
 from bench.report.render import charts, costcharts
 from bench.report.render.escape import Md, cat, md, slug
 from bench.report.render.markdown import Page, table
@@ -27,12 +32,11 @@ from bench.report.render.words.comparisons import (
 )
 from bench.report.render.words.context import banner, page, provenance, section_anchor, verdict
 from bench.report.render.words.costs import break_even_cell, no_pay_back
-from bench.report.render.words.frames import present, rows_of
+from bench.report.render.words.frames import present
 from bench.report.render.words.labels import (
     COUNTED_BENCHMARK,
     SHORT_LEGEND,
     alt_list,
-    comparison_columns,
     label,
     span,
 )
@@ -143,10 +147,10 @@ def by_model_text(models: tuple[ModelVerdict, ...]) -> str:
     return "; ".join(parts)
 
 
-def _answer(answers: Answers, p: Page, s: CudnnSection, days: str) -> dict[str, Any]:
+def _answer(p: Page, s: CudnnSection, days: str) -> dict[str, Any]:
     m, sm = s.machine, s.summary
     quoted = sm.quoted
-    cols = comparison_columns(sm.counted, "cudnn_benchmark")
+    cols = sm.columns
     mixed = sm.verdict == Verdict.MIXED
     judged = sm.total - sm.counts[Verdict.INSUFFICIENT]
     steps = (f"Of {judged} configurations judged: {by_model_text(sm.by_model)}." if mixed
@@ -163,43 +167,48 @@ def _answer(answers: Answers, p: Page, s: CudnnSection, days: str) -> dict[str, 
                   cat(*text), cite)
 
 
-def _speed_rows(answers: Answers, p: Page, rows: pd.DataFrame, cols: list[str]
+def _speed_rows(shared: Shared, p: Page, rows: Sequence[CudnnPair], cols: Sequence[str]
                 ) -> list[list[Any]]:
     return [[label(r, cols, short=True), fmt.estimate(r.speedup, r.ci_low, r.ci_high),
-             verdict(answers, r), _links(p, r)]
-            for r in rows.head(TABLE_ROWS).itertuples(index=False)]
+             verdict(shared, r), _links(p, r)]
+            for r in rows[:TABLE_ROWS]]
 
 
-def _links(p: Page, r: Any) -> Md:
+def _links(p: Page, r: CudnnPair) -> Md:
     return cell_links(p, r.page, [("off", r.baseline_anchor), ("on", r.variant_anchor)])
 
 
-def _cost_rows(p: Page, rows: pd.DataFrame, cols: list[str]) -> list[list[Any]]:
+def _cost_rows(p: Page, rows: Sequence[CudnnPair], cols: Sequence[str]) -> list[list[Any]]:
     return [[label(r, cols, short=True), str(r.kernel_cache),
              f"{fmt.seconds(r.base_cold_pass_s)} → {fmt.seconds(r.var_cold_pass_s)}",
              fmt.signed_seconds(r.extra_cold_pass_max_s), break_even_cell(r), _links(p, r)]
-            for r in rows.head(TABLE_ROWS).itertuples(index=False)]
+            for r in rows[:TABLE_ROWS]]
 
 
-def _memory_rows(p: Page, rows: pd.DataFrame, cols: list[str]) -> list[list[Any]]:
+def _memory_rows(p: Page, rows: Sequence[CudnnPair], cols: Sequence[str]
+                 ) -> list[list[Any]]:
     return [[label(r, cols, short=True),
              f"{fmt.bytes_(r.base_whole_peak_mem_allocated_bytes)} → "
              f"{fmt.bytes_(r.var_whole_peak_mem_allocated_bytes)}",
              fmt.pct(r.extra_whole_peak_mem_share, signed=True),
              fmt.bytes_(r.var_workspace_mem_allocated_bytes), _links(p, r)]
-            for r in rows.head(TABLE_ROWS).itertuples(index=False)]
+            for r in rows[:TABLE_ROWS]]
 
 
-def _break_even_chart(writer: Writer, s: CudnnSection, cols: list[str]) -> dict[str, Any] | None:
+def _number(value: float | None) -> float:
+    """A figure for a chart: NaN where it is missing (the chart leaves it out)."""
+    return float("nan") if value is None else float(value)
+
+
+def _break_even_chart(writer: Writer, s: CudnnSection, cols: Sequence[str]
+                      ) -> dict[str, Any] | None:
     """Iterations until each configuration repays its first pass; None when none saves time
     per step (the page then says so in a sentence: a chart of "no saving" shows nothing)."""
-    if not s.rows["pays_back"].any():
+    if not s.pays_back:
         return None
-    be = [r for r in rows_of(s.rows)
-          if r.verdict != Verdict.INSUFFICIENT and present(r.break_even_iters)]
     rows = [charts.BreakEvenRow(label(r, cols, short=True),
-                                float(r.break_even_iters) if r.pays_back else None,
-                                no_pay_back(r)) for r in be]
+                                _number(r.break_even_iters) if r.pays_back else None,
+                                no_pay_back(r)) for r in s.break_even]
     shown, left_out = trim(rows)
     path = chart_file("cudnn-break-even", s.machine.page)
     writer.chart(charts.break_even_chart, path, shown,
@@ -218,14 +227,15 @@ def _break_even_chart(writer: Writer, s: CudnnSection, cols: list[str]) -> dict[
     }
 
 
-def _cold_chart(writer: Writer, s: CudnnSection, cols: list[str]) -> dict[str, Any] | None:
+def _cold_chart(writer: Writer, s: CudnnSection, cols: Sequence[str]
+                ) -> dict[str, Any] | None:
     """The extra first pass with benchmark on, per configuration: the median replicate's and
     the range over replicates (each against the median one off), by kernel cache."""
-    rows = [costcharts.RangeRow(label(r, cols, short=True), float(r.extra_cold_pass_s),
-                                float(r.var_cold_pass_min_s) - float(r.base_cold_pass_s),
-                                float(r.var_cold_pass_max_s) - float(r.base_cold_pass_s),
+    rows = [costcharts.RangeRow(label(r, cols, short=True), _number(r.extra_cold_pass_s),
+                                _number(r.var_cold_pass_min_s) - _number(r.base_cold_pass_s),
+                                _number(r.var_cold_pass_max_s) - _number(r.base_cold_pass_s),
                                 f"{r.kernel_cache} kernel cache")
-            for r in rows_of(s.rows.head(charts.MAX_ROWS)) if present(r.extra_cold_pass_s)]
+            for r in s.rows[:charts.MAX_ROWS] if present(r.extra_cold_pass_s)]
     if not rows:
         return None
     path = chart_file("cudnn-cold", s.machine.page)
@@ -240,13 +250,14 @@ def _cold_chart(writer: Writer, s: CudnnSection, cols: list[str]) -> dict[str, A
                 f"{fmt.seconds(r.high)}, {r.series})" for r in rows)}
 
 
-def _memory_chart(writer: Writer, s: CudnnSection, cols: list[str]) -> dict[str, Any] | None:
+def _memory_chart(writer: Writer, s: CudnnSection, cols: Sequence[str]
+                  ) -> dict[str, Any] | None:
     rows = [costcharts.MemoryRow(
-        label(r, cols, short=True), float(r.base_whole_peak_mem_allocated_bytes),
-        float(r.var_whole_peak_mem_allocated_bytes) - float(r.var_workspace_mem_allocated_bytes
-                                                            or 0.0),
+        label(r, cols, short=True), _number(r.base_whole_peak_mem_allocated_bytes),
+        _number(r.var_whole_peak_mem_allocated_bytes) - float(r.var_workspace_mem_allocated_bytes
+                                                              or 0.0),
         float(r.var_workspace_mem_allocated_bytes or 0.0))
-        for r in rows_of(s.rows.head(charts.MAX_ROWS))
+        for r in s.rows[:charts.MAX_ROWS]
         if present(r.base_whole_peak_mem_allocated_bytes)
         and present(r.var_whole_peak_mem_allocated_bytes)]
     if not rows:
@@ -262,10 +273,10 @@ def _memory_chart(writer: Writer, s: CudnnSection, cols: list[str]) -> dict[str,
                 f" on" for r in rows)}
 
 
-def _section(writer: Writer, answers: Answers, p: Page, s: CudnnSection, csv: str
+def _section(writer: Writer, shared: Shared, p: Page, s: CudnnSection, csv: str
              ) -> dict[str, Any]:
     m = s.machine
-    cols = comparison_columns(s.rows, "cudnn_benchmark")
+    cols = s.columns
     speed = speedup_chart(
         s.rows, cols, chart_file("cudnn-speedup", m.page), writer,
         title=f"cudnn.benchmark on vs off: {m.title}",
@@ -280,10 +291,9 @@ def _section(writer: Writer, answers: Answers, p: Page, s: CudnnSection, csv: st
         "charts": [c for c in (speed, _break_even_chart(writer, s, cols),
                                _cold_chart(writer, s, cols), _memory_chart(writer, s, cols))
                    if c],
-        "no_saving": not s.rows["pays_back"].any()
-        and bool((s.rows["verdict"] != Verdict.INSUFFICIENT).any()),
+        "no_saving": s.no_saving,
         "speed": table(["Configuration", "Speedup (95% CI)", "Verdict", "Rows"],
-                       _speed_rows(answers, p, s.rows, cols)),
+                       _speed_rows(shared, p, s.rows, cols)),
         "cost": table(["Configuration", "Cache", "First pass off → on", "Extra, slowest",
                        "Break-even", "Rows"], _cost_rows(p, s.rows, cols)),
         "memory": table(["Configuration", "Peak off → on", "Change", "Workspace", "Rows"],
@@ -292,9 +302,9 @@ def _section(writer: Writer, answers: Answers, p: Page, s: CudnnSection, csv: st
     }
 
 
-def cudnn_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
-    model = answers.cudnn
-    p = page(answers, CUDNN_PAGE)
+def cudnn_page(writer: Writer, model: CudnnPage, shared: Shared, common: dict[str, Any]
+               ) -> None:
+    p = page(shared, CUDNN_PAGE)
     csv = (write_comparisons(writer, "cudnn-benchmark", model.pairs, _CSV_EXTRA)
            if len(model.pairs) else "")
     writer.page(
@@ -302,9 +312,9 @@ def cudnn_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None
         "cudnn-benchmark.md.j2",
         p=p,
         banners=banner(model.sources),
-        answers=[_answer(answers, p, s, s.machine.days) for s in model.sections],
+        answers=[_answer(p, s, s.machine.days) for s in model.sections],
         cpu_only=[p.machine_link(m.machine, m.page) for m in model.cpu_only],
-        sections=[_section(writer, answers, p, s, csv) for s in model.sections],
+        sections=[_section(writer, shared, p, s, csv) for s in model.sections],
         legend=SHORT_LEGEND,
         claims=claims_box(model.claims, p),
         algo=verdict_line(model.algo, p),

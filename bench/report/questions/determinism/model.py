@@ -10,6 +10,7 @@ import pandas as pd
 
 from bench.report.judge.claims import ClaimAnswer
 from bench.report.judge.common import (
+    CONFIG_AXES,
     AdviceList,
     Scope,
     advice_list,
@@ -20,16 +21,86 @@ from bench.report.judge.common import (
 )
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, unknown_machine
+from bench.report.judge.rows import Pair, Table, typed_rows
 from bench.report.judge.selection import benchmark_off_partner
 from bench.report.judge.tally import Tally, summary_of
 from bench.report.vocabulary import Action
+
+#: What a label always names, whether or not it varies.
+_ALWAYS = ("model", "mode")
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeterminismPair(Pair):
+    """A deterministic off → on pair with each side's re-run check (``analysis.studies``)."""
+
+    base_n_checks: int | None = None
+    var_n_checks: int | None = None
+    base_bitwise_equal: bool | None = None  # None: no ok check
+    var_bitwise_equal: bool | None = None
+    base_max_abs_diff: float | None = None
+    var_max_abs_diff: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RerunCheck:
+    """One two-process re-run check (``analysis.repro``): its configuration and outcome."""
+
+    page: str
+    anchor: str
+    n_ok_checks: int | None = None
+    bitwise_equal: bool | None = None  # None: no check ended ok
+    max_abs_diff: float | None = None
+    status_summary: str | None = None
+    # the axes a label names
+    device: str | None = None
+    model: str | None = None
+    model_source: str | None = None
+    input_shape: str | None = None
+    inputs: str | None = None
+    loss: str | None = None
+    mode: str | None = None
+    batch_size: int | None = None
+    resolution: int | None = None
+    precision: str | None = None
+    memory_format: str | None = None
+    shapes: str | None = None
+    cudnn_benchmark: str | None = None
+    cudnn_deterministic: str | None = None
+    cudnn_benchmark_limit: int | None = None
+    cpu_threads: int | None = None
+    kernel_cache: str | None = None
+    compile: str | None = None
+    compile_dynamic: str | None = None
+    num_workers: int | None = None
+    decoder: str | None = None
+    images: str | None = None
+
+
+@dataclass(frozen=True)
+class Reruns:
+    """What a machine's re-run checks found, counted over those that ended ok."""
+
+    ok: int = 0  # checks that ended ok
+    equal: int = 0  # of those, the bitwise-equal ones
+    max_diff: float | None = None  # the largest absolute difference among them
 
 
 @dataclass(frozen=True)
 class DeterminismSection:
     machine: Machine
-    pairs: pd.DataFrame = field(repr=False)  # deterministic off → on
-    checks: pd.DataFrame = field(repr=False)  # the two-process re-run checks
+    pairs: tuple[DeterminismPair, ...] = field(default=(), repr=False)  # deterministic off → on
+    checks: tuple[RerunCheck, ...] = field(default=(), repr=False)  # the two-process re-run checks
+    #: what the pairs add up to (None where there are none), and what a label of a pair
+    #: (the axes but deterministic that vary) and of a check (the axes that vary) names
+    summary: Tally[DeterminismPair] | None = None
+    columns: tuple[str, ...] = ()
+    check_columns: tuple[str, ...] = ()
+    checks_scope: Scope = ()  # what the re-run checks cover (their batch sizes, precisions, …)
+    reruns: Reruns = Reruns()
+    #: whether some pair has an ok re-run check with it off, and with it on
+    rerun_off: bool = False
+    rerun_on: bool = False
     #: re-runs bitwise equal in every checked configuration (True), in none (False), in some
     #: (None); with it off and on; None too where nothing was checked on that side
     equal_off: bool | None = None
@@ -54,19 +125,10 @@ class DeterminismSection:
     #: CPU-only machine its answer is "not applicable", whatever its re-run checks show
     cuda: bool = True
 
-    @property
-    def checks_scope(self) -> Scope:
-        """What the re-run checks cover (their batch sizes, precisions, …)."""
-        return scope_of(self.checks)
-
-    @property
-    def summary(self) -> Tally:
-        return summary_of(self.pairs)
-
 
 @dataclass(frozen=True)
 class DeterminismPage:
-    pairs: pd.DataFrame = field(repr=False)  # every pair (the page's CSV)
+    pairs: Table = field(repr=False)  # every pair (the page's CSV)
     sections: tuple[DeterminismSection, ...]  # every current machine with pairs or checks
     claims: tuple[ClaimAnswer, ...]
     advice: AdviceList
@@ -83,6 +145,23 @@ def _agreed(values: pd.Series) -> bool | None:
     return False if not values.astype(bool).any() else None
 
 
+def label_columns(frame: pd.DataFrame, axis: str = "") -> tuple[str, ...]:
+    """The axes but ``axis`` whose value differs between ``frame``'s rows (the model and mode
+    always), as ``render.words.labels.varying`` reads them."""
+    return tuple(c for c in CONFIG_AXES if c != axis and c in frame.columns and (
+        c in _ALWAYS or frame[c].astype(str).nunique(dropna=False) > 1))
+
+
+def reruns(checks: pd.DataFrame) -> Reruns:
+    """What the re-run checks found, counted over those that ended ok."""
+    ok = checks.loc[(checks["n_ok_checks"] > 0) & checks["bitwise_equal"].notna()]
+    if ok.empty:
+        return Reruns()
+    diff = pd.to_numeric(ok["max_abs_diff"], errors="coerce").max()
+    return Reruns(len(ok), int(ok["bitwise_equal"].astype(bool).sum()),
+                  float(diff) if pd.notna(diff) else None)
+
+
 def _determinism_section(facts: Facts, key: str, det: pd.DataFrame,
                          checks: pd.DataFrame | None, cuda: bool) -> DeterminismSection:
     pairs = ordered(det.loc[det["page"] == key]) if len(det) else pd.DataFrame()
@@ -94,9 +173,16 @@ def _determinism_section(facts: Facts, key: str, det: pd.DataFrame,
     unequal = bench_on.loc[~bench_on["bitwise_equal"].astype(bool)]
     nearest = [_nearest_off(r, checks) for r in unequal.itertuples(index=False)]
     confounds = tuple(sorted({c for found in nearest if found is not None for c in found}))
+    rows = ordered(checks) if checks is not None else pd.DataFrame()
     return DeterminismSection(
-        facts.machines.get(key) or unknown_machine(key), pairs,
-        ordered(checks) if checks is not None else pd.DataFrame(),
+        facts.machines.get(key) or unknown_machine(key), typed_rows(DeterminismPair, pairs),
+        typed_rows(RerunCheck, rows),
+        summary=summary_of(pairs, DeterminismPair) if len(pairs) else None,
+        columns=label_columns(pairs, "cudnn_deterministic") if len(pairs) else (),
+        check_columns=label_columns(rows) if len(rows) else (),
+        checks_scope=scope_of(rows), reruns=reruns(rows) if len(rows) else Reruns(),
+        rerun_off=bool(len(pairs) and pairs["base_bitwise_equal"].notna().any()),
+        rerun_on=bool(len(pairs) and pairs["var_bitwise_equal"].notna().any()),
         equal_off=_agreed(pairs["base_bitwise_equal"]) if len(pairs) else None,
         equal_on=_agreed(pairs["var_bitwise_equal"]) if len(pairs) else None,
         checked=checked,
@@ -138,6 +224,6 @@ def determinism_page(facts: Facts) -> DeterminismPage:
             for k in f.loc[f["device"] == "cuda", "page"]}
     sections = tuple(_determinism_section(facts, k, det, checks.get(k), k in cuda)
                      for k in pages)
-    return DeterminismPage(a.determinism, sections, claims_for(facts, "determinism"),
+    return DeterminismPage(Table.of(a.determinism), sections, claims_for(facts, "determinism"),
                            advice_list(facts, "cudnn.deterministic"),
                            sources_of(facts, det, rep, claims_on="determinism"))

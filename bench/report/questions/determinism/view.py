@@ -3,14 +3,18 @@ formatted from :class:`bench.report.questions.determinism.model.DeterminismPage`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
-
 from bench.report import fmt
-from bench.report.judge import DELTA
-from bench.report.questions.answers import Answers
-from bench.report.questions.determinism.model import DeterminismSection
+from bench.report.judge import DELTA, Tally
+from bench.report.questions.answers import Shared
+from bench.report.questions.determinism.model import (
+    DeterminismPage,
+    DeterminismPair,
+    DeterminismSection,
+    Reruns,
+)
 from bench.report.render.escape import Md, cat, slug
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import DETERMINISM_PAGE, chart_file
@@ -24,14 +28,11 @@ from bench.report.render.words.comparisons import (
     write_comparisons,
 )
 from bench.report.render.words.context import banner, page, provenance, section_anchor, verdict
-from bench.report.render.words.frames import CONFIG_AXES
 from bench.report.render.words.labels import (
     SHORT_LEGEND,
-    comparison_columns,
     equal_text,
     label,
     span,
-    varying,
 )
 from bench.report.render.words.recommendations import advice_items
 from bench.report.render.writer import Writer
@@ -62,10 +63,10 @@ _LINKED_CHECKS = 5
 
 def _checks_text(s: DeterminismSection) -> str:
     parts = []
-    if s.pairs is not None and len(s.pairs) and s.checked:
-        if s.equal_off is not None or len(s.pairs["base_bitwise_equal"].dropna()):
+    if len(s.pairs) and s.checked:
+        if s.equal_off is not None or s.rerun_off:
             parts.append(f"with it off, two fresh processes were {_EQUAL[s.equal_off]}")
-        if len(s.pairs["var_bitwise_equal"].dropna()):
+        if s.rerun_on:
             parts.append(f"with it on, {_EQUAL[s.equal_on]}")
         parts.append(f"(re-runs checked in {s.checked} of "
                      f"{fmt.count(len(s.pairs), 'configuration')})")
@@ -95,11 +96,10 @@ def _benchmark_text(s: DeterminismSection) -> str:
     return f"{head}: bitwise re-runs also needed cudnn.benchmark off."
 
 
-def _cost_text(s: DeterminismSection) -> str:
+def _cost_text(sm: Tally[DeterminismPair]) -> str:
     """The median step-time change with its verdict, and "no measurable cost" only where every
     judged interval rules out a slowdown beyond δ (the Methodology's rule): a median change
     inside an interval that overlaps 1 ± δ is no measured cost, and "+0.4%" alone reads as one."""
-    sm = s.summary
     changes = [1 / v - 1 for v in sm.speedups]
     if not changes:
         return "Its cost could not be judged"
@@ -111,15 +111,15 @@ def _cost_text(s: DeterminismSection) -> str:
     return text + ")"
 
 
-def _answer(p: Page, s: DeterminismSection) -> dict[str, Any]:
-    m, sm = s.machine, s.summary
-    cost = _cost_text(s)
+def _answer(p: Page, s: DeterminismSection, sm: Tally[DeterminismPair]) -> dict[str, Any]:
+    m = s.machine
+    cost = _cost_text(sm)
     text: list[object] = [f"for {short_scope(sm.scope)}. {cost}.{_checks_text(s)}"
                           f"{_benchmark_text(s)}"]
     cite = ""
     q = sm.quoted
     if q is not None:
-        name = label(q, comparison_columns(s.pairs, "cudnn_deterministic"))
+        name = label(q, s.columns)
         text += [f" {name}: {figure(q)} the speed with it off (rows: ",
                  cell_links(p, q.page, [("off", q.baseline_anchor), ("on", q.variant_anchor)]),
                  ")."]
@@ -130,17 +130,16 @@ def _answer(p: Page, s: DeterminismSection) -> dict[str, Any]:
     return answer(p, DETERMINISM_PAGE, f"answer-{slug(m.page)}", m, decision, cat(*text), cite)
 
 
-def rerun_text(checks: pd.DataFrame) -> str:
+def rerun_text(found: Reruns) -> str:
     """What the two-process re-run checks found, counted over those that ended ok (no final
     stop: the rows follow)."""
-    ok = checks.loc[(checks["n_ok_checks"] > 0) & checks["bitwise_equal"].notna()]
-    if ok.empty:
+    if not found.ok:
         return "no re-run check ended ok"
-    n, equal = len(ok), int(ok["bitwise_equal"].astype(bool).sum())
+    n, equal = found.ok, found.equal
     if equal == n:
         where = "the configuration" if n == 1 else f"all {n} configurations"
         return f"two fresh processes gave bitwise-equal results in {where} checked"
-    diff = pd.to_numeric(ok["max_abs_diff"], errors="coerce").max()
+    diff = found.max_diff
     most = f", max |Δ| {fmt.num(diff)}" if fmt.present(diff) else ""
     return (f"two fresh processes gave bitwise-equal results in {equal} of "
             f"{fmt.count(n, 'configuration')} checked (the others differed{most})")
@@ -150,10 +149,9 @@ def _checks_answer(p: Page, s: DeterminismSection) -> dict[str, Any]:
     """The answer of a machine with re-run checks but no off → on pair: on a CPU, that the
     switch does not apply (the checks still say whether re-runs were bitwise equal there)."""
     m, checks = s.machine, s.checks
-    links = [p.row_link("check", r.page, r.anchor)
-             for r in checks.head(_LINKED_CHECKS).itertuples(index=False)]
+    links = [p.row_link("check", r.page, r.anchor) for r in checks[:_LINKED_CHECKS]]
     scope = short_scope(s.checks_scope)
-    text = cat(f"Re-run checks{f' ({scope})' if scope else ''}: ", rerun_text(checks),
+    text = cat(f"Re-run checks{f' ({scope})' if scope else ''}: ", rerun_text(s.reruns),
                " (rows: ", *_joined(links), ").")
     decision = NOT_COMPARED if s.cuda else NOT_APPLICABLE
     return answer(p, DETERMINISM_PAGE, f"answer-{slug(m.page)}", m, decision, text, "")
@@ -167,21 +165,21 @@ def _joined(links: list[Md]) -> list[object]:
     return out
 
 
-def _row(answers: Answers, p: Page, r: Any, cols: list[str]) -> list[Any]:
+def _row(shared: Shared, p: Page, r: DeterminismPair, cols: Sequence[str]) -> list[Any]:
     return [label(r, cols, short=True), fmt.estimate(r.speedup, r.ci_low, r.ci_high),
-            verdict(answers, r),
+            verdict(shared, r),
             equal_text(r.base_n_checks, r.base_bitwise_equal, r.base_max_abs_diff),
             equal_text(r.var_n_checks, r.var_bitwise_equal, r.var_max_abs_diff),
             cell_links(p, r.page, [("off", r.baseline_anchor), ("on", r.variant_anchor)])]
 
 
-def _section(writer: Writer, answers: Answers, p: Page, s: DeterminismSection, csv: str
+def _section(writer: Writer, shared: Shared, p: Page, s: DeterminismSection, csv: str
              ) -> dict[str, Any]:
     m, group = s.machine, s.pairs
     rows, chart = [], None
     if len(group):
-        cols = comparison_columns(group, "cudnn_deterministic")
-        rows = [_row(answers, p, r, cols) for r in group.head(TABLE_ROWS).itertuples(index=False)]
+        cols = s.columns
+        rows = [_row(shared, p, r, cols) for r in group[:TABLE_ROWS]]
         chart = speedup_chart(
             group, cols, chart_file("determinism", m.page), writer,
             title=f"deterministic on vs off: {m.title}",
@@ -190,11 +188,10 @@ def _section(writer: Writer, answers: Answers, p: Page, s: DeterminismSection, c
         if chart is not None:
             chart["caption"] = ("Speed with it on relative to off (below 1: slower), with 95% "
                                 "intervals.")
-    check_cols = varying(s.checks, list(CONFIG_AXES)) if len(s.checks) else []
-    checks = [[label(r, check_cols, short=True),
+    checks = [[label(r, s.check_columns, short=True),
                equal_text(r.n_ok_checks, r.bitwise_equal, r.max_abs_diff),
                str(r.status_summary), p.row_link("check", r.page, r.anchor)]
-              for r in s.checks.itertuples(index=False)] if len(s.checks) else []
+              for r in s.checks]
     return {
         "heading": m.title, "anchor": section_anchor("on", m),
         "note": "" if s.cuda else _CPU_NOTE,
@@ -207,9 +204,9 @@ def _section(writer: Writer, answers: Answers, p: Page, s: DeterminismSection, c
     }
 
 
-def determinism_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
-    model = answers.determinism
-    p = page(answers, DETERMINISM_PAGE)
+def determinism_page(writer: Writer, model: DeterminismPage, shared: Shared,
+                     common: dict[str, Any]) -> None:
+    p = page(shared, DETERMINISM_PAGE)
     csv = (write_comparisons(writer, "determinism", model.pairs, (
         "base_bitwise_equal", "var_bitwise_equal", "base_max_abs_diff", "var_max_abs_diff"))
         if len(model.pairs) else "")
@@ -218,9 +215,9 @@ def determinism_page(writer: Writer, answers: Answers, common: dict[str, Any]) -
         "determinism.md.j2",
         p=p,
         banners=banner(model.sources),
-        answers=[_answer(p, s) if len(s.pairs) else _checks_answer(p, s)
+        answers=[_answer(p, s, s.summary) if s.summary is not None else _checks_answer(p, s)
                  for s in model.sections if len(s.pairs) or len(s.checks)],
-        sections=[_section(writer, answers, p, s, csv) for s in model.sections],
+        sections=[_section(writer, shared, p, s, csv) for s in model.sections],
         legend=SHORT_LEGEND,
         claims=claims_box(model.claims, p),
         recs=advice_items(model.advice, p),
