@@ -106,6 +106,8 @@ def test_a_throttled_ceiling_says_so_beside_its_figure(write_tree):
     """The H200's bf16 and tf32 ceilings ran power-capped in every replicate, and the compare
     page gave them as the machine's peak, with no note."""
     from bench.report.analysis.machines import ceilings
+    from bench.report.judge.rows import typed_row
+    from bench.report.questions.compare.model import CeilingFigure
     from bench.report.questions.compare.view import _capped
 
     ax = axes(model="matmul-bf16", mode="", batch_size="", resolution="", precision="",
@@ -116,4 +118,4 @@ def test_a_throttled_ceiling_says_so_beside_its_figure(write_tree):
             for i, t in enumerate(("true", "true", "false"))]
     ceil = ceilings(cell_stats(load_reports(write_tree([(ENV, rows, [])])))).iloc[0]
     assert int(ceil["n_throttled"]) == 2
-    assert _capped(ceil) == " (clocks throttled in 2 of 3)"
+    assert _capped(typed_row(CeilingFigure, ceil)) == " (clocks throttled in 2 of 3)"

@@ -61,13 +61,13 @@ def render_all(answers: Answers, reports_root: Path, writer: Writer, build: Buil
         lambda w: precision_page(w, answers, common),
         lambda w: shapes_page(w, answers, common),
         lambda w: write_decisions(w, answers.decisions),
-        lambda w: home_page(w, answers, common),
+        lambda w: home_page(w, answers.home, answers.shared, common),
         lambda w: determinism_page(w, answers.determinism, answers.shared, common),
         lambda w: cpu_gpu_page(w, answers, common),
-        lambda w: compare_page(w, answers, common),
+        lambda w: compare_page(w, answers.compare, answers.shared, common),
         lambda w: compile_page(w, answers, common),
-        lambda w: feeding_page(w, answers, common),
-        lambda w: claims_page(w, answers, build),
+        lambda w: feeding_page(w, answers.feeding, answers.shared, common),
+        lambda w: claims_page(w, answers.claims, answers.shared, build),
         lambda w: constants_page(w, common),
         lambda w: provenance_snippet(w, build, []),  # hand-written pages cite no row
     ]

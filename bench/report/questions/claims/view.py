@@ -7,10 +7,9 @@ can link to one verdict.
 
 from __future__ import annotations
 
-import pandas as pd
-
-from bench.report.judge import ClaimAnswer
-from bench.report.questions.answers import Answers
+from bench.report.judge import ClaimAnswer, Table
+from bench.report.questions.answers import Shared
+from bench.report.questions.claims.model import ClaimsPage
 from bench.report.render.buildinfo import BuildInfo
 from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page
@@ -26,10 +25,10 @@ FINDINGS_SHOWN = 12
 FINDINGS_COLLAPSED = 100
 
 
-def claims_page(writer: Writer, answers: Answers, build: BuildInfo) -> None:
-    p = page(answers, CLAIMS_PAGE)
+def claims_page(writer: Writer, model: ClaimsPage, shared: Shared, build: BuildInfo) -> None:
+    p = page(shared, CLAIMS_PAGE)
     entries = []
-    for v in answers.claims.answers:
+    for v in model.answers:
         kind, word = BOX[v.verdict], title(v)
         listed = [
             cat(p.machine_link(f.machine, f.page), f" ({STANCE_WORDS[f.stance]}): {f.text}",
@@ -38,7 +37,7 @@ def claims_page(writer: Writer, answers: Answers, build: BuildInfo) -> None:
         ]
         csv_path = findings_csv(writer, v) if v.findings else ""
         entries.append({
-            "cite": cite_line(p, v, answers),
+            "cite": cite_line(p, v, shared),
             "anchor": anchor(v),
             "claim": v.claim.claim,
             "question": v.claim.question,
@@ -53,15 +52,15 @@ def claims_page(writer: Writer, answers: Answers, build: BuildInfo) -> None:
             "csv": p.link(csv_path.rsplit("/", 1)[-1], csv_path) if csv_path else "",
         })
     writer.page(CLAIMS_PAGE, "claims.md.j2", p=p, entries=entries, n_claims=len(entries),
-                counts_line=counts_line(answers.claims.counts),
-                banners=banner(answers.claims.sources),
-                provenance=provenance(build, answers.claims.sources))
+                counts_line=counts_line(model.counts),
+                banners=banner(model.sources),
+                provenance=provenance(build, model.sources))
 
 
-def cite_line(p: Page, v: ClaimAnswer, answers: Answers) -> Md:
+def cite_line(p: Page, v: ClaimAnswer, shared: Shared) -> Md:
     """A claim's verdict as one sentence to paste, with its permalink and the data's dates."""
-    machines = [answers.machines[k] for k in sorted({f.page for f in v.findings})
-                if k in answers.machines]
+    machines = [shared.machines[k] for k in sorted({f.page for f in v.findings})
+                if k in shared.machines]
     days = sorted({d for m in machines for d in (m.first_day, m.last_day) if d})
     when = (f", data of {days[0]}" if len(days) == 1 else
             f", data of {days[0]} to {days[-1]}" if days else "")
@@ -74,12 +73,11 @@ def findings_csv(writer: Writer, v: ClaimAnswer) -> str:
     """Every finding of one claim as a CSV (stance, machine, model, text, and its rows as
     ``machine-page#row-anchor``); returns its path."""
     path = f"{COMPARISONS}/claim-{v.claim.id}.csv"
-    writer.csv(path, pd.DataFrame(
-        [{"claim": v.claim.id, "stance": f.stance, "machine": f.machine, "page": f.page,
-          "model": f.model, "finding": f.text,
-          "rows": " ".join(f"{page}#{anchor}" for page, anchor in f.evidence)}
-         for f in v.findings],
-        columns=["claim", "stance", "machine", "page", "model", "finding", "rows"]))
+    writer.csv(path, Table(
+        ("claim", "stance", "machine", "page", "model", "finding", "rows"),
+        tuple((v.claim.id, str(f.stance), f.machine, f.page, f.model, f.text,
+               " ".join(f"{page}#{anchor}" for page, anchor in f.evidence))
+              for f in v.findings)))
     return path
 
 

@@ -3,9 +3,9 @@ who leads each, and what each price buys."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -16,6 +16,7 @@ from bench.report.input import prices as price_table
 from bench.report.judge.facts import Facts
 from bench.report.judge.feeding_sections import FeedingSection, feeding_sections
 from bench.report.judge.machines import Machine
+from bench.report.judge.rows import Table, typed_row, typed_rows
 
 #: What the Compare page's throughput table compares across machines: a workload, eager or
 #: compiled.
@@ -24,11 +25,125 @@ WORKLOAD_KEY = COMPILED_WORKLOAD_KEY
 SHOWN_WORKLOADS = 100
 
 
+@dataclass(frozen=True, kw_only=True)
+class WorkloadKey:
+    """A workload's key values (``WORKLOAD_KEY``): what one row of the throughput table is."""
+
+    model: str | None = None
+    model_source: str | None = None
+    input_shape: str | None = None
+    inputs: str | None = None
+    loss: str | None = None
+    mode: str | None = None
+    batch_size: int | None = None
+    resolution: int | None = None
+    precision: str | None = None
+    shapes: str | None = None
+    compile: str | None = None
+    compile_dynamic: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BestThroughput(WorkloadKey):
+    """One machine's best throughput of a workload (a row of ``best_throughput``): the figure,
+    the setting it ran at, and its row."""
+
+    fingerprint_id: str = ""
+    machine: str = ""
+    page: str = ""
+    cell_id: str = ""
+    anchor: str = ""
+    device: str | None = None
+    memory_format: str | None = None
+    cudnn_benchmark: str | None = None
+    samples_per_s: float | None = None
+    n_ok: int | None = None
+    too_few_ok: bool | None = None
+    samples_per_joule: float | None = None
+    energy_method: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PricedThroughput(BestThroughput):
+    """A best throughput, priced (``input.prices.per_dollar``)."""
+
+    price_usd: float | None = None
+    images_per_s_per_usd: float | None = None
+    usd_per_hour: float | None = None
+    images_per_usd: float | None = None
+    usd_per_kwh: float | None = None
+    usd_per_million_hardware: float | None = None
+    usd_per_million_energy: float | None = None
+    usd_per_million: float | None = None
+    price_note: str | None = None
+
+
+@dataclass(frozen=True)
+class ThroughputLine:
+    """A workload the throughput table lists, and each machine's best of it (None: not
+    measured there), in ``ComparePage.machines``' order."""
+
+    workload: WorkloadKey
+    cells: tuple[BestThroughput | None, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CeilingFigure:
+    """A machine's measured peak rate of one op on one device (a row of ``ceilings``)."""
+
+    page: str = ""
+    device: str = ""
+    op: str = ""
+    anchor: str = ""
+    achieved: float | None = None
+    unit: str | None = None
+    n_ok: int | None = None
+    too_few_ok: bool | None = None
+    n_throttled: int | None = None
+
+
+@dataclass(frozen=True)
+class CeilingLine:
+    """One measured op and device, with each machine's ceiling of it (None: not measured
+    there), in ``ComparePage.machines``' order: the GPU's first."""
+
+    device: str
+    op: str
+    cells: tuple[CeilingFigure | None, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SideBySideMachine:
+    """What the side-by-side table reads of one fingerprint's summary (``machine_summary``)."""
+
+    machine: str = ""
+    gpu_name: str | None = None
+    gpu_count: int | None = None
+    cpu_model: str | None = None
+    cpu_cores: int | None = None
+    cpu_logical: int | None = None
+    cpu_threads: int | None = None
+    gpu_memory_bytes: float | None = None
+    memory_bytes: float | None = None
+    torch_version: str | None = None
+    torchvision_version: str | None = None
+    cuda_version: str | None = None
+    cudnn_version: str | None = None
+    python_version: str | None = None
+    os: str | None = None
+    workload_version: str | None = None
+    n_runs: int | None = None
+    n_cells: int | None = None
+    n_ok: int | None = None
+    n_failed: int | None = None
+
+
 @dataclass(frozen=True)
 class Priced:
     """What the prices file given to the build buys."""
 
-    rows: pd.DataFrame = field(repr=False)  # every machine's best throughput, priced
+    rows: tuple[PricedThroughput, ...]  # every machine's best throughput, priced
+    columns: tuple[str, ...]  # the workload columns that differ between them (their labels)
     unmatched: tuple[str, ...]  # keys of the file that name no machine
 
 
@@ -37,9 +152,9 @@ class Lead:
     """A workload measured on several machines: the fastest machine's best throughput over
     the slowest's, with a bootstrap interval over both cells' replicates."""
 
-    workload: Any  # the workload's key values (a row of ``workloads``)
-    fast: Any  # the fastest machine's best cell (a row of ``best``)
-    slow: Any
+    workload: WorkloadKey
+    fast: BestThroughput  # the fastest machine's best cell
+    slow: BestThroughput
     ratio: float
     ci_low: float
     ci_high: float
@@ -50,17 +165,60 @@ class Lead:
 
 @dataclass(frozen=True)
 class ComparePage:
-    summary: pd.DataFrame = field(repr=False)  # the current fingerprints' summary rows
+    summary: tuple[SideBySideMachine, ...]  # the current fingerprints' summary rows
     machines: tuple[Machine, ...]  # in the same order
-    ceilings: pd.DataFrame = field(repr=False)
-    best: pd.DataFrame = field(repr=False)  # every machine's best throughput per workload
-    workloads: pd.DataFrame = field(repr=False)  # those the table lists, in workload order
+    ceilings: tuple[CeilingLine, ...]  # only ceilings with a figure
+    best: Table = field(repr=False)  # every machine's best throughput per workload (its CSV)
+    workloads: tuple[ThroughputLine, ...]  # those the table lists, in workload order
+    columns: tuple[str, ...]  # the workload columns that differ between those (their labels)
     total_workloads: int
     priced: Priced | None  # None: no prices file was given
     leads: tuple[Lead, ...]  # the first workloads measured on the most machines
     superseded: tuple[Machine, ...]
     outdated: tuple[Machine, ...]
-    feeding: tuple[FeedingSection, ...] = ()  # each machine's cores to feed its GPU
+    #: each machine's cores to feed its GPU (None: no pipeline measured), in ``machines``' order
+    feeding: tuple[FeedingSection | None, ...] = ()
+    feeding_measured: bool = False  # some GPU machine's answer quotes a need
+
+
+#: Always named in a workload's label, even where it does not vary.
+_ALWAYS = ("model", "mode")
+
+
+def varying(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[str, ...]:
+    """The columns of ``columns`` whose value differs between rows, and the model and mode
+    (as ``render.words.labels.varying`` reads them)."""
+    return tuple(c for c in columns if c in frame.columns and (
+        c in _ALWAYS or frame[c].astype(str).nunique(dropna=False) > 1))
+
+
+def _key(r: WorkloadKey, page: str) -> tuple[object, ...]:
+    return (page, *[getattr(r, k) for k in WORKLOAD_KEY])
+
+
+def throughput_lines(workloads: pd.DataFrame, best: pd.DataFrame,
+                     machines: Sequence[Machine]) -> tuple[ThroughputLine, ...]:
+    """Each listed workload with each machine's best throughput of it."""
+    lookup = {_key(b, b.page): b for b in typed_rows(BestThroughput, best)}
+    return tuple(ThroughputLine(w, tuple(lookup.get(_key(w, m.page)) for m in machines))
+                 for w in typed_rows(WorkloadKey, workloads))
+
+
+def ceiling_lines(ceilings: pd.DataFrame, machines: Sequence[Machine]
+                  ) -> tuple[CeilingLine, ...]:
+    """One line per measured ceiling (op and device), the GPU's first, each machine's figure.
+
+    The peak rates a machine reached on plain matmuls and copies are the hardware's own answer
+    to "how fast can it go", measured the same way on every machine.
+    """
+    if ceilings.empty:
+        return ()
+    found = typed_rows(CeilingFigure, ceilings.loc[ceilings["achieved"].notna()])
+    lookup = {(c.page, c.device, c.op): c for c in found}
+    kinds = sorted({(c.device, c.op) for c in found}, key=lambda k: (k[0] != "cuda", k[1]))
+    return tuple(CeilingLine(device, op, tuple(lookup.get((m.page, device, op))
+                                               for m in machines))
+                 for device, op in kinds)
 
 
 def rank(column: pd.Series) -> pd.Series:
@@ -118,7 +276,9 @@ def leads(cells: pd.DataFrame, best: pd.DataFrame) -> tuple[Lead, ...]:
         est, lo, hi = ratio_ci([medians[(slow.fingerprint_id, slow.cell_id)]],
                                [medians[(fast.fingerprint_id, fast.cell_id)]])
         on_host = frozenset(host_cpu(group) & {str(fast.page), str(slow.page)})
-        out.append(Lead(fast, fast, slow, float(est[0]), float(lo[0]), float(hi[0]), on_host))
+        out.append(Lead(typed_row(WorkloadKey, fast), typed_row(BestThroughput, fast),
+                        typed_row(BestThroughput, slow), float(est[0]), float(lo[0]),
+                        float(hi[0]), on_host))
     return tuple(out)
 
 
@@ -132,7 +292,17 @@ def _priced(best: pd.DataFrame, machines: tuple[Machine, ...], path: Path) -> Pr
             [*WORKLOAD_KEY, "images_per_s_per_usd", "page"],
             ascending=[True] * len(WORKLOAD_KEY) + [False, True],
             kind="stable", na_position="last", key=rank)
-    return Priced(rows, tuple(unmatched))
+    return Priced(typed_rows(PricedThroughput, rows), varying(rows, WORKLOAD_KEY), tuple(unmatched))
+
+
+def _feeding(facts: Facts, machines: tuple[Machine, ...]
+             ) -> tuple[tuple[FeedingSection | None, ...], bool]:
+    """Each machine's feeding answer, in ``machines``' order, and whether any GPU machine's
+    answer quotes a need (the side-by-side table's "cores per GPU to feed" row, where so)."""
+    sections = feeding_sections(facts)
+    fed = {s.machine.page: s for s in sections}
+    return (tuple(fed.get(m.page) for m in machines),
+            any(s.gpu and s.headline is not None for s in sections))
 
 
 def compare_page(facts: Facts, prices: Path | None) -> ComparePage:
@@ -141,11 +311,15 @@ def compare_page(facts: Facts, prices: Path | None) -> ComparePage:
     machines = tuple(facts.machines[str(p)] for p in summary["page"]) if len(summary) else ()
     best = facts.current(best_throughput(a.cells, WORKLOAD_KEY))
     workloads, total = shown_workloads(best) if len(best) else (pd.DataFrame(), 0)
+    fed, measured = _feeding(facts, machines)
     return ComparePage(
-        summary=summary, machines=machines, ceilings=facts.current(a.ceilings), best=best,
-        workloads=workloads, total_workloads=total, leads=leads(a.cells, best),
+        summary=typed_rows(SideBySideMachine, summary), machines=machines,
+        ceilings=ceiling_lines(facts.current(a.ceilings), machines), best=Table.of(best),
+        workloads=throughput_lines(workloads, best, machines),
+        columns=varying(workloads, WORKLOAD_KEY), total_workloads=total,
+        leads=leads(a.cells, best),
         priced=_priced(best, machines, prices) if prices is not None else None,
         superseded=tuple(facts.machines[k] for k in sorted(facts.superseded)),
         outdated=tuple(m for _, m in sorted(facts.machines.items()) if m.outdated),
-        feeding=feeding_sections(facts),
+        feeding=fed, feeding_measured=measured,
     )

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
-
-import pandas as pd
 
 from bench.report import fmt
 from bench.report.judge import MIN_OK_REPLICATES
-from bench.report.questions.answers import Answers
-from bench.report.questions.compare.model import WORKLOAD_KEY, ComparePage, Lead, Priced
+from bench.report.questions.answers import Shared
+from bench.report.questions.compare.model import (
+    WORKLOAD_KEY,
+    BestThroughput,
+    CeilingFigure,
+    ComparePage,
+    Lead,
+    Priced,
+    PricedThroughput,
+    SideBySideMachine,
+    WorkloadKey,
+)
 from bench.report.render import charts, costcharts
 from bench.report.render.escape import Md, cat, slug
 from bench.report.render.markdown import Page, table
@@ -23,21 +32,20 @@ from bench.report.render.words.context import (
     superseded_links,
 )
 from bench.report.render.words.feeding import cores_per_gpu
-from bench.report.render.words.frames import rows_of
-from bench.report.render.words.labels import alt_list, label, varying
+from bench.report.render.words.labels import alt_list, label
 from bench.report.render.writer import Writer
 from bench.report.vocabulary import Power
 
 
-def _few(r: Any) -> str:
+def _few(r: BestThroughput | CeilingFigure) -> str:
     """The mark on a measurement that rests on too few ok replicates to be judged."""
-    if not bool(r.too_few_ok):
+    if not r.too_few_ok:
         return ""
-    n = int(r.n_ok)
+    n = int(r.n_ok or 0)
     return f"only {n} ok replicate{'' if n == 1 else 's'}"
 
 
-def _setting(r: Any) -> str:
+def _setting(r: BestThroughput) -> str:
     """The setting a machine's best throughput ran at: its device, and what differs from
     PyTorch's defaults (``cuda, cl, bm``: channels_last, cudnn.benchmark on)."""
     parts = [str(r.device)]
@@ -48,40 +56,30 @@ def _setting(r: Any) -> str:
     return " ".join(parts[:1]) + (f", {', '.join(parts[1:])}" if parts[1:] else "")
 
 
-def _on(r: Any) -> str:
+def _on(r: BestThroughput) -> str:
     """`` (cuda, cl)``, or `` (cuda; only 2 ok replicates)``: the setting of a best throughput."""
     return f" ({'; '.join(x for x in (_setting(r), _few(r)) if x)})"
 
 
-def _cores(r: Any) -> str:
+def _cores(r: SideBySideMachine) -> str:
     if not fmt.present(r.cpu_cores):
         return fmt.integer(r.cpu_logical) + (" logical" if fmt.present(r.cpu_logical) else "")
     logical = f" ({fmt.integer(r.cpu_logical)} logical)" if fmt.present(r.cpu_logical) else ""
     return fmt.integer(r.cpu_cores) + logical
 
 
-def _ceiling_rows(p: Page, ceilings: pd.DataFrame, pages: list[str]) -> list[list[Any]]:
-    """One side-by-side row per measured ceiling (op and device), each value linked to its row.
-
-    The peak rates a machine reached on plain matmuls and copies are the hardware's own answer
-    to "how fast can it go", measured the same way on every machine.
-    """
-    if ceilings.empty:
-        return []
-    ceilings = ceilings.loc[ceilings["achieved"].notna()]
-    lookup = {(str(c.page), str(c.device), str(c.op)): c for c in rows_of(ceilings)}
-    kinds = sorted({(str(c.device), str(c.op)) for c in rows_of(ceilings)},
-                   key=lambda k: (k[0] != "cuda", k[1]))
+def _ceiling_rows(p: Page, model: ComparePage) -> list[list[Any]]:
+    """One side-by-side row per measured ceiling (op and device), each value linked to its
+    row."""
     rows = []
-    for device, op in kinds:
-        row: list[Any] = [f"Measured {op} ({device}), sustained"]
-        for key in pages:
-            c = lookup.get((key, device, op))
+    for line in model.ceilings:
+        row: list[Any] = [f"Measured {line.op} ({line.device}), sustained"]
+        for m, c in zip(model.machines, line.cells, strict=True):
             row.append(
                 fmt.MISSING
                 if c is None
                 else cat(
-                    p.row_link(f"{fmt.num(c.achieved)} {c.unit}", key, c.anchor),
+                    p.row_link(f"{fmt.num(c.achieved)} {c.unit}", m.page, c.anchor),
                     f" ({_few(c)})" if _few(c) else "", _capped(c),
                 )
             )
@@ -89,17 +87,17 @@ def _ceiling_rows(p: Page, ceilings: pd.DataFrame, pages: list[str]) -> list[lis
     return rows
 
 
-def _capped(c: Any) -> str:
+def _capped(c: CeilingFigure) -> str:
     """A ceiling whose replicates throttled (a power cap) is that machine's as it ran, not
     its hardware's peak: said beside the figure."""
-    n = int(c.n_throttled) if fmt.present(c.n_throttled) else 0
-    return f" ({Power.THROTTLED} in {n} of {int(c.n_ok)})" if n else ""
+    n = int(c.n_throttled or 0)
+    return f" ({Power.THROTTLED} in {n} of {int(c.n_ok or 0)})" if n else ""
 
 
 _HOW = ("compile", "compile_dynamic")
 
 
-def _workload(r: Any, cols: list[str]) -> str:
+def _workload(r: WorkloadKey, cols: Sequence[str]) -> str:
     """``resnet18 · infer · batch 8 · fp32 · static``, then ``· eager`` or ``· compile
     default`` (``· dynamic=true``) where the rows beside it differ in how the model ran."""
     text = label(r, [c for c in cols if c not in _HOW])
@@ -111,42 +109,45 @@ def _workload(r: Any, cols: list[str]) -> str:
     return f"{text} · compile {r.compile}{dyn}"
 
 
-_FIELDS = (
+def _text(value: object) -> str:
+    """A summary column as text; the missing mark where it was empty."""
+    return fmt.MISSING if value is None else str(value)
+
+
+_Field = tuple[str, Callable[[SideBySideMachine], str]]
+_FIELDS: tuple[_Field, ...] = (
     ("Machine", lambda r: str(r.machine)),
-    ("GPU", lambda r: ((f"{r.gpu_count} × " if r.gpu_count > 1 else "") + str(r.gpu_name)
-                       if r.gpu_name else "none")),
-    ("CPU", lambda r: str(r.cpu_model)),
+    ("GPU", lambda r: ((f"{r.gpu_count} × " if (r.gpu_count or 0) > 1 else "")
+                       + str(r.gpu_name) if r.gpu_name else "none")),
+    ("CPU", lambda r: _text(r.cpu_model)),
     ("CPU cores", _cores),
     ("CPU threads torch used", lambda r: fmt.integer(r.cpu_threads)),
     ("GPU memory", lambda r: fmt.bytes_(r.gpu_memory_bytes)),
     ("System memory", lambda r: fmt.bytes_(r.memory_bytes)),
 )
 _FIELDS_CORES = [name for name, _ in _FIELDS].index("CPU cores")
-_SOFTWARE = (
-    ("torch", lambda r: str(r.torch_version)),
-    ("torchvision", lambda r: str(r.torchvision_version)),
-    ("CUDA", lambda r: str(r.cuda_version) or fmt.MISSING),
+_SOFTWARE: tuple[_Field, ...] = (
+    ("torch", lambda r: _text(r.torch_version)),
+    ("torchvision", lambda r: _text(r.torchvision_version)),
+    ("CUDA", lambda r: r.cuda_version or fmt.MISSING),
     ("cuDNN", lambda r: fmt.cudnn_version(r.cudnn_version) or fmt.MISSING
      if fmt.present(r.cudnn_version) else fmt.MISSING),
-    ("Python", lambda r: str(r.python_version)),
-    ("OS", lambda r: str(r.os)),
-    ("Step definition (workload version)", lambda r: str(r.workload_version)),
-    ("Runs", lambda r: str(r.n_runs)),
-    ("Cells", lambda r: str(r.n_cells)),
+    ("Python", lambda r: _text(r.python_version)),
+    ("OS", lambda r: _text(r.os)),
+    ("Step definition (workload version)", lambda r: _text(r.workload_version)),
+    ("Runs", lambda r: _text(r.n_runs)),
+    ("Cells", lambda r: _text(r.n_cells)),
     ("Replicates ok / not ok", lambda r: f"{r.n_ok} / {r.n_failed}"),
 )
 
 
 def _side_by_side(p: Page, model: ComparePage) -> Md:
-    summary = list(model.summary.itertuples(index=False))
-    rows = [[name, *[get(r) for r in summary]] for name, get in (*_FIELDS, *_SOFTWARE)]
+    rows = [[name, *[get(r) for r in model.summary]] for name, get in (*_FIELDS, *_SOFTWARE)]
     # hardware, its measured peaks, then software
-    rows[len(_FIELDS):len(_FIELDS)] = _ceiling_rows(p, model.ceilings,
-                                                    [m.page for m in model.machines])
-    fed = {s.machine.page: s for s in model.feeding}
-    if any(s.gpu and s.headline is not None for s in model.feeding):  # where measured
+    rows[len(_FIELDS):len(_FIELDS)] = _ceiling_rows(p, model)
+    if model.feeding_measured:
         rows.insert(_FIELDS_CORES + 1, ["Cores per GPU to feed", *[
-            cores_per_gpu(fed.get(m.page)) for m in model.machines]])
+            cores_per_gpu(s) for s in model.feeding]])
     return table(["", *[p.machine_link(m.title, m.page) for m in model.machines]], rows)
 
 
@@ -159,15 +160,10 @@ def _throughput(writer: Writer, p: Page, model: ComparePage) -> tuple[Md, Md | N
             f"The table shows the {len(model.workloads):,} workloads measured on the most "
             f"machines, of {model.total_workloads:,}; every machine's best throughput for every "
             "workload is in ", p.link(csv_path.rsplit("/", 1)[-1], csv_path), ".")
-    lookup = {(str(r.page), *[getattr(r, k) for k in WORKLOAD_KEY]): r
-              for r in rows_of(model.best)}
-    cols = varying(model.workloads, WORKLOAD_KEY)
     rows = []
-    for w in model.workloads.itertuples(index=False):
-        values = [getattr(w, k) for k in WORKLOAD_KEY]
-        row: list[Any] = [_workload(w, cols)]
-        for m in model.machines:
-            hit = lookup.get((m.page, *values))
+    for w in model.workloads:
+        row: list[Any] = [_workload(w.workload, model.columns)]
+        for m, hit in zip(model.machines, w.cells, strict=True):
             row.append(fmt.MISSING if hit is None else cat(
                 p.row_link(fmt.rate(hit.samples_per_s), m.page, hit.anchor), _on(hit),
                 _per_joule(hit)))
@@ -176,7 +172,7 @@ def _throughput(writer: Writer, p: Page, model: ComparePage) -> tuple[Md, Md | N
                  rows), more
 
 
-def _per_joule(r: Any) -> str:
+def _per_joule(r: BestThroughput) -> str:
     """``; 12.5 samples/J (nvml-energy)`` where measured (samples per joule is samples/s per
     watt), else the vocabulary's "not measured on this machine"."""
     if not fmt.present(r.samples_per_joule):
@@ -184,7 +180,7 @@ def _per_joule(r: Any) -> str:
     return f"; {fmt.num(r.samples_per_joule)} samples/J ({r.energy_method})"
 
 
-def _cost(r: Any) -> str:
+def _cost(r: PricedThroughput) -> str:
     """Cost per million samples: hardware time plus energy, each part shown."""
     hardware = r.usd_per_million_hardware
     if not fmt.present(hardware):
@@ -198,10 +194,7 @@ def _cost(r: Any) -> str:
 
 
 def _per_dollar(p: Page, priced: Priced) -> Md | None:
-    frame = priced.rows
-    if frame.empty:
-        return None
-    cols = varying(frame, WORKLOAD_KEY)
+    cols = priced.columns
     rows = [[
         _workload(r, cols),
         p.machine_link(r.machine, r.page),
@@ -213,14 +206,14 @@ def _per_dollar(p: Page, priced: Priced) -> Md | None:
         fmt.num(r.images_per_usd) if fmt.present(r.images_per_usd) else fmt.MISSING,
         _cost(r),
         r.price_note or "",
-    ] for r in frame.itertuples(index=False)]
+    ] for r in priced.rows]
     return table(["Workload", "Machine", "Throughput", "Price", "images/s per $", "Rental",
                   "images per $ of rental", "Cost per million samples", "Note"],
                  rows) if rows else None
 
 
 def _lead(p: Page, model: ComparePage, lead: Lead) -> dict[str, Any]:
-    cols = varying(model.workloads, WORKLOAD_KEY) or ["model", "mode", "batch_size"]
+    cols = model.columns or ("model", "mode", "batch_size")
     name = _workload(lead.workload, [c for c in WORKLOAD_KEY if c in cols or c in (
         "model", "mode", "batch_size", "precision")])
     fast, slow = lead.fast, lead.slow
@@ -252,16 +245,12 @@ def _lead(p: Page, model: ComparePage, lead: Lead) -> dict[str, Any]:
 
 def _chart(writer: Writer, model: ComparePage) -> dict[str, Any] | None:
     """Throughput per machine for the workloads measured on the most machines."""
-    shown = model.workloads.head(charts.MAX_ROWS // 2)
-    if shown.empty or len(model.machines) < 2:
+    shown = model.workloads[:charts.MAX_ROWS // 2]
+    if not shown or len(model.machines) < 2:
         return None
-    lookup = {(str(r.page), *[getattr(r, k) for k in WORKLOAD_KEY]): r
-              for r in rows_of(model.best)}
-    cols = varying(model.workloads, WORKLOAD_KEY)
-    rows = [costcharts.BarRow(_workload(w, cols), tuple(
-        float(lookup[(m.page, *[getattr(w, k) for k in WORKLOAD_KEY])].samples_per_s)
-        if (m.page, *[getattr(w, k) for k in WORKLOAD_KEY]) in lookup else float("nan")
-        for m in model.machines)) for w in shown.itertuples(index=False)]
+    rows = [costcharts.BarRow(_workload(w.workload, model.columns), tuple(
+        float("nan") if c is None or c.samples_per_s is None else c.samples_per_s
+        for c in w.cells)) for w in shown]
     path = f"{CHARTS}/compare-throughput.svg"
     writer.chart(costcharts.bars_chart, path, rows, [m.title for m in model.machines],
                  title="Best measured throughput per machine",
@@ -276,9 +265,9 @@ def _chart(writer: Writer, model: ComparePage) -> dict[str, Any] | None:
                 for r in rows)}
 
 
-def compare_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
-    model = answers.compare
-    p = page(answers, COMPARE_PAGE)
+def compare_page(writer: Writer, model: ComparePage, shared: Shared,
+                 common: dict[str, Any]) -> None:
+    p = page(shared, COMPARE_PAGE)
     throughput = more = None
     if len(model.best) and model.machines:
         throughput, more = _throughput(writer, p, model)

@@ -10,9 +10,16 @@ from typing import Any
 
 from bench import schema
 from bench.report import fmt
-from bench.report.questions.answers import Answers
+from bench.report.questions.answers import Shared
 from bench.report.questions.feeding.chart import FeedPoint, Level, feed_chart
-from bench.report.questions.feeding.model import EndToEnd, FeedingSection, Need, Rate, Sweep
+from bench.report.questions.feeding.model import (
+    EndToEnd,
+    FeedingPage,
+    FeedingSection,
+    Need,
+    Rate,
+    Sweep,
+)
 from bench.report.render.escape import cat, slug
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import FEEDING_PAGE, chart_file
@@ -245,9 +252,9 @@ def _section(writer: Writer, p: Page, s: FeedingSection) -> dict[str, Any]:
     }
 
 
-def feeding_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
-    model = answers.feeding
-    p = page(answers, FEEDING_PAGE)
+def feeding_page(writer: Writer, model: FeedingPage, shared: Shared, common: dict[str, Any]
+                 ) -> None:
+    p = page(shared, FEEDING_PAGE)
     writer.page(FEEDING_PAGE, "feeding.md.j2", p=p, banners=banner(model.sources),
                 answers=[_answer(p, s) for s in model.sections],
                 sections=[_section(writer, p, s) for s in model.sections],

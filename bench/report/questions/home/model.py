@@ -8,7 +8,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import pandas as pd
 
@@ -17,6 +16,7 @@ from bench.report.judge.common import representative
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
 from bench.report.judge.regimes import Regime
+from bench.report.judge.rows import Pair, typed_row
 from bench.report.judge.selection import counted_benchmark, judged
 from bench.report.vocabulary import Action, ClaimVerdict, Noise, Verdict
 
@@ -44,7 +44,7 @@ class Headline:
 
     topic: Topic
     machine: Machine
-    pair: Any  # the comparison quoted (a row)
+    pair: Pair  # the comparison quoted
     judged: int  # that machine's judged configurations of this setting
     same: int  # how many of them share the quoted pair's verdict
     devices: tuple[str, ...]  # where the setting was measured (cpu, cuda)
@@ -61,10 +61,12 @@ def _headline(topic: Topic, frame: pd.DataFrame, facts: Facts) -> Headline | Non
     faster = ok.loc[ok["verdict"] == Verdict.FASTER]
     if len(faster):
         top = pd.to_numeric(faster["speedup"], errors="coerce").idxmax()
-        pair = next(faster.loc[[top]].astype(object).itertuples(index=False))
+        pair: Pair | None = typed_row(Pair, faster.loc[[top]].iloc[0])
     else:
         busiest = ok["page"].value_counts().sort_index().idxmax()
         pair = representative(ok.loc[ok["page"] == busiest])
+    if pair is None:
+        return None
     mine = ok.loc[ok["page"] == pair.page]
     devices = tuple(sorted(set(frame["device"].astype(str)))) if "device" in frame else ()
     return Headline(topic, facts.machines[str(pair.page)], pair, len(mine),

@@ -6,8 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from bench.report import fmt
-from bench.report.questions.answers import Answers
-from bench.report.questions.home.model import CompileCounts, DecisionSection, Headline, Topic
+from bench.report.judge import Caveat, Recommendation, Regime
+from bench.report.questions.answers import Shared
+from bench.report.questions.home.model import (
+    CompileCounts,
+    DecisionSection,
+    Headline,
+    HomePage,
+    Topic,
+)
 from bench.report.render.escape import Md, cat, slug
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import (
@@ -45,7 +52,7 @@ _DECISION_WORDS = {
 }
 
 
-def _decision_row(p: Page, r: Any, setting: str, regime: Any) -> list[Any]:
+def _decision_row(p: Page, r: Recommendation, setting: str, regime: Regime) -> list[Any]:
     row: list[Any] = [p.machine_link(r.machine, r.page),
                       sentences.workload(r, with_precision=setting != "precision")]
     if setting == "precision":
@@ -54,12 +61,12 @@ def _decision_row(p: Page, r: Any, setting: str, regime: Any) -> list[Any]:
         *row,
         cat(Md("**"), sentences.decision(regime), Md("**")),
         _speedup_cell(r),
-        f"{r.verdict} (a replicate drifted)" if "steady-drift" in r.caveats else r.verdict,
+        f"{r.verdict} (a replicate drifted)" if Caveat.STEADY_DRIFT in r.caveats else r.verdict,
         sentences.evidence_links(p, r.evidence),
     ]
 
 
-def _speedup_cell(r: Any) -> str:
+def _speedup_cell(r: Recommendation) -> str:
     """One configuration's speedup and 95% interval; for several, their median and the span
     of their intervals, said as such (under "Speedup (95% CI)" it read as one interval)."""
     ci = f"{fmt.ci(r.ci_low, r.ci_high)}" if fmt.present(r.ci_low) else ""
@@ -111,11 +118,11 @@ def _scope(h: Headline) -> str:
     mode's kernel cache, since fresh and warm differ by the compile's cost)."""
     r = h.pair
     parts = [str(r.model), "training" if r.mode == "train" else "inference",
-             f"batch {int(float(r.batch_size))}"]
+             f"batch {int(r.batch_size or 0)}"]
     if h.topic is Topic.PRECISION:
         parts.append(f"{r.variant_value} against {r.baseline_value}")
     elif h.topic is Topic.COMPILE:
-        cache = str(getattr(r, "kernel_cache", "") or "")
+        cache = r.kernel_cache or ""
         parts.append(f"mode {r.variant_value} against eager"
                      + (f", {cache} kernel cache" if cache in ("fresh", "warm") else ""))
     elif h.topic is not Topic.DEVICE and str(r.precision) != "fp32":
@@ -146,9 +153,9 @@ def compile_line(c: CompileCounts) -> str:
             f"{fmt.count(c.machines, 'machine fingerprint')}: {verdicts}")
 
 
-def home_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
-    model = answers.home
-    p = page(answers, HOME)
+def home_page(writer: Writer, model: HomePage, shared: Shared, common: dict[str, Any]
+              ) -> None:
+    p = page(shared, HOME)
     writer.page(
         HOME_SNIPPET,
         "home.md.j2",
