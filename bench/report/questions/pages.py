@@ -65,7 +65,7 @@ def render_all(answers: Answers, reports_root: Path, writer: Writer, build: Buil
         lambda w: determinism_page(w, answers.determinism, answers.shared, common),
         lambda w: cpu_gpu_page(w, answers, common),
         lambda w: compare_page(w, answers.compare, answers.shared, common),
-        lambda w: compile_page(w, answers, common),
+        lambda w: compile_page(w, answers.compiled, answers.shared, common),
         lambda w: feeding_page(w, answers.feeding, answers.shared, common),
         lambda w: claims_page(w, answers.claims, answers.shared, build),
         lambda w: constants_page(w, common),

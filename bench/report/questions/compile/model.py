@@ -7,7 +7,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import pandas as pd
 
@@ -16,7 +15,9 @@ from bench.report.judge.breaks import Breaks, breaks_of
 from bench.report.judge.common import CONFIG_AXES, ordered, sources_of, with_pay_back
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, by_machine
+from bench.report.judge.rows import Pair, Table, typed_row, typed_rows
 from bench.report.judge.selection import judged
+from bench.report.render.words.labels import comparison_columns, varying
 from bench.report.vocabulary import Verdict
 
 #: What makes two compile pairs the same workload: every axis but the compile mode, its
@@ -36,6 +37,40 @@ SHAPE_KEY = ["fingerprint_id", "variant_value",
 BM_KEY = ["fingerprint_id",
           *(c for c in CONFIG_AXES if c not in ("cudnn_benchmark", "cudnn_benchmark_limit",
                                                 "compile", "compile_dynamic"))]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompilePair(Pair):
+    """Eager against one compile mode and kernel cache: the comparison, what compiling cost
+    before the first step, when it pays back, and the compiled side's graph breaks."""
+
+    base_cold_pass_s: float | None = None
+    var_cold_pass_s: float | None = None
+    extra_cold_pass_max_s: float | None = None
+    break_even_iters: float | None = None
+    break_even_iters_low: float | None = None
+    break_even_iters_high: float | None = None
+    pays_back: bool | None = None  # ``common.with_pay_back``
+    var_graph_breaks_max: float | None = None
+    var_graphs_max: float | None = None
+    var_graph_break_reasons: str | None = None
+
+    @property
+    def breaks(self) -> Breaks:
+        """The compiled side's graph breaks, as torch counted and named them."""
+        return breaks_of(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompiledShapesPair(Pair):
+    """A compiled cell cycling its input shapes against its static twin, with compile counts
+    (``analysis.compiled.with_compile_counts``)."""
+
+    shape_count: int | None = None
+    extra_cold_per_new_shape_s: float | None = None
+    var_compiles_max: float | None = None
+    base_compiles_max: float | None = None
+    var_recompiles_max: float | None = None
 
 
 class Choice(enum.Enum):
@@ -58,13 +93,14 @@ class Why(enum.Enum):
 class WorkloadAdvice:
     """One workload's compile advice (``rows``: its pairs, every mode and cache)."""
 
-    rows: pd.DataFrame = field(repr=False)
+    rows: tuple[CompilePair, ...] = field(repr=False)
     choice: Choice
-    judged: pd.DataFrame = field(repr=False)  # the pairs with enough ok replicates
-    best: Any = None  # the chosen mode's fastest pair (a row)
+    judged: tuple[CompilePair, ...] = field(repr=False)  # those with enough ok replicates
+    best: CompilePair | None = None  # the chosen mode's fastest pair
     why: Why | None = None
-    chosen: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)  # its pairs, caches
-    others: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)  # other faster
+    chosen: tuple[CompilePair, ...] = field(default=(), repr=False)  # its pairs, by cache
+    #: the other pairs clearly faster than eager, fastest first
+    others: tuple[CompilePair, ...] = field(default=(), repr=False)
     #: the kernel caches the chosen mode was not measured with ("fresh", "warm")
     missing_caches: tuple[str, ...] = ()
     #: the graph breaks of the pair it quotes (the chosen mode's, or the fastest judged one's)
@@ -92,7 +128,7 @@ class Recompile(enum.Enum):
 class DynamicComparison:
     """One compiled configuration's new-shape cost at each of its dynamic= settings."""
 
-    by_dynamic: tuple[tuple[str, Any], ...]  # (dynamic=, its shapes pair), in DYNAMIC_ORDER
+    by_dynamic: tuple[tuple[str, CompiledShapesPair], ...]  # (dynamic=, its pair), in DYNAMIC_ORDER
     recompile: Recompile
     missing: str  # the dynamic= setting not measured (with NOT_MEASURED)
     cheaper: tuple[str, float] | None  # (dynamic=, seconds less cold pass per extra shape)
@@ -113,49 +149,74 @@ class UnderCompile(enum.Enum):
 
 @dataclass(frozen=True)
 class BenchmarkUnderCompile:
-    pair: Any  # the compiled pair (a row)
-    eager: Any | None  # the same configuration's eager pair
+    pair: Pair  # the compiled pair
+    eager: Pair | None  # the same configuration's eager pair
     outcome: UnderCompile
 
 
 @dataclass(frozen=True)
 class CompileSection:
+    """One machine's compile pairs, what they advise, and its new-shape and cudnn.benchmark
+    studies; each ``*_cols`` names the axes a label of those rows names (what varies)."""
+
     machine: Machine
-    costs: pd.DataFrame = field(repr=False)  # eager → each mode, with ``pays_back``
+    costs: tuple[CompilePair, ...] = field(repr=False)  # eager → each mode, in page order
+    cost_cols: tuple[str, ...]  # the costs' labels: what varies but the choices
+    workload_cols: tuple[str, ...]  # a workload's label: what varies between workloads
     advice: tuple[WorkloadAdvice, ...]
-    shapes: pd.DataFrame = field(repr=False)  # compiled new-shape pairs, with compile counts
+    shapes: tuple[CompiledShapesPair, ...] = field(repr=False)  # compiled new-shape pairs
+    shape_cols: tuple[str, ...]  # the new-shape table's labels
+    shape_named: tuple[str, ...]  # what a new-shape sentence's label names
     dynamic: tuple[DynamicComparison, ...]
     benchmark: tuple[BenchmarkUnderCompile, ...]
+    benchmark_cols: tuple[str, ...]  # the cudnn.benchmark pairs' labels
     cuda: bool  # some compiled cell here ran on CUDA (where cudnn.benchmark applies)
+
+    @property
+    def agreed(self) -> Choice | None:
+        """The choice every workload here makes (None where they differ or there is none)."""
+        choices = {w.choice for w in self.advice}
+        return next(iter(choices)) if len(choices) == 1 else None
 
 
 @dataclass(frozen=True)
 class CompilePage:
-    costs: pd.DataFrame = field(repr=False)  # every compile pair (the page's CSV)
+    costs: Table = field(repr=False)  # every compile pair (the page's CSV)
     sections: tuple[CompileSection, ...]  # the current fingerprints'
     sources: tuple[Machine, ...] = ()
 
+    @property
+    def shapes_unmeasured(self) -> bool:
+        """No machine cycled shapes in a compiled cell: said once for the page."""
+        return bool(self.sections) and not any(s.shapes for s in self.sections)
 
-def _mode_key(r: Any) -> tuple[str, str]:
-    return str(r.variant_value), str(r.compile_dynamic)
+    @property
+    def benchmark_unmeasured(self) -> bool:
+        """No machine could measure cudnn.benchmark compiled: said once for the page."""
+        return bool(self.sections) and not any(s.benchmark or s.cuda for s in self.sections)
 
 
-def _cache_rank(cache: str) -> int:
+def cache_rank(cache: str) -> int:
+    """Where a kernel cache comes in ``CACHES`` (one not named there last)."""
     return CACHES.index(cache) if cache in CACHES else len(CACHES)
+
+
+def _by_speed(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.sort_values("speedup", ascending=False, kind="stable")
 
 
 def workload_advice(rows: pd.DataFrame) -> WorkloadAdvice:
     """The mode to use for one workload: the fastest of those clearly faster than eager."""
+    pairs = typed_rows(CompilePair, rows)
     ok = judged(rows)
     if ok.empty:
-        return WorkloadAdvice(rows, Choice.TOO_FEW, ok)
-    faster = ok.loc[ok["verdict"] == Verdict.FASTER].sort_values(
-        "speedup", ascending=False, kind="stable")
+        return WorkloadAdvice(pairs, Choice.TOO_FEW, ())
+    faster = _by_speed(ok.loc[ok["verdict"] == Verdict.FASTER])
     if faster.empty:
-        top = next(ok.sort_values("speedup", ascending=False, kind="stable").head(1)
-                   .astype(object).itertuples(index=False))
-        return WorkloadAdvice(rows, Choice.STAY_EAGER, ok, breaks=breaks_of(top))
-    best = next(faster.head(1).astype(object).itertuples(index=False))
+        (top,) = typed_rows(CompilePair, _by_speed(ok).head(1))
+        return WorkloadAdvice(pairs, Choice.STAY_EAGER, typed_rows(CompilePair, ok),
+                              breaks=top.breaks)
+    (best,) = typed_rows(CompilePair, faster.head(1))
     mine = (rows["variant_value"] == best.variant_value) & (
         rows["compile_dynamic"] == best.compile_dynamic)
     others = faster.loc[~mine.loc[faster.index]]
@@ -167,10 +228,11 @@ def workload_advice(rows: pd.DataFrame) -> WorkloadAdvice:
     missing = tuple(c for c in ("fresh", "warm") if c not in seen)
     if missing == ("fresh",) and "shared" in seen:  # a shared cache stood for a fresh one
         missing = ()
-    ordered_chosen = chosen.iloc[sorted(range(len(chosen)), key=lambda i: _cache_rank(
+    ordered_chosen = chosen.iloc[sorted(range(len(chosen)), key=lambda i: cache_rank(
         str(chosen["kernel_cache"].iloc[i])))]
-    return WorkloadAdvice(rows, Choice.USE, ok, best, why, ordered_chosen, others, missing,
-                          breaks_of(best))
+    return WorkloadAdvice(pairs, Choice.USE, typed_rows(CompilePair, ok), best, why,
+                          typed_rows(CompilePair, ordered_chosen),
+                          typed_rows(CompilePair, others), missing, best.breaks)
 
 
 def _workloads(group: pd.DataFrame) -> list[pd.DataFrame]:
@@ -178,48 +240,52 @@ def _workloads(group: pd.DataFrame) -> list[pd.DataFrame]:
     return [g for _, g in group.groupby(keys, sort=False, dropna=False)]
 
 
-def _present(value: Any) -> bool:
-    return value is not None and value is not pd.NA and not (
-        isinstance(value, float) and value != value)
+def _new_compiles(r: CompiledShapesPair) -> int | None:
+    """How many more times a cycled cell compiled than its static one (None: not reported)."""
+    if r.var_compiles_max is None or r.base_compiles_max is None:
+        return None
+    return int(r.var_compiles_max) - int(r.base_compiles_max)
 
 
-def _recompile(by: Mapping[str, Any]) -> tuple[Recompile, str]:
+def _recompile(by: Mapping[str, CompiledShapesPair]) -> tuple[Recompile, str]:
     auto, true = by.get("auto"), by.get("true")
     if auto is None or true is None:
         return Recompile.NOT_MEASURED, "true" if true is None else "auto"
-    counts = [auto.var_compiles_max, auto.base_compiles_max, true.var_compiles_max,
-              true.base_compiles_max]
-    if not all(_present(v) for v in counts):
+    auto_new, true_new = _new_compiles(auto), _new_compiles(true)
+    if auto_new is None or true_new is None:
         return Recompile.NO_COUNTS, ""
-    auto_new = int(auto.var_compiles_max) - int(auto.base_compiles_max)
-    true_new = int(true.var_compiles_max) - int(true.base_compiles_max)
     if true_new <= 0 < auto_new:
         return Recompile.AVOIDED, ""
     return (Recompile.NOT_AVOIDED if true_new > 0 else Recompile.NEITHER), ""
 
 
+def _cheaper(by: Mapping[str, CompiledShapesPair]) -> tuple[str, float] | None:
+    """Which of dynamic=auto and true cost less cold pass per extra shape, and by how much."""
+    auto, true = by.get("auto"), by.get("true")
+    if auto is None or true is None:
+        return None
+    a, t = auto.extra_cold_per_new_shape_s, true.extra_cold_per_new_shape_s
+    if a is None or t is None or float(a) == float(t):
+        return None
+    return ("true" if float(t) < float(a) else "auto", abs(float(a) - float(t)))
+
+
 def dynamic_comparison(rows: pd.DataFrame) -> DynamicComparison:
     """One configuration's compiled shapes pairs, one per dynamic= setting, side by side."""
-    by = {str(r.compile_dynamic): r for r in rows.astype(object).itertuples(index=False)}
+    by = {str(r.compile_dynamic): r for r in typed_rows(CompiledShapesPair, rows)}
     order = sorted(by, key=lambda d: DYNAMIC_ORDER.index(d) if d in DYNAMIC_ORDER else 9)
     recompile, missing = _recompile(by)
-    cheaper = None
-    auto, true = by.get("auto"), by.get("true")
-    if auto is not None and true is not None:
-        a, t = auto.extra_cold_per_new_shape_s, true.extra_cold_per_new_shape_s
-        if _present(a) and _present(t) and float(a) != float(t):
-            cheaper = ("true" if float(t) < float(a) else "auto", abs(float(a) - float(t)))
     steady = [by[d].var_recompiles_max for d in order]
-    n = [int(by[d].n_var) for d in order if _present(by[d].n_var)]
+    n = [by[d].n_var for d in order]
     return DynamicComparison(
         by_dynamic=tuple((d, by[d]) for d in order), recompile=recompile, missing=missing,
-        cheaper=cheaper,
-        steady_recompiled=any(int(v) != 0 for v in steady)
-        if all(_present(v) for v in steady) else None,
+        cheaper=_cheaper(by),
+        steady_recompiled=any(int(v) != 0 for v in steady if v is not None)
+        if all(v is not None for v in steady) else None,
         one_replicate=bool(n) and max(n) < 2)
 
 
-def _under_compile(r: Any, eager: Any | None) -> UnderCompile:
+def _under_compile(r: Pair, eager: Pair | None) -> UnderCompile:
     if eager is None:
         return UnderCompile.NOT_EAGER
     if Verdict.INSUFFICIENT in (r.verdict, eager.verdict):
@@ -239,8 +305,14 @@ def benchmark_under_compile(benchmark: pd.DataFrame, compiled: pd.DataFrame
     out = []
     for r in compiled.astype(object).itertuples(index=False):
         e = lookup.get(tuple(str(getattr(r, k)) for k in keys))
-        out.append(BenchmarkUnderCompile(r, e, _under_compile(r, e)))
+        pair, same = typed_row(Pair, r), None if e is None else typed_row(Pair, e)
+        out.append(BenchmarkUnderCompile(pair, same, _under_compile(pair, same)))
     return tuple(out)
+
+
+#: What a new-shape sentence does not name from its configuration: what it compares, and the
+#: compile mode, which it names itself.
+NOT_NAMED = ("shapes", "compile_dynamic", "compile")
 
 
 def _section(facts: Facts, m: Machine, shapes: pd.DataFrame, benchmark: pd.DataFrame,
@@ -255,9 +327,17 @@ def _section(facts: Facts, m: Machine, shapes: pd.DataFrame, benchmark: pd.DataF
                mine.groupby(keys, sort=False, dropna=False)] if len(mine) else []
     bm = ordered(benchmark.loc[benchmark["page"] == m.page])
     return CompileSection(
-        machine=m, costs=group, advice=tuple(workload_advice(w) for w in _workloads(group)),
-        shapes=mine, dynamic=tuple(dynamic),
+        machine=m, costs=typed_rows(CompilePair, group),
+        cost_cols=tuple(c for c in comparison_columns(group, "compile") if c not in CHOICES),
+        workload_cols=tuple(varying(group, WORKLOAD)),
+        advice=tuple(workload_advice(w) for w in _workloads(group)),
+        shapes=typed_rows(CompiledShapesPair, mine),
+        shape_cols=tuple(comparison_columns(mine, "shapes")),
+        shape_named=tuple(c for c in varying(mine, CONFIG_AXES) if c not in NOT_NAMED),
+        dynamic=tuple(dynamic),
         benchmark=benchmark_under_compile(facts.analysis.benchmark, bm) if len(bm) else (),
+        benchmark_cols=tuple(c for c in comparison_columns(bm, "cudnn_benchmark")
+                             if c != "compile"),
         cuda=m.page in cuda_pages)
 
 
@@ -273,6 +353,6 @@ def compile_page(facts: Facts) -> CompilePage:
                          & (cells["compile"] != "off"), "page"])
     sections = [_section(facts, m, shapes, benchmark, cuda)
                 for m, _ in by_machine(facts.current(seen.drop_duplicates()), facts.machines)]
-    return CompilePage(costs, tuple(sections),
+    return CompilePage(Table.of(costs), tuple(sections),
                        sources_of(facts, *(s.costs for s in sections),
                                   *(s.shapes for s in sections)))
