@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.report.vocabulary import KnobStatus
-from bench.run.plan import estimate, knobs, matrix, modelspec, usermodels
+from bench.run.plan import estimate, knobs, matrix, modelspec, profiles, usermodels
 from bench.run.plan.knobs import Knob
 from bench.run.plan.learned import CellCost
 from bench.run.plan.matrix import Cell
@@ -93,7 +93,7 @@ def _profile(req: Request, device: str, changes: Sequence[dict[str, Any]], repli
     """The advise study as a profile, so the matrix checks and normalises it like any other:
     one baseline cell with every default, then one variant cell per change."""
     try:
-        return matrix.parse_profile(profile_data(req, device, changes, replicates, timeout_s),
+        return profiles.parse_profile(profile_data(req, device, changes, replicates, timeout_s),
                                     "advise")
     except matrix.ProfileError as exc:
         raise AdviseError(str(exc).removeprefix("advise [defaults]: ")) from None

@@ -25,7 +25,7 @@ from bench.report.vocabulary import Feeding
 from bench.run.execute import probe as probing
 from bench.run.execute import session
 from bench.run.execute.launch import Launcher
-from bench.run.plan import matrix, modelspec, pipelines
+from bench.run.plan import modelspec, pipelines, profiles
 
 #: How each replicate is measured (advise's short steady state).
 SETTINGS: dict[str, Any] = {"replicates": 3, "warmup_iters": 1, "min_iters": 5,
@@ -83,7 +83,7 @@ def _plan(args: argparse.Namespace, images: str, launcher: Launcher) -> Planned[
     with probing.probe_folder() as tmp:
         probe = probing.probe(launcher, tmp)
     device = args.device or ("cuda" if probe.cuda else "cpu")
-    profile = matrix.parse_profile(profile_data(
+    profile = profiles.parse_profile(profile_data(
         args.model, args.mode, args.batch_size, device, images, probe.cores), "advise")
     return Planned(*session.planned(profile, probe), probe, device)
 

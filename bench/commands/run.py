@@ -26,7 +26,7 @@ from bench.run.execute import hooks, launch, session
 from bench.run.execute import probe as probing
 from bench.run.execute.interrupts import EXIT_CODES, INTERRUPTS
 from bench.run.execute.launch import Launcher
-from bench.run.plan import dryrun, estimate, learned, matrix
+from bench.run.plan import dryrun, estimate, learned, matrix, profiles
 from bench.run.plan.adaptive import dry_run_line
 from bench.run.plan.budget import Budget, Ending, ending_lines, parse_duration, too_short
 from bench.run.plan.jobs import Job
@@ -49,7 +49,7 @@ class RunCommand(Command):
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--profile", help="a shipped profile "
-                            f"({', '.join(matrix.shipped_profiles())}) or a path to a TOML "
+                            f"({', '.join(profiles.shipped_profiles())}) or a path to a TOML "
                             "file; default: gpu if CUDA is found, else cpu")
         parser.add_argument("--out", help="run directory (default: REPORTS/<machine>/<run-id>)")
         parser.add_argument("--reports", default="reports", help="root of the results tree")
@@ -89,8 +89,8 @@ class RunCommand(Command):
         try:
             budget = Budget(parse_duration(args.budget), started) if args.budget is not None \
                 else None
-            profile = matrix.select(matrix.load_profile(args.profile), args.only) if args.profile \
-                else None
+            profile = matrix.select(profiles.load_profile(args.profile), args.only) \
+                if args.profile else None
             hook = hooks.from_spec(os.environ.get(hooks.SIGNAL_ENV, ""))
         except (matrix.ProfileError, ValueError) as exc:
             return fail(str(exc))
@@ -163,7 +163,7 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
         if profile is None:
             name = "gpu" if probe.cuda else "cpu"
             print(f"profile: {name} (chosen from the hardware found)", file=sys.stderr)
-            profile = matrix.select(matrix.load_profile(name), args.only)
+            profile = matrix.select(profiles.load_profile(name), args.only)
         profile, jobs = session.planned(profile, probe)
         if getattr(args, "no_adaptive", False):  # the planned replicates alone
             profile = replace(profile, adaptive=None)

@@ -18,7 +18,8 @@ import pytest
 
 from bench.report.analysis import analyse, machines
 from bench.report.input.load import load_reports
-from bench.run.plan.matrix import Cell, load_profile
+from bench.run.plan.matrix import Cell
+from bench.run.plan.profiles import load_profile
 
 from .builders import axes, cell, env_for, render_tree, synth
 

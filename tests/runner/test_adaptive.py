@@ -19,7 +19,8 @@ from bench.run.execute.launch import Exit
 from bench.run.plan import adaptive
 from bench.run.plan.budget import Budget
 from bench.run.plan.jobs import plan
-from bench.run.plan.matrix import Adaptive, Cell, ProfileError, load_profile
+from bench.run.plan.matrix import Adaptive, Cell, ProfileError
+from bench.run.plan.profiles import load_profile
 from bench.run.protocol import Probe, Record, Task
 from bench.run.store.store import RunStore
 

@@ -12,7 +12,8 @@ from bench.run.execute import runner
 from bench.run.plan import budget
 from bench.run.plan.budget import Budget, BudgetError, fit_studies, parse_duration
 from bench.run.plan.jobs import Job, plan
-from bench.run.plan.matrix import load_profile, select
+from bench.run.plan.matrix import select
+from bench.run.plan.profiles import load_profile
 from bench.run.store.store import RunStore
 
 from .conftest import read_csv

@@ -20,7 +20,8 @@ import pytest
 
 from bench.fingerprint import fingerprint_id
 from bench.run.plan.jobs import plan
-from bench.run.plan.matrix import load_profile, select
+from bench.run.plan.matrix import select
+from bench.run.plan.profiles import load_profile
 
 from .conftest import ROOT, one_error_line, read_csv, run_cli, run_fake_cli
 from .fakes import LIVE_ENV

@@ -17,7 +17,8 @@ import pytest
 
 from bench import migrations, schema
 from bench.run.child import breaks, compiling, factory
-from bench.run.plan.matrix import Cell, ProfileError, parse_profile
+from bench.run.plan.matrix import Cell, ProfileError
+from bench.run.plan.profiles import parse_profile
 
 from .conftest import ROOT, read_csv, run_cli
 

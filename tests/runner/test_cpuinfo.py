@@ -12,7 +12,8 @@ import tomllib
 
 from bench.run.child import worker
 from bench.run.plan import cpuinfo
-from bench.run.plan.matrix import Cell, Settings, parse_profile
+from bench.run.plan.matrix import Cell, Settings
+from bench.run.plan.profiles import parse_profile
 
 SAPPHIRE = "processor\t: 0\nflags\t\t: fpu avx512f avx512_bf16 amx_tile amx_bf16\n"
 SKYLAKE = "processor\t: 0\nflags\t\t: fpu sse avx2 avx512f avx512bw\n"
@@ -68,7 +69,7 @@ def test_a_profile_asks_for_physical_cores_and_native_bf16(
 
 @pytest.mark.parametrize("name", ["cpu", "gpu"])
 def test_the_cpu_and_gpu_profiles_measure_the_cpu_at_its_best(name: str) -> None:
-    from bench.run.plan.matrix import load_profile
+    from bench.run.plan.profiles import load_profile
 
     studies = {s.name: s for s in load_profile(name).studies}
     best = studies["best" if name == "cpu" else "cpu_best"]

@@ -22,7 +22,8 @@ import tomllib
 from bench.run.execute import runner
 from bench.run.execute.launch import Exit, ForkServerLauncher, LaunchError
 from bench.run.plan.jobs import plan
-from bench.run.plan.matrix import Cell, Settings, parse_profile
+from bench.run.plan.matrix import Cell, Settings
+from bench.run.plan.profiles import parse_profile
 from bench.run.protocol import new_task
 from bench.run.store.store import RunStore
 

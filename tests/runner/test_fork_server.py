@@ -137,7 +137,7 @@ def test_a_sigterm_after_the_reaping_never_signals_the_reaped_pid(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The shutdown that a SIGTERM starts while a reaped child is being swept must not
     signal that pid again (it may be another process's by then), and still reports it."""
-    from bench.run.child import server
+    from bench.run.child import orphans, server
 
     pid = server.fork_child(lambda: 0)
     rep = server.Replicate(pid, 60.0, time.monotonic)
@@ -147,7 +147,7 @@ def test_a_sigterm_after_the_reaping_never_signals_the_reaped_pid(
     def terminated(**_: object) -> None:
         raise server._Terminated
 
-    monkeypatch.setattr(server, "sweep_adopted", terminated)
+    monkeypatch.setattr(orphans, "sweep_adopted", terminated)
     with pytest.raises(server._Terminated):
         rep.reap()
     monkeypatch.undo()

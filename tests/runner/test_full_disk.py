@@ -19,7 +19,7 @@ import pytest
 
 from bench.run.execute import runner
 from bench.run.plan.jobs import plan
-from bench.run.plan.matrix import load_profile
+from bench.run.plan.profiles import load_profile
 from bench.run.store import durable
 from bench.run.store.store import RunStore
 

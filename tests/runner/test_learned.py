@@ -17,7 +17,8 @@ from bench.run.execute.launch import ForkServerLauncher
 from bench.run.plan import learned, pace
 from bench.run.plan.dryrun import pace_line
 from bench.run.plan.learned import CellCost
-from bench.run.plan.matrix import Cell, load_profile
+from bench.run.plan.matrix import Cell
+from bench.run.plan.profiles import load_profile
 
 ENV = {"fingerprint_id": "f" * 12, "machine": "box", "cpu": {"affinity": 2}}
 PLAN = {"studies": {"s": {"settings": {"warmup_iters": 0, "min_time_s": 0.5}},

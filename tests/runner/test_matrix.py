@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from bench.run.plan import matrix
-from bench.run.plan.matrix import Cell, ProfileError, load_profile, parse_profile
+from bench.run.plan import matrix, profiles
+from bench.run.plan.matrix import Cell, ProfileError
+from bench.run.plan.profiles import load_profile, parse_profile
 
 
 def test_every_shipped_profile_loads_and_has_unique_cells() -> None:
-    names = matrix.shipped_profiles()
+    names = profiles.shipped_profiles()
     assert {"smoke", "cpu", "gpu", "full"} <= set(names)
     for name in names:
         p = load_profile(name)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bench.run.child import loader, worker
-from bench.run.plan import matrix, pipelines
+from bench.run.plan import pipelines, profiles
 from bench.run.plan.matrix import Cell, ProfileError, Settings
 from bench.run.protocol import Task
 
@@ -32,7 +32,7 @@ def images(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _cell(images: Path, **axes: object) -> Cell:
     spec = {"studies": {"p": {"kind": "pipeline", "device": "cpu", "batch_size": 4,
                               "images": str(images), **axes}}}
-    (cell,) = matrix.parse_profile(spec, "t").studies[0].cells
+    (cell,) = profiles.parse_profile(spec, "t").studies[0].cells
     return cell
 
 
@@ -116,7 +116,7 @@ def test_an_end_to_end_cell_feeds_the_model_and_says_how_long_it_waited(
         images: Path, tmp_path: Path) -> None:
     spec = {"studies": {"e": {"kind": "e2e", "model": "mobilenet_v3_small", "mode": "infer",
                               "batch_size": 2, "images": str(images), "num_workers": 0}}}
-    (cell,) = matrix.parse_profile(spec, "t").studies[0].cells
+    (cell,) = profiles.parse_profile(spec, "t").studies[0].cells
     record = _run(cell, tmp_path)
     assert record.status == "ok", record.reason  # type: ignore[attr-defined]
     m = record.metrics  # type: ignore[attr-defined]
@@ -210,7 +210,7 @@ def test_a_cuda_decoder_cell_is_skipped_without_cuda(images: Path, tmp_path: Pat
     spec = {"studies": {"p": {"kind": "pipeline", "device": "cuda", "batch_size": 2,
                               "images": str(images), "decoder": "torchvision-cuda",
                               "cudnn_benchmark": "off", "cudnn_deterministic": "off"}}}
-    (cell,) = matrix.parse_profile(spec, "t").studies[0].cells
+    (cell,) = profiles.parse_profile(spec, "t").studies[0].cells
     record = _run(cell, tmp_path)
     assert (record.status, record.reason) == ("skipped", "no-cuda")  # type: ignore[attr-defined]
 

@@ -232,7 +232,8 @@ def test_a_replicate_that_failed_in_an_earlier_sitting_runs_again_last(tmp_path:
 
     from bench.run.execute import session
     from bench.run.plan.jobs import plan
-    from bench.run.plan.matrix import load_profile, select
+    from bench.run.plan.matrix import select
+    from bench.run.plan.profiles import load_profile
     from bench.run.protocol import Probe
 
     from .fakes import FakeLauncher
@@ -270,7 +271,8 @@ def test_a_failure_that_a_later_ok_row_outdates_no_longer_sets_its_cells_cost(
 
     from bench.run.execute import session
     from bench.run.plan.jobs import plan
-    from bench.run.plan.matrix import load_profile, select
+    from bench.run.plan.matrix import select
+    from bench.run.plan.profiles import load_profile
     from bench.run.protocol import Probe
 
     from .fakes import FakeLauncher
@@ -332,7 +334,8 @@ def test_each_sitting_is_recorded_in_env_json_and_a_finished_run_adds_none(
 
     from bench.run.execute import session
     from bench.run.plan.jobs import plan
-    from bench.run.plan.matrix import load_profile, select
+    from bench.run.plan.matrix import select
+    from bench.run.plan.profiles import load_profile
     from bench.run.protocol import Probe
     from bench.run.store import source
 

@@ -17,7 +17,8 @@ import pytest
 
 from bench.run.execute import runner
 from bench.run.plan.jobs import plan
-from bench.run.plan.matrix import Cell, load_profile
+from bench.run.plan.matrix import Cell
+from bench.run.plan.profiles import load_profile
 from bench.run.protocol import Task
 from bench.run.store.resume import completed_keys
 from bench.run.store.store import RunStore
@@ -154,7 +155,7 @@ def test_fault_spec_is_handed_to_the_worker(tmp_path: Path) -> None:
 def test_shared_cells_stay_interleaved_with_both_arms(tmp_path: Path) -> None:
     import tomllib
 
-    from bench.run.plan.matrix import parse_profile
+    from bench.run.plan.profiles import parse_profile
 
     prof = parse_profile(tomllib.loads("""
 [defaults]
@@ -234,7 +235,7 @@ kernel_cache = ["warm"]
 def _cache_run(tmp_path: Path, text: str, launcher: FakeLauncher) -> RunStore:
     import tomllib
 
-    from bench.run.plan.matrix import parse_profile
+    from bench.run.plan.profiles import parse_profile
 
     prof = parse_profile(tomllib.loads(text), "t")
     store = RunStore(tmp_path / "run")

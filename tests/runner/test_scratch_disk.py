@@ -26,7 +26,8 @@ from bench.run.execute import probe as probing
 from bench.run.execute import runner, session
 from bench.run.execute.launch import SpawnLauncher
 from bench.run.plan.jobs import plan
-from bench.run.plan.matrix import load_profile, parse_profile, select
+from bench.run.plan.matrix import select
+from bench.run.plan.profiles import load_profile, parse_profile
 from bench.run.store import durable
 from bench.run.store.durable import ScratchError
 from bench.run.store.store import RunStore

@@ -6,7 +6,7 @@ import pytest
 
 from bench.run.cluster import shards
 from bench.run.plan.jobs import plan
-from bench.run.plan.matrix import load_profile
+from bench.run.plan.profiles import load_profile
 
 
 @pytest.mark.parametrize(("profile", "count"), [("smoke", 2), ("cpu", 3), ("gpu", 4)])

@@ -21,7 +21,7 @@ import pytest
 
 from bench.run.cluster import shards
 from bench.run.plan.jobs import plan
-from bench.run.plan.matrix import load_profile
+from bench.run.plan.profiles import load_profile
 
 from .conftest import ROOT, one_error_line, read_csv, run_fake_cli
 from .procs import assert_none_survive, descendants

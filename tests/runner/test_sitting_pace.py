@@ -19,7 +19,8 @@ from bench.run.execute import pacing, session
 from bench.run.plan import pace
 from bench.run.plan.budget import Budget
 from bench.run.plan.jobs import plan
-from bench.run.plan.matrix import load_profile, select
+from bench.run.plan.matrix import select
+from bench.run.plan.profiles import load_profile
 from bench.run.protocol import Probe
 from bench.run.store import identity
 

@@ -24,7 +24,8 @@ import pytest
 
 from bench.run.cluster import node, slurm, squeue
 from bench.run.plan.jobs import plan
-from bench.run.plan.matrix import load_profile, select
+from bench.run.plan.matrix import select
+from bench.run.plan.profiles import load_profile
 
 from .conftest import ROOT, one_error_line, run_cli
 from .test_walls import imported_by

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from bench.run.plan import matrix, modelspec, usermodels
-from bench.run.plan.matrix import Cell, ProfileError, parse_profile
+from bench.run.plan.matrix import Cell, ProfileError
+from bench.run.plan.profiles import parse_profile
 from bench.run.protocol import ModelCheck, ModelInfo, Probe, Record
 
 from .conftest import ROOT

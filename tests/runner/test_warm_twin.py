@@ -8,7 +8,7 @@ from pathlib import Path
 from bench.run.execute import runner
 from bench.run.plan import estimate
 from bench.run.plan.jobs import plan, twins
-from bench.run.plan.matrix import load_profile
+from bench.run.plan.profiles import load_profile
 from bench.run.store.store import RunStore
 
 from .conftest import read_csv

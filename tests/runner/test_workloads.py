@@ -57,18 +57,18 @@ def test_ceiling_work_units() -> None:
 
 
 def test_every_shipped_profile_names_only_installed_models() -> None:
-    from bench.run.plan import matrix
+    from bench.run.plan import matrix, profiles
 
     available = workloads.available_models()
-    for name in matrix.shipped_profiles():
-        matrix.check_models(matrix.load_profile(name), available)  # raises on unknown names
+    for name in profiles.shipped_profiles():
+        matrix.check_models(profiles.load_profile(name), available)  # raises on unknown names
 
 
 def _profile_models() -> list[str]:
-    from bench.run.plan import matrix, modelspec
+    from bench.run.plan import modelspec, profiles
 
-    names = set().union(*(matrix.load_profile(name).models()
-                          for name in matrix.shipped_profiles()))
+    names = set().union(*(profiles.load_profile(name).models()
+                          for name in profiles.shipped_profiles()))
     return sorted(n for n in names if not modelspec.is_user_model(n))
 
 

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from bench.run.execute import probe as probing  # noqa: E402
 from bench.run.execute import runner  # noqa: E402
 from bench.run.execute.launch import ForkServerLauncher  # noqa: E402
-from bench.run.plan import matrix  # noqa: E402
+from bench.run.plan import profiles  # noqa: E402
 from bench.run.plan.jobs import plan  # noqa: E402
 from bench.run.store.store import RunStore  # noqa: E402
 
@@ -55,7 +55,7 @@ def harness(n: int) -> list[float]:
         tmpdir = Path(tmp)
         path = tmpdir / "p.toml"
         path.write_text(PROFILE.format(n=n))
-        profile = matrix.load_profile(str(path))
+        profile = profiles.load_profile(str(path))
         with ForkServerLauncher() as launcher:
             probe = probing.probe(launcher, tmpdir)  # starts the server: paid once per run
             store = RunStore(tmpdir / "run")

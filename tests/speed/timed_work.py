@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from bench.run.execute import probe as probing  # noqa: E402
 from bench.run.execute import session  # noqa: E402
 from bench.run.execute.launch import ForkServerLauncher  # noqa: E402
-from bench.run.plan import dryrun, estimate, matrix  # noqa: E402
+from bench.run.plan import dryrun, estimate, matrix, profiles  # noqa: E402
 from bench.run.store import breakdown  # noqa: E402
 
 
@@ -41,7 +41,7 @@ def main() -> None:
                     help="write the run under --reports, as bench run does, instead of a "
                          "temporary folder")
     args = ap.parse_args()
-    profile = matrix.select(matrix.load_profile(args.profile), args.only)
+    profile = matrix.select(profiles.load_profile(args.profile), args.only)
     timings: list[breakdown.JobTiming] = []
     with tempfile.TemporaryDirectory(prefix="timed-work-") as tmp:
         start = time.monotonic()

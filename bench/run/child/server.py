@@ -24,8 +24,11 @@ without the risk of hitting a recycled pid. So the server, not its runner:
   left its group (``setsid()``) comes back to the server when that child dies, instead of to
   init, and the server kills and reaps it after every replicate.
 
+The kernel's part of that ownership (the death signals, the subreaper, the sweep of what the
+server adopts) is ``bench.run.child.orphans``.
+
 Each child runs in a session of its own (a Ctrl-C in the terminal reaches the runner, not
-the children) and asks the kernel to kill it if the server dies (``die_with_server``).
+the children) and asks the kernel to kill it if the server dies (``orphans.die_with_server``).
 SIGUSR2 is ignored by the server and its children (``WARNING``): Slurm's warning before a time
 limit goes to every process of a job's step, whatever its session, and its default action
 would kill them; the runner, which gets it too, decides, as it does for a Ctrl-C.
@@ -40,7 +43,6 @@ ownership, for a launcher whose children share nothing.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import gc
 import math
 import os
@@ -53,6 +55,7 @@ from collections.abc import Callable, Sequence
 from io import FileIO
 from typing import Any
 
+from bench.run.child import orphans
 from bench.run.protocol import (
     TERM_GRACE_S,
     WARM_COMPILE,
@@ -69,16 +72,9 @@ from bench.run.protocol import (
 )
 
 PRELOAD = ("torch", "torchvision", "torchvision.models", "torch.utils.flop_counter")
-#: Without pidfds (not Linux), how often the server looks whether its child has ended.
-POLL_S = 0.02
-#: After SIGKILL, how long a shutting-down server waits for its child to go (a process stuck
-#: in the kernel may take longer; the kernel still ends it, and init reaps it).
-KILL_WAIT_S = 5.0
 #: Slurm's warning before a job's time limit or preemption (absent on Windows): the runner's
 #: to act on; ignored here, and by every child, which inherits SIG_IGN across fork and exec.
 WARNING = getattr(signal, "SIGUSR2", None)
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-PR_SET_CHILD_SUBREAPER = 36
 
 
 def share_heap() -> None:
@@ -109,86 +105,10 @@ def preload() -> Any | None:
     return sys.modules.get("torch")
 
 
-def _prctl(option: int, value: int) -> bool:
-    """Linux's ``prctl``; False where it is not there or refuses."""
-    if not sys.platform.startswith("linux"):
-        return False
-    with contextlib.suppress(OSError, AttributeError):
-        return bool(ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0)
-    return False
-
-
-def bind_to_runner(runner_pid: int) -> None:
-    """In the server: SIGTERM when its runner dies (the runner is its parent), and adopt
-    whatever its children's descendants leave behind. A runner already gone by the time
-    the request took effect is a SIGTERM now."""
-    _prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    if os.getppid() != runner_pid:
-        os.kill(os.getpid(), signal.SIGTERM)
-
-
-def _children_from_proc(me: int) -> set[int]:
-    """Every process whose parent is ``me``, zombies included, from /proc/<pid>/stat."""
-    found: set[int] = set()
-    with contextlib.suppress(OSError):
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    stat = f.read()
-                if int(stat[stat.rindex(b")") + 2:].split()[1]) == me:  # after "(comm) S"
-                    found.add(int(name))
-    return found
-
-
-def adopted(exclude: int | None = None) -> list[int]:
-    """This process's children other than ``exclude``: as a subreaper, the orphans of its
-    children's descendants (zombies included, to be reaped). From /proc (none without it)."""
-    me = os.getpid()
-    try:
-        tasks = os.listdir(f"/proc/{me}/task")
-        found: set[int] = set()
-        for task in tasks:  # the kernel's own list, where it keeps one
-            with open(f"/proc/{me}/task/{task}/children") as f:
-                found.update(int(pid) for pid in f.read().split())
-    except OSError:
-        found = _children_from_proc(me)
-    found.discard(exclude if exclude is not None else -1)
-    return sorted(found)
-
-
-def sweep_adopted(exclude: int | None = None, clock: Callable[[], float] = time.monotonic
-                  ) -> None:
-    """Kill and reap every adopted orphan (and its own group), until none is left; a process
-    the kernel holds is given up on after ``KILL_WAIT_S``."""
-    give_up = clock() + KILL_WAIT_S
-    while (pids := adopted(exclude)) and clock() < give_up:
-        for pid in pids:  # each is our child and unreaped: its pid and group are its own
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        for pid in pids:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, os.WNOHANG)
-        time.sleep(POLL_S)
-
-
 def ignore_warning() -> None:
     """Ignore ``WARNING`` (SIGUSR2) in this process and, by inheritance, in its children."""
     if WARNING is not None:
         signal.signal(WARNING, signal.SIG_IGN)
-
-
-def die_with_server(server_pid: int) -> None:
-    """In a forked child: have the kernel SIGKILL this process when the server dies, so a
-    child never outlives a server that was itself killed (Linux's ``PR_SET_PDEATHSIG``;
-    elsewhere a no-op, and the worker's own alarm is the backstop)."""
-    _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
-    if os.getppid() != server_pid:  # the server died before the request took effect
-        os._exit(1)
 
 
 def fork_child(run: Callable[[], int], close_fds: Sequence[int] = ()) -> int:
@@ -219,7 +139,7 @@ def fork_child(run: Callable[[], int], close_fds: Sequence[int] = ()) -> int:
         ignore_warning()  # as the server: the runner acts on Slurm's warning
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         os.setsid()
-        die_with_server(server)
+        orphans.die_with_server(server)
         for fd in close_fds:
             os.close(fd)
         code = run()
@@ -273,7 +193,7 @@ class Replicate:
     def wake_in(self) -> float | None:
         """Seconds until ``tick`` has something to do (None: nothing but the child's end)."""
         if self.fd is None:
-            return POLL_S
+            return orphans.POLL_S
         due = self.deadline if self.kill_at is None else self.kill_at
         return None if due == math.inf else max(0.0, due - self.clock())
 
@@ -294,7 +214,7 @@ class Replicate:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
-        sweep_adopted(clock=self.clock)
+        orphans.sweep_adopted(clock=self.clock)
         return self.exit
 
     def shut_down(self) -> Exited | None:
@@ -303,12 +223,12 @@ class Replicate:
         if self.exit is not None:
             return None if self.reported else self.exit
         self.end()
-        give_up = self.clock() + self.grace_s + KILL_WAIT_S
+        give_up = self.clock() + self.grace_s + orphans.KILL_WAIT_S
         while not self.ended():
             if self.clock() >= give_up:
                 return None
             self.tick()
-            select.select([] if self.fd is None else [self.fd], [], [], POLL_S)
+            select.select([] if self.fd is None else [self.fd], [], [], orphans.POLL_S)
         return self.reap()
 
     def _signal(self, sig: int) -> None:
@@ -410,7 +330,7 @@ class _Loop:
         """End the running child and whatever it left, and report its end if anyone listens."""
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one shutdown at a time
         end = self.rep.shut_down() if self.rep is not None else None
-        sweep_adopted(clock=self.clock)
+        orphans.sweep_adopted(clock=self.clock)
         if end is not None:
             with contextlib.suppress(OSError):  # for a runner still listening
                 self.reply(end)
@@ -433,7 +353,7 @@ def serve(target: Callable[[str], int], cuda_initialised: Callable[[], bool] = l
     loop = _Loop(target, cuda_initialised, clock, grace_s, out, warm)
     loop.reply(Ready(os.getpid()))
     try:
-        bind_to_runner(runner)
+        orphans.bind_to_runner(runner)
         while True:
             code = loop.step()
             if code is not None:

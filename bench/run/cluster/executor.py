@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from bench.run.cluster import shards, slurm, squeue
 from bench.run.cluster.slurm import SlurmError
-from bench.run.plan import matrix
+from bench.run.plan import matrix, profiles
 from bench.run.plan.budget import parse_duration, shown
 from bench.run.plan.jobs import Job, plan
 from bench.run.store import runid
@@ -69,7 +69,7 @@ def local_refusal(args: argparse.Namespace) -> str | None:
 def _profile_for_nodes(name: str) -> str:
     """A shipped profile by name; a file by its absolute path, which the nodes can open on
     the shared file system."""
-    return name if name in matrix.shipped_profiles() else str(Path(name).resolve())
+    return name if name in profiles.shipped_profiles() else str(Path(name).resolve())
 
 
 def _given(args: argparse.Namespace) -> dict[str, Any]:
@@ -136,7 +136,7 @@ def prepare(args: argparse.Namespace, reports: Path) -> ClusterPlan:
     ``ProfileError`` or ``ShardError`` when it cannot be made."""
     record: slurm.Submission | None = None
     given = _given(args)
-    whole = matrix.load_profile(args.profile)
+    whole = profiles.load_profile(args.profile)
     if args.resume:
         found = args.run_id or slurm.latest_submission(reports, whole.name)
         if found is None:
