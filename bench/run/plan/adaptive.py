@@ -75,7 +75,7 @@ def pair_axis(a: Cell, b: Cell) -> str | None:
 
 
 @dataclass(frozen=True)
-class Pair:
+class CellPair:
     study: str
     axis: str
     base: Cell
@@ -86,17 +86,17 @@ class Pair:
         return f"{self.study}: {self.base.name} vs {getattr(self.variant, self.axis)}"
 
 
-def study_pairs(jobs: Sequence[Job]) -> list[Pair]:
+def study_pairs(jobs: Sequence[Job]) -> list[CellPair]:
     """Each study's comparisons among the cells ``jobs`` measure (a shard's own cells)."""
     measured = {j.cell.cell_id for j in jobs if j.op == "measure"}
-    out: list[Pair] = []
+    out: list[CellPair] = []
     for study in dict.fromkeys(j.study for j in jobs):
         cells = [c for c in study.cells if c.cell_id in measured]
         for a in cells:
             for b in cells:
                 axis = pair_axis(a, b)
                 if axis:
-                    out.append(Pair(study.name, axis, a, b))
+                    out.append(CellPair(study.name, axis, a, b))
     return out
 
 
@@ -113,7 +113,7 @@ class Looks:
     #: cell id → a replicate's expected seconds (what the budget checks an extra one with)
     seconds: dict[str, float] = field(default_factory=dict)
     #: what the last replay found: looks given, the pairs each look found undecided
-    undecided: list[list[Pair]] = field(default_factory=list)
+    undecided: list[list[CellPair]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.pairs = study_pairs(self.jobs)

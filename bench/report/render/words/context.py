@@ -16,8 +16,8 @@ from bench.report.render.markdown import Page, verdict_badge
 from bench.report.vocabulary import Verdict
 
 
-class Shared(Protocol):
-    """What every page's answers share that these helpers read (``questions.answers.Answers``):
+class Linking(Protocol):
+    """What these helpers read of what every page shares (``questions.answers.Shared``):
     link text per machine page, and each cell's status in words."""
 
     @property
@@ -27,7 +27,7 @@ class Shared(Protocol):
     def status(self) -> dict[tuple[str, str], str]: ...
 
 
-def page(answers: Shared, here: str) -> Page:
+def page(answers: Linking, here: str) -> Page:
     """A page whose machine links tell apart one machine's fingerprints."""
     return Page(here, answers.labels)
 
@@ -53,7 +53,7 @@ def machine_context(p: Page, m: Machine) -> dict[str, Any]:
     }
 
 
-def verdict(answers: Shared, r: Any) -> Md:
+def verdict(answers: Linking, r: Any) -> Md:
     """A comparison's verdict; an insufficient one says what happened to its replicates."""
     badge = verdict_badge(r.verdict)
     if r.verdict != Verdict.INSUFFICIENT:
