@@ -10,7 +10,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.report.questions.shapes.model import with_benchmark_share
+from bench.report.analysis import analyse
+from bench.report.input.load import load_reports
+from bench.report.judge.facts import Facts
+from bench.report.judge.machines import machines_of
+from bench.report.questions.shapes.model import (
+    ShapesPair,
+    Tally,
+    shapes_page,
+    with_benchmark_share,
+)
 from bench.report.questions.shapes.view import DECISION, decision, per_shape_text
 from bench.report.vocabulary import Verdict
 
@@ -90,12 +99,16 @@ def test_no_steady_cost_only_where_the_interval_lies_within_the_band(
     assert ("no clear steady cost" in lead) is not steady_cost
 
 
+def _tally(verdict: Verdict, low: float | None, high: float | None) -> Tally[ShapesPair]:
+    return Tally(verdict, {}, (), (), low, high, None, None)
+
+
 def test_decision_words_follow_the_band() -> None:
     ncd = Verdict.NO_CLEAR_DIFFERENCE
-    assert decision(ncd, 0.98, 1.01) == DECISION[ncd]
+    assert decision(_tally(ncd, 0.98, 1.01)) == DECISION[ncd]
     for low, high in ((0.86, 1.22), (0.96, 1.09), (None, None)):
-        assert decision(ncd, low, high).startswith("no clear steady cost")
-    assert decision(Verdict.SLOWER, 0.5, 0.6) == DECISION[Verdict.SLOWER]
+        assert decision(_tally(ncd, low, high)).startswith("no clear steady cost")
+    assert decision(_tally(Verdict.SLOWER, 0.5, 0.6)) == DECISION[Verdict.SLOWER]
 
 
 def test_a_first_pass_shorter_than_static_is_not_said_to_add() -> None:
@@ -116,3 +129,19 @@ def test_steady_state_is_named_flop_per_second(write_tree, tmp_path):
     assert "| FLOP/s vs static (95% CI) |" in page
     assert "FLOP/s against one static shape" in page
     assert "the FLOP/s of one static shape" in page  # the Cite line
+
+
+def test_the_model_hands_typed_pairs_and_per_new_shape_figures(write_tree):
+    a = analyse(load_reports(write_tree([(GPU, _cost_rows(write_tree), [])])))
+    model = shapes_page(Facts(analysis=a, machines=machines_of(a.machines), recs=(),
+                              regimes=(), claims=()))
+    (s,) = model.sections
+    assert all(isinstance(r, ShapesPair) for r in s.pairs.rows)
+    (on,) = [r for r in s.pairs.rows if r.cudnn_benchmark == "on"]
+    assert on.shape_count == 3 and on.var_cold_pass_s == pytest.approx(48.40, abs=0.01)
+    assert on.extra_cold_vs_bm_off_s == pytest.approx((48.40 - 25.32) / 2 - (1.31 - 0.59) / 2,
+                                                      abs=0.05)
+    assert sorted(s.per_shape) == pytest.approx(sorted((c - s_) / 2 for c, s_ in (
+        (1.31, 0.59), (48.40, 25.32))), abs=0.05)
+    assert "shapes" not in s.columns and "cudnn_benchmark" in s.columns
+    assert "extra_cold_vs_bm_off_s" in model.pairs.columns and len(model.pairs) == 2

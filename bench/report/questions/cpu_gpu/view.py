@@ -7,8 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from bench.report import fmt
-from bench.report.questions.answers import Answers
-from bench.report.questions.cpu_gpu.model import CURVE_AXES, BestAgainstBest, CpuGpuSection
+from bench.report.questions.answers import Shared
+from bench.report.questions.cpu_gpu.model import (
+    Best,
+    BestCell,
+    CpuGpuPage,
+    CpuGpuPair,
+    CpuGpuSection,
+)
 from bench.report.render import costcharts
 from bench.report.render.escape import Md, cat, slug
 from bench.report.render.markdown import Page, table
@@ -22,7 +28,6 @@ from bench.report.render.words.comparisons import (
     write_comparisons,
 )
 from bench.report.render.words.context import banner, page, provenance, section_anchor, verdict
-from bench.report.render.words.frames import present, rows_of
 from bench.report.render.words.labels import (
     SHORT_LEGEND,
     alt_list,
@@ -31,44 +36,38 @@ from bench.report.render.words.labels import (
     label,
     span,
     tail_text,
-    varying,
 )
 from bench.report.render.words.recommendations import advice_items
 from bench.report.render.writer import Writer
-from bench.report.vocabulary import Verdict
 
 
-def _links(p: Page, r: Any) -> Md:
+def _links(p: Page, r: CpuGpuPair) -> Md:
     return cell_links(p, r.page, [("cpu", r.baseline_anchor), ("gpu", r.variant_anchor)])
 
 
 def _crossing(s: CpuGpuSection) -> tuple[str, str]:
     """The decision and where the GPU wins, from the curves' crossovers."""
-    curves = s.curves
-    if not len(curves):
+    c = s.crossing
+    if not c.curves:
         return "not enough data yet", ""
-    crossing = [int(b) for b in curves["crossover_batch"] if present(b)]
-    if not crossing and all(v == Verdict.INSUFFICIENT for vs in curves["verdicts"] for v in vs):
+    if not c.batches and c.all_thin:
         return ("cannot tell yet: every batch measured has too few replicates (the rows say "
                 "why; where a sitting disagreed, `bench run --resume` measures them again)"), ""
-    if not crossing:
+    if not c.batches:
         return "the CPU, or either: the GPU was not clearly faster", ""
-    where = (f"The GPU is clearly faster from batch {span(map(float, crossing), fmt.integer)} "
-             f"up to the largest measured on {len(crossing)} of {len(curves)} curves")
-    thin = sorted({int(b) for r in curves.itertuples(index=False) if present(r.crossover_batch)
-                   for b, v in zip(r.batches, r.verdicts)
-                   if v == Verdict.INSUFFICIENT and b < r.crossover_batch})
-    if thin:
-        where += (f" (batch {', '.join(map(str, thin))}: too few replicates, so it may already "
+    where = (f"The GPU is clearly faster from batch {span(map(float, c.batches), fmt.integer)} "
+             f"up to the largest measured on {len(c.batches)} of {c.curves} curves")
+    if c.thin:
+        where += (f" (batch {', '.join(map(str, c.thin))}: too few replicates, so it may already "
                   "win there)")
-    return f"use the GPU from batch {min(crossing)}", where
+    return f"use the GPU from batch {min(c.batches)}", where
 
 
-def _setting(cell: Any) -> str:
+def _setting(cell: BestCell) -> str:
     return f"{cell.precision}{', channels_last' if cell.memory_format == 'channels_last' else ''}"
 
 
-def _best_text(b: BestAgainstBest) -> str:
+def _best_text(b: Best) -> str:
     """Each side at its best measured setting, for the same workload."""
     ci = fmt.ci(b.ci_low, b.ci_high)
     figure_ = fmt.ratio(b.speedup) + (f" (95% CI {ci})" if ci != fmt.MISSING else "")
@@ -76,38 +75,36 @@ def _best_text(b: BestAgainstBest) -> str:
         return (f" Each side's best measured setting is the same one ({_setting(b.gpu)}), so "
                 "best against best is the figure above.")
     return (f" Each side at its best measured setting (GPU {_setting(b.gpu)}, CPU "
-            f"{_setting(b.cpu)}, {b.gpu.model} {b.gpu.mode} at batch "
-            f"{int(float(b.gpu.batch_size))}): {figure_}.")
+            f"{_setting(b.cpu)}, {b.gpu.model} {b.gpu.mode} at batch {b.batch}): {figure_}.")
 
 
 def _answer(p: Page, s: CpuGpuSection) -> dict[str, Any]:
     m, sm = s.machine, s.summary
     decision, where = _crossing(s)
-    top = sm.best or sm.quoted
+    top = s.top
     text: list[object] = [f"for {short_scope(sm.scope)}, the same setting on both sides. "
                           + (where + ". " if where else "")]
     cite = ""
     if top is not None:
-        name = label(top, varying(s.pairs, [*CURVE_AXES, "batch_size"]))
+        name = label(top, s.top_columns)
         text += [f"Largest measured: {figure(top)} for {name} (rows: ", _links(p, top), ")."]
         cite = cite_sentence(f"the GPU ran {figure(top)} the speed of the same machine's CPU, "
                              f"at the same setting, for {name}", m, top.verdict, m.days)
-        best = next((b for b in s.best if (b.gpu.model, b.gpu.mode, b.gpu.batch_size) ==
-                     (top.model, top.mode, top.batch_size)), None)
-        if best is not None:
-            text.append(_best_text(best))
+        if s.top_best is not None:
+            text.append(_best_text(s.top_best))
     return answer(p, CPU_GPU_PAGE, f"answer-{slug(m.page)}", m, decision, cat(*text), cite)
 
 
-def _step_chart(writer: Writer, s: CpuGpuSection, cols: list[str]) -> dict[str, Any] | None:
+def _step_chart(writer: Writer, s: CpuGpuSection, cols: tuple[str, ...]
+                ) -> dict[str, Any] | None:
     """Median step time against batch size on each device, where a curve has two batches."""
     points = []
-    for r in rows_of(s.pairs):
+    for r in s.rows:
         name = label(r, cols, short=True) or str(r.model)
+        batch = r.batch_size
         for device, value in (("CPU", r.base_median_s), ("GPU", r.var_median_s)):
-            if present(value) and present(r.batch_size):
-                points.append(costcharts.StepPoint(f"{name} {device}", float(r.batch_size),
-                                                   float(value)))
+            if value is not None and batch is not None:
+                points.append(costcharts.StepPoint(f"{name} {device}", float(batch), float(value)))
     if len({pt.batch for pt in points}) < 2:
         return None
     path = chart_file("cpu-gpu-steps", s.machine.page)
@@ -121,19 +118,16 @@ def _step_chart(writer: Writer, s: CpuGpuSection, cols: list[str]) -> dict[str, 
                 for pt in points)}
 
 
-#: The inference batch sizes whose latency tails the page tabulates, where measured.
-TAIL_BATCHES = (1, 16)
-
-
-def _tail_chart(writer: Writer, s: CpuGpuSection, cols: list[str]) -> dict[str, Any] | None:
+def _tail_chart(writer: Writer, s: CpuGpuSection, cols: tuple[str, ...]
+                ) -> dict[str, Any] | None:
     """p99 step time against throughput across batch sizes, per curve and device."""
     points = []
-    for r in rows_of(s.pairs):
-        name = label(r, cols, short=True) or str(r.model)
+    for r in s.rows:
+        name, batch = label(r, cols, short=True) or str(r.model), r.batch_size
         for device, sps, p99 in (("CPU", r.base_samples_per_s, r.base_latency_p99_s),
                                  ("GPU", r.var_samples_per_s, r.var_latency_p99_s)):
-            if present(sps) and present(p99) and present(r.batch_size) and sps > 0:
-                points.append(costcharts.TailPoint(f"{name} {device}", float(r.batch_size),
+            if sps is not None and p99 is not None and batch is not None and sps > 0:
+                points.append(costcharts.TailPoint(f"{name} {device}", float(batch),
                                                    float(sps), float(p99)))
     if len({pt.batch for pt in points}) < 2:
         return None
@@ -148,7 +142,7 @@ def _tail_chart(writer: Writer, s: CpuGpuSection, cols: list[str]) -> dict[str, 
                 f"{fmt.seconds(pt.p99_s)}" for pt in points)}
 
 
-def _tail_row(p: Page, r: Any, cols: list[str]) -> list[Any]:
+def _tail_row(p: Page, r: CpuGpuPair, cols: tuple[str, ...]) -> list[Any]:
     return [label(r, cols, short=True), axis_text("batch_size", r.batch_size),
             tail_text(r.base_latency_p99_s, r.base_latency_p99_lo_s, r.base_latency_p99_hi_s,
                       r.base_latency_steps_min) + " → "
@@ -159,33 +153,31 @@ def _tail_row(p: Page, r: Any, cols: list[str]) -> list[Any]:
             _links(p, r)]
 
 
-def _tail_table(p: Page, s: CpuGpuSection, cols: list[str]) -> Md | None:
-    rows = [_tail_row(p, r, cols) for r in s.pairs.itertuples(index=False)
-            if r.mode == "infer" and present(r.batch_size) and int(r.batch_size) in TAIL_BATCHES]
+def _tail_table(p: Page, s: CpuGpuSection, cols: tuple[str, ...]) -> Md | None:
+    rows = [_tail_row(p, r, cols) for r in s.tails]
     if not rows:
         return None
     return table(["Curve", "Batch", "p99 step CPU → GPU (95% CI)", "Energy per sample, CPU",
                   "Energy per sample, GPU", "Rows"], rows)
 
 
-def _row(answers: Answers, p: Page, r: Any, cols: list[str]) -> list[Any]:
+def _row(shared: Shared, p: Page, r: CpuGpuPair, cols: tuple[str, ...]) -> list[Any]:
     return [label(r, cols, short=True), axis_text("batch_size", r.batch_size),
             f"{fmt.seconds(r.base_median_s)} → {fmt.seconds(r.var_median_s)}",
-            fmt.estimate(r.speedup, r.ci_low, r.ci_high), verdict(answers, r),
+            fmt.estimate(r.speedup, r.ci_low, r.ci_high), verdict(shared, r),
             _links(p, r)]
 
 
-def _best_row(p: Page, b: BestAgainstBest) -> list[Any]:
-    return [f"{b.gpu.model} {b.gpu.mode} b{int(float(b.gpu.batch_size))}", _setting(b.cpu),
+def _best_row(p: Page, b: Best) -> list[Any]:
+    return [f"{b.gpu.model} {b.gpu.mode} b{b.batch}", _setting(b.cpu),
             _setting(b.gpu), fmt.estimate(b.speedup, b.ci_low, b.ci_high),
             cell_links(p, b.gpu.page, [("cpu", b.cpu.anchor), ("gpu", b.gpu.anchor)])]
 
 
-def _section(writer: Writer, answers: Answers, p: Page, s: CpuGpuSection, csv: str
+def _section(writer: Writer, shared: Shared, p: Page, s: CpuGpuSection, csv: str
              ) -> dict[str, Any]:
-    group = s.pairs
-    cols = varying(group, list(CURVE_AXES))
-    rows = [_row(answers, p, r, cols) for r in group.head(TABLE_ROWS).itertuples(index=False)]
+    group, cols = s.rows, s.columns
+    rows = [_row(shared, p, r, cols) for r in group[:TABLE_ROWS]]
     return {
         "heading": s.machine.title, "anchor": section_anchor("on", s.machine), "n": len(group),
         "more": more_rows(p, len(group), csv), "chart": _step_chart(writer, s, cols),
@@ -197,9 +189,9 @@ def _section(writer: Writer, answers: Answers, p: Page, s: CpuGpuSection, csv: s
     }
 
 
-def cpu_gpu_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
-    model = answers.cpu_gpu
-    p = page(answers, CPU_GPU_PAGE)
+def cpu_gpu_page(writer: Writer, model: CpuGpuPage, shared: Shared,
+                 common: dict[str, Any]) -> None:
+    p = page(shared, CPU_GPU_PAGE)
     csv = (write_comparisons(writer, "cpu-vs-gpu", model.pairs,
                              ("base_samples_per_s", "var_samples_per_s"))
            if len(model.pairs) else "")
@@ -209,12 +201,10 @@ def cpu_gpu_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> No
         p=p,
         banners=banner(model.sources),
         answers=[_answer(p, s) for s in model.sections],
-        sections=[_section(writer, answers, p, s, csv) for s in model.sections],
+        sections=[_section(writer, shared, p, s, csv) for s in model.sections],
         legend=SHORT_LEGEND,
         claims=claims_box(model.claims, p),
         recs=advice_items(model.advice, p),
         provenance=provenance(common["build"], model.sources),
         **common,
     )
-
-

@@ -7,8 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from bench.report import fmt
-from bench.report.questions.answers import Answers
-from bench.report.questions.precision.model import Comparisons, MachineRows, Tally
+from bench.report.questions.answers import Shared
+from bench.report.questions.precision.model import (
+    PrecisionPage,
+    PrecisionPair,
+    PrecisionPart,
+    PrecisionSection,
+    Tally,
+)
 from bench.report.render.escape import Md, cat, slug
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import PRECISION_PAGE, chart_file
@@ -21,7 +27,7 @@ from bench.report.render.words.comparisons import (
     write_comparisons,
 )
 from bench.report.render.words.context import banner, page, provenance, section_anchor, verdict
-from bench.report.render.words.labels import SHORT_LEGEND, comparison_columns, label, span
+from bench.report.render.words.labels import SHORT_LEGEND, label, span
 from bench.report.render.words.recommendations import advice_items
 from bench.report.render.writer import Writer
 from bench.report.vocabulary import Verdict
@@ -30,12 +36,12 @@ from bench.report.vocabulary import Verdict
 _MATH = {"true": "TF32", "false": "strict"}
 
 
-def _links(p: Page, r: Any) -> Md:
+def _links(p: Page, r: PrecisionPair) -> Md:
     return cell_links(p, r.page, [(str(r.baseline_value), r.baseline_anchor),
                                   (str(r.variant_value), r.variant_anchor)])
 
 
-def _clause(variant: str, s: Tally) -> str:
+def _clause(variant: str, s: Tally[PrecisionPair]) -> str:
     """``amp-bf16 faster in 3 of 4 (1.31× to 1.86×)``."""
     c = s.counts
     judged = sum(c.values()) - c[Verdict.INSUFFICIENT]
@@ -46,23 +52,20 @@ def _clause(variant: str, s: Tally) -> str:
     return f"{variant} {', '.join(parts)} of {judged} ({span(s.speedups, fmt.ratio)})"
 
 
-def _answer(p: Page, s: MachineRows, kind: str, baseline: str) -> dict[str, Any]:
-    m = s.machine
-    variants = s.variants
-    best = max((v for v in variants if v[1].best is not None),
-               key=lambda v: float(v[1].best.speedup), default=None)
-    if best is not None:
-        decision = f"use {best[0]} where it was clearly faster"
-    elif any(v[1].speedups for v in variants):
+def _answer(p: Page, s: PrecisionSection, kind: str, baseline: str) -> dict[str, Any]:
+    m, variants = s.pairs.machine, s.pairs.variants
+    if s.winner is not None:
+        decision = f"use {s.winner} where it was clearly faster"
+    elif s.judged:
         decision = f"keep {baseline}: nothing was clearly faster"
     else:
         decision = "not enough data yet"
-    quoted = best[1].best if best is not None else s.summary.quoted
-    text: list[object] = [f"for {short_scope(s.summary.scope)}. "
+    quoted = s.quoted
+    text: list[object] = [f"for {short_scope(s.pairs.summary.scope)}. "
                           + "; ".join(_clause(v, sm) for v, sm in variants) + "."]
     cite = ""
     if quoted is not None:
-        name = label(quoted, comparison_columns(s.rows, kind))
+        name = label(quoted, s.columns)
         text += [f" {name}, {quoted.variant_value} against {baseline}: {figure(quoted)} (rows: ",
                  _links(p, quoted), ")."]
         cite = cite_sentence(f"{quoted.variant_value} over {baseline} gave {figure(quoted)} "
@@ -71,21 +74,21 @@ def _answer(p: Page, s: MachineRows, kind: str, baseline: str) -> dict[str, Any]
     return answer(p, PRECISION_PAGE, f"{prefix}-{slug(m.page)}", m, decision, cat(*text), cite)
 
 
-def _row(answers: Answers, p: Page, r: Any, cols: list[str], kind: str) -> list[Any]:
+def _row(shared: Shared, p: Page, r: PrecisionPair, cols: tuple[str, ...], kind: str
+         ) -> list[Any]:
     row = [label(r, cols, short=True), str(r.variant_value)]
     if kind == "precision":
         row.append("fp32" if r.device != "cuda" else _MATH.get(str(r.baseline_allow_tf32), "?"))
     return [*row, fmt.estimate(r.speedup, r.ci_low, r.ci_high),
-            verdict(answers, r), _links(p, r)]
+            verdict(shared, r), _links(p, r)]
 
 
-def _section(writer: Writer, answers: Answers, p: Page, s: MachineRows, kind: str,
+def _section(writer: Writer, shared: Shared, p: Page, s: PrecisionSection, kind: str,
              csv: str) -> dict[str, Any]:
-    m, group = s.machine, s.rows
-    cols = comparison_columns(group, kind)
+    m, group, cols = s.pairs.machine, s.pairs.rows, s.columns
     title = "Precision vs fp32" if kind == "precision" else "channels_last vs nchw"
-    chart = speedup_chart(group.assign(variant_value=group["variant_value"].astype(str)),
-                          [*cols, "variant_value"], chart_file(kind.replace("_", "-"), m.page),
+    chart = speedup_chart(group, [*cols, "variant_value"],
+                          chart_file(kind.replace("_", "-"), m.page),
                           writer, title=f"{title}: {m.title}",
                           xlabel="speedup over the baseline (> 1 is faster), 95% CI",
                           what=f"{title} on {m.title}")
@@ -94,31 +97,30 @@ def _section(writer: Writer, answers: Answers, p: Page, s: MachineRows, kind: st
                             "1: the variant is faster), with 95% intervals.")
     headers = ["Configuration", "Variant", *(["fp32 convs"] if kind == "precision" else []),
                "Speedup (95% CI)", "Verdict", "Rows"]
-    rows = [_row(answers, p, r, cols, kind)
-            for r in group.head(TABLE_ROWS).itertuples(index=False)]
+    rows = [_row(shared, p, r, cols, kind) for r in group[:TABLE_ROWS]]
     anchor = "precision" if kind == "precision" else "layout"
     return {"heading": m.title, "anchor": section_anchor(anchor, m), "chart": chart,
             "table": table(headers, rows), "n": len(group), "more": more_rows(p, len(group), csv)}
 
 
-def _part(writer: Writer, answers: Answers, p: Page, c: Comparisons, kind: str,
+def _part(writer: Writer, shared: Shared, p: Page, c: PrecisionPart, kind: str,
           baseline: str) -> dict[str, Any]:
     name = "precision" if kind == "precision" else "memory-format"
     csv = write_comparisons(writer, name, c.pairs) if len(c.pairs) else ""
     return {"answers": [_answer(p, s, kind, baseline) for s in c.sections],
-            "sections": [_section(writer, answers, p, s, kind, csv) for s in c.sections]}
+            "sections": [_section(writer, shared, p, s, kind, csv) for s in c.sections]}
 
 
-def precision_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
-    model = answers.precision
-    p = page(answers, PRECISION_PAGE)
+def precision_page(writer: Writer, model: PrecisionPage, shared: Shared,
+                   common: dict[str, Any]) -> None:
+    p = page(shared, PRECISION_PAGE)
     writer.page(
         PRECISION_PAGE,
         "precision.md.j2",
         p=p,
         banners=banner(model.sources),
-        precision=_part(writer, answers, p, model.precision, "precision", "fp32"),
-        layout=_part(writer, answers, p, model.layout, "memory_format", "nchw"),
+        precision=_part(writer, shared, p, model.precision, "precision", "fp32"),
+        layout=_part(writer, shared, p, model.layout, "memory_format", "nchw"),
         legend=SHORT_LEGEND,
         recs=advice_items(model.advice, p),
         provenance=provenance(common["build"], model.sources),

@@ -3,7 +3,8 @@ the first pass, the claims and the advice the page states."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -19,19 +20,56 @@ from bench.report.judge.common import (
 )
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
-from bench.report.judge.tally import Comparisons, comparisons
-from bench.report.judge.tally import MachineRows as MachineRows  # its fields' types
-from bench.report.judge.tally import Tally as Tally
+from bench.report.judge.rows import Pair, Table
+from bench.report.judge.tally import MachineRows, comparisons
+from bench.report.judge.tally import Tally as Tally  # its fields' types
+
+#: What a label always names, whether or not it varies.
+_ALWAYS = ("model", "mode")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShapesPair(Pair):
+    """A changing-shapes pair, with its shape count and the variant's first pass."""
+
+    shape_count: int | None = None
+    var_cold_pass_s: float | None = None
+    var_cold_pass_min_s: float | None = None  # the range over replicates (``join_cells``)
+    var_cold_pass_max_s: float | None = None
+    extra_cold_per_new_shape_s: float | None = None
+    extra_cold_vs_bm_off_s: float | None = None  # ``with_benchmark_share``
+
+
+@dataclass(frozen=True)
+class ShapesSection:
+    """One machine's pairs, what a label of them names, and their per-new-shape figures."""
+
+    pairs: MachineRows[ShapesPair]
+    columns: tuple[str, ...]  # the axes but ``shapes`` that vary
+    per_shape: tuple[float, ...]  # each row's ``extra_cold_per_new_shape_s``, where it has one
 
 
 @dataclass(frozen=True)
 class ShapesPage:
-    #: with the variant's cold-pass range (``var_cold_pass_min_s``, max) and
-    #: ``extra_cold_vs_bm_off_s`` (``with_benchmark_share``)
-    shapes: Comparisons
+    #: every pair (the CSV, with ``extra_cold_vs_bm_off_s``)
+    pairs: Table = field(repr=False)
+    sections: tuple[ShapesSection, ...]
     claims: tuple[ClaimAnswer, ...]
     advice: AdviceList
     sources: tuple[Machine, ...]
+
+
+def label_columns(rows: Sequence[Pair], axis: str) -> tuple[str, ...]:
+    """The axes but ``axis`` whose value differs between ``rows`` (the model and mode always),
+    as ``render.words.labels.comparison_columns`` reads them off a frame."""
+    return tuple(c for c in CONFIG_AXES if c != axis and (
+        c in _ALWAYS or len({str(getattr(r, c)) for r in rows}) > 1))
+
+
+def _section(s: MachineRows[ShapesPair]) -> ShapesSection:
+    return ShapesSection(s, label_columns(s.rows, "shapes"),
+                         tuple(r.extra_cold_per_new_shape_s for r in s.rows
+                               if r.extra_cold_per_new_shape_s is not None))
 
 
 #: The axes a benchmark-on shapes pair shares with its benchmark-off twin: all but the switch.
@@ -68,10 +106,11 @@ def shapes_page(facts: Facts) -> ShapesPage:
     shapes = pairs
     if len(shapes):  # each replicate's cold pass varies: the range beside the median
         shapes = join_cells(shapes, a.cells, ("cold_pass_min_s", "cold_pass_max_s"))
-    sections = comparisons(shapes, facts).sections
+    sections = tuple(_section(s) for s in comparisons(shapes, facts, row=ShapesPair).sections)
     return ShapesPage(
-        shapes=Comparisons(pairs, sections),
+        pairs=Table.of(pairs), sections=sections,
         claims=claims_for(facts, "dynamic-shapes"),
         advice=advice_list(facts, "cudnn.benchmark", shapes_only=True),
-        sources=sources_of(facts, *(s.rows for s in sections), claims_on="dynamic-shapes"),
+        sources=sources_of(facts, *(s.pairs.rows for s in sections),
+                           claims_on="dynamic-shapes"),
     )

@@ -7,12 +7,13 @@ saying "0.91×, faster" next to a chart saying "1.10×" made readers do the inve
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from bench.report import fmt
 from bench.report.judge import DELTA
-from bench.report.questions.answers import Answers
-from bench.report.questions.shapes.model import MachineRows, Tally
+from bench.report.questions.answers import Shared
+from bench.report.questions.shapes.model import ShapesPage, ShapesPair, ShapesSection, Tally
 from bench.report.render.escape import Md, cat, slug
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import SHAPES_PAGE, chart_file
@@ -30,7 +31,6 @@ from bench.report.render.words.frames import present
 from bench.report.render.words.labels import (
     SHORT_LEGEND,
     cold_text,
-    comparison_columns,
     label,
     span,
 )
@@ -60,37 +60,37 @@ NO_CLEAR_STEADY_COST = (f"no clear steady cost: the 95% intervals reach beyond "
                         f"1 ± {fmt.pct(DELTA)}, so more replicates could still show one")
 
 
-def _links(p: Page, r: Any) -> Md:
+def _links(p: Page, r: ShapesPair) -> Md:
     return cell_links(p, r.page, [("static", r.baseline_anchor),
                                   (str(r.variant_value), r.variant_anchor)])
 
 
-def _shape(r: Any) -> str:
+def _shape(r: ShapesPair) -> str:
     return (f"{r.variant_value} ({r.shape_count} shapes)" if present(r.shape_count)
             else str(r.variant_value))
 
 
-def _row(answers: Answers, p: Page, r: Any, cols: list[str]) -> list[Any]:
+def _row(shared: Shared, p: Page, r: ShapesPair, cols: tuple[str, ...]) -> list[Any]:
     return [label(r, cols, short=True), _shape(r),
-            fmt.estimate(r.speedup, r.ci_low, r.ci_high), verdict(answers, r),
+            fmt.estimate(r.speedup, r.ci_low, r.ci_high), verdict(shared, r),
             _links(p, r)]
 
 
-def _cost_row(p: Page, r: Any, cols: list[str]) -> list[Any]:
+def _cost_row(p: Page, r: ShapesPair, cols: tuple[str, ...]) -> list[Any]:
     return [label(r, cols, short=True), str(r.kernel_cache),
             cold_text(r.var_cold_pass_s, r.var_cold_pass_min_s, r.var_cold_pass_max_s),
             fmt.signed_seconds(r.extra_cold_per_new_shape_s),
             fmt.signed_seconds(r.extra_cold_vs_bm_off_s), _links(p, r)]
 
 
-def decision(sm: Tally) -> str:
+def decision(sm: Tally[ShapesPair]) -> str:
     """The answer's lead: "no steady cost" only where every interval lies within 1 ± δ."""
     if sm.verdict == Verdict.NO_CLEAR_DIFFERENCE and not sm.in_band:
         return NO_CLEAR_STEADY_COST
     return DECISION[sm.verdict]
 
 
-def per_shape_text(per_shape: list[float]) -> str:
+def per_shape_text(per_shape: Sequence[float]) -> str:
     """``; each extra shape adds 59.0 ms to 190 ms to the first pass``; a signed change where
     some configuration's first pass was shorter than the static one's (it "adds" nothing)."""
     if not per_shape:
@@ -101,18 +101,17 @@ def per_shape_text(per_shape: list[float]) -> str:
     return f"; each extra shape adds {span(per_shape, fmt.seconds)} to the first pass"
 
 
-def _answer(p: Page, s: MachineRows) -> dict[str, Any]:
-    m, sm = s.machine, s.summary
+def _answer(p: Page, s: ShapesSection) -> dict[str, Any]:
+    m, sm = s.pairs.machine, s.pairs.summary
     q = sm.quoted
-    per_shape = [float(v) for v in s.rows["extra_cold_per_new_shape_s"] if present(v)]
     text: list[object] = [
         f"for {short_scope(sm.scope)}. FLOP/s against one static shape: "
         f"{span(sm.speedups, fmt.ratio) or fmt.MISSING}"
         + (f" (95% intervals {fmt.ci(sm.ci_low, sm.ci_high)})" if sm.ci_low is not None else "")
-        + per_shape_text(per_shape) + "."]
+        + per_shape_text(s.per_shape) + "."]
     cite = ""
     if q is not None:
-        name = label(q, comparison_columns(s.rows, "shapes"))
+        name = label(q, s.columns)
         text += [f" {name}, {_shape(q)}: {figure(q)} (rows: ", _links(p, q), ")."]
         cite = cite_sentence(f"{_shape(q)} input shapes ran at {figure(q)} the FLOP/s of one "
                              f"static shape for {name}", m, q.verdict, m.days)
@@ -120,12 +119,11 @@ def _answer(p: Page, s: MachineRows) -> dict[str, Any]:
                   decision(sm), cat(*text), cite)
 
 
-def _section(writer: Writer, answers: Answers, p: Page, s: MachineRows, csv: str
+def _section(writer: Writer, shared: Shared, p: Page, s: ShapesSection, csv: str
              ) -> dict[str, Any]:
-    m, group = s.machine, s.rows
-    cols = comparison_columns(group, "shapes")
+    m, group, cols = s.pairs.machine, s.pairs.rows, s.columns
     chart = speedup_chart(
-        group.assign(variant_value=group["variant_value"].astype(str)), [*cols, "variant_value"],
+        group, [*cols, "variant_value"],
         chart_file("shapes", m.page), writer,
         title=f"FLOP/s vs static shapes: {m.title}",
         xlabel="FLOP/s relative to static shapes (< 1 is slower), 95% CI",
@@ -134,28 +132,27 @@ def _section(writer: Writer, answers: Answers, p: Page, s: MachineRows, csv: str
     if chart is not None:
         chart["caption"] = ("FLOP/s (samples/s × FLOP per sample) of changing shapes relative "
                             "to one static shape (below 1: slower), with 95% intervals.")
-    head = group.head(TABLE_ROWS)
+    head = group[:TABLE_ROWS]
     return {
         "heading": m.title, "anchor": section_anchor("on", m), "n": len(group),
         "more": more_rows(p, len(group), csv), "chart": chart,
-        "table": table(_HEADERS, [_row(answers, p, r, cols) for r in head.itertuples(index=False)]),
-        "costs": table(_COST_HEADERS, [_cost_row(p, r, cols)
-                                       for r in head.itertuples(index=False)]),
+        "table": table(_HEADERS, [_row(shared, p, r, cols) for r in head]),
+        "costs": table(_COST_HEADERS, [_cost_row(p, r, cols) for r in head]),
     }
 
 
-def shapes_page(writer: Writer, answers: Answers, common: dict[str, Any]) -> None:
-    model = answers.shapes
-    p = page(answers, SHAPES_PAGE)
-    pairs = model.shapes.pairs
+def shapes_page(writer: Writer, model: ShapesPage, shared: Shared,
+                common: dict[str, Any]) -> None:
+    p = page(shared, SHAPES_PAGE)
+    pairs = model.pairs
     csv = write_comparisons(writer, "dynamic-shapes", pairs, _CSV_EXTRA) if len(pairs) else ""
     writer.page(
         SHAPES_PAGE,
         "dynamic-shapes.md.j2",
         p=p,
         banners=banner(model.sources),
-        answers=[_answer(p, s) for s in model.shapes.sections],
-        sections=[_section(writer, answers, p, s, csv) for s in model.shapes.sections],
+        answers=[_answer(p, s) for s in model.sections],
+        sections=[_section(writer, shared, p, s, csv) for s in model.sections],
         legend=SHORT_LEGEND,
         claims=claims_box(model.claims, p),
         recs=advice_items(model.advice, p),
