@@ -13,6 +13,7 @@ from bench import schema
 from bench.report.analysis.intervals import ratio_ci
 from bench.report.analysis.machines import COMPILED_WORKLOAD_KEY, best_throughput
 from bench.report.input import prices as price_table
+from bench.report.judge.columns import varying
 from bench.report.judge.facts import Facts
 from bench.report.judge.feeding_sections import FeedingSection, feeding_sections
 from bench.report.judge.machines import Machine
@@ -182,15 +183,6 @@ class ComparePage:
 
 
 #: Always named in a workload's label, even where it does not vary.
-_ALWAYS = ("model", "mode")
-
-
-def varying(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[str, ...]:
-    """The columns of ``columns`` whose value differs between rows, and the model and mode
-    (as ``render.words.labels.varying`` reads them)."""
-    return tuple(c for c in columns if c in frame.columns and (
-        c in _ALWAYS or frame[c].astype(str).nunique(dropna=False) > 1))
-
 
 def _key(r: WorkloadKey, page: str) -> tuple[object, ...]:
     return (page, *[getattr(r, k) for k in WORKLOAD_KEY])

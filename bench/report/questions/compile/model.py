@@ -12,12 +12,12 @@ import pandas as pd
 
 from bench.report.analysis.compiled import compiled_only, with_compile_counts
 from bench.report.judge.breaks import Breaks, breaks_of
+from bench.report.judge.columns import comparison_columns, varying
 from bench.report.judge.common import CONFIG_AXES, ordered, sources_of, with_pay_back
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, by_machine
 from bench.report.judge.rows import Pair, Table, typed_row, typed_rows
 from bench.report.judge.selection import judged
-from bench.report.render.words.labels import comparison_columns, varying
 from bench.report.vocabulary import Verdict
 
 #: What makes two compile pairs the same workload: every axis but the compile mode, its

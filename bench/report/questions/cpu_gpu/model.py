@@ -3,7 +3,6 @@ per workload."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -11,6 +10,7 @@ import pandas as pd
 from bench.report.analysis.studies import CURVE_KEY
 from bench.report.judge.best import BestAgainstBest, best_against_best
 from bench.report.judge.claims import ClaimAnswer
+from bench.report.judge.columns import varying
 from bench.report.judge.common import (
     AdviceList,
     advice_list,
@@ -28,8 +28,6 @@ from bench.report.vocabulary import Verdict
 CURVE_AXES = tuple(c for c in CURVE_KEY if c not in ("fingerprint_id", "machine", "page"))
 #: The inference batch sizes whose latency tails the page tabulates, where measured.
 TAIL_BATCHES = (1, 16)
-#: What a label always names, whether or not it varies.
-_ALWAYS = ("model", "mode")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,13 +110,6 @@ class CpuGpuPage:
     sources: tuple[Machine, ...]
 
 
-def _varying(rows: Sequence[Pair], columns: Sequence[str]) -> tuple[str, ...]:
-    """The columns whose value differs between ``rows`` (the model and mode always), as
-    ``render.words.labels.varying`` reads them off a frame."""
-    return tuple(c for c in columns
-                 if c in _ALWAYS or len({str(getattr(r, c)) for r in rows}) > 1)
-
-
 def _crossing(curves: pd.DataFrame) -> Crossing:
     """What one machine's crossovers say: which curves the GPU wins from which batch."""
     found = [(int(r.crossover_batch), r) for r in curves.itertuples(index=False)
@@ -145,8 +136,8 @@ def _section(m: Machine, pairs: pd.DataFrame, curves: pd.DataFrame, cells: pd.Da
     best = next((b for b in found if top is not None and (b.gpu.model, b.gpu.mode,
                  b.gpu.batch_size) == (top.model, top.mode, top.batch_size)), None)
     return CpuGpuSection(
-        m, rows, summary, _crossing(curves), _varying(rows, CURVE_AXES), top,
-        _varying(rows, (*CURVE_AXES, "batch_size")), _best(best) if best is not None else None,
+        m, rows, summary, _crossing(curves), varying(rows, CURVE_AXES), top,
+        varying(rows, (*CURVE_AXES, "batch_size")), _best(best) if best is not None else None,
         tuple(r for r in rows if r.mode == "infer" and r.batch_size is not None
               and int(r.batch_size) in TAIL_BATCHES),
         tuple(_best(b) for b in found))

@@ -16,8 +16,8 @@ import pandas as pd
 
 from bench.report.judge.advice.summaries import agreement
 from bench.report.judge.claims import ClaimAnswer
+from bench.report.judge.columns import comparison_columns
 from bench.report.judge.common import (
-    CONFIG_AXES,
     AdviceList,
     Scope,
     advice_list,
@@ -37,8 +37,6 @@ from bench.report.vocabulary import Verdict
 
 #: The claims page's id of the claim this page states in its own words.
 ALGO_CLAIM = "conv-algo-argument"
-#: What a label always names, whether or not it varies.
-_ALWAYS = ("model", "mode")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,13 +131,6 @@ def _finite(values: pd.Series) -> tuple[float, ...]:
                  if math.isfinite(float(v)))
 
 
-def label_columns(frame: pd.DataFrame, axis: str) -> tuple[str, ...]:
-    """The axes but ``axis`` whose value differs between ``frame``'s rows (the model and mode
-    always), as ``render.words.labels.comparison_columns`` reads them."""
-    return tuple(c for c in CONFIG_AXES if c != axis and c in frame.columns and (
-        c in _ALWAYS or frame[c].astype(str).nunique(dropna=False) > 1))
-
-
 def benchmark_summary(group: pd.DataFrame) -> BenchmarkSummary:
     """The summary of one machine's benchmark pairs (``group``, in page order): the counted
     pairs with one input shape (changing shapes are another question, the dynamic-shapes
@@ -155,7 +146,7 @@ def benchmark_summary(group: pd.DataFrame) -> BenchmarkSummary:
     cold = cold_cache(faster)
     return BenchmarkSummary(
         total=len(counted),
-        columns=label_columns(counted, "cudnn_benchmark"),
+        columns=comparison_columns(counted, "cudnn_benchmark"),
         left_out=len(group) - len(counted) - changing,
         changing=changing,
         verdict=agreement(counted["verdict"]),
@@ -224,7 +215,7 @@ def cudnn_section(machine: Machine, group: pd.DataFrame) -> CudnnSection:
     pays_back = bool(rows["pays_back"].any())
     return CudnnSection(
         machine, benchmark_summary(group), typed_rows(CudnnPair, rows),
-        label_columns(rows, "cudnn_benchmark"),
+        comparison_columns(rows, "cudnn_benchmark"),
         break_even=typed_rows(CudnnPair, judged_rows.loc[judged_rows["break_even_iters"].notna()]),
         pays_back=pays_back, no_saving=not pays_back and bool(len(judged_rows)))
 

@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 
 from bench.report.judge.claims import ClaimAnswer
+from bench.report.judge.columns import comparison_columns
 from bench.report.judge.common import (
-    CONFIG_AXES,
     AdviceList,
     Scope,
     advice_list,
@@ -25,9 +25,6 @@ from bench.report.judge.rows import Pair, Table, typed_rows
 from bench.report.judge.selection import benchmark_off_partner
 from bench.report.judge.tally import Tally, summary_of
 from bench.report.vocabulary import Action
-
-#: What a label always names, whether or not it varies.
-_ALWAYS = ("model", "mode")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -145,13 +142,6 @@ def _agreed(values: pd.Series) -> bool | None:
     return False if not values.astype(bool).any() else None
 
 
-def label_columns(frame: pd.DataFrame, axis: str = "") -> tuple[str, ...]:
-    """The axes but ``axis`` whose value differs between ``frame``'s rows (the model and mode
-    always), as ``render.words.labels.varying`` reads them."""
-    return tuple(c for c in CONFIG_AXES if c != axis and c in frame.columns and (
-        c in _ALWAYS or frame[c].astype(str).nunique(dropna=False) > 1))
-
-
 def reruns(checks: pd.DataFrame) -> Reruns:
     """What the re-run checks found, counted over those that ended ok."""
     ok = checks.loc[(checks["n_ok_checks"] > 0) & checks["bitwise_equal"].notna()]
@@ -178,8 +168,8 @@ def _determinism_section(facts: Facts, key: str, det: pd.DataFrame,
         facts.machines.get(key) or unknown_machine(key), typed_rows(DeterminismPair, pairs),
         typed_rows(RerunCheck, rows),
         summary=summary_of(pairs, DeterminismPair) if len(pairs) else None,
-        columns=label_columns(pairs, "cudnn_deterministic") if len(pairs) else (),
-        check_columns=label_columns(rows) if len(rows) else (),
+        columns=comparison_columns(pairs, "cudnn_deterministic") if len(pairs) else (),
+        check_columns=comparison_columns(rows) if len(rows) else (),
         checks_scope=scope_of(rows), reruns=reruns(rows) if len(rows) else Reruns(),
         rerun_off=bool(len(pairs) and pairs["base_bitwise_equal"].notna().any()),
         rerun_on=bool(len(pairs) and pairs["var_bitwise_equal"].notna().any()),

@@ -3,13 +3,12 @@ claims and the advice the page states."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
 
+from bench.report.judge.columns import comparison_columns
 from bench.report.judge.common import (
-    CONFIG_AXES,
     AdviceList,
     advice_list,
     merged,
@@ -20,9 +19,6 @@ from bench.report.judge.machines import Machine
 from bench.report.judge.rows import Pair, Table
 from bench.report.judge.tally import MachineRows, comparisons
 from bench.report.judge.tally import Tally as Tally  # its fields' types
-
-#: What a label always names, whether or not it varies.
-_ALWAYS = ("model", "mode")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,18 +56,11 @@ class PrecisionPage:
     sources: tuple[Machine, ...]
 
 
-def label_columns(rows: Sequence[Pair], axis: str) -> tuple[str, ...]:
-    """The axes but ``axis`` whose value differs between ``rows`` (the model and mode always),
-    as ``render.words.labels.comparison_columns`` reads them off a frame."""
-    return tuple(c for c in CONFIG_AXES if c != axis and (
-        c in _ALWAYS or len({str(getattr(r, c)) for r in rows}) > 1))
-
-
 def _section(s: MachineRows[PrecisionPair], axis: str) -> PrecisionSection:
     best = max(((v, t.best) for v, t in s.variants if t.best is not None),
                key=lambda v: float(v[1].speedup or 0.0), default=None)
     return PrecisionSection(
-        pairs=s, columns=label_columns(s.rows, axis),
+        pairs=s, columns=comparison_columns(s.rows, axis),
         winner=best[0] if best is not None else None,
         judged=any(t.speedups for _, t in s.variants),
         quoted=best[1] if best is not None else s.summary.quoted)

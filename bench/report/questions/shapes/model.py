@@ -3,7 +3,6 @@ the first pass, the claims and the advice the page states."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -11,6 +10,7 @@ import pandas as pd
 
 from bench.report.analysis.pairs import join_cells, row_keys
 from bench.report.judge.claims import ClaimAnswer
+from bench.report.judge.columns import comparison_columns
 from bench.report.judge.common import (
     CONFIG_AXES,
     AdviceList,
@@ -23,9 +23,6 @@ from bench.report.judge.machines import Machine
 from bench.report.judge.rows import Pair, Table
 from bench.report.judge.tally import MachineRows, comparisons
 from bench.report.judge.tally import Tally as Tally  # its fields' types
-
-#: What a label always names, whether or not it varies.
-_ALWAYS = ("model", "mode")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,15 +56,8 @@ class ShapesPage:
     sources: tuple[Machine, ...]
 
 
-def label_columns(rows: Sequence[Pair], axis: str) -> tuple[str, ...]:
-    """The axes but ``axis`` whose value differs between ``rows`` (the model and mode always),
-    as ``render.words.labels.comparison_columns`` reads them off a frame."""
-    return tuple(c for c in CONFIG_AXES if c != axis and (
-        c in _ALWAYS or len({str(getattr(r, c)) for r in rows}) > 1))
-
-
 def _section(s: MachineRows[ShapesPair]) -> ShapesSection:
-    return ShapesSection(s, label_columns(s.rows, "shapes"),
+    return ShapesSection(s, comparison_columns(s.rows, "shapes"),
                          tuple(r.extra_cold_per_new_shape_s for r in s.rows
                                if r.extra_cold_per_new_shape_s is not None))
 

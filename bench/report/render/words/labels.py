@@ -14,7 +14,7 @@ import pandas as pd
 
 from bench.report import fmt
 from bench.report.judge.common import Scope
-from bench.report.render.words.frames import CONFIG_AXES, present, rows_of
+from bench.report.render.words.frames import present, rows_of
 from bench.report.vocabulary import Power, Verdict
 
 #: How an axis value reads in a label (``batch 128``, ``benchmark on``).
@@ -56,10 +56,6 @@ SHORT_LEGEND = ("b = batch size, cl = channels_last, bm = cudnn.benchmark, det =
                 "cudnn.deterministic, t = CPU threads; a label names only what differs "
                 "between its rows")
 
-#: Always shown in a label, even when they do not vary.
-_ALWAYS = ("model", "mode")
-
-
 def axis_text(column: str, value: Any, words: dict[str, str] | None = None) -> str:
     if not present(value) or value == "" or (column == "resolution" and value == 0):
         return ""  # resolution 0: an inputs callable made the batch
@@ -68,24 +64,6 @@ def axis_text(column: str, value: Any, words: dict[str, str] | None = None) -> s
     if words is _SHORT_WORDS and column == "memory_format" and value == "channels_last":
         return "cl"
     return (words or _AXIS_WORDS).get(column, "{}").format(value)
-
-
-def varying(
-    frame: pd.DataFrame, columns: Sequence[str], always: Sequence[str] = _ALWAYS
-) -> list[str]:
-    """The columns of ``columns`` whose value differs between rows (plus ``always``)."""
-    out = []
-    for col in columns:
-        if col not in frame.columns:
-            continue
-        if col in always or frame[col].astype(str).nunique(dropna=False) > 1:
-            out.append(col)
-    return out
-
-
-def comparison_columns(frame: pd.DataFrame, axis: str) -> list[str]:
-    """What a label of ``frame``'s comparisons of ``axis`` names: the other axes that vary."""
-    return varying(frame, [c for c in CONFIG_AXES if c != axis])
 
 
 def label(row: Any, columns: Sequence[str], *, short: bool = False) -> str:
