@@ -94,24 +94,27 @@ class Table:
 EMPTY = Table((), ())
 
 
-@dataclass(frozen=True, kw_only=True)
-class Pair:
-    """One comparison (``analysis.pairs.compare``): a baseline cell against a variant cell on
-    one machine, the other axes as context, and the figures. Pages that read more columns
-    subclass it with their own fields."""
+class Banded:
+    """What an interval's ends say as the pages print them (wording, not verdicts): whether it
+    lies inside 1 ± δ, and whether it rules out a slowdown beyond δ."""
 
-    fingerprint_id: str
-    machine: str = ""
-    page: str = ""
-    axis: str = ""
-    metric: str = ""
-    baseline_value: str | None = None
-    variant_value: str | None = None
-    baseline_cell_id: str = ""
-    variant_cell_id: str = ""
-    baseline_anchor: str = ""
-    variant_anchor: str = ""
-    # the context axes (the pair's own axis is in baseline_value and variant_value)
+    ci_low: float | None
+    ci_high: float | None
+
+    @property
+    def in_band(self) -> bool:
+        return within_band(self.ci_low, self.ci_high)
+
+    @property
+    def not_slower(self) -> bool:
+        return not_slower(self.ci_low)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Axes:
+    """A configuration's axis values (``schema.AXIS_COLUMNS``), each None where a row has
+    none: what a row's label is made of."""
+
     device: str | None = None
     model: str | None = None
     model_source: str | None = None
@@ -134,6 +137,25 @@ class Pair:
     num_workers: int | None = None
     decoder: str | None = None
     images: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pair(Axes, Banded):
+    """One comparison (``analysis.pairs.compare``): a baseline cell against a variant cell on
+    one machine, the other axes as context (the pair's own axis is in baseline_value and
+    variant_value), and the figures. Pages that read more columns subclass it."""
+
+    fingerprint_id: str
+    machine: str = ""
+    page: str = ""
+    axis: str = ""
+    metric: str = ""
+    baseline_value: str | None = None
+    variant_value: str | None = None
+    baseline_cell_id: str = ""
+    variant_cell_id: str = ""
+    baseline_anchor: str = ""
+    variant_anchor: str = ""
     # the figures
     model_family: str | None = None
     n_base: int = 0
@@ -149,13 +171,3 @@ class Pair:
     noise: str | None = None
     spread: float | None = None
     n_left_out: int | None = None
-
-    @property
-    def in_band(self) -> bool:
-        """Whether the interval lies inside 1 ± δ as printed (wording, not a verdict)."""
-        return within_band(self.ci_low, self.ci_high)
-
-    @property
-    def not_slower(self) -> bool:
-        """Whether the interval rules out a slowdown beyond δ, as printed."""
-        return not_slower(self.ci_low)

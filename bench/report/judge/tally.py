@@ -10,7 +10,6 @@ from typing import Generic, TypeVar
 import numpy as np
 import pandas as pd
 
-from bench.report.analysis.pairs import not_slower, within_band
 from bench.report.judge.advice.summaries import agreement
 from bench.report.judge.common import (
     Scope,
@@ -20,7 +19,7 @@ from bench.report.judge.common import (
 )
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, by_machine
-from bench.report.judge.rows import Pair, Table, typed_row, typed_rows
+from bench.report.judge.rows import Banded, Pair, Table, typed_row, typed_rows
 from bench.report.judge.selection import judged
 from bench.report.vocabulary import Verdict
 
@@ -28,7 +27,7 @@ P = TypeVar("P", bound=Pair)
 
 
 @dataclass(frozen=True)
-class Tally(Generic[P]):
+class Tally(Banded, Generic[P]):
     """What one machine's judged comparisons of a question add up to (an answer's figures)."""
 
     verdict: Verdict  # their agreement (``advice.summaries.agreed``'s rule)
@@ -39,16 +38,6 @@ class Tally(Generic[P]):
     ci_high: float | None
     quoted: P | None  # the pair the answer quotes (``common.representative``)
     best: P | None  # the clearly faster pair with the largest speedup
-
-    @property
-    def in_band(self) -> bool:
-        """Whether the judged intervals' ends lie inside 1 ± δ, as printed."""
-        return within_band(self.ci_low, self.ci_high)
-
-    @property
-    def not_slower(self) -> bool:
-        """Whether the lowest judged interval end rules out a slowdown beyond δ."""
-        return not_slower(self.ci_low)
 
 
 def _floats(values: pd.Series) -> tuple[float, ...]:

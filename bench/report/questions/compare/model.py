@@ -17,7 +17,7 @@ from bench.report.judge.columns import varying
 from bench.report.judge.facts import Facts
 from bench.report.judge.feeding_sections import FeedingSection, feeding_sections
 from bench.report.judge.machines import Machine
-from bench.report.judge.rows import Table, typed_row, typed_rows
+from bench.report.judge.rows import Axes, Table, typed_row, typed_rows
 
 #: What the Compare page's throughput table compares across machines: a workload, eager or
 #: compiled.
@@ -27,21 +27,9 @@ SHOWN_WORKLOADS = 100
 
 
 @dataclass(frozen=True, kw_only=True)
-class WorkloadKey:
-    """A workload's key values (``WORKLOAD_KEY``): what one row of the throughput table is."""
-
-    model: str | None = None
-    model_source: str | None = None
-    input_shape: str | None = None
-    inputs: str | None = None
-    loss: str | None = None
-    mode: str | None = None
-    batch_size: int | None = None
-    resolution: int | None = None
-    precision: str | None = None
-    shapes: str | None = None
-    compile: str | None = None
-    compile_dynamic: str | None = None
+class WorkloadKey(Axes):
+    """A workload: what one row of the throughput table is, its key the axes of
+    ``WORKLOAD_KEY``."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,9 +42,6 @@ class BestThroughput(WorkloadKey):
     page: str = ""
     cell_id: str = ""
     anchor: str = ""
-    device: str | None = None
-    memory_format: str | None = None
-    cudnn_benchmark: str | None = None
     samples_per_s: float | None = None
     n_ok: int | None = None
     too_few_ok: bool | None = None

@@ -21,7 +21,7 @@ from bench.report.judge.common import (
 )
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, unknown_machine
-from bench.report.judge.rows import Pair, Table, typed_rows
+from bench.report.judge.rows import Axes, Pair, Table, typed_rows
 from bench.report.judge.selection import benchmark_off_partner
 from bench.report.judge.tally import Tally, summary_of
 from bench.report.vocabulary import Action
@@ -40,8 +40,9 @@ class DeterminismPair(Pair):
 
 
 @dataclass(frozen=True, kw_only=True)
-class RerunCheck:
-    """One two-process re-run check (``analysis.repro``): its configuration and outcome."""
+class RerunCheck(Axes):
+    """One two-process re-run check (``analysis.repro``): its configuration (the axes a label
+    names) and outcome."""
 
     page: str
     anchor: str
@@ -49,29 +50,6 @@ class RerunCheck:
     bitwise_equal: bool | None = None  # None: no check ended ok
     max_abs_diff: float | None = None
     status_summary: str | None = None
-    # the axes a label names
-    device: str | None = None
-    model: str | None = None
-    model_source: str | None = None
-    input_shape: str | None = None
-    inputs: str | None = None
-    loss: str | None = None
-    mode: str | None = None
-    batch_size: int | None = None
-    resolution: int | None = None
-    precision: str | None = None
-    memory_format: str | None = None
-    shapes: str | None = None
-    cudnn_benchmark: str | None = None
-    cudnn_deterministic: str | None = None
-    cudnn_benchmark_limit: int | None = None
-    cpu_threads: int | None = None
-    kernel_cache: str | None = None
-    compile: str | None = None
-    compile_dynamic: str | None = None
-    num_workers: int | None = None
-    decoder: str | None = None
-    images: str | None = None
 
 
 @dataclass(frozen=True)
