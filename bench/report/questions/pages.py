@@ -23,7 +23,7 @@ from bench.report.questions.compile.view import compile_page
 from bench.report.questions.constants.view import constants_page, provenance_snippet
 from bench.report.questions.cpu_gpu.view import cpu_gpu_page
 from bench.report.questions.cudnn.view import cudnn_page
-from bench.report.questions.data.view import data_page
+from bench.report.questions.data.view import copy_runs, data_page
 from bench.report.questions.determinism.view import determinism_page
 from bench.report.questions.feeding.view import feeding_page
 from bench.report.questions.home.view import home_page
@@ -31,7 +31,7 @@ from bench.report.questions.machines.view import cells_fragments, machine_pages
 from bench.report.questions.precision.view import precision_page
 from bench.report.questions.shapes.view import shapes_page
 from bench.report.render.buildinfo import BuildInfo
-from bench.report.render.words.files import Copies, copy_runs
+from bench.report.render.words.files import Copies
 from bench.report.render.words.recommendations import write_decisions
 from bench.report.render.writer import Chart, Writer
 
@@ -51,11 +51,11 @@ def render_all(answers: Answers, reports_root: Path, writer: Writer, build: Buil
               "build": build}
 
     def machines(w: Writer) -> tuple[Copies, list[tuple[str, str]]]:
-        copied = copy_runs(w, answers.data.source, reports_root)
-        return copied, machine_pages(w, answers, copied, build)
+        copied = copy_runs(w, answers.data, reports_root)
+        return copied, machine_pages(w, answers.machine_pages, answers.shared, copied, build)
 
     jobs: list[Callable[[Writer], Any]] = [
-        *cells_fragments(answers),
+        *cells_fragments(answers.machine_pages),
         machines,
         lambda w: cudnn_page(w, answers.cudnn, answers.shared, common),
         lambda w: precision_page(w, answers.precision, answers.shared, common),
@@ -82,5 +82,5 @@ def render_all(answers: Answers, reports_root: Path, writer: Writer, build: Buil
         writer.written += written
         writer.charts += charts
     copied, nav = outcomes[jobs.index(machines)][2]
-    data_page(writer, answers, copied, writer.written, build)
+    data_page(writer, answers.data, answers.shared, copied, writer.written, build)
     return list(nav)

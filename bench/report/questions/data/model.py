@@ -1,13 +1,21 @@
-"""The Data page, judged: every run's files, its machine page and how many of its rows count."""
+"""The Data page, judged: every run's files, its machine page and how many of its rows count,
+and what copying the files into the site needs to know of them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
+from bench import schema
 from bench.report.analysis.cells import page_slug
-from bench.report.input.load import Dataset, RunFiles
+from bench.report.input.load import RunFiles
 from bench.report.judge.facts import Facts
+from bench.report.render import csvsafe
+
+#: The columns of results.csv that hold free text (closed sets and numbers cannot run).
+FREE_TEXT = tuple(c.name for c in schema.RESULT_SPEC if c.type == "str" and not c.choices)
 
 
 @dataclass(frozen=True)
@@ -20,9 +28,24 @@ class DataRun:
 
 @dataclass(frozen=True)
 class DataPage:
-    source: Dataset = field(repr=False)  # the loaded rows (their files are copied)
-    runs: tuple[DataRun, ...]
+    runs: tuple[DataRun, ...]  # by their results.csv's path (the order they are copied in)
     skipped: int  # rows ``--skip-bad-rows`` left out
+    #: the lines the loader left out, ``path:line: problem`` (their files were never read
+    #: through, so a copy of them may hold a formula)
+    skipped_lines: tuple[str, ...] = ()
+    #: the runs (their results.csv) with a free-text value a spreadsheet would run as a formula
+    formulas: frozenset[Path] = frozenset()
+
+
+def formula_runs(results: pd.DataFrame) -> frozenset[Path]:
+    """The runs whose loaded rows hold a free-text value that would run as a formula
+    (``render.csvsafe``); a sample's ids are its row's, so its samples.csv holds none else."""
+    out: set[Path] = set()
+    for col in FREE_TEXT:
+        bad = csvsafe.unsafe_values(results[col].to_numpy(dtype=object))
+        if bad:
+            out.update(Path(s) for s in results.loc[results[col].isin(bad), "source"].unique())
+    return frozenset(out)
 
 
 def data_page(facts: Facts) -> DataPage:
@@ -34,4 +57,5 @@ def data_page(facts: Facts) -> DataPage:
         key = Path(run.results).as_posix()
         runs.append(DataRun(run, page if page in facts.machines else None,
                             int(counts.get(key, 0)), int(ds.replaced.get(key, 0))))
-    return DataPage(ds, tuple(runs), len(ds.skipped))
+    return DataPage(tuple(runs), len(ds.skipped), tuple(ds.skipped),
+                    formula_runs(ds.results))

@@ -1,4 +1,4 @@
-"""The data page: every run's files (as :mod:`bench.report.render.words.files` copied them) with the
+"""The data page: every run's files (copied into the site by :func:`copy_runs`) with the
 computed CSVs, and every column of the files described from the schema's own spec, so that what
 a reader sees is what the loader checks."""
 
@@ -10,13 +10,15 @@ from pathlib import Path
 
 from bench import schema
 from bench.report import fmt
-from bench.report.questions.answers import Answers
+from bench.report.questions.answers import Shared
+from bench.report.questions.data.model import DataPage
+from bench.report.render import csvsafe
 from bench.report.render.buildinfo import BuildInfo
 from bench.report.render.escape import Md, cat, md
 from bench.report.render.markdown import table
-from bench.report.render.paths import COMPARISONS, DATA_PAGE
+from bench.report.render.paths import COMPARISONS, DATA_PAGE, data_file
 from bench.report.render.words.context import banner, page, provenance
-from bench.report.render.words.files import Copies, file_links
+from bench.report.render.words.files import Copies, file_links, safe_file
 from bench.report.render.writer import Writer
 
 #: How a column's type reads on the page.
@@ -51,13 +53,35 @@ def rows_text(rows: int, replaced: int) -> str:
     return f"{rows:,}" + (f" (+{replaced:,} replaced)" if replaced else "")
 
 
-def data_page(
-    writer: Writer, answers: Answers, copied: Copies, written: Sequence[Path], build: BuildInfo
-) -> None:
-    """List every run's files (as ``copy_runs`` copied them) and the computed CSVs in
+def copy_runs(writer: Writer, model: DataPage, reports_root: Path) -> Copies:
+    """Copy every run's files into the site, a spreadsheet-safe copy beside a CSV that may
+    hold a formula: one of the runs the model names, or one whose lines the loader left out
+    (those lines were never looked at)."""
+    copied: Copies = {}
+    for run in (d.run for d in model.runs):
+        prefixes = (f"{reports_root / run.results}:", f"{reports_root / run.samples}:")
+        suspect = run.results in model.formulas or any(
+            line.startswith(prefixes) for line in model.skipped_lines)
+        for rel, name in (
+            (run.results, schema.RESULTS_FILE),
+            (run.samples, schema.SAMPLES_FILE),
+            (run.env, schema.ENV_FILE),
+        ):
+            source = reports_root / rel
+            if source.is_file():
+                writer.copy(source, data_file(rel))
+                copied[rel] = None
+                if suspect and name != schema.ENV_FILE and not csvsafe.file_is_safe(source):
+                    writer.safe_copy(source, safe_file(rel))
+                    copied[rel] = safe_file(rel)
+    return copied
+
+
+def data_page(writer: Writer, model: DataPage, shared: Shared, copied: Copies,
+              written: Sequence[Path], build: BuildInfo) -> None:
+    """List every run's files (as :func:`copy_runs` copied them) and the computed CSVs in
     ``written``, and describe every column."""
-    model = answers.data
-    p = page(answers, DATA_PAGE)
+    p = page(shared, DATA_PAGE)
     rows = []
     for d in model.runs:
         run = d.run
@@ -77,8 +101,8 @@ def data_page(
         schema_version=schema.SCHEMA_VERSION,
         results_columns=column_table(schema.RESULT_SPEC),
         samples_columns=column_table(schema.SAMPLE_SPEC),
-        banners=banner(list(answers.machines.values())),
-        provenance=provenance(build, list(answers.machines.values())),
+        banners=banner(list(shared.machines.values())),
+        provenance=provenance(build, list(shared.machines.values())),
         computed=[
             p.link(path.name, f"{COMPARISONS}/{path.name}")
             for path in sorted(written)

@@ -1,11 +1,12 @@
 """The machine pages, judged: which rows each machine's page lists, its runs and their
-sittings."""
+sittings, each as typed rows the view formats."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import pandas as pd
 
@@ -14,7 +15,29 @@ from bench.report.input.load import RunFiles, SittingRecord
 from bench.report.judge.common import CONFIG_AXES
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
+from bench.report.judge.rows import plain, typed_row, typed_rows
+from bench.report.questions.machines.rows import (
+    EnvListing,
+    FailedReplicate,
+    JudgedSitting,
+    LeftOutCell,
+    MachineCell,
+    MachineSummary,
+    MeasuredCeiling,
+    ReproCheck,
+    environment,
+)
 from bench.schema import Status
+from bench.sittings import Agreement
+
+__all__ = [
+    "CELL_ORDER", "EnvListing", "FailedReplicate", "JudgedSitting", "LeftOutCell", "MachineCell",
+    "MachineGroup", "MachinePage", "MachinePages", "MachineSummary", "MeasuredCeiling",
+    "ReproCheck", "RunRows", "Sitting", "column_rows", "machine_cells", "machine_pages",
+    "sittings_of",
+]  # fmt: skip
+
+R = TypeVar("R")
 
 #: The order a machine page lists its cells in.
 CELL_ORDER = ["kind", *CONFIG_AXES, "cell_id"]
@@ -65,19 +88,21 @@ def sittings_of(rows: pd.DataFrame, records: Sequence[SittingRecord] = ()
 @dataclass(frozen=True)
 class MachinePage:
     machine: Machine
-    summary: Any  # its row of the analysis' machine summary
-    env: Mapping[str, Any] | None  # its env.json
-    cells: pd.DataFrame = field(repr=False)  # every cell, in page order
-    failures: pd.DataFrame = field(repr=False)  # every replicate that did not end ok
-    checks: pd.DataFrame = field(repr=False)  # its re-run checks
-    drifting: pd.DataFrame = field(repr=False)  # cells with drifting ok replicates
-    throttled: pd.DataFrame = field(repr=False)  # cells with throttled ok replicates
-    ceilings: pd.DataFrame = field(repr=False)
+    summary: MachineSummary  # its row of the analysis' machine summary
+    env: EnvListing  # its env.json, as the page lists it
+    cells: tuple[MachineCell, ...] = field(repr=False)  # every cell, in page order
+    failures: tuple[FailedReplicate, ...] = field(repr=False)  # every replicate not ended ok
+    checks: tuple[ReproCheck, ...] = field(repr=False)  # its re-run checks
+    drifting: tuple[MachineCell, ...] = field(repr=False)  # cells with drifting ok replicates
+    throttled: tuple[MachineCell, ...] = field(repr=False)  # cells with throttled ok replicates
+    ceilings: tuple[MeasuredCeiling, ...] = field(repr=False)
     runs: tuple[RunRows, ...]
     #: each judged sitting's pace against the other sittings of its run (analysis.sittings)
-    paces: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
+    paces: tuple[JudgedSitting, ...] = field(repr=False, default=())
+    #: the sittings left out of every verdict (their pace beyond the limit), of ``paces``
+    disagreeing: tuple[JudgedSitting, ...] = field(repr=False, default=())
     #: one sitting's replicates of a cell, left out one by one
-    left_cells: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
+    left_cells: tuple[LeftOutCell, ...] = field(repr=False, default=())
 
 
 @dataclass(frozen=True)
@@ -99,6 +124,23 @@ class MachinePages:
     pages: tuple[MachinePage, ...]  # one per fingerprint, in the machine summary's order
     groups: tuple[MachineGroup, ...]  # one per machine, by name
     largest_first: tuple[str, ...]  # page keys by number of cells, the largest first
+
+
+def column_rows(cls: type[R], frame: pd.DataFrame) -> tuple[R, ...]:
+    """``judge.rows.typed_rows``, the same rows, converted a column at a time: a machine can
+    have tens of thousands of cells (and failed replicates), and converting each value on its
+    own cost seconds of the build. A typed column's values come out of ``to_numpy(object)`` as
+    Python scalars, its missing ones as ``None``; an object column goes value by value."""
+    names = [f.name for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+             if f.init and f.name in frame.columns]
+    columns = []
+    for name in names:
+        col = frame[name]
+        if col.dtype == object:
+            columns.append([plain(v) for v in col.to_numpy()])
+        else:
+            columns.append(col.to_numpy(dtype=object, na_value=None).tolist())
+    return tuple(cls(**dict(zip(names, row, strict=True))) for row in zip(*columns, strict=True))
 
 
 def machine_cells(facts: Facts, fingerprint: str) -> pd.DataFrame:
@@ -126,23 +168,35 @@ def _runs(facts: Facts, fingerprint: str) -> tuple[RunRows, ...]:
                  for r in sorted(mine, key=lambda r: str(r.results)))
 
 
-def machine_page(facts: Facts, row: Any) -> MachinePage:
+def _checks(repro: pd.DataFrame, cells: Sequence[MachineCell]) -> tuple[ReproCheck, ...]:
+    """Its re-run checks, each saying whether its timed cell is listed on the page."""
+    anchors = {c.anchor for c in cells}
+    return tuple(replace(r, timed=r.cell_anchor in anchors)
+                 for r in typed_rows(ReproCheck, repro))
+
+
+def machine_page(facts: Facts, row: object) -> MachinePage:
     a = facts.analysis
-    m = facts.machines[str(row.page)]
+    summary = typed_row(MachineSummary, row)
+    m = facts.machines[summary.page]
     fp = m.fingerprint_id
-    cells = machine_cells(facts, fp)
+    cells = column_rows(MachineCell, machine_cells(facts, fp))
     results = a.source.results
     failed = results.loc[(results["fingerprint_id"] == fp) & (results["status"] != Status.OK)]
+    paces = typed_rows(JudgedSitting, a.sittings.loc[a.sittings["fingerprint_id"] == fp])
     return MachinePage(
-        machine=m, summary=row, env=a.source.envs.get(fp), cells=cells,
-        failures=failed.sort_values(["kind", "cell_name", "replicate", "run_id"], kind="stable"),
-        checks=a.repro.loc[a.repro["fingerprint_id"] == fp],
-        drifting=cells.loc[cells["n_drift"] > 0],
-        throttled=cells.loc[cells["n_throttled"] > 0],
-        ceilings=a.ceilings.loc[a.ceilings["fingerprint_id"] == fp],
+        machine=m, summary=summary, env=environment(a.source.envs.get(fp)), cells=cells,
+        failures=column_rows(FailedReplicate, failed.sort_values(
+            ["kind", "cell_name", "replicate", "run_id"], kind="stable")),
+        checks=_checks(a.repro.loc[a.repro["fingerprint_id"] == fp], cells),
+        drifting=tuple(c for c in cells if c.n_drift > 0),
+        throttled=tuple(c for c in cells if c.n_throttled > 0),
+        ceilings=typed_rows(MeasuredCeiling, a.ceilings.loc[a.ceilings["fingerprint_id"] == fp]),
         runs=_runs(facts, fp),
-        paces=a.sittings.loc[a.sittings["fingerprint_id"] == fp],
-        left_cells=a.sitting_cells.loc[a.sitting_cells["fingerprint_id"] == fp],
+        paces=paces,
+        disagreeing=tuple(r for r in paces if r.agreement == Agreement.DISAGREES),
+        left_cells=typed_rows(LeftOutCell,
+                              a.sitting_cells.loc[a.sitting_cells["fingerprint_id"] == fp]),
     )
 
 

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import pandas as pd
-
 from bench.report import fmt
-from bench.report.questions.answers import Answers
-from bench.report.questions.machines.model import MachineGroup, MachinePage
-from bench.report.render.buildinfo import BuildInfo
-from bench.report.render.escape import Md, anchor, attr, cat, html_text, md, slug
-from bench.report.render.markdown import (
-    Page,
-    fragment_placeholder,
-    html_table,
-    row_anchor,
-    table,
+from bench.report.input.load import RunFiles, SittingRecord
+from bench.report.questions.answers import Shared
+from bench.report.questions.machines.fragments import cells_fragment, failures_fragment
+from bench.report.questions.machines.model import (
+    MachineGroup,
+    MachinePage,
+    MachinePages,
+    RunRows,
+    Sitting,
 )
+from bench.report.questions.machines.rows import EnvListing
+from bench.report.render.buildinfo import BuildInfo
+from bench.report.render.escape import Md, cat, md, slug
+from bench.report.render.markdown import Page, fragment_placeholder, row_anchor, table
 from bench.report.render.paths import (
     MACHINES_INDEX,
     data_file,
@@ -29,143 +30,10 @@ from bench.report.render.paths import (
 )
 from bench.report.render.words.context import banner, changes, page, provenance
 from bench.report.render.words.files import Copies, file_links
-from bench.report.render.words.frames import present, rows_of
-from bench.report.render.words.labels import cold_text, energy_text, equal_text, tail_text
+from bench.report.render.words.labels import equal_text
 from bench.report.render.writer import Writer
-from bench.report.vocabulary import Power
 from bench.schema import DRIFT
 from bench.sittings import Agreement
-
-
-def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
-    """A nested env.json as (dotted key, text) pairs, keys sorted."""
-    out: list[tuple[str, str]] = []
-    if isinstance(value, dict):
-        for key in sorted(value, key=str):
-            out += flatten(value[key], f"{prefix}.{key}" if prefix else str(key))
-    elif isinstance(value, list):
-        if not value:
-            out.append((prefix, "(none)"))
-        for i, item in enumerate(value):
-            out += flatten(item, f"{prefix}[{i}]")
-    else:
-        text = (
-            "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
-        )
-        out.append((prefix, text))
-    return out
-
-
-CELL_HEADERS = (
-    "Cell",
-    "Replicates",
-    "Step (median ± IQR)",
-    "Throughput",
-    "First pass (range)",
-    "Peak memory (first-pass workspace)",
-    "Achieved (% of peak)",
-    "p99 step (under 100 steps: how many)",
-    "Energy per sample (mean power, method)",
-)
-
-
-def throughput_text(samples_per_s: Any, basis: str) -> str:
-    """samples/s, saying when it is a whole-cycle rate rather than batch ÷ median step."""
-    text = fmt.rate(samples_per_s)
-    return text + " per cycle" if basis == "whole cycle" and present(samples_per_s) else text
-
-
-FAILURE_HEADERS = ("Cell", "Replicate", "Status", "Reason", "Run", "Source line")
-
-
-_FRAGMENT_COLUMNS = (
-    "kind", "anchor", "cell_name", "status_summary", "n_drift", "n_ok", "n_total",
-    "too_few_ok", "steady_median_s", "iqr_s", "cv", "samples_per_s", "throughput_basis",
-    "achieved_tflops", "achieved_gbps", "cold_pass_s", "cold_pass_min_s", "cold_pass_max_s",
-    "whole_peak_mem_allocated_bytes", "whole_peak_mem_reserved_bytes", "peak_rss_bytes",
-    "workspace_mem_allocated_bytes", "pct_of_peak", "latency_p99_s", "latency_steps_min",
-    "joules_per_sample",
-    "mean_power_w", "energy_method", "n_throttled", "n_short_window",
-)  # fmt: skip
-
-
-def _memory_text(c: Any) -> str:
-    """A whole run's peak (the GPU's allocated memory, or the process's resident set), with
-    the first pass's workspace above the steady state where there was one."""
-    gpu = present(c.whole_peak_mem_allocated_bytes)
-    text = fmt.bytes_(c.whole_peak_mem_allocated_bytes if gpu else c.peak_rss_bytes)
-    if gpu and present(c.workspace_mem_allocated_bytes) and c.workspace_mem_allocated_bytes:
-        text += f" ({fmt.bytes_(c.workspace_mem_allocated_bytes)})"
-    return text
-
-
-def _achieved_text(c: Any) -> str:
-    if c.kind == "ceiling":
-        return fmt.MISSING
-    text = fmt.tflops(c.achieved_tflops)
-    return text + (f" ({fmt.pct(c.pct_of_peak / 100)})" if present(c.pct_of_peak) else "")
-
-
-def _throughput_of(c: Any) -> str:
-    if c.kind != "ceiling":
-        return throughput_text(c.samples_per_s, c.throughput_basis)
-    if present(c.achieved_tflops):
-        return f"{fmt.num(c.achieved_tflops)} TFLOP/s"
-    return f"{fmt.num(c.achieved_gbps)} GB/s" if present(c.achieved_gbps) else fmt.MISSING
-
-
-def _status_text(c: Any) -> str:
-    text = c.status_summary or "no rows"
-    if c.too_few_ok:
-        text += f" (too few: {c.n_ok} of {c.n_total})"
-    text += f" ({c.n_drift} drifting)" if c.n_drift else ""
-    return text + (f" ({c.n_throttled} {Power.THROTTLED})" if c.n_throttled else "")
-
-
-def cells_fragment(cells: pd.DataFrame) -> str:
-    """Every cell of one fingerprint as an HTML table, each row a link target
-    ``#cell-<fingerprint>-<id>``.
-
-    HTML rather than Markdown because a machine can have tens of thousands of cells (see
-    :mod:`bench.report.render.mkdocs_hooks`); every value is escaped with ``html_text``.
-    """
-    rows = []
-    for c in rows_of(cells[list(_FRAGMENT_COLUMNS)]):  # only what the table shows: faster rows
-        ident = attr(anchor(c.anchor))
-        step = fmt.seconds(c.steady_median_s)
-        if present(c.iqr_s):
-            step += f" ± {fmt.seconds(c.iqr_s)}"
-        rows.append([
-            f'<a class="tk-anchor" id="{ident}" href="#{ident}">'
-            f"{html_text(c.cell_name, limit=160)}</a>",
-            html_text(_status_text(c)), html_text(step), html_text(_throughput_of(c)),
-            html_text(cold_text(c.cold_pass_s, c.cold_pass_min_s, c.cold_pass_max_s)),
-            html_text(_memory_text(c)), html_text(_achieved_text(c)),
-            html_text(tail_text(c.latency_p99_s, None, None, c.latency_steps_min)),
-            html_text(energy_text(c.joules_per_sample, c.mean_power_w, c.energy_method)
-                      + (f" ({Power.SHORT_WINDOW})" if c.n_short_window else "")),
-        ])
-    return html_table(CELL_HEADERS, rows)
-
-
-def failures_fragment(failed: pd.DataFrame) -> str:
-    """Every replicate that did not end ok, with its reason, as an HTML table."""
-    rows = []
-    for f in rows_of(failed):
-        fp8 = str(f.fingerprint_id)[:8]
-        target = attr(anchor(f"repro-{fp8}-{f.cell_id}" if f.kind == "repro"
-                             else f"cell-{fp8}-{f.cell_id}"))
-        rows.append(
-            [
-                f'<a href="#{target}">{html_text(f.cell_name, limit=160)}</a>',
-                html_text(f.replicate if present(f.replicate) else fmt.MISSING),
-                html_text(f.status),
-                html_text(f.reason or fmt.MISSING, limit=600),
-                html_text(f.run_id),
-                html_text(f"{f.source}:{f.line}"),
-            ]
-        )
-    return html_table(FAILURE_HEADERS, rows)
 
 
 def _run_rows(n_ok: int, n_rows: int, planned: int | None) -> str:
@@ -176,10 +44,10 @@ def _run_rows(n_ok: int, n_rows: int, planned: int | None) -> str:
     return f"{n_ok:,} ok; {n_rows:,} of {planned:,} planned rows{done}"
 
 
-def cells_fragments(answers: Answers) -> list[Callable[[Writer], None]]:
+def cells_fragments(model: MachinePages) -> list[Callable[[Writer], None]]:
     """One job per machine page, the largest first: its table of every cell, the slowest part of
     the page, so that the machines can be shared out (see ``views.render_all``)."""
-    by_page = {mp.machine.page: mp for mp in answers.machine_pages.pages}
+    by_page = {mp.machine.page: mp for mp in model.pages}
 
     def job(key: str) -> Callable[[Writer], None]:
         def write(writer: Writer) -> None:
@@ -187,14 +55,14 @@ def cells_fragments(answers: Answers) -> list[Callable[[Writer], None]]:
 
         return write
 
-    return [job(key) for key in answers.machine_pages.largest_first]
+    return [job(key) for key in model.largest_first]
 
 
 #: A shard's jobs named one by one up to this many; more are the first, the latest and a count.
 SHARD_JOBS_SHOWN = 3
 
 
-def shard_note(run: Any) -> str:
+def shard_note(run: RunFiles) -> str:
     """``, shard 1/2 (Slurm job 191)``; a shard that ran under several jobs (a resume) names
     them, oldest first: ``(Slurm jobs 191, 193)``, or past ``SHARD_JOBS_SHOWN`` of them
     ``(Slurm jobs 191, …, 199: 5 in all, the latest last)``."""
@@ -212,21 +80,19 @@ def shard_note(run: Any) -> str:
 
 
 def _repro_rows(p: Page, mp: MachinePage, here: str) -> list[list[Any]]:
-    anchors = set(mp.cells["anchor"])
     return [[cat(row_anchor(r.anchor), md(r.cell_name, limit=160)),
-             equal_text(r.n_ok_checks, r.bitwise_equal, r.max_abs_diff), str(r.status_summary),
-             p.link("timed cell", here, r.cell_anchor) if r.cell_anchor in anchors
-             else fmt.MISSING]
-            for r in mp.checks.itertuples(index=False)]
+             equal_text(r.n_ok_checks, r.bitwise_equal, r.max_abs_diff), r.status_summary,
+             p.link("timed cell", here, r.cell_anchor) if r.timed else fmt.MISSING]
+            for r in mp.checks]
 
 
 def _ceiling_rows(p: Page, mp: MachinePage, here: str) -> list[list[Any]]:
-    return [[str(c.op), str(c.device), f"{fmt.num(c.achieved)} {c.unit}"
-             + (f" ({fmt.num(c.ci_low)}–{fmt.num(c.ci_high)})" if present(c.ci_low)
+    return [[c.op, c.device, f"{fmt.num(c.achieved)} {c.unit}"
+             + (f" ({fmt.num(c.ci_low)}–{fmt.num(c.ci_high)})" if c.ci_low is not None
                 else f" ({c.status_summary})"),
-             f"{fmt.num(c.burst)} {c.unit}" if present(c.burst) else fmt.MISSING,
+             f"{fmt.num(c.burst)} {c.unit}" if c.burst is not None else fmt.MISSING,
              p.link("row", here, c.anchor)]
-            for c in mp.ceilings.itertuples(index=False)]
+            for c in mp.ceilings]
 
 
 def _moment(iso: str) -> str:
@@ -234,7 +100,7 @@ def _moment(iso: str) -> str:
     return iso[:16].replace("T", " ")
 
 
-def sittings_text(rr: Any) -> str:
+def sittings_text(rr: RunRows) -> str:
     """``Run R was made in 2 sittings: 2026-12-01 12:30–12:38 (40 rows), …, UTC.``"""
     parts = []
     for s in rr.sittings:
@@ -245,24 +111,25 @@ def sittings_text(rr: Any) -> str:
             f"and its resumes): {', '.join(parts)}, UTC.{code_text(rr.sittings)}")
 
 
-def timed_text(records: Any, sittings: set[int]) -> str:
+def timed_text(records: Sequence[SittingRecord], sittings: set[int]) -> str:
     """`` Timed work (…) was 90.2% of its 317 s of wall time; …``: over the sittings whose
     record in env.json has both (``bench.run.store.source``), all of the run's ``sittings`` (the
     numbers its rows name) or some; empty when none has."""
-    known = [c for c in records if c.wall_s is not None and c.timed_s is not None]
-    wall = sum(c.wall_s for c in known)
+    known = [(c.number, c.wall_s, c.timed_s) for c in records
+             if c.wall_s is not None and c.timed_s is not None]
+    wall = sum(w for _, w, _ in known)
     if not known or wall <= 0:
         return ""
-    timed = sum(c.timed_s for c in known)
+    timed = sum(t for _, _, t in known)
     what = "timed work (cold passes and steady iterations)"
     said = (f" {what.capitalize()} was {timed / wall:.1%} of its {fmt.num(wall)} s of wall time"
-            if {c.number for c in known} >= (sittings or {1}) else
+            if {n for n, _, _ in known} >= (sittings or {1}) else
             f" In the {len(known)} sitting{'s' if len(known) > 1 else ''} that recorded it, "
             f"{what} was {timed / wall:.1%} of their {fmt.num(wall)} s of wall time")
     return said + "; the rest is the probe, starting processes, building models and writing rows."
 
 
-def run_text(rr: Any) -> str:
+def run_text(rr: RunRows) -> str:
     """What a run's sittings and timed work were, where its rows and env.json say; empty for
     a run of one sitting that recorded no time."""
     numbers = {s.number for s in rr.sittings}
@@ -278,14 +145,14 @@ def _numbered(numbers: list[int]) -> str:
             else f"sittings {numbers[0]}–{numbers[-1]}")
 
 
-def _code_name(s: Any) -> str:
+def _code_name(s: Sitting) -> str:
     """A sitting's measuring code as the page names it: ``c2858adbbeb7, commit e6f3e23``."""
     if not s.code:
         return "not recorded"
     return f"{s.code}, commit {s.commit}" if s.commit else s.code
 
 
-def code_text(sittings: Any) -> str:
+def code_text(sittings: Sequence[Sitting]) -> str:
     """`` Every sitting ran the same measuring code (c2858adbbeb7, commit e6f3e23).``, or which
     code each run of sittings ran when they differ; empty when no sitting recorded it."""
     if not any(s.code for s in sittings):
@@ -304,7 +171,7 @@ def code_text(sittings: Any) -> str:
     return f" {lead}: " + "; ".join(f"{_numbered(n)} {name}" for name, n in groups) + "."
 
 
-def runs_code_text(runs: Any) -> str:
+def runs_code_text(runs: Sequence[RunRows]) -> str:
     """``Its runs ran different measuring code, pooled as one fingerprint: A: not recorded;
     B: e248499d6288, commit be413af.``: where a fingerprint's runs ran different code (a run
     that recorded none counts as one more), which each ran; empty otherwise. Why: the same
@@ -334,44 +201,41 @@ def _run_table(p: Page, mp: MachinePage, copied: Copies) -> Md:
     return table(["Run", "Rows", "Results", "Samples", "Environment"], rows)
 
 
-def _env_tables(env: Any) -> tuple[Md | None, Md | None]:
-    flags = env.get("flag_defaults", {}) if isinstance(env, dict) else {}
-    env_rows = [  # the plan (what a resume must match) lists every cell id: not here
-        [k, v] for k, v in flatten(
-            {k: v for k, v in (env or {}).items() if k not in ("flag_defaults", "plan")})]
-    flag_rows = [[k, v] for k, v in flatten(flags)] if isinstance(flags, dict) else []
-    return (table(["Key", "Value"], env_rows) if env_rows else None,
-            table(["Flag", "Default"], flag_rows) if flag_rows else None)
+def _env_tables(env: EnvListing) -> tuple[Md | None, Md | None]:
+    # the plan (what a resume must match) lists every cell id: not here (``rows.environment``)
+    return (table(["Key", "Value"], [[k, v] for k, v in env.settings]) if env.settings
+            else None,
+            table(["Flag", "Default"], [[k, v] for k, v in env.flags]) if env.flags else None)
 
 
 _PARTS = {"cpu": "host CPU", "cuda": "GPU"}
-_AGREEMENT = {Agreement.AGREES: "agrees", Agreement.DISAGREES: "left out of every verdict",
-              Agreement.FEW: "too few cells shared: judged cell by cell",
-              Agreement.ALONE: "shares no cell with another sitting"}
+_AGREEMENT: dict[str, str] = {
+    Agreement.AGREES: "agrees", Agreement.DISAGREES: "left out of every verdict",
+    Agreement.FEW: "too few cells shared: judged cell by cell",
+    Agreement.ALONE: "shares no cell with another sitting"}
 
 
 def _sittings_context(p: Page, mp: MachinePage, here: str) -> dict[str, Any]:
     """The sittings compared before pooling: a sentence for those that disagree, and the
     table of every judged sitting and of the replicates left out cell by cell."""
     paces, cells = mp.paces, mp.left_cells
-    if not len(paces):
+    if not paces:
         return {"paced": None, "pace_table": None, "left_table": None, "n_left": 0}
-    out = paces.loc[paces["agreement"].isin([Agreement.DISAGREES])]
-    said = [f"Sitting {int(r.sitting)} of run {r.run_id} ran the {_PARTS[r.part]}'s cells at "
-            f"{fmt.num(r.pace)}× the other sittings' step times over {int(r.cells)} cells, "
+    said = [f"Sitting {r.sitting} of run {r.run_id} ran the {_PARTS[r.part]}'s cells at "
+            f"{fmt.num(r.pace)}× the other sittings' step times over {r.cells} cells, "
             f"beyond the {fmt.num(r.limit)}× that the spread within sittings allows: its "
-            "replicates are left out of every verdict." for r in out.itertuples(index=False)]
-    if len(cells):
+            "replicates are left out of every verdict." for r in mp.disagreeing]
+    if cells:
         said.append(f"In {fmt.count(len(cells), 'cell')}, one sitting's replicates ran slower "
                     "than another sitting's beyond that spread and are left out of that cell's "
                     "verdicts (the faster sitting is kept: interference only adds time).")
-    pace_rows = [[r.run_id, str(int(r.sitting)), _PARTS[r.part],
-                  f"{fmt.num(r.pace)}×" if r.pace == r.pace else fmt.MISSING, str(int(r.cells)),
+    pace_rows = [[r.run_id, str(r.sitting), _PARTS[r.part],
+                  f"{fmt.num(r.pace)}×" if r.pace is not None else fmt.MISSING, str(r.cells),
                   f"{fmt.num(r.limit)}×", _AGREEMENT[r.agreement]]
-                 for r in paces.itertuples(index=False)]
-    left_rows = [[p.link(str(c.cell_name), here, c.anchor), str(int(c.sitting)),
-                  f"{fmt.num(c.ratio)}× sitting {int(c.reference)}'s", f"{fmt.num(c.limit)}×"]
-                 for c in cells.itertuples(index=False)]
+                 for r in paces]
+    left_rows = [[p.link(c.cell_name, here, c.anchor), str(c.sitting),
+                  f"{fmt.num(c.ratio)}× sitting {c.reference}'s", f"{fmt.num(c.limit)}×"]
+                 for c in cells]
     return {
         "paced": " ".join(said) or None,
         "pace_table": table(["Run", "Sitting", "Part", "Step time vs the others", "Cells",
@@ -387,20 +251,20 @@ def _fingerprint(p: Page, mp: MachinePage, copied: Copies, here: str) -> dict[st
     m, row = mp.machine, mp.summary
     name = slug(m.page)
     fp8 = m.fingerprint_id[:8]
-    drift_rows = [[p.link(str(c.cell_name), here, c.anchor), f"{c.n_drift} of {c.n_ok}",
-                   f"{fmt.num(c.drift_max)}×"] for c in mp.drifting.itertuples(index=False)]
-    throttle_rows = [[p.link(str(c.cell_name), here, c.anchor), f"{c.n_throttled} of {c.n_ok}",
+    drift_rows = [[p.link(c.cell_name, here, c.anchor), f"{c.n_drift} of {c.n_ok}",
+                   f"{fmt.num(c.drift_max)}×"] for c in mp.drifting]
+    throttle_rows = [[p.link(c.cell_name, here, c.anchor), f"{c.n_throttled} of {c.n_ok}",
                       c.throttle_reasons or fmt.MISSING, f"{fmt.num(c.sm_clock_min_mhz)} MHz"]
-                     for c in mp.throttled.itertuples(index=False)]
+                     for c in mp.throttled]
     ceil_rows = _ceiling_rows(p, mp, here)
     repro_rows = _repro_rows(p, mp, here)
     env, flags = _env_tables(mp.env)
     return {
         "fp8": fp8, "anchor": fingerprint_anchor(m.page), "env_anchor": f"env-{fp8}",
         "changed": changes(*map(int, m.superseded)) if m.superseded else "",
-        "fingerprint": m.fingerprint_id, "m": m, "summary": row,
-        "n_ok": int(row.n_ok), "n_failed": int(row.n_failed), "n_replaced": int(row.n_replaced),
-        "n_rows": int(row.n_rows), "n_cells": int(row.n_cells),
+        "fingerprint": m.fingerprint_id, "m": m,
+        "n_ok": row.n_ok, "n_failed": row.n_failed, "n_replaced": row.n_replaced,
+        "n_rows": row.n_rows, "n_cells": row.n_cells,
         "runs": _run_table(p, mp, copied), "n_runs": len(mp.runs),
         "sittings": [text for text in (runs_code_text(mp.runs), *map(run_text, mp.runs))
                      if text],
@@ -415,27 +279,27 @@ def _fingerprint(p: Page, mp: MachinePage, copied: Copies, here: str) -> dict[st
         "ceilings": table(["Op", "Device", "Sustained (95% CI)", "Best 10 iterations", "Row"],
                           ceil_rows) if ceil_rows else None,
         "cells": fragment_placeholder(f"{name}-cells"),
-        "failures": fragment_placeholder(f"{name}-failures") if len(mp.failures) else None,
+        "failures": fragment_placeholder(f"{name}-failures") if mp.failures else None,
         "n_failures": len(mp.failures),
         "repro": table(["Configuration", "Two fresh processes", "Status", "Timed cell"],
                        repro_rows) if repro_rows else None,
     }
 
 
-def machine_page(writer: Writer, answers: Answers, group: MachineGroup, copied: Copies,
+def machine_page(writer: Writer, shared: Shared, group: MachineGroup, copied: Copies,
                  build: BuildInfo) -> str:
     """One machine's page, a section per fingerprint; returns its path."""
     here = machine_file(group.key)
-    p = page(answers, here)
+    p = page(shared, here)
     for mp in group.fingerprints:
-        if len(mp.failures):
+        if mp.failures:
             writer.text(fragment_file(f"{slug(mp.machine.page)}-failures"),
                         failures_fragment(mp.failures))
     sources = [mp.machine for mp in group.fingerprints]
     rows = [[p.link(mp.machine.fingerprint_id[:8], here, fingerprint_anchor(mp.machine.page)),
              mp.machine.step + (" (superseded)" if mp.machine.superseded else ""),
-             mp.machine.torch, mp.machine.days, f"{int(mp.summary.n_ok)} / "
-             f"{int(mp.summary.n_failed)}"] for mp in group.fingerprints]
+             mp.machine.torch, mp.machine.days, f"{mp.summary.n_ok} / "
+             f"{mp.summary.n_failed}"] for mp in group.fingerprints]
     writer.page(
         here, "machine.md.j2", p=p, machine=group.machine, title=fmt.safe_title(group.machine),
         hardware=group.fingerprints[0].machine.hardware,
@@ -452,8 +316,8 @@ def _index_row(p: Page, group: MachineGroup) -> list[Any]:
     fps = "; ".join(f"{mp.machine.fingerprint_id[:8]} (torch {mp.machine.torch}, step "
                     f"{mp.machine.step}{', superseded' if mp.machine.superseded else ''})"
                     for mp in group.fingerprints)
-    ok = sum(int(mp.summary.n_ok) for mp in group.fingerprints)
-    bad = sum(int(mp.summary.n_failed) for mp in group.fingerprints)
+    ok = sum(mp.summary.n_ok for mp in group.fingerprints)
+    bad = sum(mp.summary.n_failed for mp in group.fingerprints)
     return [p.link(group.machine, machine_file(group.key)), first.machine.hardware, fps,
             f"{ok} / {bad}"]
 
@@ -472,11 +336,11 @@ def redirect(target: str, fp8: str) -> str:
             f'<a href="{target}#fp-{fp8}">{target}</a>.</p></body></html>\n')
 
 
-def redirects(writer: Writer, answers: Answers) -> None:
+def redirects(writer: Writer, model: MachinePages) -> None:
     """Every fingerprint's old page address, redirecting to its section (a machine page that
     happens to live at that address wins)."""
-    taken = {machine_file(g.key).removesuffix(".md") for g in answers.machine_pages.groups}
-    for mp in answers.machine_pages.pages:
+    taken = {machine_file(g.key).removesuffix(".md") for g in model.groups}
+    for mp in model.pages:
         old = old_machine_file(mp.machine.page)
         if old.removesuffix(".html") in taken:
             continue
@@ -484,20 +348,20 @@ def redirects(writer: Writer, answers: Answers) -> None:
         writer.text(old, redirect(target, mp.machine.fingerprint_id[:8]))
 
 
-def machine_pages(writer: Writer, answers: Answers, copied: Copies, build: BuildInfo
-                  ) -> list[tuple[str, str]]:
+def machine_pages(writer: Writer, model: MachinePages, shared: Shared, copied: Copies,
+                  build: BuildInfo) -> list[tuple[str, str]]:
     """Every machine page, the redirects from the old addresses and the index; returns the
     navigation entries (title, path)."""
-    nav = [(fmt.safe_title(g.machine), machine_page(writer, answers, g, copied, build))
-           for g in answers.machine_pages.groups]
-    redirects(writer, answers)
-    index_p = page(answers, MACHINES_INDEX)
-    rows = [_index_row(index_p, g) for g in answers.machine_pages.groups]
+    nav = [(fmt.safe_title(g.machine), machine_page(writer, shared, g, copied, build))
+           for g in model.groups]
+    redirects(writer, model)
+    index_p = page(shared, MACHINES_INDEX)
+    rows = [_index_row(index_p, g) for g in model.groups]
     writer.page(
         MACHINES_INDEX, "machines-index.md.j2",
         table=table(["Machine", "Hardware", "Fingerprints", "Rows ok / not ok"], rows)
         if rows else None,
-        banners=banner([mp.machine for mp in answers.machine_pages.pages]),
-        provenance=provenance(build, [mp.machine for mp in answers.machine_pages.pages]),
+        banners=banner([mp.machine for mp in model.pages]),
+        provenance=provenance(build, [mp.machine for mp in model.pages]),
     )
     return nav
