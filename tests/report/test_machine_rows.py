@@ -1,5 +1,5 @@
-"""The machine pages' typed rows: built a column at a time, they are the rows
-``judge.rows.typed_rows`` builds; env.json is listed without its plan; a hand-built cell
+"""The machine pages' typed rows: built a column at a time, they hold the values
+``judge.rows.plain`` gives one at a time; env.json is listed without its plan; a hand-built cell
 renders in the table of every cell."""
 
 from __future__ import annotations
@@ -7,18 +7,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from bench.report.judge.rows import typed_rows
+from bench.report.judge.rows import plain, typed_rows
 from bench.report.questions.machines.fragments import cells_fragment, failures_fragment
 from bench.report.questions.machines.model import (
     FailedReplicate,
     MachineCell,
-    column_rows,
     sittings_of,
 )
 from bench.report.questions.machines.rows import environment
 
 
-def test_rows_built_by_column_are_typed_rows() -> None:
+def test_rows_built_by_column_hold_the_plain_values() -> None:
     frame = pd.DataFrame({
         "kind": pd.Series(["model", "ceiling"], dtype="str"),
         "anchor": ["cell-a", "cell-b"], "cell_name": ["a", "b"],
@@ -27,12 +26,13 @@ def test_rows_built_by_column_are_typed_rows() -> None:
         "n_drift": pd.Series([1, None], dtype="Int64"),
         "steady_median_s": [0.5, np.nan], "energy_method": ["nvml-energy", np.nan],
     })
-    rows = column_rows(MachineCell, frame)
-    assert rows == typed_rows(MachineCell, frame)
+    rows = typed_rows(MachineCell, frame)
+    one_by_one = [{c: plain(v) for c, v in row.items()} for row in frame.to_dict("records")]
+    assert rows == tuple(MachineCell(**values) for values in one_by_one)
     assert rows[1].status_summary is None and rows[1].steady_median_s is None
     assert rows[1].n_drift is None and rows[1].energy_method is None
     assert type(rows[0].n_ok) is int and type(rows[0].steady_median_s) is float
-    assert column_rows(MachineCell, frame.iloc[:0]) == ()
+    assert typed_rows(MachineCell, frame.iloc[:0]) == ()
 
 
 def test_the_environment_lists_no_plan_and_its_flags_apart() -> None:

@@ -3,10 +3,8 @@ sittings, each as typed rows the view formats."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
 
 import pandas as pd
 
@@ -15,7 +13,7 @@ from bench.report.input.load import RunFiles, SittingRecord
 from bench.report.judge.common import CONFIG_AXES
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
-from bench.report.judge.rows import plain, typed_row, typed_rows
+from bench.report.judge.rows import typed_row, typed_rows
 from bench.report.questions.machines.rows import (
     EnvListing,
     FailedReplicate,
@@ -33,11 +31,10 @@ from bench.sittings import Agreement
 __all__ = [
     "CELL_ORDER", "EnvListing", "FailedReplicate", "JudgedSitting", "LeftOutCell", "MachineCell",
     "MachineGroup", "MachinePage", "MachinePages", "MachineSummary", "MeasuredCeiling",
-    "ReproCheck", "RunRows", "Sitting", "column_rows", "machine_cells", "machine_pages",
+    "ReproCheck", "RunRows", "Sitting", "machine_cells", "machine_pages",
     "sittings_of",
 ]  # fmt: skip
 
-R = TypeVar("R")
 
 #: The order a machine page lists its cells in.
 CELL_ORDER = ["kind", *CONFIG_AXES, "cell_id"]
@@ -126,23 +123,6 @@ class MachinePages:
     largest_first: tuple[str, ...]  # page keys by number of cells, the largest first
 
 
-def column_rows(cls: type[R], frame: pd.DataFrame) -> tuple[R, ...]:
-    """``judge.rows.typed_rows``, the same rows, converted a column at a time: a machine can
-    have tens of thousands of cells (and failed replicates), and converting each value on its
-    own cost seconds of the build. A typed column's values come out of ``to_numpy(object)`` as
-    Python scalars, its missing ones as ``None``; an object column goes value by value."""
-    names = [f.name for f in dataclasses.fields(cls)  # type: ignore[arg-type]
-             if f.init and f.name in frame.columns]
-    columns = []
-    for name in names:
-        col = frame[name]
-        if col.dtype == object:
-            columns.append([plain(v) for v in col.to_numpy()])
-        else:
-            columns.append(col.to_numpy(dtype=object, na_value=None).tolist())
-    return tuple(cls(**dict(zip(names, row, strict=True))) for row in zip(*columns, strict=True))
-
-
 def machine_cells(facts: Facts, fingerprint: str) -> pd.DataFrame:
     """Every cell of one fingerprint, its input pipelines' too (``analysis.feeding``)."""
     cells = facts.analysis.cells
@@ -180,13 +160,13 @@ def machine_page(facts: Facts, row: object) -> MachinePage:
     summary = typed_row(MachineSummary, row)
     m = facts.machines[summary.page]
     fp = m.fingerprint_id
-    cells = column_rows(MachineCell, machine_cells(facts, fp))
+    cells = typed_rows(MachineCell, machine_cells(facts, fp))
     results = a.source.results
     failed = results.loc[(results["fingerprint_id"] == fp) & (results["status"] != Status.OK)]
     paces = typed_rows(JudgedSitting, a.sittings.loc[a.sittings["fingerprint_id"] == fp])
     return MachinePage(
         machine=m, summary=summary, env=environment(a.source.envs.get(fp)), cells=cells,
-        failures=column_rows(FailedReplicate, failed.sort_values(
+        failures=typed_rows(FailedReplicate, failed.sort_values(
             ["kind", "cell_name", "replicate", "run_id"], kind="stable")),
         checks=_checks(a.repro.loc[a.repro["fingerprint_id"] == fp], cells),
         drifting=tuple(c for c in cells if c.n_drift > 0),
