@@ -61,10 +61,9 @@ def _section(writer: Writer, shared: Shared, p: Page, s: CompileSection, csv: st
         writer,
         title=f"torch.compile against eager: {m.title}",
         xlabel="steady-state speedup compiled (> 1 is faster), 95% CI",
-        what=f"Steady-state speedup from torch.compile on {m.title}") if len(group) else None
-    if chart is not None:
-        chart["caption"] = ("Eager step time over compiled step time per mode and kernel cache "
-                            "(above 1: compiled is faster), with 95% intervals.")
+        what=f"Steady-state speedup from torch.compile on {m.title}",
+        caption="Eager step time over compiled step time per mode and kernel cache (above 1: "
+                "compiled is faster), with 95% intervals.") if len(group) else None
     return {
         "heading": m.title, "anchor": section_anchor("on", m), "n": len(group),
         "advice": _advice(p, s)[1:],  # the first workload's is the machine's answer, above

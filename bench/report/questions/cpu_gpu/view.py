@@ -4,6 +4,7 @@ both sides and with each side at its best measured setting), then the charts and
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from bench.report import fmt
@@ -20,16 +21,15 @@ from bench.report.render.escape import Md, cat, slug
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import CPU_GPU_PAGE, chart_file
 from bench.report.render.words.answers import answer, cite_sentence, figure, short_scope
-from bench.report.render.words.claim_words import claims_box
 from bench.report.render.words.comparisons import (
     TABLE_ROWS,
     cell_links,
+    comparison_page,
+    figure_of,
     more_rows,
-    write_comparisons,
 )
-from bench.report.render.words.context import banner, page, provenance, section_anchor, verdict
+from bench.report.render.words.context import page, section_anchor, verdict
 from bench.report.render.words.labels import (
-    SHORT_LEGEND,
     alt_list,
     axis_text,
     energy_text,
@@ -37,7 +37,6 @@ from bench.report.render.words.labels import (
     span,
     tail_text,
 )
-from bench.report.render.words.recommendations import advice_items
 from bench.report.render.writer import Writer
 
 
@@ -105,17 +104,12 @@ def _step_chart(writer: Writer, s: CpuGpuSection, cols: tuple[str, ...]
         for device, value in (("CPU", r.base_median_s), ("GPU", r.var_median_s)):
             if value is not None and batch is not None:
                 points.append(costcharts.StepPoint(f"{name} {device}", float(batch), float(value)))
-    if len({pt.batch for pt in points}) < 2:
-        return None
-    path = chart_file("cpu-gpu-steps", s.machine.page)
-    writer.chart(costcharts.step_chart, path, points,
-                 title=f"Step time by batch size: {s.machine.title}")
-    return {"path": path, "left_out": 0, "shown": len(points),
-            "caption": "Median step time (log scale) against batch size: dashed on the CPU, "
-                       "solid on the GPU, the same setting on both.",
-            "alt": "Median step time by batch size on the CPU and the GPU: " + alt_list(
-                f"{pt.series} at batch {pt.batch:g}: {fmt.seconds(pt.seconds)}"
-                for pt in points)}
+    return _device_chart(
+        writer, s, points, costcharts.step_chart, "cpu-gpu-steps", "Step time by batch size",
+        "Median step time (log scale) against batch size: dashed on the CPU, solid on the GPU, "
+        "the same setting on both.",
+        "Median step time by batch size on the CPU and the GPU: " + alt_list(
+            f"{pt.series} at batch {pt.batch:g}: {fmt.seconds(pt.seconds)}" for pt in points))
 
 
 def _tail_chart(writer: Writer, s: CpuGpuSection, cols: tuple[str, ...]
@@ -129,17 +123,26 @@ def _tail_chart(writer: Writer, s: CpuGpuSection, cols: tuple[str, ...]
             if sps is not None and p99 is not None and batch is not None and sps > 0:
                 points.append(costcharts.TailPoint(f"{name} {device}", float(batch),
                                                    float(sps), float(p99)))
+    return _device_chart(
+        writer, s, points, costcharts.tail_chart, "cpu-gpu-tails",
+        "p99 step time against throughput",
+        "p99 step time (log scale) against samples/s across batch sizes (labelled): dashed on "
+        "the CPU, solid on the GPU.",
+        "p99 step time against throughput on the CPU and the GPU: " + alt_list(
+            f"{pt.series} at batch {pt.batch:g}: {fmt.rate(pt.samples_per_s)}, p99 "
+            f"{fmt.seconds(pt.p99_s)}" for pt in points))
+
+
+def _device_chart(writer: Writer, s: CpuGpuSection, points: Sequence[Any],
+                  draw: Callable[..., Any], stem: str, title: str, caption: str, alt: str
+                  ) -> dict[str, Any] | None:
+    """Draw ``points`` (curves on each device across batch sizes), or None where they span
+    fewer than two batches: one batch makes no curve."""
     if len({pt.batch for pt in points}) < 2:
         return None
-    path = chart_file("cpu-gpu-tails", s.machine.page)
-    writer.chart(costcharts.tail_chart, path, points,
-                 title=f"p99 step time against throughput: {s.machine.title}")
-    return {"path": path, "left_out": 0, "shown": len(points),
-            "caption": "p99 step time (log scale) against samples/s across batch sizes "
-                       "(labelled): dashed on the CPU, solid on the GPU.",
-            "alt": "p99 step time against throughput on the CPU and the GPU: " + alt_list(
-                f"{pt.series} at batch {pt.batch:g}: {fmt.rate(pt.samples_per_s)}, p99 "
-                f"{fmt.seconds(pt.p99_s)}" for pt in points)}
+    path = chart_file(stem, s.machine.page)
+    writer.chart(draw, path, points, title=f"{title}: {s.machine.title}")
+    return figure_of(path, len(points), 0, caption, alt)
 
 
 def _tail_row(p: Page, r: CpuGpuPair, cols: tuple[str, ...]) -> list[Any]:
@@ -192,19 +195,7 @@ def _section(writer: Writer, shared: Shared, p: Page, s: CpuGpuSection, csv: str
 def cpu_gpu_page(writer: Writer, model: CpuGpuPage, shared: Shared,
                  common: dict[str, Any]) -> None:
     p = page(shared, CPU_GPU_PAGE)
-    csv = (write_comparisons(writer, "cpu-vs-gpu", model.pairs,
-                             ("base_samples_per_s", "var_samples_per_s"))
-           if len(model.pairs) else "")
-    writer.page(
-        CPU_GPU_PAGE,
-        "cpu-vs-gpu.md.j2",
-        p=p,
-        banners=banner(model.sources),
-        answers=[_answer(p, s) for s in model.sections],
-        sections=[_section(writer, shared, p, s, csv) for s in model.sections],
-        legend=SHORT_LEGEND,
-        claims=claims_box(model.claims, p),
-        recs=advice_items(model.advice, p),
-        provenance=provenance(common["build"], model.sources),
-        **common,
-    )
+    comparison_page(writer, p, "cpu-vs-gpu.md.j2", model,
+                    csv=("cpu-vs-gpu", ("base_samples_per_s", "var_samples_per_s")),
+                    section=_section, shared=shared, common=common,
+                    answers=[_answer(p, s) for s in model.sections])

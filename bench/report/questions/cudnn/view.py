@@ -21,26 +21,25 @@ from bench.report.render.escape import Md, cat, md, slug
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import CUDNN_PAGE, SHAPES_PAGE, chart_file
 from bench.report.render.words.answers import answer, cite_sentence, figure, short_scope
-from bench.report.render.words.claim_words import claims_box, verdict_line
+from bench.report.render.words.claim_words import verdict_line
 from bench.report.render.words.comparisons import (
     TABLE_ROWS,
     cell_links,
+    comparison_page,
+    figure_of,
     more_rows,
     speedup_chart,
     trim,
-    write_comparisons,
 )
-from bench.report.render.words.context import banner, page, provenance, section_anchor, verdict
+from bench.report.render.words.context import page, section_anchor, verdict
 from bench.report.render.words.costs import break_even_cell, no_pay_back
 from bench.report.render.words.frames import present
 from bench.report.render.words.labels import (
     COUNTED_BENCHMARK,
-    SHORT_LEGEND,
     alt_list,
     label,
     span,
 )
-from bench.report.render.words.recommendations import advice_items
 from bench.report.render.writer import Writer
 from bench.report.vocabulary import Verdict
 
@@ -213,18 +212,16 @@ def _break_even_chart(writer: Writer, s: CudnnSection, cols: Sequence[str]
     path = chart_file("cudnn-break-even", s.machine.page)
     writer.chart(charts.break_even_chart, path, shown,
                  title=f"cudnn.benchmark break-even: {s.machine.title}")
-    return {
-        "path": path, "left_out": left_out, "shown": len(shown),
-        "caption": "Iterations of the same input shapes until the median replicate's extra "
-                   "first pass is repaid by the median time saved per step (log scale); a "
-                   "configuration that saves nothing never repays it. The recommendations "
-                   "quote the slowest replicate against the smallest saving in the interval.",
-        "alt": f"Iterations until cudnn.benchmark repays its cold-pass cost on "
-               f"{s.machine.title}: " + alt_list(
-                   f"{r.label}: "
+    return figure_of(
+        path, len(shown), left_out,
+        "Iterations of the same input shapes until the median replicate's extra first pass is "
+        "repaid by the median time saved per step (log scale); a configuration that saves "
+        "nothing never repays it. The recommendations quote the slowest replicate against the "
+        "smallest saving in the interval.",
+        f"Iterations until cudnn.benchmark repays its cold-pass cost on {s.machine.title}: "
+        + alt_list(f"{r.label}: "
                    + (r.note if r.iterations is None else fmt.iterations(r.iterations))
-                   for r in shown),
-    }
+                   for r in shown))
 
 
 def _cold_chart(writer: Writer, s: CudnnSection, cols: Sequence[str]
@@ -242,12 +239,13 @@ def _cold_chart(writer: Writer, s: CudnnSection, cols: Sequence[str]
     writer.chart(costcharts.range_chart, path, rows,
                  title=f"Extra first pass with cudnn.benchmark on: {s.machine.title}",
                  xlabel="seconds more than with it off (dot: median replicate; bar: range)")
-    return {"path": path, "left_out": max(len(s.rows) - len(rows), 0), "shown": len(rows),
-            "caption": "What turning it on adds to the first pass over the input shapes, where "
-                       "the algorithm search runs (seconds; dot: median replicate, bar: range).",
-            "alt": "Extra first-pass seconds with cudnn.benchmark on: " + alt_list(
-                f"{r.label}: {fmt.seconds(r.median)} ({fmt.seconds(r.low)} to "
-                f"{fmt.seconds(r.high)}, {r.series})" for r in rows)}
+    return figure_of(
+        path, len(rows), max(len(s.rows) - len(rows), 0),
+        "What turning it on adds to the first pass over the input shapes, where the algorithm "
+        "search runs (seconds; dot: median replicate, bar: range).",
+        "Extra first-pass seconds with cudnn.benchmark on: " + alt_list(
+            f"{r.label}: {fmt.seconds(r.median)} ({fmt.seconds(r.low)} to "
+            f"{fmt.seconds(r.high)}, {r.series})" for r in rows))
 
 
 def _memory_chart(writer: Writer, s: CudnnSection, cols: Sequence[str]
@@ -265,12 +263,13 @@ def _memory_chart(writer: Writer, s: CudnnSection, cols: Sequence[str]
     path = chart_file("cudnn-memory", s.machine.page)
     writer.chart(costcharts.memory_chart, path, rows, unit=2**30, unit_name="GiB",
                  title=f"Peak GPU memory, cudnn.benchmark off and on: {s.machine.title}")
-    return {"path": path, "left_out": max(len(s.rows) - len(rows), 0), "shown": len(rows),
-            "caption": "Peak GPU memory of a whole run (GiB), first pass included; with it "
-                       "on, the part above the steady state is the first pass's workspace.",
-            "alt": "Peak GPU memory with cudnn.benchmark off and on: " + alt_list(
-                f"{r.label}: {fmt.bytes_(r.off)} off, {fmt.bytes_(r.on_steady + r.on_workspace)}"
-                f" on" for r in rows)}
+    return figure_of(
+        path, len(rows), max(len(s.rows) - len(rows), 0),
+        "Peak GPU memory of a whole run (GiB), first pass included; with it on, the part above "
+        "the steady state is the first pass's workspace.",
+        "Peak GPU memory with cudnn.benchmark off and on: " + alt_list(
+            f"{r.label}: {fmt.bytes_(r.off)} off, {fmt.bytes_(r.on_steady + r.on_workspace)} on"
+            for r in rows))
 
 
 def _section(writer: Writer, shared: Shared, p: Page, s: CudnnSection, csv: str
@@ -281,10 +280,9 @@ def _section(writer: Writer, shared: Shared, p: Page, s: CudnnSection, csv: str
         s.rows, cols, chart_file("cudnn-speedup", m.page), writer,
         title=f"cudnn.benchmark on vs off: {m.title}",
         xlabel="steady-state speedup with benchmark on (> 1 is faster), 95% CI",
-        what=f"Steady-state speedup from cudnn.benchmark on {m.title}")
-    if speed is not None:
-        speed["caption"] = ("Step time with it off over step time with it on (above 1: faster "
-                            "on), with 95% intervals; the grey band is 1 ± δ.")
+        what=f"Steady-state speedup from cudnn.benchmark on {m.title}",
+        caption="Step time with it off over step time with it on (above 1: faster on), with "
+                "95% intervals; the grey band is 1 ± δ.")
     return {
         "heading": m.title, "anchor": section_anchor("on", m), "hardware": m.hardware,
         "note": counted_note(s.summary, p), "n": len(s.rows),
@@ -305,20 +303,10 @@ def _section(writer: Writer, shared: Shared, p: Page, s: CudnnSection, csv: str
 def cudnn_page(writer: Writer, model: CudnnPage, shared: Shared, common: dict[str, Any]
                ) -> None:
     p = page(shared, CUDNN_PAGE)
-    csv = (write_comparisons(writer, "cudnn-benchmark", model.pairs, _CSV_EXTRA)
-           if len(model.pairs) else "")
-    writer.page(
-        CUDNN_PAGE,
-        "cudnn-benchmark.md.j2",
-        p=p,
-        banners=banner(model.sources),
+    comparison_page(
+        writer, p, "cudnn-benchmark.md.j2", model, csv=("cudnn-benchmark", _CSV_EXTRA),
+        section=_section, shared=shared, common=common,
         answers=[_answer(p, s, s.machine.days) for s in model.sections],
         cpu_only=[p.machine_link(m.machine, m.page) for m in model.cpu_only],
-        sections=[_section(writer, shared, p, s, csv) for s in model.sections],
-        legend=SHORT_LEGEND,
-        claims=claims_box(model.claims, p),
         algo=verdict_line(model.algo, p),
-        recs=advice_items(model.advice, p),
-        provenance=provenance(common["build"], model.sources),
-        **common,
     )

@@ -19,22 +19,15 @@ from bench.report.render.escape import Md, cat, slug
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import DETERMINISM_PAGE, chart_file
 from bench.report.render.words.answers import answer, cite_sentence, figure, short_scope
-from bench.report.render.words.claim_words import claims_box
 from bench.report.render.words.comparisons import (
     TABLE_ROWS,
     cell_links,
+    comparison_page,
     more_rows,
     speedup_chart,
-    write_comparisons,
 )
-from bench.report.render.words.context import banner, page, provenance, section_anchor, verdict
-from bench.report.render.words.labels import (
-    SHORT_LEGEND,
-    equal_text,
-    label,
-    span,
-)
-from bench.report.render.words.recommendations import advice_items
+from bench.report.render.words.context import page, section_anchor, verdict
+from bench.report.render.words.labels import equal_text, label, span
 from bench.report.render.writer import Writer
 from bench.report.vocabulary import Action, Verdict
 
@@ -184,10 +177,8 @@ def _section(writer: Writer, shared: Shared, p: Page, s: DeterminismSection, csv
             group, cols, chart_file("determinism", m.page), writer,
             title=f"deterministic on vs off: {m.title}",
             xlabel="speed with cudnn.deterministic on (< 1 is slower), 95% CI",
-            what=f"Speed of cudnn.deterministic on relative to off on {m.title}")
-        if chart is not None:
-            chart["caption"] = ("Speed with it on relative to off (below 1: slower), with 95% "
-                                "intervals.")
+            what=f"Speed of cudnn.deterministic on relative to off on {m.title}",
+            caption="Speed with it on relative to off (below 1: slower), with 95% intervals.")
     checks = [[label(r, s.check_columns, short=True),
                equal_text(r.n_ok_checks, r.bitwise_equal, r.max_abs_diff),
                str(r.status_summary), p.row_link("check", r.page, r.anchor)]
@@ -207,21 +198,11 @@ def _section(writer: Writer, shared: Shared, p: Page, s: DeterminismSection, csv
 def determinism_page(writer: Writer, model: DeterminismPage, shared: Shared,
                      common: dict[str, Any]) -> None:
     p = page(shared, DETERMINISM_PAGE)
-    csv = (write_comparisons(writer, "determinism", model.pairs, (
-        "base_bitwise_equal", "var_bitwise_equal", "base_max_abs_diff", "var_max_abs_diff"))
-        if len(model.pairs) else "")
-    writer.page(
-        DETERMINISM_PAGE,
-        "determinism.md.j2",
-        p=p,
-        banners=banner(model.sources),
+    comparison_page(
+        writer, p, "determinism.md.j2", model,
+        csv=("determinism", ("base_bitwise_equal", "var_bitwise_equal", "base_max_abs_diff",
+                             "var_max_abs_diff")),
+        section=_section, shared=shared, common=common,
         answers=[_answer(p, s, s.summary) if s.summary is not None else _checks_answer(p, s)
-                 for s in model.sections if len(s.pairs) or len(s.checks)],
-        sections=[_section(writer, shared, p, s, csv) for s in model.sections],
-        legend=SHORT_LEGEND,
-        claims=claims_box(model.claims, p),
-        recs=advice_items(model.advice, p),
-        provenance=provenance(common["build"], model.sources),
-        **common,
-    )
+                 for s in model.sections if len(s.pairs) or len(s.checks)])
 

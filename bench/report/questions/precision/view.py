@@ -91,10 +91,9 @@ def _section(writer: Writer, shared: Shared, p: Page, s: PrecisionSection, kind:
                           chart_file(kind.replace("_", "-"), m.page),
                           writer, title=f"{title}: {m.title}",
                           xlabel="speedup over the baseline (> 1 is faster), 95% CI",
-                          what=f"{title} on {m.title}")
-    if chart is not None:
-        chart["caption"] = (f"{title}: step time of the baseline over the variant's (above "
-                            "1: the variant is faster), with 95% intervals.")
+                          what=f"{title} on {m.title}",
+                          caption=f"{title}: step time of the baseline over the variant's "
+                                  "(above 1: the variant is faster), with 95% intervals.")
     headers = ["Configuration", "Variant", *(["fp32 convs"] if kind == "precision" else []),
                "Speedup (95% CI)", "Verdict", "Rows"]
     rows = [_row(shared, p, r, cols, kind) for r in group[:TABLE_ROWS]]

@@ -18,23 +18,16 @@ from bench.report.render.escape import Md, cat, slug
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import SHAPES_PAGE, chart_file
 from bench.report.render.words.answers import answer, cite_sentence, figure, short_scope
-from bench.report.render.words.claim_words import claims_box
 from bench.report.render.words.comparisons import (
     TABLE_ROWS,
     cell_links,
+    comparison_page,
     more_rows,
     speedup_chart,
-    write_comparisons,
 )
-from bench.report.render.words.context import banner, page, provenance, section_anchor, verdict
+from bench.report.render.words.context import page, section_anchor, verdict
 from bench.report.render.words.frames import present
-from bench.report.render.words.labels import (
-    SHORT_LEGEND,
-    cold_text,
-    label,
-    span,
-)
-from bench.report.render.words.recommendations import advice_items
+from bench.report.render.words.labels import cold_text, label, span
 from bench.report.render.writer import Writer
 from bench.report.vocabulary import Verdict
 
@@ -128,10 +121,9 @@ def _section(writer: Writer, shared: Shared, p: Page, s: ShapesSection, csv: str
         title=f"FLOP/s vs static shapes: {m.title}",
         xlabel="FLOP/s relative to static shapes (< 1 is slower), 95% CI",
         what=f"FLOP/s of dynamic and ragged shapes relative to static on {m.title}",
+        caption="FLOP/s (samples/s × FLOP per sample) of changing shapes relative to one "
+                "static shape (below 1: slower), with 95% intervals.",
     )
-    if chart is not None:
-        chart["caption"] = ("FLOP/s (samples/s × FLOP per sample) of changing shapes relative "
-                            "to one static shape (below 1: slower), with 95% intervals.")
     head = group[:TABLE_ROWS]
     return {
         "heading": m.title, "anchor": section_anchor("on", m), "n": len(group),
@@ -144,18 +136,6 @@ def _section(writer: Writer, shared: Shared, p: Page, s: ShapesSection, csv: str
 def shapes_page(writer: Writer, model: ShapesPage, shared: Shared,
                 common: dict[str, Any]) -> None:
     p = page(shared, SHAPES_PAGE)
-    pairs = model.pairs
-    csv = write_comparisons(writer, "dynamic-shapes", pairs, _CSV_EXTRA) if len(pairs) else ""
-    writer.page(
-        SHAPES_PAGE,
-        "dynamic-shapes.md.j2",
-        p=p,
-        banners=banner(model.sources),
-        answers=[_answer(p, s) for s in model.sections],
-        sections=[_section(writer, shared, p, s, csv) for s in model.sections],
-        legend=SHORT_LEGEND,
-        claims=claims_box(model.claims, p),
-        recs=advice_items(model.advice, p),
-        provenance=provenance(common["build"], model.sources),
-        **common,
-    )
+    comparison_page(writer, p, "dynamic-shapes.md.j2", model,
+                    csv=("dynamic-shapes", _CSV_EXTRA), section=_section, shared=shared,
+                    common=common, answers=[_answer(p, s) for s in model.sections])

@@ -1,5 +1,5 @@
 """What every comparison page shows the same way: capped tables with their full CSV, links to
-the two rows a comparison came from, and the speedup chart.
+the two rows a comparison came from, the speedup chart, and the page around its sections.
 
 A machine can have thousands of comparisons; a page shows the first ``TABLE_ROWS`` and links
 to a CSV beside the data files that holds every one, so nothing is left out silently.
@@ -8,20 +8,24 @@ to a CSV beside the data files that holds every one, so nothing is left out sile
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence, Sized
+from typing import Any, Protocol, TypeVar
 
 import pandas as pd
 
 from bench import schema
 from bench.report import fmt
-from bench.report.judge import DELTA, Pair, Table
+from bench.report.judge import DELTA, ClaimAnswer, Machine, Pair, Table
+from bench.report.judge.common import AdviceList
 from bench.report.render import charts
 from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page
 from bench.report.render.paths import COMPARISONS
+from bench.report.render.words.claim_words import claims_box
+from bench.report.render.words.context import banner, provenance
 from bench.report.render.words.frames import present, rows_of
-from bench.report.render.words.labels import alt_list, label
+from bench.report.render.words.labels import SHORT_LEGEND, alt_list, label
+from bench.report.render.words.recommendations import advice_items
 from bench.report.render.writer import Writer
 
 #: Comparison tables show at most this many rows per machine; the CSV beside them has all.
@@ -111,6 +115,7 @@ def speedup_chart(
     title: str,
     xlabel: str,
     what: str,
+    caption: str,
 ) -> dict[str, Any] | None:
     """Draw a speedup chart of ``frame``'s comparisons (the first MAX_ROWS with a value)."""
     rows = list(rows_of(frame)) if isinstance(frame, pd.DataFrame) else list(frame)
@@ -129,4 +134,62 @@ def speedup_chart(
         "alt": f"{what}: " + alt_list(words),
         "left_out": len(drawable) - len(shown),
         "shown": len(shown),
+        "caption": caption,
     }
+
+
+def figure_of(path: str, shown: int, left_out: int, caption: str, alt: str) -> dict[str, Any]:
+    """A drawn chart as the page templates read it, so that every chart says the same things."""
+    return {"path": path, "left_out": left_out, "shown": shown, "caption": caption, "alt": alt}
+
+
+class ComparisonModel(Protocol):
+    """What the model of every comparison page (cudnn, shapes, determinism, CPU vs GPU) holds."""
+
+    @property
+    def pairs(self) -> Sized: ...
+    @property
+    def sections(self) -> Sequence[Any]: ...
+    @property
+    def claims(self) -> Sequence[ClaimAnswer]: ...
+    @property
+    def advice(self) -> AdviceList: ...
+    @property
+    def sources(self) -> Sequence[Machine]: ...
+
+
+#: What a page's sections are built from besides the model (the views' ``Shared``).
+S = TypeVar("S")
+
+
+def comparison_page(
+    writer: Writer,
+    p: Page,
+    template: str,
+    model: ComparisonModel,
+    *,
+    csv: tuple[str, Sequence[str]],
+    section: Callable[[Writer, S, Page, Any, str], dict[str, Any]],
+    shared: S,
+    common: dict[str, Any],
+    **fields: Any,
+) -> None:
+    """Write a comparison page: its CSV (``csv``: the name and the page's extra columns), one
+    ``section`` per machine, and the legend, claims, advice and provenance they all end with;
+    ``fields`` are the page's own (its answers first)."""
+    name, extra = csv
+    pairs: Any = model.pairs
+    path = write_comparisons(writer, name, pairs, extra) if len(pairs) else ""
+    writer.page(
+        p.here,
+        template,
+        p=p,
+        banners=banner(model.sources),
+        sections=[section(writer, shared, p, s, path) for s in model.sections],
+        legend=SHORT_LEGEND,
+        claims=claims_box(model.claims, p),
+        recs=advice_items(model.advice, p),
+        provenance=provenance(common["build"], model.sources),
+        **fields,
+        **common,
+    )
