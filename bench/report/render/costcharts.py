@@ -6,7 +6,7 @@ callers pick and order the rows and write the caption and alt text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,7 +172,7 @@ def _seconds(value: float, _pos: object = None) -> str:
     return f"{value * 1e6:.3g} µs"
 
 
-def _by_series(points: Sequence[Any]) -> dict[str, list[Any]]:
+def by_series(points: Sequence[Any]) -> dict[str, list[Any]]:
     """The points grouped by their ``series``, in the order each series first appears."""
     series: dict[str, list[Any]] = {}
     for point in points:
@@ -180,17 +180,31 @@ def _by_series(points: Sequence[Any]) -> dict[str, list[Any]]:
     return series
 
 
-def _legend_figure(series: dict[str, list[Any]]) -> tuple[Any, Any]:
-    """A figure with one axes and room on its right for a legend of ``series``' names (called
-    inside ``_style()``), and its axes."""
+def legend_figure(names: Iterable[str], left: float = 0.9) -> tuple[Any, Any]:
+    """A figure with one axes and room on its right for a legend of ``names`` (called inside
+    ``_style()``; ``left``: inches for the y labels), and its axes."""
     from matplotlib.figure import Figure
 
-    legend_w = 0.7 + 0.063 * max(len(mathtext(name)) for name in series)
+    legend_w = 0.7 + 0.063 * max(len(mathtext(name)) for name in names)
     width, height = 5.8 + legend_w, 4.2
     fig = Figure(figsize=(width, height))
-    fig.subplots_adjust(left=0.9 / width, right=1 - legend_w / width,
+    fig.subplots_adjust(left=left / width, right=1 - legend_w / width,
                         top=1 - 0.45 / height, bottom=0.6 / height)
     return fig, fig.add_subplot()
+
+
+def finish_legend_chart(fig: Any, ax: Any, path: Path, *, title: str, xlabel: str,
+                        ylabel: str) -> Path:
+    """Grid, labels, title and the legend on the right of a ``legend_figure``, then save it:
+    the line charts look alike."""
+    ax.grid(color=GRID, lw=0.6)
+    ax.set_axisbelow(True)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(mathtext(title, limit=90), loc="left")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8)
+    _save(fig, path)
+    return path
 
 
 def step_chart(points: Sequence[StepPoint], path: Path, *, title: str) -> Path:
@@ -199,9 +213,9 @@ def step_chart(points: Sequence[StepPoint], path: Path, *, title: str) -> Path:
         raise ValueError("step_chart needs at least one point")
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
-    series = _by_series(points)
+    series = by_series(points)
     with _style():
-        fig, ax = _legend_figure(series)
+        fig, ax = legend_figure(series)
         for i, (name, pts) in enumerate(series.items()):
             pts = sorted(pts, key=lambda p: p.batch)
             ax.plot([p.batch for p in pts], [p.seconds for p in pts], marker="o", ms=5, lw=1.5,
@@ -213,14 +227,8 @@ def step_chart(points: Sequence[StepPoint], path: Path, *, title: str) -> Path:
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(_seconds))
-        ax.grid(color=GRID, lw=0.6)
-        ax.set_axisbelow(True)
-        ax.set_xlabel("batch size")
-        ax.set_ylabel("median step time")
-        ax.set_title(mathtext(title, limit=90), loc="left")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8)
-        _save(fig, path)
-    return path
+        return finish_legend_chart(fig, ax, path, title=title, xlabel="batch size",
+                                   ylabel="median step time")
 
 
 @dataclass(frozen=True)
@@ -241,9 +249,9 @@ def tail_chart(points: Sequence[TailPoint], path: Path, *, title: str) -> Path:
         raise ValueError("tail_chart needs at least one point")
     from matplotlib.ticker import FuncFormatter
 
-    series = _by_series(points)
+    series = by_series(points)
     with _style():
-        fig, ax = _legend_figure(series)
+        fig, ax = legend_figure(series)
         for i, (name, pts) in enumerate(series.items()):
             pts = sorted(pts, key=lambda p: p.batch)
             color = PALETTE[i % len(PALETTE)]
@@ -256,11 +264,5 @@ def tail_chart(points: Sequence[TailPoint], path: Path, *, title: str) -> Path:
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(_seconds))
-        ax.grid(color=GRID, lw=0.6)
-        ax.set_axisbelow(True)
-        ax.set_xlabel("throughput (samples/s)")
-        ax.set_ylabel("p99 step time")
-        ax.set_title(mathtext(title, limit=90), loc="left")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8)
-        _save(fig, path)
-    return path
+        return finish_legend_chart(fig, ax, path, title=title, xlabel="throughput (samples/s)",
+                                   ylabel="p99 step time")

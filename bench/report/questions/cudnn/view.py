@@ -4,7 +4,7 @@ charts of the findings, then every configuration in collapsed blocks."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from bench.report import fmt
@@ -233,19 +233,15 @@ def _cold_chart(writer: Writer, s: CudnnSection, cols: Sequence[str]
                                 _number(r.var_cold_pass_max_s) - _number(r.base_cold_pass_s),
                                 f"{r.kernel_cache} kernel cache")
             for r in s.rows[:charts.MAX_ROWS] if present(r.extra_cold_pass_s)]
-    if not rows:
-        return None
-    path = chart_file("cudnn-cold", s.machine.page)
-    writer.chart(costcharts.range_chart, path, rows,
-                 title=f"Extra first pass with cudnn.benchmark on: {s.machine.title}",
-                 xlabel="seconds more than with it off (dot: median replicate; bar: range)")
-    return figure_of(
-        path, len(rows), max(len(s.rows) - len(rows), 0),
+    return _rows_chart(
+        writer, s, rows, costcharts.range_chart, "cudnn-cold",
         "What turning it on adds to the first pass over the input shapes, where the algorithm "
         "search runs (seconds; dot: median replicate, bar: range).",
         "Extra first-pass seconds with cudnn.benchmark on: " + alt_list(
             f"{r.label}: {fmt.seconds(r.median)} ({fmt.seconds(r.low)} to "
-            f"{fmt.seconds(r.high)}, {r.series})" for r in rows))
+            f"{fmt.seconds(r.high)}, {r.series})" for r in rows),
+        title=f"Extra first pass with cudnn.benchmark on: {s.machine.title}",
+        xlabel="seconds more than with it off (dot: median replicate; bar: range)")
 
 
 def _memory_chart(writer: Writer, s: CudnnSection, cols: Sequence[str]
@@ -258,18 +254,26 @@ def _memory_chart(writer: Writer, s: CudnnSection, cols: Sequence[str]
         for r in s.rows[:charts.MAX_ROWS]
         if present(r.base_whole_peak_mem_allocated_bytes)
         and present(r.var_whole_peak_mem_allocated_bytes)]
-    if not rows:
-        return None
-    path = chart_file("cudnn-memory", s.machine.page)
-    writer.chart(costcharts.memory_chart, path, rows, unit=2**30, unit_name="GiB",
-                 title=f"Peak GPU memory, cudnn.benchmark off and on: {s.machine.title}")
-    return figure_of(
-        path, len(rows), max(len(s.rows) - len(rows), 0),
+    return _rows_chart(
+        writer, s, rows, costcharts.memory_chart, "cudnn-memory",
         "Peak GPU memory of a whole run (GiB), first pass included; with it on, the part above "
         "the steady state is the first pass's workspace.",
         "Peak GPU memory with cudnn.benchmark off and on: " + alt_list(
             f"{r.label}: {fmt.bytes_(r.off)} off, {fmt.bytes_(r.on_steady + r.on_workspace)} on"
-            for r in rows))
+            for r in rows),
+        unit=2**30, unit_name="GiB",
+        title=f"Peak GPU memory, cudnn.benchmark off and on: {s.machine.title}")
+
+
+def _rows_chart(writer: Writer, s: CudnnSection, rows: Sequence[Any], draw: Callable[..., Any],
+                stem: str, caption: str, alt: str, **options: Any) -> dict[str, Any] | None:
+    """Draw ``rows`` (the configurations of the first MAX_ROWS that have the figure), or None
+    where none has it; the others are counted as left out."""
+    if not rows:
+        return None
+    path = chart_file(stem, s.machine.page)
+    writer.chart(draw, path, rows, **options)
+    return figure_of(path, len(rows), max(len(s.rows) - len(rows), 0), caption, alt)
 
 
 def _section(writer: Writer, shared: Shared, p: Page, s: CudnnSection, csv: str

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.report.render.charts import GRID, INK, PALETTE, _finite, _save, _style
+from bench.report.render.charts import INK, PALETTE, _finite, _style
+from bench.report.render.costcharts import by_series, finish_legend_chart, legend_figure
 from bench.report.render.escape import mathtext
 
 
@@ -41,20 +42,10 @@ def feed_chart(points: Sequence[FeedPoint], ideal: Sequence[tuple[str, float]],
     rate), the consumption ``levels`` dotted."""
     if not points:
         raise ValueError("feed_chart needs at least one point")
-    from matplotlib.figure import Figure
-
-    series: dict[str, list[FeedPoint]] = {}
-    for point in points:
-        series.setdefault(point.series, []).append(point)
-    names = [*series, *(lv.label for lv in levels)]
-    legend_w = 0.7 + 0.063 * max(len(mathtext(n)) for n in names)
-    width, height = 5.8 + legend_w, 4.2
+    series: dict[str, list[FeedPoint]] = by_series(points)
     top_x = max(p.workers for p in points)
     with _style():
-        fig = Figure(figsize=(width, height))
-        fig.subplots_adjust(left=0.95 / width, right=1 - legend_w / width,
-                            top=1 - 0.45 / height, bottom=0.6 / height)
-        ax = fig.add_subplot()
+        fig, ax = legend_figure([*series, *(lv.label for lv in levels)], left=0.95)
         colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(series)}
         for name, pts in series.items():
             pts = sorted(pts, key=lambda p: p.workers)
@@ -74,11 +65,6 @@ def feed_chart(points: Sequence[FeedPoint], ideal: Sequence[tuple[str, float]],
         ax.set_ylim(bottom=0)
         ticks = sorted({p.workers for p in points})
         ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-        ax.grid(color=GRID, lw=0.6)
-        ax.set_axisbelow(True)
-        ax.set_xlabel("DataLoader workers (0: the main process decodes)")
-        ax.set_ylabel("delivered samples/s")
-        ax.set_title(mathtext(title, limit=90), loc="left")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8)
-        _save(fig, path)
-    return path
+        return finish_legend_chart(fig, ax, path, title=title,
+                                   xlabel="DataLoader workers (0: the main process decodes)",
+                                   ylabel="delivered samples/s")
