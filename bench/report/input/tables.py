@@ -219,19 +219,7 @@ def read_results(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> p
     p.add(ok_repro & df["repro_bitwise_equal"].isna(), "repro row without repro_bitwise_equal")
     row_orders(nums, ints["steady_iters"], p, HELD_WINDOWS)
     df = drop_bad(df, p, path, skip_bad, skipped)
-    out: dict[str, pd.Series] = {}
-    for col in schema.RESULT_COLUMNS:
-        if col in ints:
-            out[col] = ints[col].loc[df.index]
-        elif col in nums:
-            out[col] = nums[col].loc[df.index]
-        elif col in _BOOLEANS:
-            out[col] = df[col].map({"true": True, "false": False}).astype("boolean")
-        else:
-            out[col] = _text(df[col])
-    out["source"] = df["source"].astype(str)
-    out["line"] = df["line"]
-    return pd.DataFrame(out).reset_index(drop=True)
+    return _typed(df, schema.RESULT_COLUMNS, ints, nums, _BOOLEANS)
 
 
 def read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> pd.DataFrame:
@@ -262,12 +250,22 @@ def read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> p
         p.add(s.notna() & ~s.isin(allowed), _unknown(s, col, allowed))
     nums = {col: _numeric(df[col], col, p) for col in _SAMPLE_NUMBERS}
     df = drop_bad(df, p, path, skip_bad, skipped)
+    return _typed(df, schema.SAMPLE_COLUMNS, ints, nums)
+
+
+def _typed(df: pd.DataFrame, columns: Iterable[str], ints: dict[str, pd.Series],
+           nums: dict[str, pd.Series], booleans: Iterable[str] = ()) -> pd.DataFrame:
+    """The rows left in ``df``, each column as its type (``ints`` and ``nums``: already parsed
+    over every row, so they are cut to those left), then where each row came from."""
+    booleans = set(booleans)
     out: dict[str, pd.Series] = {}
-    for col in schema.SAMPLE_COLUMNS:
+    for col in columns:
         if col in ints:
             out[col] = ints[col].loc[df.index]
         elif col in nums:
             out[col] = nums[col].loc[df.index]
+        elif col in booleans:
+            out[col] = df[col].map({"true": True, "false": False}).astype("boolean")
         else:
             out[col] = _text(df[col])
     out["source"] = df["source"].astype(str)
