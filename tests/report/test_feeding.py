@@ -191,3 +191,26 @@ def test_a_cpu_time_that_spans_the_cut_start_up_says_so() -> None:
     rows = _sweep_rows(SimpleNamespace(sweeps=(sweep,)))  # type: ignore[arg-type]
     assert rows[0][5] == "— (its CPU time spans the cut start-up)"
     assert rows[1][5] == "4.00 ms"
+
+
+def test_counts_timed_inside_the_start_up_still_bound_the_workers_needed() -> None:
+    # one worker rated (at most 164/s, the top of its interval), the rest only inside the
+    # start-up: the step's 4,369/s takes at least 4369 / 164 workers at perfect scaling
+    unrated = [Delivered(w, Rate(math.nan), startup=3) for w in (2, 4, 8, 16)]
+    sweep = [Delivered(1, Rate(156.0, 150.0, 164.0, 3)), *unrated]
+    got = cores_to_feed(Rate(4369.0, 4300.0, 4400.0, 3), sweep, host_cores=16)
+    assert got.verdict == Feeding.STARTUP and got.workers is None
+    assert got.at_least is not None and got.at_least.workers == math.ceil(4369 / 164) == 27
+    assert got.at_least.source.workers == 1 and got.beyond_host
+    # a larger host could hold that many: the bound stands, the host is not ruled out
+    assert not cores_to_feed(Rate(4369.0, 4300.0, 4400.0, 3), sweep, host_cores=32).beyond_host
+
+
+def test_the_tightest_rated_count_gives_the_bound_and_a_covering_count_needs_none() -> None:
+    got = cores_to_feed(Rate(1000.0, 950.0, 1050.0, 3), SWEEP, host_cores=4)
+    # per worker at most 157.5 (1 worker), 152.25 (2) and 147 (4): each bounds 7; the largest
+    # rated count, nearest the counts not measured, is the one named
+    assert got.at_least is not None and got.at_least.source.workers == 4
+    assert got.at_least.workers == math.ceil(1000.0 * 4 / (560.0 * 1.05)) == 7
+    assert got.beyond_host and got.verdict == Feeding.SHORT
+    assert cores_to_feed(Rate(290.0, 280.0, 300.0, 3), SWEEP, 4).at_least is None

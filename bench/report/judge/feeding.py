@@ -7,6 +7,12 @@ the smallest w of one or more whose delivered median is at least the consumption
 rate's interval; where none is, the best rate and the shortfall, and whether the sweep reached
 the host's cores (then more workers cannot help on this host) or stopped short of them.
 
+Where no measured count covers the step, the rated counts still bound the answer: workers
+scale at best linearly (w workers deliver at most w times one worker's rate), so a count w that
+delivered at most r (the top of its interval) means at least ``consumption × w / r`` workers
+are needed (``Bound``). Where that is more than the host's cores, this host cannot feed the step
+with this pipeline, whatever the counts not rated would have shown.
+
 Why not 0 workers: with none, the process running the step decodes each batch itself, between
 its steps, so a loop that waits for its step (it reads its loss) waits for every decode too,
 however fast the decoding is. That count never feeds a step; what it costs the step is
@@ -61,6 +67,30 @@ class Delivered:
 
 
 @dataclass(frozen=True)
+class Bound:
+    """At least ``workers`` loader workers, at perfect scaling: the rated count ``source``
+    delivered at most ``ceiling`` samples/s (the top of its interval), so each worker adds at
+    most ``ceiling / source.workers``. A bound, not a measurement."""
+
+    workers: int
+    source: Delivered
+    ceiling: float
+
+
+def lower_bound(demand: Rate, sweep: Sequence[Delivered]) -> Bound | None:
+    """The tightest bound the rated counts below the consumption give (see the module
+    docstring); None where no rated count of one or more workers falls short of it."""
+    found = []
+    for d in sweep:
+        if d.workers <= 0 or not d.rate.known:
+            continue
+        ceiling = d.rate.high if math.isfinite(d.rate.high) else d.rate.median
+        if ceiling < demand.median:
+            found.append(Bound(math.ceil(demand.median * d.workers / ceiling), d, ceiling))
+    return max(found, key=lambda b: (b.workers, b.source.workers), default=None)
+
+
+@dataclass(frozen=True)
 class CoresToFeed:
     """The answer for one step: the verdict, the consumption, the smallest worker count that
     covers it and what that count delivered (or, where none does, the best count's rate and
@@ -74,6 +104,12 @@ class CoresToFeed:
     shortfall: float | None = None
     measured_up_to: int | None = None  # the largest worker count measured
     inline: Delivered | None = None  # 0 workers, where rated: the step's process decodes
+    at_least: Bound | None = None  # where no count covers the step: what the rated ones bound
+
+    @property
+    def beyond_host(self) -> bool:
+        """The bound alone says this host's cores cannot feed the step with this pipeline."""
+        return self.at_least is not None and self.at_least.workers > self.host_cores
 
     @property
     def inline_wait(self) -> float | None:
@@ -126,7 +162,7 @@ def cores_to_feed(demand: Rate | None, sweep: Sequence[Delivered], host_cores: i
     for d in swept:
         if d.unrated:
             return CoresToFeed(Feeding.STARTUP, demand, host_cores, measured_up_to=top,
-                               inline=zero)
+                               inline=zero, at_least=lower_bound(demand, swept))
         if d.rate.median >= demand.median:
             verdict = Feeding.INSUFFICIENT if few or d.rate.n < MIN_OK else Feeding.FED
             return CoresToFeed(verdict, demand, host_cores, d.workers, d, None, top, zero)
@@ -136,7 +172,8 @@ def cores_to_feed(demand: Rate | None, sweep: Sequence[Delivered], host_cores: i
     else:
         verdict = Feeding.SHORT if top >= host_cores else Feeding.NOT_REACHED
     return CoresToFeed(verdict, demand, host_cores, None, best,
-                       demand.median - best.rate.median, top, zero)
+                       demand.median - best.rate.median, top, zero,
+                       lower_bound(demand, swept))
 
 
 def host_limit(sweep: Sequence[Delivered], cores: int) -> Delivered | None:

@@ -8,9 +8,7 @@ from dataclasses import dataclass
 
 from bench.report.judge.common import sources_of
 from bench.report.judge.facts import Facts
-from bench.report.judge.feeding import (
-    Rate,
-)
+from bench.report.judge.feeding import CoresToFeed, Rate
 from bench.report.judge.feeding_sections import (
     EndToEnd,
     FeedingSection,
@@ -22,8 +20,8 @@ from bench.report.judge.feeding_sections import (
 from bench.report.judge.machines import Machine
 from bench.report.vocabulary import Feeding
 
-__all__ = ["EndToEnd", "FeedingPage", "FeedingSection", "Need", "Rate", "Sweep", "SweepPoint",
-           "feeding_page"]
+__all__ = ["CoresToFeed", "EndToEnd", "FeedingPage", "FeedingSection", "Need", "Rate", "Sweep",
+           "SweepPoint", "feeding_page"]
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from bench.report import fmt
 from bench.report.questions.answers import Shared
 from bench.report.questions.feeding.chart import FeedPoint, Level, feed_chart
 from bench.report.questions.feeding.model import (
+    CoresToFeed,
     EndToEnd,
     FeedingPage,
     FeedingSection,
@@ -54,7 +55,7 @@ def need_text(n: Need, subject: str = "") -> str:
     demand = fmt.rate(a.demand.median) if a.demand else fmt.MISSING
     subject = subject or step_name(n)
     if a.verdict == Feeding.STARTUP:
-        return f"{subject} consumes {demand}"
+        return f"{subject} consumes {demand}{bound_text(a)}"
     if a.delivered is None and a.inline is not None:  # the 0-worker figure, said once here
         wait = f": the step would wait {fmt.pct(a.inline_wait)} of the time" \
             if a.inline_wait is not None else ""
@@ -70,7 +71,17 @@ def need_text(n: Need, subject: str = "") -> str:
                 f"({n.decoder}) delivered {got}{clear}")
     short = fmt.rate(a.shortfall)
     return (f"{subject} consumes {demand}; the best the pipeline ({n.decoder}) delivered "
-            f"was {got}, {short} short")
+            f"was {got}, {short} short{bound_text(a)}")
+
+
+def bound_text(a: CoresToFeed) -> str:
+    """The bound the rated worker counts give where none covers the step, labelled as one."""
+    b = a.at_least
+    if b is None:
+        return ""
+    return (f"; at perfect scaling that takes at least {fmt.count(b.workers, 'worker')}, a "
+            f"bound, not a measurement: {fmt.count(b.source.workers, 'worker')} delivered at "
+            f"most {fmt.rate(b.ceiling)} (the top of its 95% interval)")
 
 
 def inline_text(n: Need) -> str:
@@ -93,6 +104,9 @@ def _decision(s: FeedingSection) -> str:
     if a.verdict == Feeding.FED and a.workers is not None:
         verb = "feeds" if a.workers == 1 else "feed"
         return f"{fmt.count(a.workers, 'loader worker')} {verb} {step_name(n)}"
+    if a.beyond_host and a.at_least is not None:
+        return (f"This host's {s.host_cores} cores cannot feed {step_name(n)} with this "
+                f"pipeline: it takes at least {a.at_least.workers} loader workers")
     if a.verdict == Feeding.STARTUP:
         return f"No worker count is given for {step_name(n)}: the pipeline was {a.verdict}"
     if a.verdict == Feeding.SHORT:

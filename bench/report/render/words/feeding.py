@@ -22,6 +22,9 @@ def cores_per_gpu(s: FeedingSection | None) -> str:
     a = n.answer
     if a.workers is not None:
         return f"{a.workers} ({step_name(n)}, {a.verdict})"
+    if a.beyond_host and a.at_least is not None:
+        return (f"at least {a.at_least.workers}, a bound: more than the host's "
+                f"{a.host_cores} cores ({step_name(n)})")
     if a.verdict == Feeding.STARTUP:  # a verdict on the rows, not on the cores: say so first
         return f"not known: the pipelines were {a.verdict} ({step_name(n)})"
     return f"{a.verdict} ({step_name(n)})"
