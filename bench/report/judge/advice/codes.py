@@ -10,17 +10,12 @@ these codes as string literals (``tests/house/test_rooms.py`` holds this). What 
 
 from __future__ import annotations
 
-from enum import Enum
+from bench.report.vocabulary import Word
 
 
-class Code(str, Enum):
-    """An enum whose members are their codes wherever they are printed or compared."""
-
-    def __str__(self) -> str:
-        return str.__str__(self)
-
-    def __format__(self, spec: str) -> str:
-        return str.__format__(str(self), spec)
+class Code(Word):
+    """An enum whose members are their codes wherever they are printed or compared (a
+    ``Word``'s printing, but codes, not the words a page judges in)."""
 
 
 class Setting(Code):

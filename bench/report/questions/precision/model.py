@@ -8,12 +8,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from bench.report.judge.columns import comparison_columns
-from bench.report.judge.common import (
-    AdviceList,
-    advice_list,
-    merged,
-    sources_of,
-)
+from bench.report.judge.common import AdviceList, advice_list, merged, sources_of
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
 from bench.report.judge.rows import Pair, Table

@@ -11,13 +11,7 @@ import pandas as pd
 from bench.report.analysis.pairs import join_cells, row_keys
 from bench.report.judge.claims import ClaimAnswer
 from bench.report.judge.columns import comparison_columns
-from bench.report.judge.common import (
-    CONFIG_AXES,
-    AdviceList,
-    advice_list,
-    claims_for,
-    sources_of,
-)
+from bench.report.judge.common import CONFIG_AXES, AdviceList, advice_list, claims_for, sources_of
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
 from bench.report.judge.rows import Pair, Table
