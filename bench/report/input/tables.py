@@ -331,24 +331,25 @@ def concat(frames: list[pd.DataFrame], empty: pd.DataFrame) -> pd.DataFrame:
 
 
 def empty_results() -> pd.DataFrame:
-    df = pd.DataFrame({c: pd.Series(dtype=str) for c in schema.RESULT_COLUMNS})
-    for col in schema.NUMERIC_COLUMNS:
-        df[col] = df[col].astype("float64")
-    for col in schema.INTEGER_COLUMNS:
-        df[col] = pd.Series(dtype="Int64")
-    for col in _BOOLEANS:
-        df[col] = pd.Series(dtype="boolean")
-    df["source"] = pd.Series(dtype=str)
-    df["line"] = pd.Series(dtype="int64")
-    return df
+    return _empty(schema.RESULT_COLUMNS, schema.INTEGER_COLUMNS, schema.NUMERIC_COLUMNS,
+                  _BOOLEANS)
 
 
 def empty_samples() -> pd.DataFrame:
-    df = pd.DataFrame({c: pd.Series(dtype=str) for c in schema.SAMPLE_COLUMNS})
-    for col in _SAMPLE_INTEGERS:
-        df[col] = pd.Series(dtype="Int64")
-    for col in _SAMPLE_NUMBERS:
+    return _empty(schema.SAMPLE_COLUMNS, _SAMPLE_INTEGERS, _SAMPLE_NUMBERS)
+
+
+def _empty(columns: Iterable[str], ints: Iterable[str], nums: Iterable[str],
+           booleans: Iterable[str] = ()) -> pd.DataFrame:
+    """No rows, but the columns and types a read table has, so that an empty dataset reads
+    like any other."""
+    df = pd.DataFrame({c: pd.Series(dtype=str) for c in columns})
+    for col in nums:
         df[col] = pd.Series(dtype="float64")
+    for col in ints:
+        df[col] = pd.Series(dtype="Int64")
+    for col in booleans:
+        df[col] = pd.Series(dtype="boolean")
     df["source"] = pd.Series(dtype=str)
     df["line"] = pd.Series(dtype="int64")
     return df
