@@ -1,7 +1,13 @@
-"""The home page, judged: at most one headline per setting (its largest measured win, or the
-pair its page quotes where nothing was clearly faster), the decision table, and what these
+"""The home page, judged: at most one headline per setting, the decision table, and what these
 results cannot answer yet. Everything answers from the current fingerprints only (a
-superseded one keeps its machine page)."""
+superseded one keeps its machine page).
+
+A headline leads with the decision for the default workload, never with the largest number:
+on the machine that measured the setting most (a GPU first, where the setting was measured on
+one), the configuration in PyTorch's defaults (fp32, NCHW, one input shape, an empty kernel
+cache, cudnn.deterministic off) of the model measured in the most configurations, training
+before inference and the largest batch first. Where the switch pays elsewhere on that machine,
+those regimes follow, each with its own decision."""
 
 from __future__ import annotations
 
@@ -11,12 +17,13 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from bench.report.judge.advice.codes import Setting
 from bench.report.judge.claims import count_verdicts
 from bench.report.judge.common import representative
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
 from bench.report.judge.regimes import Regime
-from bench.report.judge.rows import Pair, typed_row
+from bench.report.judge.rows import Pair
 from bench.report.judge.selection import counted_benchmark, judged
 from bench.report.vocabulary import Action, ClaimVerdict, Noise, Verdict
 
@@ -36,41 +43,82 @@ class Topic(enum.Enum):
     COMPILE = enum.auto()
 
 
+#: The setting each topic's decisions are recorded under (torch.compile's are on its page).
+SETTING_OF: dict[Topic, Setting] = {
+    Topic.BENCHMARK: Setting.CUDNN_BENCHMARK, Topic.DEVICE: Setting.DEVICE,
+    Topic.PRECISION: Setting.PRECISION, Topic.LAYOUT: Setting.MEMORY_FORMAT,
+    Topic.DETERMINISM: Setting.CUDNN_DETERMINISTIC,
+}
+#: PyTorch's defaults, per axis a headline holds fixed where it is not the one compared.
+DEFAULTS = {"precision": "fp32", "memory_format": "nchw", "shapes": "static",
+            "cudnn_benchmark": "off", "cudnn_deterministic": "off", "kernel_cache": "fresh"}
+
+
 @dataclass(frozen=True)
 class Headline:
-    """One headline: a setting's largest measured win among the current fingerprints, or
-    (where none was clearly faster) the pair its page quotes, with how many configurations
-    agree."""
+    """One headline: the default workload's comparison on the machine that measured the setting
+    most, the decision for its regime (None where the setting has no regime decisions here),
+    the regimes where the switch pays on that machine, and how many configurations agree."""
 
     topic: Topic
     machine: Machine
-    pair: Pair  # the comparison quoted
+    pair: Pair  # the comparison quoted: the default workload's
     judged: int  # that machine's judged configurations of this setting
     same: int  # how many of them share the quoted pair's verdict
     devices: tuple[str, ...]  # where the setting was measured (cpu, cuda)
+    decision: Regime | None = None  # the decision for the quoted pair's regime
+    pays: tuple[Regime, ...] = ()  # other regimes here where the advice is to switch it on
+
+
+def _machine(ok: pd.DataFrame) -> str:
+    """The page of the machine that measured a setting most, a GPU first where one did."""
+    gpu = ok.loc[ok["device"].astype(str) == "cuda"] if "device" in ok.columns else ok.iloc[:0]
+    counts = (gpu if len(gpu) else ok)["page"].value_counts().sort_index()
+    return str(counts.idxmax())
+
+
+def default_workload(mine: pd.DataFrame) -> Pair | None:
+    """The default workload's pair among one machine's judged pairs: PyTorch's defaults on the
+    axes not compared (where any pair has them), the model measured in the most of them, then
+    ``common.representative``'s order (training, the largest batch, ...)."""
+    rows = mine
+    for col, value in DEFAULTS.items():
+        if col in rows.columns and (rows[col].astype(str) == value).any():
+            rows = rows.loc[rows[col].astype(str) == value]
+    counts = mine["model"].astype(str).value_counts()
+    most = counts.loc[counts == counts.max()].index
+    return representative(rows.loc[rows["model"].astype(str).isin(most)]) \
+        or representative(rows)
+
+
+def _regimes(facts: Facts, topic: Topic, pair: Pair) -> tuple[Regime | None, tuple[Regime, ...]]:
+    """The decision for ``pair``'s regime (the one whose evidence holds its rows), and the
+    other regimes of that machine whose advice is to switch the setting on."""
+    setting = SETTING_OF.get(topic)
+    mine = [g for g in facts.current_regimes
+            if setting is not None and g.main.setting == setting and g.main.page == pair.page]
+    rows = {pair.baseline_anchor, pair.variant_anchor}
+    decision = next((g for g in mine if rows & {a for _, a in g.main.evidence}), None)
+    pays = tuple(g for g in mine if g is not decision and g.main.action == Action.ENABLE)
+    return decision, pays
 
 
 def _headline(topic: Topic, frame: pd.DataFrame, facts: Facts) -> Headline | None:
-    """The largest clearly faster pair of ``frame`` (current rows only), else the quoted one
-    of the machine with the most judged pairs."""
+    """The default workload's pair of ``frame`` (current rows only) on the machine that
+    measured it most, with its decision and where the switch pays."""
     ok = judged(facts.current(frame))
     if "noise" in ok.columns:  # never a headline that rests on a replicate bench check flags
         ok = ok.loc[~ok["noise"].isin([Noise.DRIFT, Noise.THROTTLED])]
     if ok.empty:
         return None
-    faster = ok.loc[ok["verdict"] == Verdict.FASTER]
-    if len(faster):
-        top = pd.to_numeric(faster["speedup"], errors="coerce").idxmax()
-        pair: Pair | None = typed_row(Pair, faster.loc[[top]].iloc[0])
-    else:
-        busiest = ok["page"].value_counts().sort_index().idxmax()
-        pair = representative(ok.loc[ok["page"] == busiest])
+    mine = ok.loc[ok["page"] == _machine(ok)]
+    pair = default_workload(mine)
     if pair is None:
         return None
-    mine = ok.loc[ok["page"] == pair.page]
     devices = tuple(sorted(set(frame["device"].astype(str)))) if "device" in frame else ()
+    decision, pays = _regimes(facts, topic, pair)
     return Headline(topic, facts.machines[str(pair.page)], pair, len(mine),
-                    int((mine["verdict"] == pair.verdict).sum()), devices)
+                    int((mine["verdict"] == pair.verdict).sum()), devices, decision, pays)
 
 
 def headlines(facts: Facts) -> tuple[Headline, ...]:

@@ -41,6 +41,8 @@ from bench.report.render.writer import Writer
 
 #: Rows per setting in the home page's decision table.
 DECISION_ROWS = 40
+#: Regimes a headline names where the switch pays; the decision table below lists every one.
+PAYS_SHOWN = 3
 
 #: Decision-table sections on the home page: setting → (heading, what is compared).
 _DECISION_WORDS = {
@@ -130,6 +132,27 @@ def _scope(h: Headline) -> str:
     return ", ".join(parts)
 
 
+def _costs(r: Recommendation) -> str:
+    """What switching it on costs besides its step time, where measured: the first pass and
+    the peak memory (cudnn.benchmark's search)."""
+    parts = []
+    if fmt.present(r.extra_cold_s):
+        parts.append(f"first pass {fmt.signed_seconds(r.extra_cold_s)}")
+    if fmt.present(r.extra_peak_mem_bytes):
+        parts.append(f"peak memory {fmt.bytes_(r.extra_peak_mem_bytes, signed=True)}")
+    return f"; with it on, {', '.join(parts)}" if parts else ""
+
+
+def _pays(h: Headline) -> str:
+    """Where the switch pays on the headline's machine: each regime's workload and decision."""
+    if not h.pays:
+        return ""
+    told = [f"{sentences.workload(g.main)}: {sentences.decision(g)} "
+            f"({fmt.ratio(g.main.speedup)})" for g in h.pays[:PAYS_SHOWN]]
+    more = len(h.pays) - len(told)
+    return " Where it pays: " + "; ".join(told) + (f"; and {more} more" if more else "") + "."
+
+
 def headline(p: Page, h: Headline) -> Md:
     name, target, prefix = TOPICS[h.topic]
     r = h.pair
@@ -139,9 +162,15 @@ def headline(p: Page, h: Headline) -> Md:
         else "configurations"
     agree = (f"{h.same} of {h.judged} {what} there: {r.verdict}" if h.judged > 1
              else f"{r.verdict}")
-    return cat(Md(f"**{name}**"), " on ", p.machine_link(h.machine.machine, h.machine.page),
-               f" ({_where(h)}): {figure(r)} for {_scope(h)}; {agree}. ",
-               p.link("Answer", target, f"{prefix}-{slug(h.machine.page)}"), ".")
+    link = p.link("Answer", target, f"{prefix}-{slug(h.machine.page)}")
+    where = cat(Md(f"**{name}**"), " on ", p.machine_link(h.machine.machine, h.machine.page),
+                f" ({_where(h)}): ")
+    if h.decision is None:
+        return cat(where, f"{figure(r)} for {_scope(h)}; {agree}. ", link, ".")
+    d = h.decision
+    return cat(where, Md("**"), sentences.decision(d), Md("**"),
+               f" for {_scope(h)}, the default workload here: {figure(r)}{_costs(d.main)}; "
+               f"{agree}.{_pays(h)} ", link, ".")
 
 
 def compile_line(c: CompileCounts) -> str:
