@@ -2,7 +2,8 @@
 command's name, help, options and run (``base.Command``); ``COMMANDS`` lists them in the order
 ``--help`` shows, and ``bench.cli`` builds the one parser from it. Beside them: ``feed``
 (``advise --images``), ``advise_plan`` (what advise measures), ``measure`` (the run session
-advise and feed share) and ``exits`` (the one way a command refuses).
+advise and feed share), ``unmeasured`` (why cells were not measured, said at the end of run
+and advise) and ``exits`` (the one way a command refuses).
 """
 
 from __future__ import annotations

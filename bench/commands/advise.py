@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bench import schema
-from bench.commands import feed
+from bench.commands import feed, unmeasured
 from bench.commands.advise_plan import (
     DYNAMIC_SHAPES,
     AdviseError,
@@ -206,6 +206,7 @@ def cmd_advise(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
     for line in check.ending_lines(done.out):
         print(line, file=sys.stderr)
     if done.ended.code:
+        unmeasured.say(done.out, unmeasured.ADVISE)
         return done.ended.code
     return _answer(args, req, done, start, clock)
 
@@ -244,8 +245,8 @@ def _ahead(args: argparse.Namespace, req: Request, planned: Planned[Plan]) -> in
 
 def _answer(args: argparse.Namespace, req: Request, done: Measured[Plan], start: float,
             clock: Callable[[], float]) -> int:
-    """The run's verdicts, as a table or JSON; exit 1 when no baseline replicate ran ok (no
-    knob could be judged)."""
+    """The run's verdicts, as a table or JSON, then why the cells not measured were not
+    (``unmeasured``); exit 1 when no baseline replicate ran ok (no knob could be judged)."""
     advice_plan, out = done.planned.detail, done.out
     entries = verdicts_of(req, advice_plan, done.planned.profile.studies[0].cells, out)
     elapsed = clock() - start
@@ -257,12 +258,14 @@ def _answer(args: argparse.Namespace, req: Request, done: Measured[Plan], start:
         print(json.dumps(entries, indent=2))
     else:
         print_verdicts(req, advice_plan, entries, out, elapsed)
-    if not any(e["n_base"] for e in entries if e["status"] in (KnobStatus.MEASURED,
-                                                             KnobStatus.INSUFFICIENT)):
-        print(f"error: no replicate of the baseline ran ok, so no knob could be judged; the "
-              f"rows in {out} say why", file=sys.stderr)
-        return 1
-    return 0
+    judged = any(e["n_base"] for e in entries if e["status"] in (KnobStatus.MEASURED,
+                                                                 KnobStatus.INSUFFICIENT))
+    if not judged:
+        sys.stdout.flush()
+        print(f"error: no replicate of the baseline ran ok, so no knob could be judged "
+              f"(results in {out})", file=sys.stderr)
+    unmeasured.say(out, unmeasured.ADVISE)
+    return 0 if judged else 1
 
 
 # -- after the run: the report's verdicts ----------------------------------------------------

@@ -13,11 +13,12 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench.commands import unmeasured
 from bench.commands.exits import fail as _fail
 from bench.commands.measure import Planned, measure
 from bench.report import fmt
@@ -26,6 +27,7 @@ from bench.run.execute import probe as probing
 from bench.run.execute import session
 from bench.run.execute.launch import Launcher
 from bench.run.plan import modelspec, pipelines, profiles
+from bench.run.store import reasons
 
 #: How each replicate is measured (advise's short steady state).
 SETTINGS: dict[str, Any] = {"replicates": 3, "warmup_iters": 1, "min_iters": 5,
@@ -68,12 +70,17 @@ def cmd_feed(args: argparse.Namespace, launcher_of: Callable[[str], Launcher],
     done = measure(args, launcher_of, partial(_plan, args, images), partial(_dry_run, args))
     if isinstance(done, int):
         return done
+    hints = unmeasured.feed_hints(float(SETTINGS["timeout_s"]))
     if done.ended.code:
+        unmeasured.say(done.out, hints)
         return done.ended.code
     cores, device = done.planned.probe.cores, done.planned.detail
     answer = judge_run(done.out, cores)
+    why = reasons.ending_lines(done.out, hints)
     print(answer_text(args.model, args.mode, args.batch_size, device, answer, cores,
-                      clock() - start))
+                      clock() - start, why))
+    if answer.verdict != Feeding.NOT_MEASURED:
+        unmeasured.say(done.out, hints)  # measured, though some cells were not
     return 0 if answer.verdict != Feeding.NOT_MEASURED else 1
 
 
@@ -118,12 +125,16 @@ def judge_run(out: Path, cores: int) -> Any:
 
 
 def answer_text(model: str, mode: str, batch: int, device: str, a: Any, cores: int,
-                elapsed: float) -> str:
-    """The answer in a few lines, with its figures."""
+                elapsed: float, why: Sequence[str] = ()) -> str:
+    """The answer in a few lines, with its figures; where it was not measured, ``why``
+    (``reasons.ending_lines``: the cells not measured, and why)."""
     recipe = pipelines.RECIPES.get(mode, mode)
     head = f"{model} {mode} at batch {batch} on {device}"
     if a.demand is None or a.delivered is None:
-        return f"{head}: {Feeding.NOT_MEASURED} (the rows of the run say why)"
+        if not why:
+            return (f"{head}: {Feeding.NOT_MEASURED} (every cell has a replicate that ran "
+                    f"ok, yet no rate came of them)")
+        return "\n".join([f"{head}: {Feeding.NOT_MEASURED}; why:", *why])
     got = a.delivered.rate
     ci = f" (95% CI {got.low:,.0f}-{got.high:,.0f})" if math.isfinite(got.low) else ""
     lines = [f"{head} consumes {a.demand.median:,.0f} samples/s on synthetic inputs.",

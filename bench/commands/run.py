@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from bench.commands import unmeasured
 from bench.commands.base import Command
 from bench.commands.exits import fail
 from bench.run.cluster import shards
@@ -127,7 +128,8 @@ class _Ending:
 
 def _finish(ending: _Ending, code: int) -> None:
     """The last lines: what was done, what ``bench check`` finds in the run (its exit code
-    stays the run's) and, for a run that stopped early, how to resume it."""
+    stays the run's), why the cells not measured were not (``unmeasured``) and, for a run
+    that stopped early, how to resume it."""
     out = ending.out
     if out is None:
         if code in EXIT_CODES.values():
@@ -143,6 +145,7 @@ def _finish(ending: _Ending, code: int) -> None:
         print(line, file=sys.stderr)
     for line in check.ending_lines(out):
         print(line, file=sys.stderr)
+    unmeasured.say(out, unmeasured.RUN)
     left = ending.budget
     if left is not None and not code:
         for line in ending_lines(left):
