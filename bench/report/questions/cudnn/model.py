@@ -8,12 +8,13 @@ clear difference → no clear difference, a mix → mixed, none judged → insuf
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
+from bench.report.judge.advice.codes import Setting
 from bench.report.judge.advice.summaries import agreement
 from bench.report.judge.claims import ClaimAnswer
 from bench.report.judge.columns import comparison_columns
@@ -24,13 +25,14 @@ from bench.report.judge.common import (
     claim,
     claims_for,
     ordered,
-    representative,
     scope_of,
     sources_of,
     with_pay_back,
 )
+from bench.report.judge.defaults import decision_for, default_workload
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, by_machine
+from bench.report.judge.regimes import Regime
 from bench.report.judge.rows import Pair, Table, typed_rows
 from bench.report.judge.selection import cold_cache, counted_benchmark, judged
 from bench.report.vocabulary import Verdict
@@ -89,7 +91,7 @@ class BenchmarkSummary:
     warm_break_even: tuple[float, ...]  # the same pairs' with a warm cache
     never: int  # counted pairs no faster, whose saving never repays the first pass
     faster_memory: tuple[float, ...]  # extra whole-run peak memory of the faster pairs
-    quoted: CudnnPair | None  # the judged pair the answer quotes (``common.representative``)
+    quoted: CudnnPair | None  # the default workload's judged pair (``judge.defaults``)
     speedups: tuple[float, ...]  # every judged counted pair's speedup
     ci_low: float | None  # the lowest and highest ends of their 95% intervals
     ci_high: float | None
@@ -113,6 +115,9 @@ class CudnnSection:
     break_even: tuple[CudnnPair, ...] = field(repr=False)
     pays_back: bool
     no_saving: bool  # none pays back, and some pair was judged
+    #: the decision for the default workload's regime, and the regimes where it pays
+    decision: Regime | None = None
+    pays: tuple[Regime, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -176,7 +181,7 @@ def _figures(counted: pd.DataFrame) -> dict[str, Any]:
     memory = pd.to_numeric(ok["extra_whole_peak_mem_allocated_bytes"], errors="coerce")
     top = memory.idxmax() if memory.notna().any() else None
     return {
-        "quoted": representative(counted, CudnnPair),
+        "quoted": default_workload(judged(counted), CudnnPair),
         "speedups": _finite(ok["speedup"]),
         "ci_low": min(_finite(ok["ci_low"]), default=None),
         "ci_high": max(_finite(ok["ci_high"]), default=None),
@@ -208,22 +213,29 @@ def by_model(counted: pd.DataFrame) -> tuple[ModelVerdict, ...]:
     return tuple(sorted(found, key=order))
 
 
-def cudnn_section(machine: Machine, group: pd.DataFrame) -> CudnnSection:
-    """One machine's benchmark pairs (``group``, in page order), summed up and read as rows."""
+def cudnn_section(machine: Machine, group: pd.DataFrame, regimes: Sequence[Regime] = ()
+                  ) -> CudnnSection:
+    """One machine's benchmark pairs (``group``, in page order), summed up and read as rows,
+    with the decision for its default workload (of ``regimes``, the current ones)."""
     rows = with_pay_back(group)
     judged_rows = rows.loc[rows["verdict"] != Verdict.INSUFFICIENT]
     pays_back = bool(rows["pays_back"].any())
+    summary = benchmark_summary(group)
+    decision, pays = (decision_for(regimes, Setting.CUDNN_BENCHMARK, summary.quoted)
+                      if summary.quoted is not None else (None, ()))
     return CudnnSection(
-        machine, benchmark_summary(group), typed_rows(CudnnPair, rows),
+        machine, summary, typed_rows(CudnnPair, rows),
         comparison_columns(rows, "cudnn_benchmark"),
         break_even=typed_rows(CudnnPair, judged_rows.loc[judged_rows["break_even_iters"].notna()]),
-        pays_back=pays_back, no_saving=not pays_back and bool(len(judged_rows)))
+        pays_back=pays_back, no_saving=not pays_back and bool(len(judged_rows)),
+        decision=decision, pays=pays)
 
 
 def cudnn_page(facts: Facts) -> CudnnPage:
     costs = facts.analysis.benchmark
     current = facts.current(costs)
-    sections = [cudnn_section(m, ordered(g)) for m, g in by_machine(current, facts.machines)]
+    sections = [cudnn_section(m, ordered(g), facts.current_regimes)
+                for m, g in by_machine(current, facts.machines)]
     # machines with an answer first; those with only insufficient comparisons after them
     sections.sort(key=lambda s: s.summary.verdict == Verdict.INSUFFICIENT)
     return CudnnPage(

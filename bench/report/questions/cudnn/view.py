@@ -20,6 +20,7 @@ from bench.report.render import charts, costcharts
 from bench.report.render.escape import Md, cat, md, slug
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import CUDNN_PAGE, SHAPES_PAGE, chart_file
+from bench.report.render.words import sentences
 from bench.report.render.words.answers import answer, cite_sentence, figure, short_scope
 from bench.report.render.words.claim_words import verdict_line
 from bench.report.render.words.comparisons import (
@@ -146,7 +147,32 @@ def by_model_text(models: tuple[ModelVerdict, ...]) -> str:
     return "; ".join(parts)
 
 
+def _default_first(p: Page, s: CudnnSection, days: str) -> dict[str, Any] | None:
+    """The answer led by the decision for the default workload, with its own figure and
+    costs, then where it pays and what every configuration judged says; None where the
+    default workload's regime has no decision."""
+    m, sm, d, quoted = s.machine, s.summary, s.decision, s.summary.quoted
+    if d is None or quoted is None:
+        return None
+    name = label(quoted, sm.columns)
+    c = sm.counts
+    judged = sm.total - c[Verdict.INSUFFICIENT]
+    across = (f" Of the {judged} configurations judged here: "
+              + ", ".join(f"{c[v]} {v}" for v in (Verdict.FASTER, Verdict.NO_CLEAR_DIFFERENCE,
+                                                   Verdict.SLOWER) if c[v]) + ".") \
+        if judged > 1 else ""
+    text = cat(f"{figure(quoted)} (rows: ", _links(p, quoted), f"){sentences.extra_costs(d.main)}.",
+               sentences.where_it_pays(s.pays, shown=2), across)
+    cite = cite_sentence(f"cudnn.benchmark gave {figure(quoted)} per step for {name}, the "
+                         f"default workload: {sentences.decision(d)}", m, quoted.verdict, days)
+    return answer(p, CUDNN_PAGE, f"answer-{slug(m.page)}", m,
+                  f"{sentences.decision(d)} for {name}, the default workload:", text, cite)
+
+
 def _answer(p: Page, s: CudnnSection, days: str) -> dict[str, Any]:
+    led = _default_first(p, s, days)
+    if led is not None:
+        return led
     m, sm = s.machine, s.summary
     quoted = sm.quoted
     cols = sm.columns

@@ -19,7 +19,7 @@ import pandas as pd
 
 from bench.report.judge.advice.codes import Setting
 from bench.report.judge.claims import count_verdicts
-from bench.report.judge.common import representative
+from bench.report.judge.defaults import decision_for, default_workload
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
 from bench.report.judge.regimes import Regime
@@ -49,11 +49,6 @@ SETTING_OF: dict[Topic, Setting] = {
     Topic.PRECISION: Setting.PRECISION, Topic.LAYOUT: Setting.MEMORY_FORMAT,
     Topic.DETERMINISM: Setting.CUDNN_DETERMINISTIC,
 }
-#: PyTorch's defaults, per axis a headline holds fixed where it is not the one compared.
-DEFAULTS = {"precision": "fp32", "memory_format": "nchw", "shapes": "static",
-            "cudnn_benchmark": "off", "cudnn_deterministic": "off", "kernel_cache": "fresh"}
-
-
 @dataclass(frozen=True)
 class Headline:
     """One headline: the default workload's comparison on the machine that measured the setting
@@ -77,30 +72,9 @@ def _machine(ok: pd.DataFrame) -> str:
     return str(counts.idxmax())
 
 
-def default_workload(mine: pd.DataFrame) -> Pair | None:
-    """The default workload's pair among one machine's judged pairs: PyTorch's defaults on the
-    axes not compared (where any pair has them), the model measured in the most of them, then
-    ``common.representative``'s order (training, the largest batch, ...)."""
-    rows = mine
-    for col, value in DEFAULTS.items():
-        if col in rows.columns and (rows[col].astype(str) == value).any():
-            rows = rows.loc[rows[col].astype(str) == value]
-    counts = mine["model"].astype(str).value_counts()
-    most = counts.loc[counts == counts.max()].index
-    return representative(rows.loc[rows["model"].astype(str).isin(most)]) \
-        or representative(rows)
-
-
 def _regimes(facts: Facts, topic: Topic, pair: Pair) -> tuple[Regime | None, tuple[Regime, ...]]:
-    """The decision for ``pair``'s regime (the one whose evidence holds its rows), and the
-    other regimes of that machine whose advice is to switch the setting on."""
     setting = SETTING_OF.get(topic)
-    mine = [g for g in facts.current_regimes
-            if setting is not None and g.main.setting == setting and g.main.page == pair.page]
-    rows = {pair.baseline_anchor, pair.variant_anchor}
-    decision = next((g for g in mine if rows & {a for _, a in g.main.evidence}), None)
-    pays = tuple(g for g in mine if g is not decision and g.main.action == Action.ENABLE)
-    return decision, pays
+    return decision_for(facts.current_regimes, setting, pair) if setting else (None, ())
 
 
 def _headline(topic: Topic, frame: pd.DataFrame, facts: Facts) -> Headline | None:

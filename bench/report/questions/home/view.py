@@ -41,8 +41,6 @@ from bench.report.render.writer import Writer
 
 #: Rows per setting in the home page's decision table.
 DECISION_ROWS = 40
-#: Regimes a headline names where the switch pays; the decision table below lists every one.
-PAYS_SHOWN = 3
 
 #: Decision-table sections on the home page: setting → (heading, what is compared).
 _DECISION_WORDS = {
@@ -132,27 +130,6 @@ def _scope(h: Headline) -> str:
     return ", ".join(parts)
 
 
-def _costs(r: Recommendation) -> str:
-    """What switching it on costs besides its step time, where measured: the first pass and
-    the peak memory (cudnn.benchmark's search)."""
-    parts = []
-    if fmt.present(r.extra_cold_s):
-        parts.append(f"first pass {fmt.signed_seconds(r.extra_cold_s)}")
-    if fmt.present(r.extra_peak_mem_bytes):
-        parts.append(f"peak memory {fmt.bytes_(r.extra_peak_mem_bytes, signed=True)}")
-    return f"; with it on, {', '.join(parts)}" if parts else ""
-
-
-def _pays(h: Headline) -> str:
-    """Where the switch pays on the headline's machine: each regime's workload and decision."""
-    if not h.pays:
-        return ""
-    told = [f"{sentences.workload(g.main)}: {sentences.decision(g)} "
-            f"({fmt.ratio(g.main.speedup)})" for g in h.pays[:PAYS_SHOWN]]
-    more = len(h.pays) - len(told)
-    return " Where it pays: " + "; ".join(told) + (f"; and {more} more" if more else "") + "."
-
-
 def headline(p: Page, h: Headline) -> Md:
     name, target, prefix = TOPICS[h.topic]
     r = h.pair
@@ -169,8 +146,9 @@ def headline(p: Page, h: Headline) -> Md:
         return cat(where, f"{figure(r)} for {_scope(h)}; {agree}. ", link, ".")
     d = h.decision
     return cat(where, Md("**"), sentences.decision(d), Md("**"),
-               f" for {_scope(h)}, the default workload here: {figure(r)}{_costs(d.main)}; "
-               f"{agree}.{_pays(h)} ", link, ".")
+               f" for {_scope(h)}, the default workload here: {figure(r)}"
+               f"{sentences.extra_costs(d.main)}; {agree}.{sentences.where_it_pays(h.pays)} ",
+               link, ".")
 
 
 def compile_line(c: CompileCounts) -> str:

@@ -75,6 +75,32 @@ def evidence_links(p: Page, evidence: Sequence[tuple[str, str]]) -> Md:
     return cat("rows ", Md(links), f" (+{more} more)" if more else "")
 
 
+#: Regimes an answer names where a switch pays; the decision tables list every one.
+PAYS_SHOWN = 3
+
+
+def extra_costs(r: Recommendation) -> str:
+    """``; with it on, first pass +29.5 s, peak memory +5.21 GiB``: what switching it on costs
+    one regime besides its step time, where measured (cudnn.benchmark's search)."""
+    parts = []
+    if fmt.present(r.extra_cold_s):
+        parts.append(f"first pass {fmt.signed_seconds(r.extra_cold_s)}")
+    if fmt.present(r.extra_peak_mem_bytes):
+        parts.append(f"peak memory {fmt.bytes_(r.extra_peak_mem_bytes, signed=True)}")
+    return f"; with it on, {', '.join(parts)}" if parts else ""
+
+
+def where_it_pays(pays: Sequence[Regime], shown: int = PAYS_SHOWN) -> str:
+    """`` Where it pays: <workload>: <decision> (1.14×); …``: the regimes, besides the default
+    workload's, whose advice is to switch it on."""
+    if not pays:
+        return ""
+    told = [f"{workload(g.main)}: {decision(g)} ({fmt.ratio(g.main.speedup)})"
+            for g in pays[:shown]]
+    more = len(pays) - len(told)
+    return " Where it pays: " + "; ".join(told) + (f"; and {more} more" if more else "") + "."
+
+
 def decision(regime: Regime) -> str:
     """The decision in a few words, for a table cell."""
     r = regime.main
