@@ -127,9 +127,13 @@ def memory_chart(rows: Sequence[MemoryRow], path: Path, *, title: str, unit: flo
 
 
 def bars_chart(rows: Sequence[BarRow], names: Sequence[str], path: Path, *, title: str,
-               xlabel: str) -> Path:
-    """Grouped horizontal bars on a log axis: per workload, one bar per machine."""
+               xlabel: str, hatches: Sequence[str] = ()) -> Path:
+    """Grouped horizontal bars on a log axis: per workload, one bar per series (``names``: a
+    machine, or a machine's device). ``hatches``: a hatch per series (``""``: solid), drawn on
+    its bars and its legend entry, so that what tells series apart is never colour alone."""
     _check(rows, "bars_chart")
+    if hatches and len(hatches) != len(names):
+        raise ValueError(f"bars_chart got {len(hatches)} hatches for {len(names)} series")
     labels = [mathtext(r.label) for r in rows]
     n = max(len(names), 1)
     height = 0.8 / n
@@ -140,8 +144,10 @@ def bars_chart(rows: Sequence[BarRow], names: Sequence[str], path: Path, *, titl
             offset = (n - 1) / 2 * height - i * height
             values = [(y + offset, r.values[i]) for y, r in zip(ys, rows)
                       if _finite(r.values[i]) and r.values[i] > 0]
+            hatch = hatches[i] if hatches else ""
             ax.barh([y for y, _ in values], [v for _, v in values], height=height * 0.9,
-                    color=PALETTE[i % len(PALETTE)], label=mathtext(name))
+                    color=PALETTE[i % len(PALETTE)], label=mathtext(name),
+                    **({"hatch": hatch, "edgecolor": "white", "linewidth": 0} if hatch else {}))
         ax.set_xscale("log")
         ax.set_yticks(ys, labels)
         ax.set_ylim(-0.7, len(rows) - 0.3)

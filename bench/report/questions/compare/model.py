@@ -1,5 +1,12 @@
 """The Compare-machines page, judged: which machines and workloads are compared side by side,
-who leads each, and what each price buys."""
+who leads each, what each price buys, and what its chart draws.
+
+"Which machine is faster, and by how much?" is asked of the same workload on each machine: the
+chart draws the workloads measured on every machine compared (where none is, on the most
+machines, which its caption states), training and the largest batch first, PyTorch's defaults
+(fp32, one input shape, eager) before the rest, never in the alphabet's order; one bar series
+per machine and device, so that a GPU box's host CPU is drawn, labelled and marked as a CPU.
+"""
 
 from __future__ import annotations
 
@@ -150,6 +157,36 @@ class Lead:
 
 
 @dataclass(frozen=True)
+class DeviceSeries:
+    """One series of bars: one machine's one device (``cuda``, ``cpu``); a GPU box measured
+    on its host CPU too has two."""
+
+    machine: Machine
+    device: str
+
+
+@dataclass(frozen=True)
+class ChartWorkload:
+    """One row of the chart: a workload, and each series' best throughput of it on that
+    device (None: not measured there), in ``ThroughputChart.series``' order."""
+
+    workload: WorkloadKey
+    cells: tuple[BestThroughput | None, ...]
+
+
+@dataclass(frozen=True)
+class ThroughputChart:
+    """What the Compare page draws: the same workloads on the machines compared."""
+
+    series: tuple[DeviceSeries, ...]
+    rows: tuple[ChartWorkload, ...]  # in the order the page asks about them
+    columns: tuple[str, ...]  # the workload columns the rows' labels name
+    on_machines: int  # machines each row was measured on
+    of_machines: int  # machines compared
+    candidates: int  # workloads measured on that many (those past CHART_ROWS are left out)
+
+
+@dataclass(frozen=True)
 class ComparePage:
     summary: tuple[SideBySideMachine, ...]  # the current fingerprints' summary rows
     machines: tuple[Machine, ...]  # in the same order
@@ -165,12 +202,13 @@ class ComparePage:
     #: each machine's cores to feed its GPU (None: no pipeline measured), in ``machines``' order
     feeding: tuple[FeedingSection | None, ...] = ()
     feeding_measured: bool = False  # some GPU machine's answer quotes a need
+    #: what the chart draws (None: no workload was measured on two machines)
+    chart: ThroughputChart | None = None
 
 
-#: Always named in a workload's label, even where it does not vary.
-
-def _key(r: WorkloadKey, page: str) -> tuple[object, ...]:
-    return (page, *[getattr(r, k) for k in WORKLOAD_KEY])
+def _key(row: object, *head: object) -> tuple[object, ...]:
+    """``head``, then ``row``'s workload: a lookup key."""
+    return (*head, *[getattr(row, k) for k in WORKLOAD_KEY])
 
 
 def throughput_lines(workloads: pd.DataFrame, best: pd.DataFrame,
@@ -222,6 +260,21 @@ def shown_workloads(best: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return shown, len(counts)
 
 
+#: Workloads the chart draws at most.
+CHART_ROWS = 20
+#: Named in every row's label, even where the rows do not differ in it.
+LABELLED = ("model", "mode", "batch_size", "precision")
+
+#: The order of each axis the page asks about first: PyTorch's default, then the rest.
+_FIRST: dict[str, tuple[str, ...]] = {
+    "mode": ("train", "infer"),
+    "precision": ("fp32", "fp32-strict", "amp-bf16", "amp-fp16"),
+    "shapes": ("static", "dynamic", "ragged"),
+    "compile": schema.COMPILE_MODES,
+    "compile_dynamic": schema.COMPILE_DYNAMIC,
+}
+
+
 #: How many workloads the Compare page answers in words.
 LEADS = 3
 
@@ -259,6 +312,74 @@ def leads(cells: pd.DataFrame, best: pd.DataFrame) -> tuple[Lead, ...]:
     return tuple(out)
 
 
+def _ranked(values: pd.Series, order: Sequence[str]) -> pd.Series:
+    return values.astype(str).map(lambda v: order.index(v) if v in order else len(order))
+
+
+def question_order(workloads: pd.DataFrame) -> pd.DataFrame:
+    """``workloads`` (``WORKLOAD_KEY`` columns) in the order the page asks about them:
+    training before inference, the largest batch, PyTorch's default precision, one input
+    shape, eager before compiled, the model measured in the most of them; the key's own values
+    only break what ties remain (so the result is the same on every build)."""
+    if workloads.empty:
+        return workloads
+    models = workloads["model"].astype(str)
+    key = pd.DataFrame({
+        "mode": _ranked(workloads["mode"], _FIRST["mode"]),
+        "batch": -pd.to_numeric(workloads["batch_size"], errors="coerce").fillna(0),
+        "precision": _ranked(workloads["precision"], _FIRST["precision"]),
+        "shapes": _ranked(workloads["shapes"], _FIRST["shapes"]),
+        "compile": _ranked(workloads["compile"], _FIRST["compile"]),
+        "dynamic": _ranked(workloads["compile_dynamic"], _FIRST["compile_dynamic"]),
+        "resolution": -pd.to_numeric(workloads["resolution"], errors="coerce").fillna(0),
+        "model_count": -models.map(models.value_counts()),
+        **{f"tie_{c}": workloads[c].astype(str) for c in WORKLOAD_KEY},
+    }, index=workloads.index)
+    return workloads.loc[key.sort_values(list(key.columns), kind="stable").index]
+
+
+def chart_workloads(best: pd.DataFrame) -> tuple[pd.DataFrame, int, int]:
+    """The workloads the chart draws (``WORKLOAD_KEY`` columns, in ``question_order``), the
+    machines each was measured on, and how many workloads were measured on that many.
+
+    Those measured on the most machines (every machine compared where any workload was, and
+    two at least: one machine's figure compares nothing), at most ``CHART_ROWS``.
+    """
+    if best.empty:
+        return pd.DataFrame(columns=WORKLOAD_KEY), 0, 0
+    counts = (best.groupby(WORKLOAD_KEY, sort=False, dropna=False)["page"].nunique()
+              .rename("n").reset_index())
+    most = int(counts["n"].max())
+    if most < 2:
+        return pd.DataFrame(columns=WORKLOAD_KEY), most, 0
+    tier = counts.loc[counts["n"] == most, WORKLOAD_KEY]
+    return question_order(tier).head(CHART_ROWS), most, len(tier)
+
+
+def throughput_chart(best: pd.DataFrame, by_device: pd.DataFrame,
+                     machines: Sequence[Machine]) -> ThroughputChart | None:
+    """The chart of ``chart_workloads(best)`` (``best``: each machine's best per workload),
+    one series per machine and device that measured any of them, a machine's GPU first; each
+    bar the best of that device (``by_device``: the best per workload and device). None where
+    no workload was measured on two machines."""
+    picked, on, candidates = chart_workloads(best)
+    if picked.empty:
+        return None
+    workloads = typed_rows(WorkloadKey, picked)
+    wanted = {_key(w) for w in workloads}
+    cells = [c for c in typed_rows(BestThroughput, by_device) if _key(c) in wanted]
+    found = {(c.page, str(c.device)) for c in cells}
+    series = tuple(DeviceSeries(m, d) for m in machines
+                   for d in sorted({d for p, d in found if p == m.page},
+                                   key=lambda d: (d != "cuda", d)))
+    lookup = {_key(c, c.page, str(c.device)): c for c in cells}
+    rows = tuple(ChartWorkload(w, tuple(lookup.get(_key(w, s.machine.page, s.device))
+                                        for s in series)) for w in workloads)
+    return ThroughputChart(series=series, rows=rows,
+                           columns=varying(picked, WORKLOAD_KEY, LABELLED), on_machines=on,
+                           of_machines=len(machines), candidates=candidates)
+
+
 def _priced(best: pd.DataFrame, machines: tuple[Machine, ...], path: Path) -> Priced:
     table = price_table.load_prices(path)
     unmatched = price_table.unknown_keys(table, [m.machine for m in machines],
@@ -287,6 +408,7 @@ def compare_page(facts: Facts, prices: Path | None) -> ComparePage:
     summary = facts.current(a.machines)
     machines = tuple(facts.machines[str(p)] for p in summary["page"]) if len(summary) else ()
     best = facts.current(best_throughput(a.cells, WORKLOAD_KEY))
+    by_device = facts.current(best_throughput(a.cells, [*WORKLOAD_KEY, "device"]))
     workloads, total = shown_workloads(best) if len(best) else (pd.DataFrame(), 0)
     fed, measured = _feeding(facts, machines)
     return ComparePage(
@@ -299,4 +421,5 @@ def compare_page(facts: Facts, prices: Path | None) -> ComparePage:
         superseded=tuple(facts.machines[k] for k in sorted(facts.superseded)),
         outdated=tuple(m for _, m in sorted(facts.machines.items()) if m.outdated),
         feeding=fed, feeding_measured=measured,
+        chart=throughput_chart(best, by_device, machines) if len(best) else None,
     )

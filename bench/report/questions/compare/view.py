@@ -13,13 +13,15 @@ from bench.report.questions.compare.model import (
     BestThroughput,
     CeilingFigure,
     ComparePage,
+    DeviceSeries,
     Lead,
     Priced,
     PricedThroughput,
     SideBySideMachine,
+    ThroughputChart,
     WorkloadKey,
 )
-from bench.report.render import charts, costcharts
+from bench.report.render import costcharts
 from bench.report.render.escape import Md, cat, slug
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import CHARTS, COMPARE_PAGE, COMPARISONS
@@ -243,25 +245,50 @@ def _lead(p: Page, model: ComparePage, lead: Lead) -> dict[str, Any]:
             "permalink": p.link("permalink", COMPARE_PAGE, anchor)}
 
 
+#: How a chart names a device (a GPU box's host CPU is its ``cpu``) and marks its bars:
+#: the device is in the series' label and its hatch, never in its colour alone.
+_DEVICES = {"cuda": ("GPU", ""), "cpu": ("CPU", "///"), "mps": ("Apple GPU", "...")}
+
+
+def _series(s: DeviceSeries) -> str:
+    """``nvidia-h200 19963df1 (GPU)``: a chart series, its machine and device."""
+    return f"{s.machine.title} ({_DEVICES.get(s.device, (s.device, ''))[0]})"
+
+
+def _machines(chart: ThroughputChart) -> str:
+    """What the chart's rows were measured on, in words."""
+    if chart.on_machines == chart.of_machines:
+        return f"on all {chart.of_machines} machines compared"
+    return (f"on {chart.on_machines} of the {chart.of_machines} machines compared (no workload "
+            "was measured on all of them)")
+
+
 def _chart(writer: Writer, model: ComparePage) -> dict[str, Any] | None:
-    """Throughput per machine for the workloads measured on the most machines."""
-    shown = model.workloads[:charts.MAX_ROWS // 2]
-    if not shown or len(model.machines) < 2:
+    """Throughput per machine and device of the workloads the model picked (the same
+    workloads on each machine, in the order the page asks about them)."""
+    chart = model.chart
+    if chart is None or not chart.rows or len(model.machines) < 2:
         return None
-    rows = [costcharts.BarRow(_workload(w.workload, model.columns), tuple(
+    names = [_series(s) for s in chart.series]
+    rows = [costcharts.BarRow(_workload(w.workload, chart.columns), tuple(
         float("nan") if c is None or c.samples_per_s is None else c.samples_per_s
-        for c in w.cells)) for w in shown]
+        for c in w.cells)) for w in chart.rows]
     path = f"{CHARTS}/compare-throughput.svg"
-    writer.chart(costcharts.bars_chart, path, rows, [m.title for m in model.machines],
-                 title="Best measured throughput per machine",
-                 xlabel="samples per second (log scale), each machine at its best setting")
-    return {"path": path, "left_out": max(len(model.workloads) - len(rows), 0),
+    writer.chart(costcharts.bars_chart, path, rows, names,
+                 title="Best measured throughput per machine and device",
+                 xlabel="samples per second (log scale), each device at its best setting",
+                 hatches=[_DEVICES.get(s.device, ("", "xx"))[1] for s in chart.series])
+    many = f"the {len(rows)} workloads" if len(rows) > 1 else "the workload"
+    return {"path": path, "left_out": max(chart.candidates - len(rows), 0),
             "shown": len(rows),
-            "caption": "Samples per second of each workload on each machine, each at its best "
-                       "measured setting (log scale; no bar: not measured there).",
-            "alt": "Best throughput per machine: " + alt_list(
-                f"{r.label}: " + ", ".join(f"{m.title} {fmt.rate(v)}" for m, v in
-                                           zip(model.machines, r.values))
+            "caption": f"Samples per second of {many} measured {_machines(chart)}, training "
+                       "and the largest batch first, PyTorch's defaults (fp32, one input "
+                       "shape, eager) before the rest; one bar per machine and device, each at "
+                       "its best measured setting there, a CPU's bars hatched, a GPU box's host "
+                       "CPU included (log scale; no bar: not measured there).",
+            "alt": "Best throughput per machine and device: " + alt_list(
+                f"{r.label}: " + ", ".join(f"{name} {fmt.rate(v)}" for name, v in
+                                           zip(names, r.values))
                 for r in rows)}
 
 
