@@ -28,6 +28,7 @@ from bench.report.questions.determinism.model import DeterminismPage, determinis
 from bench.report.questions.feeding.model import FeedingPage, feeding_page
 from bench.report.questions.home.model import HomePage, home_page
 from bench.report.questions.machines.model import MachinePages, machine_pages
+from bench.report.questions.methodology.model import MethodologyPage, methodology_page
 from bench.report.questions.precision.model import PrecisionPage, precision_page
 from bench.report.questions.shapes.model import ShapesPage, shapes_page
 
@@ -70,6 +71,7 @@ class Answers:
     claims: ClaimsPage
     machine_pages: MachinePages
     data: DataPage
+    methodology: MethodologyPage  # the figures the hand-written Methodology page includes
 
     @property
     def shared(self) -> Shared:
@@ -119,4 +121,5 @@ def judge(analysis: Analysis, *, prices: Path | None = None) -> Answers:
         claims=judged_claims,
         machine_pages=machine_pages(facts),
         data=data_page(facts),
+        methodology=methodology_page(facts),
     )

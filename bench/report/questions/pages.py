@@ -28,6 +28,7 @@ from bench.report.questions.determinism.view import determinism_page
 from bench.report.questions.feeding.view import feeding_page
 from bench.report.questions.home.view import home_page
 from bench.report.questions.machines.view import cells_fragments, machine_pages
+from bench.report.questions.methodology.view import methodology_snippets
 from bench.report.questions.precision.view import precision_page
 from bench.report.questions.shapes.view import shapes_page
 from bench.report.render.buildinfo import BuildInfo
@@ -69,6 +70,7 @@ def render_all(answers: Answers, reports_root: Path, writer: Writer, build: Buil
         lambda w: feeding_page(w, answers.feeding, answers.shared, common),
         lambda w: claims_page(w, answers.claims, answers.shared, build),
         lambda w: constants_page(w, common),
+        lambda w: methodology_snippets(w, answers.methodology, answers.shared),
         lambda w: provenance_snippet(w, build, []),  # hand-written pages cite no row
     ]
 

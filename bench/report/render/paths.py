@@ -13,7 +13,8 @@ Layout (wiped and rebuilt on every build)::
     charts/*.svg
     fragments/<page>-cells.html  fragments/<page>-failures.html   (spliced by the hook)
     data/<machine>/<run>/{results.csv,samples.csv,env.json}  data/comparisons/*.csv
-    snippets/home.md  snippets/constants.md   (included by hand-written pages)
+    snippets/home.md  snippets/constants.md  snippets/ceilings.md  snippets/kernel-cache.md
+        (included by hand-written pages)
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ MACHINES = f"{GENERATED}/machines"
 HOME = "index.md"
 HOME_SNIPPET = f"{SNIPPETS}/home.md"
 CONSTANTS_SNIPPET = f"{SNIPPETS}/constants.md"
+#: The hand-written Methodology page, and the figures from the data it includes: each current
+#: GPU's ceilings (best window against sustained), and cudnn.benchmark's first pass with a
+#: fresh and a warm kernel cache.
+METHODOLOGY = "methodology.md"
+CEILINGS_SNIPPET = f"{SNIPPETS}/ceilings.md"
+KERNEL_CACHE_SNIPPET = f"{SNIPPETS}/kernel-cache.md"
 #: The words of the vocabulary and what each means (the Methodology page includes it).
 VOCABULARY_SNIPPET = f"{SNIPPETS}/vocabulary.md"
 #: Where the whole site's figures come from and what built it: the line the MkDocs hook adds to
