@@ -59,6 +59,13 @@ class ReportCommand(Command):
             "(format: see the site's 'Prices file' page)",
         )
         parser.add_argument(
+            "--focus",
+            metavar="MACHINE",
+            default=None,
+            help="lead every page with this machine (its name or fingerprint id); by default "
+            "the machine of the runs under --reports that git does not hold yet",
+        )
+        parser.add_argument(
             "--no-mkdocs",
             action="store_true",
             help="only render the Markdown and charts; do not run mkdocs",

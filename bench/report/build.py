@@ -37,10 +37,11 @@ from typing import Any
 import yaml
 
 from bench.report.analysis import analyse
-from bench.report.input import load
+from bench.report.input import load, local
 from bench.report.questions import site
 from bench.report.questions.answers import judge
 from bench.report.render import drawing
+from bench.report.render.buildinfo import build_info
 from bench.report.render.mkdocs_hooks import CHARTS_READY_FD
 from bench.report.render.paths import GENERATED, MACHINES_INDEX
 
@@ -59,12 +60,16 @@ def build(
     prices: Path | None = None,
     run_mkdocs: bool = True,
     quiet: bool = False,
+    focus: str | None = None,
 ) -> None:
     """Render ``reports`` into ``docs_dir/generated`` and build the site into ``site_dir``.
 
     Raises :class:`bench.report.input.load.LoadError` for a bad results file (unless ``skip_bad``),
     :class:`bench.report.input.prices.PriceError` for a bad prices file and :class:`BuildError` when
-    ``reports`` is not a folder, MkDocs fails or the configuration is unusable.
+    ``reports`` is not a folder, MkDocs fails or the configuration is unusable, and
+    :class:`bench.report.input.local.FocusError` when ``focus`` names no machine of it. The
+    pages lead with the reader's own machine: ``focus``, else that of the runs git does not
+    hold yet.
     """
     reports, site_dir, docs_dir, config = (Path(p) for p in (reports, site_dir, docs_dir, config))
     if run_mkdocs and not config.is_file():
@@ -77,9 +82,12 @@ def build(
                          f"(<machine>/<run>/results.csv)")
     results = load.load_reports(reports, skip_bad=skip_bad)
     _say_what_was_read(results, reports, quiet)
+    yours = local.yours(reports, results.runs, focus)
+    _say_whose(results, yours, focus, quiet)
     analysis = analyse(results)
-    answers = judge(analysis, prices=prices)
-    rendered = site.render(answers, reports, docs_dir / GENERATED)
+    answers = judge(analysis, prices=prices, yours=yours)
+    # the commit and day every page names, and the address its Cite lines link under
+    rendered = site.render(answers, reports, docs_dir / GENERATED, build_info(config=config))
     with drawing.drawing(rendered.charts) as charts:  # drawn while MkDocs reads the pages
         if run_mkdocs:
             run_mkdocs_build(
@@ -102,6 +110,17 @@ def _say_what_was_read(results: load.Dataset, reports: Path, quiet: bool) -> Non
               f"rows); the site will say nothing was measured", file=sys.stderr)
     for line in results.skipped:
         print(f"skipped: {line}", file=sys.stderr)
+
+
+def _say_whose(results: load.Dataset, yours: frozenset[str], focus: str | None,
+               quiet: bool) -> None:
+    """Which machine the pages lead with, and why, on stderr."""
+    if quiet or not yours:
+        return
+    names = sorted({r.machine for r in results.runs if r.fingerprint_id in yours})
+    why = "--focus" if focus is not None else "its runs are not committed yet"
+    print(f"note: the pages lead with your machine {', '.join(names)} ({why})",
+          file=sys.stderr)
 
 
 def derived_config(
@@ -247,8 +266,9 @@ def main(args: argparse.Namespace) -> int:
             skip_bad=args.skip_bad_rows,
             prices=args.prices,
             run_mkdocs=not getattr(args, "no_mkdocs", False),
+            focus=getattr(args, "focus", None),
         )
-    except (load.LoadError, PriceError, BuildError) as exc:
+    except (load.LoadError, PriceError, BuildError, local.FocusError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if not getattr(args, "no_mkdocs", False):

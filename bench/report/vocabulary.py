@@ -107,6 +107,17 @@ class Feeding(Word):
     NOT_MEASURED = "not measured"
 
 
+class Call(Word):
+    """Home's grid: what one switch comes to on one machine, for its default workload."""
+
+    ON = "turn on"  # switch it on (use the variant)
+    OFF = "leave off"  # leave the default
+    DEPENDS = "depends"  # on for some jobs only (the answer says which)
+    TOO_FEW = "too few runs"  # measured, but too few replicates to decide
+    NOT_MEASURED = "not measured"
+    NOT_APPLICABLE = "n/a (no GPU)"  # a CUDA switch on a machine without one
+
+
 #: The judged words (verdicts, stances, actions), for the test that no module spells them
 #: itself (a knob's status shares "skipped" with a row's, which the schema spells).
 VOCABULARY: tuple[type[Word], ...] = (Verdict, ClaimVerdict, Stance, Action, Power,

@@ -172,4 +172,4 @@ def sources_of(facts: Facts, *frames: pd.DataFrame | Sequence[Pair], claims_on: 
             keys.update(r.page for r in frame)
     if claims_on:
         keys.update(f.page for c in claims_for(facts, claims_on) for f in c.findings)
-    return tuple(facts.machines[k] for k in sorted(keys) if k in facts.machines)
+    return tuple(m for k, m in facts.machines.items() if k in keys)  # the reader's own first

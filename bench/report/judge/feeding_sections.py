@@ -227,5 +227,5 @@ def feeding_sections(facts: Facts) -> tuple[FeedingSection, ...]:
         sections.append(FeedingSection(
             m, cores, gpu, sweeps, needs, _ends(mine, demand), _headline(needs, gpu),
             host_limit(ref.delivered, cores) if ref else None, ref))
-    sections.sort(key=lambda s: not s.gpu)
+    sections.sort(key=lambda s: (not s.machine.yours, not s.gpu))  # the reader's own first
     return tuple(sections)

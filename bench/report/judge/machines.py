@@ -4,6 +4,10 @@ A machine here is one fingerprint: its page key, a title safe for headings, its 
 words, and whether a newer step definition superseded it (its rows stay on its own page, but
 no answer is drawn from them) or it was measured only under an older one (answers still come
 from it, with a note).
+
+The reader's own machine (``yours``: the fingerprints of runs not committed yet, or the one
+``--focus`` names) comes first wherever the pages list machines; the reference machines
+follow in page order.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ class Machine:
     profile: str = ""  # the profile its env.json names (what a refresh runs)
     step: str = ""  # its step definition (workload version)
     runs: int = 0  # run folders its rows come from
+    gpu: bool = False  # it has a GPU (a CUDA switch means nothing on a CPU-only machine)
+    yours: bool = False  # the reader's own: its runs are not committed yet, or --focus named it
 
     @property
     def days(self) -> str:
@@ -47,8 +53,10 @@ class Machine:
         return f"{self.first_day} to {self.last_day}"
 
 
-def machines_of(summary: pd.DataFrame) -> dict[str, Machine]:
-    """Page key → :class:`Machine`, from the analysis' machine summary."""
+def machines_of(summary: pd.DataFrame, yours: frozenset[str] = frozenset()
+                ) -> dict[str, Machine]:
+    """Page key → :class:`Machine`, from the analysis' machine summary, the reader's own first
+    (``yours``: their fingerprint ids)."""
     out: dict[str, Machine] = {}
     for row in summary.itertuples(index=False):
         hardware = row.gpu_name or row.cpu_model or "unknown hardware"
@@ -70,8 +78,19 @@ def machines_of(summary: pd.DataFrame) -> dict[str, Machine]:
             first_day=str(row.first_started_at)[:10], last_day=str(row.last_ended_at)[:10],
             profile=str(row.profile), step=fmt.integer(row.step_version),
             runs=int(row.n_runs),
+            gpu=bool(row.gpu_name), yours=str(row.fingerprint_id) in yours,
         )
-    return out
+    return dict(sorted(out.items(), key=lambda item: order(item[1])))
+
+
+def order(m: Machine) -> tuple[bool, str]:
+    """Where a machine comes in any list of them: the reader's own first, then page order."""
+    return (not m.yours, m.page)
+
+
+def in_order(machines: Mapping[str, Machine]) -> tuple[Machine, ...]:
+    """``machines`` in :func:`order`."""
+    return tuple(sorted(machines.values(), key=order))
 
 
 def link_labels(machines: Mapping[str, Machine]) -> dict[str, str]:
@@ -79,15 +98,20 @@ def link_labels(machines: Mapping[str, Machine]) -> dict[str, str]:
 
     Without it the home page would list, say, two ``laptop`` rows that differ only in the torch
     version or the step definition behind them, and a reader could not tell which is which.
+    The reader's own machine is labelled as theirs.
     """
     names = Counter(m.machine for m in machines.values())
-    return {key: m.title for key, m in machines.items() if names[m.machine] > 1}
+    labels = {key: m.title for key, m in machines.items() if names[m.machine] > 1}
+    for key, m in machines.items():
+        if m.yours:
+            labels[key] = f"your machine {labels.get(key, m.machine)}"
+    return labels
 
 
 def by_machine(
     frame: pd.DataFrame, machines: Mapping[str, Machine]
 ) -> list[tuple[Machine, pd.DataFrame]]:
-    """``frame``'s rows per machine page, in page order."""
+    """``frame``'s rows per machine page, in :func:`order` (the reader's own first)."""
     if frame.empty:
         return []
     out = []
@@ -95,7 +119,7 @@ def by_machine(
         m = machines.get(str(page)) or unknown_machine(
             str(page), str(group["machine"].iloc[0]), str(group["fingerprint_id"].iloc[0]))
         out.append((m, group.reset_index(drop=True)))
-    return out
+    return sorted(out, key=lambda pair: order(pair[0]))
 
 
 def unknown_machine(page: str, machine: str = "", fingerprint_id: str = "") -> Machine:

@@ -95,11 +95,13 @@ def _epoch(results: pd.DataFrame) -> int:
     return int(values.max().timestamp()) if len(values) else 0
 
 
-def judge(analysis: Analysis, *, prices: Path | None = None) -> Answers:
+def judge(analysis: Analysis, *, prices: Path | None = None,
+          yours: frozenset[str] = frozenset()) -> Answers:
     """Every answer ``analysis`` supports (``prices``: a prices file for the Compare page;
-    :class:`bench.report.input.prices.PriceError` when it cannot be used)."""
+    :class:`bench.report.input.prices.PriceError` when it cannot be used), the reader's own
+    machine first (``yours``: its fingerprint ids)."""
     recs = advice.recommend(analysis)
-    machines = machines_of(analysis.machines)
+    machines = machines_of(analysis.machines, yours)
     facts = Facts(analysis=analysis, machines=machines, recs=tuple(recs),
                   regimes=tuple(regimes(recs)), claims=tuple(claims.evaluate(analysis)))
     judged_claims = claims_page(facts)

@@ -22,4 +22,4 @@ def claims_page(facts: Facts) -> ClaimsPage:
     counts = count_verdicts(facts.claims)
     pages = {f.page for a in facts.claims for f in a.findings}
     return ClaimsPage(facts.claims, counts,
-                      tuple(facts.machines[k] for k in sorted(pages) if k in facts.machines))
+                      tuple(m for k, m in facts.machines.items() if k in pages))

@@ -14,6 +14,7 @@ from bench.report.analysis.compiled import compiled_only, with_compile_counts
 from bench.report.judge.breaks import Breaks, breaks_of
 from bench.report.judge.columns import comparison_columns, varying
 from bench.report.judge.common import CONFIG_AXES, ordered, sources_of, with_pay_back
+from bench.report.judge.compiling import CHOICES, WORKLOAD, by_speed, faster_pairs
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, by_machine
 from bench.report.judge.rows import Pair, Table, typed_row, typed_rows
@@ -22,8 +23,6 @@ from bench.report.vocabulary import Verdict
 
 #: What makes two compile pairs the same workload: every axis but the compile mode, its
 #: dynamic= and the kernel cache (the three a reader chooses between on this page).
-CHOICES = ("compile", "compile_dynamic", "kernel_cache")
-WORKLOAD = [c for c in CONFIG_AXES if c not in CHOICES]
 #: The kernel caches in the order the advice quotes them: a first run's, then a rerun's.
 CACHES = ("fresh", "shared", "warm")
 #: The order the dynamic= settings are compared in: torch's default first.
@@ -201,19 +200,15 @@ def cache_rank(cache: str) -> int:
     return CACHES.index(cache) if cache in CACHES else len(CACHES)
 
 
-def _by_speed(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.sort_values("speedup", ascending=False, kind="stable")
-
-
 def workload_advice(rows: pd.DataFrame) -> WorkloadAdvice:
     """The mode to use for one workload: the fastest of those clearly faster than eager."""
     pairs = typed_rows(CompilePair, rows)
     ok = judged(rows)
     if ok.empty:
         return WorkloadAdvice(pairs, Choice.TOO_FEW, ())
-    faster = _by_speed(ok.loc[ok["verdict"] == Verdict.FASTER])
+    faster = faster_pairs(rows)
     if faster.empty:
-        (top,) = typed_rows(CompilePair, _by_speed(ok).head(1))
+        (top,) = typed_rows(CompilePair, by_speed(ok).head(1))
         return WorkloadAdvice(pairs, Choice.STAY_EAGER, typed_rows(CompilePair, ok),
                               breaks=top.breaks)
     (best,) = typed_rows(CompilePair, faster.head(1))

@@ -236,8 +236,9 @@ def cudnn_page(facts: Facts) -> CudnnPage:
     current = facts.current(costs)
     sections = [cudnn_section(m, ordered(g), facts.current_regimes)
                 for m, g in by_machine(current, facts.machines)]
-    # machines with an answer first; those with only insufficient comparisons after them
-    sections.sort(key=lambda s: s.summary.verdict == Verdict.INSUFFICIENT)
+    # the reader's own machine first, then those with an answer; those with only
+    # insufficient comparisons after them
+    sections.sort(key=lambda s: (not s.machine.yours, s.summary.verdict == Verdict.INSUFFICIENT))
     return CudnnPage(
         pairs=Table.of(costs),
         sections=tuple(sections),
@@ -253,5 +254,5 @@ def cpu_only(facts: Facts) -> tuple[Machine, ...]:
     """The current fingerprints that ran no CUDA cell: cuDNN's switches do not apply there."""
     cells = facts.current(facts.analysis.cells)
     gpu = set(cells.loc[cells["device"] == "cuda", "page"].astype(str))
-    return tuple(m for k, m in sorted(facts.machines.items())
+    return tuple(m for k, m in facts.machines.items()
                  if k not in facts.superseded and k not in gpu)

@@ -1,31 +1,34 @@
-"""The home page, judged: at most one headline per setting, the decision table, and what these
-results cannot answer yet. Everything answers from the current fingerprints only (a
+"""The home page, judged: a grid of switches × machines (each cell the decision for that
+machine's default workload), at most one headline per setting, the decision table, and what
+these results cannot answer yet. Everything answers from the current fingerprints only (a
 superseded one keeps its machine page).
 
 A headline leads with the decision for the default workload, never with the largest number:
-on the machine that measured the setting most (a GPU first, where the setting was measured on
-one), the configuration in PyTorch's defaults (fp32, NCHW, one input shape, an empty kernel
-cache, cudnn.deterministic off) of the model measured in the most configurations, training
-before inference and the largest batch first. Where the switch pays elsewhere on that machine,
+on the reader's own machine where it measured the setting, else on the machine that measured
+the setting most (a GPU first, where the setting was measured on one), the configuration in
+PyTorch's defaults (fp32, NCHW, one input shape, an empty kernel cache, cudnn.deterministic
+off) of the model measured in the most configurations, training before inference and the
+largest batch first. Where the switch pays elsewhere on that machine,
 those regimes follow, each with its own decision."""
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
 from bench.report.judge.advice.codes import Setting
 from bench.report.judge.claims import count_verdicts
+from bench.report.judge.compiling import faster_pairs, same_workload
 from bench.report.judge.defaults import decision_for, default_workload
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
 from bench.report.judge.regimes import Regime
-from bench.report.judge.rows import Pair
+from bench.report.judge.rows import Pair, typed_row
 from bench.report.judge.selection import counted_benchmark, judged
-from bench.report.vocabulary import Action, ClaimVerdict, Noise, Verdict
+from bench.report.vocabulary import Action, Call, ClaimVerdict, Noise, Verdict
 
 #: The settings of the decision table, in its order.
 DECISION_SETTINGS = ("cudnn.benchmark", "cudnn.deterministic", "precision", "memory_format",
@@ -65,8 +68,11 @@ class Headline:
     pays: tuple[Regime, ...] = ()  # other regimes here where the advice is to switch it on
 
 
-def _machine(ok: pd.DataFrame) -> str:
-    """The page of the machine that measured a setting most, a GPU first where one did."""
+def _machine(ok: pd.DataFrame, machines: Mapping[str, Machine]) -> str:
+    """The page of the reader's own machine where it measured a setting, else of the machine
+    that measured it most, a GPU first where one did."""
+    own = ok.loc[ok["page"].astype(str).isin([k for k, m in machines.items() if m.yours])]
+    ok = own if len(own) else ok
     gpu = ok.loc[ok["device"].astype(str) == "cuda"] if "device" in ok.columns else ok.iloc[:0]
     counts = (gpu if len(gpu) else ok)["page"].value_counts().sort_index()
     return str(counts.idxmax())
@@ -77,15 +83,18 @@ def _regimes(facts: Facts, topic: Topic, pair: Pair) -> tuple[Regime | None, tup
     return decision_for(facts.current_regimes, setting, pair) if setting else (None, ())
 
 
-def _headline(topic: Topic, frame: pd.DataFrame, facts: Facts) -> Headline | None:
-    """The default workload's pair of ``frame`` (current rows only) on the machine that
-    measured it most, with its decision and where the switch pays."""
+def _headline(topic: Topic, frame: pd.DataFrame, facts: Facts, page: str | None = None
+              ) -> Headline | None:
+    """The default workload's pair of ``frame`` (current rows only) on ``page``, or on the
+    machine :func:`_machine` picks, with its decision and where the switch pays."""
     ok = judged(facts.current(frame))
     if "noise" in ok.columns:  # never a headline that rests on a replicate bench check flags
         ok = ok.loc[~ok["noise"].isin([Noise.DRIFT, Noise.THROTTLED])]
+    if page is not None and len(ok):
+        ok = ok.loc[ok["page"].astype(str) == page]
     if ok.empty:
         return None
-    mine = ok.loc[ok["page"] == _machine(ok)]
+    mine = ok.loc[ok["page"] == _machine(ok, facts.machines)]
     pair = default_workload(mine)
     if pair is None:
         return None
@@ -97,6 +106,12 @@ def _headline(topic: Topic, frame: pd.DataFrame, facts: Facts) -> Headline | Non
 
 def headlines(facts: Facts) -> tuple[Headline, ...]:
     """At most one headline per topic, in ``Topic``'s order."""
+    found = [_headline(topic, frame, facts) for topic, frame in _frames(facts).items()]
+    return tuple(h for h in found if h is not None)
+
+
+def _frames(facts: Facts) -> dict[Topic, pd.DataFrame]:
+    """Each topic's comparisons, as its page counts them."""
     a = facts.analysis
     bm = counted_benchmark(a.benchmark)
     frames = {
@@ -109,8 +124,81 @@ def headlines(facts: Facts) -> tuple[Headline, ...]:
         Topic.DETERMINISM: a.determinism,
         Topic.COMPILE: a.compiled,
     }
-    found = [_headline(topic, frame, facts) for topic, frame in frames.items()]
-    return tuple(h for h in found if h is not None)
+    return frames
+
+
+#: The regime decisions, as a grid cell's call.
+_CALLS = {Action.ENABLE: Call.ON, Action.KEEP_OFF: Call.OFF, Action.LEAVE_DEFAULT: Call.OFF,
+          Action.DEPENDS: Call.DEPENDS, Action.ENABLE_IF_NEEDED: Call.DEPENDS,
+          Action.INSUFFICIENT: Call.TOO_FEW}
+#: A verdict as the call, where the setting has no regime decision (torch.compile).
+_BY_VERDICT = {Verdict.FASTER: Call.ON, Verdict.SLOWER: Call.OFF,
+               Verdict.NO_CLEAR_DIFFERENCE: Call.OFF, Verdict.INSUFFICIENT: Call.TOO_FEW}
+#: The topics whose switch needs a GPU.
+_GPU_ONLY = frozenset({Topic.BENCHMARK, Topic.DETERMINISM, Topic.DEVICE})
+
+
+@dataclass(frozen=True)
+class GridCell:
+    """One switch on one machine: the call for its default workload, and the headline (the
+    pair and decision) it rests on where it was measured."""
+
+    call: Call
+    machine: Machine
+    headline: Headline | None = None
+
+
+@dataclass(frozen=True)
+class GridRow:
+    topic: Topic
+    cells: tuple[GridCell, ...]  # one per grid column, in the columns' order
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Switches × machines: the page's picture at a glance (the reader's own machine first,
+    then the GPUs, then the rest)."""
+
+    columns: tuple[Machine, ...]
+    rows: tuple[GridRow, ...]
+
+
+def _call(h: Headline) -> Call:
+    if h.decision is not None:
+        if h.decision.main.action == Action.ENABLE and h.decision.main.break_even_iters:
+            return Call.DEPENDS  # it pays only past its break-even point
+        return _CALLS[Action(h.decision.main.action)]
+    return _BY_VERDICT.get(Verdict(h.pair.verdict), Call.TOO_FEW)
+
+
+def _compiled(h: Headline, frame: pd.DataFrame, facts: Facts) -> GridCell:
+    """torch.compile's cell as its page decides: the fastest mode clearly faster than eager
+    for the default workload, with either kernel cache, quoted; else stay eager."""
+    faster = faster_pairs(same_workload(facts.current(frame), h.pair))
+    if faster.empty:
+        return GridCell(_call(h), h.machine, h)
+    best = typed_row(Pair, faster.iloc[0])
+    return GridCell(Call.ON, h.machine, replace(h, pair=best))
+
+
+def _cell(topic: Topic, frame: pd.DataFrame, facts: Facts, m: Machine) -> GridCell:
+    if topic in _GPU_ONLY and not m.gpu:
+        return GridCell(Call.NOT_APPLICABLE, m)
+    h = _headline(topic, frame, facts, m.page)
+    if h is not None:
+        return _compiled(h, frame, facts) if topic is Topic.COMPILE else GridCell(_call(h), m, h)
+    rows = facts.current(frame)
+    seen = len(rows) and (rows["page"].astype(str) == m.page).any()
+    return GridCell(Call.TOO_FEW if seen else Call.NOT_MEASURED, m)
+
+
+def grid(facts: Facts) -> Grid:
+    """Every topic on every current machine (see :class:`Grid`)."""
+    columns = tuple(sorted((m for k, m in facts.machines.items() if k not in facts.superseded),
+                           key=lambda m: (not m.yours, not m.gpu, m.page)))
+    rows = tuple(GridRow(topic, tuple(_cell(topic, frame, facts, m) for m in columns))
+                 for topic, frame in _frames(facts).items())
+    return Grid(columns, rows)
 
 
 @dataclass(frozen=True)
@@ -144,6 +232,7 @@ def compile_counts(facts: Facts) -> CompileCounts:
 
 @dataclass(frozen=True)
 class HomePage:
+    grid: Grid
     headlines: tuple[Headline, ...]
     decisions: tuple[DecisionSection, ...]  # only the settings measured
     unmeasured: tuple[str, ...]  # the decision table's settings with no comparison at all
@@ -174,15 +263,15 @@ def home_page(facts: Facts) -> HomePage:
     results = facts.analysis.source.results
     old = [facts.machines[p].fingerprint_id for p in facts.superseded]
     return HomePage(
+        grid=grid(facts),
         headlines=headlines(facts),
         decisions=tuple(decisions),
         unmeasured=tuple(s for s in DECISION_SETTINGS if s not in measured),
         n_machines=len(facts.machines) - len(facts.superseded),
         n_rows=int((~results["fingerprint_id"].isin(old)).sum()),
         superseded=tuple(facts.machines[k] for k in sorted(facts.superseded)),
-        outdated=tuple(m for k, m in sorted(facts.machines.items()) if m.outdated),
+        outdated=tuple(m for m in facts.machines.values() if m.outdated),
         claims=count_verdicts(facts.claims),
         compiled=compile_counts(facts),
-        sources=tuple(m for k, m in sorted(facts.machines.items())
-                      if k not in facts.superseded),
+        sources=tuple(m for k, m in facts.machines.items() if k not in facts.superseded),
     )

@@ -11,6 +11,8 @@ from bench.report.questions.answers import Shared
 from bench.report.questions.home.model import (
     CompileCounts,
     DecisionSection,
+    Grid,
+    GridCell,
     Headline,
     HomePage,
     Topic,
@@ -38,6 +40,7 @@ from bench.report.render.words.context import (
 )
 from bench.report.render.words.recommendations import more_decisions, undecided
 from bench.report.render.writer import Writer
+from bench.report.vocabulary import Call
 
 #: Rows per setting in the home page's decision table.
 DECISION_ROWS = 40
@@ -151,6 +154,51 @@ def headline(p: Page, h: Headline) -> Md:
                link, ".")
 
 
+#: Each topic's own words for switching on, and for leaving the default.
+_TOPIC_CALLS = {
+    Topic.DEVICE: ("use the GPU", "no clear gain"),
+    Topic.LAYOUT: ("use channels_last", "keep NCHW"),
+    Topic.COMPILE: ("compile", "stay eager"),
+}
+
+
+def _call_words(c: GridCell) -> str:
+    """``leave off``, ``use amp-bf16``, ``on past 903 iterations``: the cell's decision."""
+    h = c.headline
+    if h is not None and c.call in (Call.ON, Call.OFF):
+        if h.topic is Topic.PRECISION:
+            return f"use {h.pair.variant_value}" if c.call is Call.ON \
+                else f"keep {h.pair.baseline_value}"
+        if h.topic in _TOPIC_CALLS:
+            return _TOPIC_CALLS[h.topic][c.call is Call.OFF]
+    if h is not None and c.call is Call.DEPENDS and h.decision is not None:
+        if fmt.present(h.decision.main.break_even_iters):
+            return f"on past {fmt.iterations(h.decision.main.break_even_iters)} iterations"
+        if h.topic is Topic.DETERMINISM:
+            return "on only if you need it"  # bitwise reproducibility, at its cost
+    return str(c.call)  # where the topic does not word it its own way
+
+
+def _grid_cell(p: Page, c: GridCell) -> Md | str:
+    words = _call_words(c)
+    if c.headline is None:
+        return words
+    _, target, prefix = TOPICS[c.headline.topic]
+    return p.link(cat(Md("**"), words, Md("**"), f" {fmt.ratio(c.headline.pair.speedup)}"),
+                  target, f"{prefix}-{slug(c.machine.page)}")
+
+
+def grid_table(p: Page, g: Grid) -> Md | None:
+    """Switches × machines, each cell the decision for the machine's default workload with its
+    speedup, linked to the answer; None where nothing was measured."""
+    if not any(c.headline for r in g.rows for c in r.cells):
+        return None
+    heads = [cat(p.machine_link(m.machine, m.page), " (GPU)" if m.gpu else " (CPU)")
+             for m in g.columns]
+    rows = [[TOPICS[r.topic][0], *(_grid_cell(p, c) for c in r.cells)] for r in g.rows]
+    return table(["Switch", *heads], rows)
+
+
 def compile_line(c: CompileCounts) -> str:
     """How many eager-against-compiled pairs there are, on how many machines, by verdict."""
     if not c.pairs:
@@ -167,6 +215,7 @@ def home_page(writer: Writer, model: HomePage, shared: Shared, common: dict[str,
         HOME_SNIPPET,
         "home.md.j2",
         p=p,
+        grid=grid_table(p, model.grid),
         headlines=[headline(p, h) for h in model.headlines],
         decisions=[_decision_table(p, d) for d in model.decisions],
         unmeasured=[_DECISION_WORDS[s][0] for s in model.unmeasured],
