@@ -114,6 +114,7 @@ class Call(Word):
     OFF = "leave off"  # leave the default
     DEPENDS = "depends"  # on for some jobs only (the answer says which)
     TOO_FEW = "too few runs"  # measured, but too few replicates to decide
+    FLAGGED = "flagged by bench check"  # decided only on replicates that drifted or throttled
     NOT_MEASURED = "not measured"
     NOT_APPLICABLE = "n/a (no GPU)"  # a CUDA switch on a machine without one
 

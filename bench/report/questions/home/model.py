@@ -24,6 +24,7 @@ from bench.report.judge.claims import count_verdicts
 from bench.report.judge.compiling import faster_pairs, same_workload
 from bench.report.judge.defaults import decision_for, default_workload
 from bench.report.judge.facts import Facts
+from bench.report.judge.gains import Gain, default_first, gains
 from bench.report.judge.machines import Machine
 from bench.report.judge.regimes import Regime
 from bench.report.judge.rows import Pair, typed_row
@@ -188,8 +189,27 @@ def _cell(topic: Topic, frame: pd.DataFrame, facts: Facts, m: Machine) -> GridCe
     if h is not None:
         return _compiled(h, frame, facts) if topic is Topic.COMPILE else GridCell(_call(h), m, h)
     rows = facts.current(frame)
-    seen = len(rows) and (rows["page"].astype(str) == m.page).any()
-    return GridCell(Call.TOO_FEW if seen else Call.NOT_MEASURED, m)
+    mine = rows.loc[rows["page"].astype(str) == m.page] if len(rows) else rows
+    if len(judged(mine)):  # decided, but only on replicates bench check flags
+        return GridCell(Call.FLAGGED, m)
+    return GridCell(Call.TOO_FEW if len(mine) else Call.NOT_MEASURED, m)
+
+
+@dataclass(frozen=True)
+class MachineGain:
+    """A machine's default workload taken from PyTorch's defaults to its fastest measured
+    configuration (``judge.gains``)."""
+
+    machine: Machine
+    gain: Gain
+
+
+def machine_gains(facts: Facts, columns: tuple[Machine, ...]) -> tuple[MachineGain, ...]:
+    """One per machine of ``columns`` that measured its default workload another way, in
+    their order."""
+    found = gains(facts.current(facts.analysis.cells))
+    picked = ((m, default_first([g for g in found if g.page == m.page])) for m in columns)
+    return tuple(MachineGain(m, g) for m, g in picked if g is not None)
 
 
 def grid(facts: Facts) -> Grid:
@@ -233,6 +253,7 @@ def compile_counts(facts: Facts) -> CompileCounts:
 @dataclass(frozen=True)
 class HomePage:
     grid: Grid
+    gains: tuple[MachineGain, ...]  # from the default to the fastest, per machine
     headlines: tuple[Headline, ...]
     decisions: tuple[DecisionSection, ...]  # only the settings measured
     unmeasured: tuple[str, ...]  # the decision table's settings with no comparison at all
@@ -262,8 +283,10 @@ def home_page(facts: Facts) -> HomePage:
     measured = {d.setting for d in decisions}
     results = facts.analysis.source.results
     old = [facts.machines[p].fingerprint_id for p in facts.superseded]
+    table = grid(facts)
     return HomePage(
-        grid=grid(facts),
+        grid=table,
+        gains=machine_gains(facts, table.columns),
         headlines=headlines(facts),
         decisions=tuple(decisions),
         unmeasured=tuple(s for s in DECISION_SETTINGS if s not in measured),

@@ -11,10 +11,12 @@ from bench.report.questions.answers import Shared
 from bench.report.questions.home.model import (
     CompileCounts,
     DecisionSection,
+    Gain,
     Grid,
     GridCell,
     Headline,
     HomePage,
+    MachineGain,
     Topic,
 )
 from bench.report.render.escape import Md, cat, slug
@@ -40,7 +42,7 @@ from bench.report.render.words.context import (
 )
 from bench.report.render.words.recommendations import more_decisions, undecided
 from bench.report.render.writer import Writer
-from bench.report.vocabulary import Call
+from bench.report.vocabulary import Call, Verdict
 
 #: Rows per setting in the home page's decision table.
 DECISION_ROWS = 40
@@ -199,6 +201,60 @@ def grid_table(p: Page, g: Grid) -> Md | None:
     return table(["Switch", *heads], rows)
 
 
+#: A switch set away from its default, in words.
+_SWITCH_WORDS = {"cudnn_benchmark": "cudnn.benchmark {}", "compile": "torch.compile ({})",
+                 "precision": "{}", "memory_format": "{}"}
+
+
+def _setting(g: Gain, config_switches: tuple[tuple[str, str], ...]) -> str:
+    """``amp-bf16 with channels_last``: what a configuration sets away from the default."""
+    default = dict(g.default.switches)
+    changed = [_SWITCH_WORDS[a].format(v) for a, v in config_switches if default[a] != v]
+    return fmt.and_list(changed) if changed else "the default"
+
+
+def _ci(lo: float | None, hi: float | None) -> str:
+    return f"95% CI {fmt.ci(lo, hi)}" if lo is not None else "too few replicates for an interval"
+
+
+def gain_line(p: Page, mg: MachineGain) -> Md:
+    """A machine's default workload from PyTorch's defaults to its fastest measured
+    configuration: the figure, its interval and scope, the switches' shares, the rows."""
+    m, g = mg.machine, mg.gain
+    what = (f"{g.model}, {'training' if g.mode == 'train' else 'inference'}, batch "
+            f"{g.batch_size}" + ("" if g.shapes == "static" else f", {g.shapes} shapes"))
+    rows = cat(" (rows: ", p.row_link("default", m.page, g.default.anchor), " · ",
+               p.row_link("fastest", m.page, g.best.anchor), ")")
+    where = cat(p.machine_link(m.machine, m.page), f" ({'GPU' if m.gpu else 'CPU'}), {what}: ")
+    of = f"{_ci(g.ci_low, g.ci_high)}, the best of {g.candidates} configurations measured"
+    if g.verdict != Verdict.FASTER:
+        text = cat(where, "nothing measured was clearly faster than the default; the fastest, ",
+                   _setting(g, g.best.switches), f", ran {fmt.ratio(g.speedup)} ({of})", rows,
+                   ".")
+    else:
+        text = cat(where, Md("**"), _setting(g, g.best.switches), Md("**"),
+                   f" runs {fmt.ratio(g.speedup, g.ci_low, g.ci_high)} the default ({of})",
+                   _shares(g), rows, ".")
+    if g.unsure is not None:
+        why = (f"on too few replicates to count ({g.unsure.n_ok} ok)" if g.unsure_why is None
+               else f"but does not count: {g.unsure_why}")
+        text = cat(text, f" {_setting(g, g.unsure.switches)} ran "
+                   f"{fmt.ratio(g.unsure_speedup)} ", why, ".")
+    return text
+
+
+def _shares(g: Gain) -> str:
+    """``: amp-bf16 1.09× (13%), then channels_last 1.86× (87%)``; nothing for one switch,
+    and a note where no path through measured configurations exists."""
+    if len(g.changed) < 2:
+        return ""
+    if not g.steps:
+        return "; the configurations between them were not all measured, so no share per switch"
+    parts = [f"{_SWITCH_WORDS[s.axis].format(s.after)} {fmt.ratio(s.speedup)}"
+             + (f" ({fmt.pct(s.share)})" if s.share is not None else "") for s in g.steps]
+    return ": " + ", then ".join(parts)
+
+
 def compile_line(c: CompileCounts) -> str:
     """How many eager-against-compiled pairs there are, on how many machines, by verdict."""
     if not c.pairs:
@@ -216,6 +272,7 @@ def home_page(writer: Writer, model: HomePage, shared: Shared, common: dict[str,
         "home.md.j2",
         p=p,
         grid=grid_table(p, model.grid),
+        gains=[gain_line(p, mg) for mg in model.gains],
         headlines=[headline(p, h) for h in model.headlines],
         decisions=[_decision_table(p, d) for d in model.decisions],
         unmeasured=[_DECISION_WORDS[s][0] for s in model.unmeasured],
