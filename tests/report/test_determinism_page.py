@@ -20,8 +20,7 @@ def _page(write_tree, tmp_path: Path, runs: list) -> str:
 
 
 def _answer(page: str, machine: str) -> str:
-    found = re.search(rf'<div class="tk-answer" id="answer-{machine}[^"]*" markdown>\n(.*?)\n',
-                      page)
+    found = re.search(rf'<div class="tk-answer" id="[^"]*" markdown>\n(\*\*{machine} .*?)\n', page)
     assert found, f"no answer for {machine}"
     return found.group(1)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -49,11 +50,23 @@ def is_external(url: str) -> bool:
     return bool(parts.scheme or parts.netloc)
 
 
+def _published_path(site: Path) -> str:
+    """The path the site is published under (``/torch-knobs/`` for a ``site_url`` of
+    ``https://torch-knobs.github.io/torch-knobs/``; ``/`` without one), from the canonical link
+    MkDocs gives the home page where ``site_url`` is set."""
+    home = site / "index.html"
+    text = home.read_text(encoding="utf-8") if home.is_file() else ""
+    found = re.search(r'<link rel="canonical" href="([^"]+)"', text)
+    path = urlsplit(found.group(1)).path if found else "/"
+    return path.rsplit("/", 1)[0] + "/"
+
+
 def check_site(site: Path) -> list[str]:
     """Every problem found, as readable lines (empty when the site is sound)."""
     site = site.resolve()
     pages = {p: parse(p) for p in sorted(site.rglob("*.html"))}
     problems: list[str] = []
+    published = _published_path(site)
     for page, info in pages.items():
         rel = page.relative_to(site)
         for url in info.resources:
@@ -74,8 +87,11 @@ def check_site(site: Path) -> list[str]:
                     problems.append(f"{rel}: javascript: link {href!r}")
                 continue
             parts = urlsplit(href)
-            base = site if parts.path.startswith("/") else page.parent  # the 404 page is absolute
-            target = page if not parts.path else (base / unquote(parts.path.lstrip("/"))).resolve()
+            path = parts.path
+            if path.startswith(published):  # the 404 page is absolute, under site_url's path
+                path = "/" + path[len(published):]
+            base = site if path.startswith("/") else page.parent
+            target = page if not path else (base / unquote(path.lstrip("/"))).resolve()
             if target.is_dir():
                 target = target / "index.html"
             if not target.exists():

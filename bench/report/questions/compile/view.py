@@ -24,10 +24,10 @@ from bench.report.questions.compile.model import (
     cache_rank,
 )
 from bench.report.questions.compile.studies import benchmark_section, links, mode, shapes_section
-from bench.report.render.escape import Md, cat, slug
+from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import COMPILE_PAGE, chart_file
-from bench.report.render.words.answers import answer, cite_sentence, figure
+from bench.report.render.words.answers import anchored, answer, cite_sentence, figure
 from bench.report.render.words.comparisons import (
     TABLE_ROWS,
     cell_links,
@@ -100,7 +100,7 @@ def _answer(p: Page, s: CompileSection) -> dict[str, Any] | None:
         cite = cite_sentence(f"torch.compile ({mode(first.best)}, {first.best.kernel_cache} "
                              f"kernel cache) ran at {figure(first.best)} the eager speed for "
                              f"{name}", m, first.best.verdict, m.days)
-    return answer(p, COMPILE_PAGE, f"answer-{slug(m.page)}", m, decision, text, cite)
+    return answer(p, COMPILE_PAGE, "answer", m, decision, text, cite, first.best)
 
 
 def compile_page(writer: Writer, model: CompilePage, shared: Shared, common: dict[str, Any]
@@ -115,7 +115,7 @@ def compile_page(writer: Writer, model: CompilePage, shared: Shared, common: dic
     for sec in sections:
         sec.update(shapes_unmeasured=shapes, benchmark_unmeasured=bench)
     writer.page(COMPILE_PAGE, "torch-compile.md.j2", p=p, banners=banner(model.sources),
-                answers=[a for a in found if a], sections=sections,
+                answers=anchored(found, common["build"]), sections=sections,
                 unmeasured=_unmeasured_text(shapes, bench),
                 legend=SHORT_LEGEND, provenance=provenance(common["build"], model.sources),
                 **common)

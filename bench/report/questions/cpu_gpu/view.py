@@ -17,10 +17,10 @@ from bench.report.questions.cpu_gpu.model import (
     CpuGpuSection,
 )
 from bench.report.render import costcharts
-from bench.report.render.escape import Md, cat, slug
+from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import CPU_GPU_PAGE, chart_file
-from bench.report.render.words.answers import answer, cite_sentence, figure, short_scope
+from bench.report.render.words.answers import anchored, answer, cite_sentence, figure, short_scope
 from bench.report.render.words.comparisons import (
     TABLE_ROWS,
     cell_links,
@@ -91,7 +91,7 @@ def _answer(p: Page, s: CpuGpuSection) -> dict[str, Any]:
                              f"at the same setting, for {name}", m, top.verdict, m.days)
         if s.top_best is not None:
             text.append(_best_text(s.top_best))
-    return answer(p, CPU_GPU_PAGE, f"answer-{slug(m.page)}", m, decision, cat(*text), cite)
+    return answer(p, CPU_GPU_PAGE, "answer", m, decision, cat(*text), cite, top)
 
 
 def _step_chart(writer: Writer, s: CpuGpuSection, cols: tuple[str, ...]
@@ -198,4 +198,5 @@ def cpu_gpu_page(writer: Writer, model: CpuGpuPage, shared: Shared,
     comparison_page(writer, p, "cpu-vs-gpu.md.j2", model,
                     csv=("cpu-vs-gpu", ("base_samples_per_s", "var_samples_per_s")),
                     section=_section, shared=shared, common=common,
-                    answers=[_answer(p, s) for s in model.sections])
+                    answers=anchored([_answer(p, s) for s in model.sections],
+                                     common["build"]))

@@ -17,11 +17,11 @@ from bench.report.questions.cudnn.model import (
     ModelVerdict,
 )
 from bench.report.render import charts, costcharts
-from bench.report.render.escape import Md, cat, md, slug
+from bench.report.render.escape import Md, cat, md
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import CUDNN_PAGE, SHAPES_PAGE, chart_file
 from bench.report.render.words import sentences
-from bench.report.render.words.answers import answer, cite_sentence, figure, short_scope
+from bench.report.render.words.answers import anchored, answer, cite_sentence, figure, short_scope
 from bench.report.render.words.claim_words import verdict_line
 from bench.report.render.words.comparisons import (
     TABLE_ROWS,
@@ -165,8 +165,8 @@ def _default_first(p: Page, s: CudnnSection, days: str) -> dict[str, Any] | None
                sentences.where_it_pays(s.pays, shown=2), across)
     cite = cite_sentence(f"cudnn.benchmark gave {figure(quoted)} per step for {name}, the "
                          f"default workload: {sentences.decision(d)}", m, quoted.verdict, days)
-    return answer(p, CUDNN_PAGE, f"answer-{slug(m.page)}", m,
-                  f"{sentences.decision(d)} for {name}, the default workload:", text, cite)
+    return answer(p, CUDNN_PAGE, "answer", m,
+                  f"{sentences.decision(d)} for {name}, the default workload:", text, cite, quoted)
 
 
 def _answer(p: Page, s: CudnnSection, days: str) -> dict[str, Any]:
@@ -188,8 +188,7 @@ def _answer(p: Page, s: CudnnSection, days: str) -> dict[str, Any]:
         text += [f" {name}: {figure(quoted)} (rows: ", _links(p, quoted), ")."]
         cite = cite_sentence(f"cudnn.benchmark gave {figure(quoted)} per step for {name}",
                              m, quoted.verdict, days)
-    return answer(p, CUDNN_PAGE, f"answer-{slug(m.page)}", m, DECISION[sm.verdict],
-                  cat(*text), cite)
+    return answer(p, CUDNN_PAGE, "answer", m, DECISION[sm.verdict], cat(*text), cite, quoted)
 
 
 def _speed_rows(shared: Shared, p: Page, rows: Sequence[CudnnPair], cols: Sequence[str]
@@ -336,7 +335,8 @@ def cudnn_page(writer: Writer, model: CudnnPage, shared: Shared, common: dict[st
     comparison_page(
         writer, p, "cudnn-benchmark.md.j2", model, csv=("cudnn-benchmark", _CSV_EXTRA),
         section=_section, shared=shared, common=common,
-        answers=[_answer(p, s, s.machine.days) for s in model.sections],
+        answers=anchored([_answer(p, s, s.machine.days) for s in model.sections],
+                         common["build"]),
         cpu_only=[p.machine_link(m.machine, m.page) for m in model.cpu_only],
         algo=verdict_line(model.algo, p),
     )

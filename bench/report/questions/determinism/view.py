@@ -15,10 +15,10 @@ from bench.report.questions.determinism.model import (
     DeterminismSection,
     Reruns,
 )
-from bench.report.render.escape import Md, cat, slug
+from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import DETERMINISM_PAGE, chart_file
-from bench.report.render.words.answers import answer, cite_sentence, figure, short_scope
+from bench.report.render.words.answers import anchored, answer, cite_sentence, figure, short_scope
 from bench.report.render.words.comparisons import (
     TABLE_ROWS,
     cell_links,
@@ -120,7 +120,7 @@ def _answer(p: Page, s: DeterminismSection, sm: Tally[DeterminismPair]) -> dict[
                              f"{name}", m, q.verdict, m.days)
     decision = DECISION.get(s.action, "not enough data yet") if s.action else \
         DECISION[Action.INSUFFICIENT]
-    return answer(p, DETERMINISM_PAGE, f"answer-{slug(m.page)}", m, decision, cat(*text), cite)
+    return answer(p, DETERMINISM_PAGE, "answer", m, decision, cat(*text), cite, q)
 
 
 def rerun_text(found: Reruns) -> str:
@@ -147,7 +147,7 @@ def _checks_answer(p: Page, s: DeterminismSection) -> dict[str, Any]:
     text = cat(f"Re-run checks{f' ({scope})' if scope else ''}: ", rerun_text(s.reruns),
                " (rows: ", *_joined(links), ").")
     decision = NOT_COMPARED if s.cuda else NOT_APPLICABLE
-    return answer(p, DETERMINISM_PAGE, f"answer-{slug(m.page)}", m, decision, text, "")
+    return answer(p, DETERMINISM_PAGE, "answer", m, decision, text, "")
 
 
 def _joined(links: list[Md]) -> list[object]:
@@ -203,6 +203,8 @@ def determinism_page(writer: Writer, model: DeterminismPage, shared: Shared,
         csv=("determinism", ("base_bitwise_equal", "var_bitwise_equal", "base_max_abs_diff",
                              "var_max_abs_diff")),
         section=_section, shared=shared, common=common,
-        answers=[_answer(p, s, s.summary) if s.summary is not None else _checks_answer(p, s)
-                 for s in model.sections if len(s.pairs) or len(s.checks)])
+        answers=anchored([_answer(p, s, s.summary) if s.summary is not None
+                          else _checks_answer(p, s)
+                          for s in model.sections if len(s.pairs) or len(s.checks)],
+                         common["build"]))
 

@@ -21,10 +21,10 @@ from bench.report.questions.feeding.model import (
     Rate,
     Sweep,
 )
-from bench.report.render.escape import cat, slug
+from bench.report.render.escape import cat
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import FEEDING_PAGE, chart_file
-from bench.report.render.words.answers import answer, cite_sentence
+from bench.report.render.words.answers import anchored, answer, cite_sentence
 from bench.report.render.words.context import banner, page, provenance, section_anchor
 from bench.report.render.words.feeding import step_name
 from bench.report.render.words.labels import alt_list
@@ -177,8 +177,9 @@ def _answer(p: Page, s: FeedingSection) -> dict[str, Any]:
     text.append(startup_text(s))
     if not s.gpu:
         text.append("Not measured for a GPU: this machine has none.")
-    return answer(p, FEEDING_PAGE, f"answer-{slug(m.page)}", m, _decision(s) + ".",
-                  cat(" ".join(t.strip() for t in text if t.strip())), cite)
+    return answer(p, FEEDING_PAGE, "answer", m, _decision(s) + ".",
+                  cat(" ".join(t.strip() for t in text if t.strip())), cite,
+                  s.headline if cite else None)
 
 
 def _chart(writer: Writer, s: FeedingSection) -> dict[str, Any] | None:
@@ -270,7 +271,7 @@ def feeding_page(writer: Writer, model: FeedingPage, shared: Shared, common: dic
                  ) -> None:
     p = page(shared, FEEDING_PAGE)
     writer.page(FEEDING_PAGE, "feeding.md.j2", p=p, banners=banner(model.sources),
-                answers=[_answer(p, s) for s in model.sections],
+                answers=anchored([_answer(p, s) for s in model.sections], common["build"]),
                 sections=[_section(writer, p, s) for s in model.sections],
                 gpu_measured=model.gpu_measured,
                 provenance=provenance(common["build"], model.sources), **common)

@@ -15,10 +15,11 @@ from bench.report.questions.precision.model import (
     PrecisionSection,
     Tally,
 )
-from bench.report.render.escape import Md, cat, slug
+from bench.report.render.buildinfo import BuildInfo
+from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import PRECISION_PAGE, chart_file
-from bench.report.render.words.answers import answer, cite_sentence, figure, short_scope
+from bench.report.render.words.answers import anchored, answer, cite_sentence, figure, short_scope
 from bench.report.render.words.comparisons import (
     TABLE_ROWS,
     cell_links,
@@ -70,8 +71,8 @@ def _answer(p: Page, s: PrecisionSection, kind: str, baseline: str) -> dict[str,
                  _links(p, quoted), ")."]
         cite = cite_sentence(f"{quoted.variant_value} over {baseline} gave {figure(quoted)} "
                              f"for {name}", m, quoted.verdict, m.days)
-    prefix = "answer-precision" if kind == "precision" else "answer-layout"
-    return answer(p, PRECISION_PAGE, f"{prefix}-{slug(m.page)}", m, decision, cat(*text), cite)
+    question = "answer-precision" if kind == "precision" else "answer-layout"
+    return answer(p, PRECISION_PAGE, question, m, decision, cat(*text), cite, quoted)
 
 
 def _row(shared: Shared, p: Page, r: PrecisionPair, cols: tuple[str, ...], kind: str
@@ -103,10 +104,10 @@ def _section(writer: Writer, shared: Shared, p: Page, s: PrecisionSection, kind:
 
 
 def _part(writer: Writer, shared: Shared, p: Page, c: PrecisionPart, kind: str,
-          baseline: str) -> dict[str, Any]:
+          baseline: str, build: BuildInfo) -> dict[str, Any]:
     name = "precision" if kind == "precision" else "memory-format"
     csv = write_comparisons(writer, name, c.pairs) if len(c.pairs) else ""
-    return {"answers": [_answer(p, s, kind, baseline) for s in c.sections],
+    return {"answers": anchored([_answer(p, s, kind, baseline) for s in c.sections], build),
             "sections": [_section(writer, shared, p, s, kind, csv) for s in c.sections]}
 
 
@@ -118,8 +119,9 @@ def precision_page(writer: Writer, model: PrecisionPage, shared: Shared,
         "precision.md.j2",
         p=p,
         banners=banner(model.sources),
-        precision=_part(writer, shared, p, model.precision, "precision", "fp32"),
-        layout=_part(writer, shared, p, model.layout, "memory_format", "nchw"),
+        precision=_part(writer, shared, p, model.precision, "precision", "fp32",
+                        common["build"]),
+        layout=_part(writer, shared, p, model.layout, "memory_format", "nchw", common["build"]),
         legend=SHORT_LEGEND,
         recs=advice_items(model.advice, p),
         provenance=provenance(common["build"], model.sources),

@@ -14,10 +14,10 @@ from bench.report import fmt
 from bench.report.judge import DELTA
 from bench.report.questions.answers import Shared
 from bench.report.questions.shapes.model import ShapesPage, ShapesPair, ShapesSection, Tally
-from bench.report.render.escape import Md, cat, slug
+from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import SHAPES_PAGE, chart_file
-from bench.report.render.words.answers import answer, cite_sentence, figure, short_scope
+from bench.report.render.words.answers import anchored, answer, cite_sentence, figure, short_scope
 from bench.report.render.words.comparisons import (
     TABLE_ROWS,
     cell_links,
@@ -108,8 +108,7 @@ def _answer(p: Page, s: ShapesSection) -> dict[str, Any]:
         text += [f" {name}, {_shape(q)}: {figure(q)} (rows: ", _links(p, q), ")."]
         cite = cite_sentence(f"{_shape(q)} input shapes ran at {figure(q)} the FLOP/s of one "
                              f"static shape for {name}", m, q.verdict, m.days)
-    return answer(p, SHAPES_PAGE, f"answer-{slug(m.page)}", m,
-                  decision(sm), cat(*text), cite)
+    return answer(p, SHAPES_PAGE, "answer", m, decision(sm), cat(*text), cite, q)
 
 
 def _section(writer: Writer, shared: Shared, p: Page, s: ShapesSection, csv: str
@@ -138,4 +137,5 @@ def shapes_page(writer: Writer, model: ShapesPage, shared: Shared,
     p = page(shared, SHAPES_PAGE)
     comparison_page(writer, p, "dynamic-shapes.md.j2", model,
                     csv=("dynamic-shapes", _CSV_EXTRA), section=_section, shared=shared,
-                    common=common, answers=[_answer(p, s) for s in model.sections])
+                    common=common, answers=anchored([_answer(p, s) for s in model.sections],
+                                                    common["build"]))
