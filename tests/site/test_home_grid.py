@@ -54,3 +54,18 @@ def test_the_default_to_fastest_lines_give_figure_interval_and_rows(fixture_site
     for ln in gains:
         assert "(rows: [default](" in ln and "[fastest](" in ln, ln
         assert "95% CI" in ln or "too few replicates for an interval" in ln, ln
+
+
+def test_every_workload_from_the_default_to_the_fastest(fixture_site: Built) -> None:
+    lines = _home(fixture_site)
+    at = next(i for i, ln in enumerate(lines)
+              if ln.startswith('??? note "From the default to the fastest measured'))
+    rows = [ln for ln in lines[at + 3:] if ln.startswith("    | [")]
+    lead = next(ln for ln in lines if ln.startswith("- [") and "[fastest](" in ln)
+    assert len(rows) >= 2
+    # the line above quotes one of these rows: the same rows, the same figure
+    assert any(ln.strip().strip("|").split(" | ")[-1].strip() in lead for ln in rows)
+    for ln in rows:
+        cells = ln.strip().strip("|").split(" | ")
+        assert "[default](" in cells[-1] and "[fastest](" in cells[-1], ln
+        assert "best of" in cells[3], ln

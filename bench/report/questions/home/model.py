@@ -204,12 +204,16 @@ class MachineGain:
     gain: Gain
 
 
-def machine_gains(facts: Facts, columns: tuple[Machine, ...]) -> tuple[MachineGain, ...]:
-    """One per machine of ``columns`` that measured its default workload another way, in
-    their order."""
+def machine_gains(facts: Facts, columns: tuple[Machine, ...]
+                  ) -> tuple[tuple[MachineGain, ...], tuple[MachineGain, ...]]:
+    """The default workload's gain of each machine of ``columns`` that measured it another
+    way, and every workload's, in the columns' order (then training, the largest batch)."""
     found = gains(facts.current(facts.analysis.cells))
     picked = ((m, default_first([g for g in found if g.page == m.page])) for m in columns)
-    return tuple(MachineGain(m, g) for m, g in picked if g is not None)
+    every = (MachineGain(m, g) for m in columns for g in sorted(
+        (g for g in found if g.page == m.page),
+        key=lambda g: (g.mode != "train", -g.batch_size, g.model, g.shapes != "static")))
+    return tuple(MachineGain(m, g) for m, g in picked if g is not None), tuple(every)
 
 
 def grid(facts: Facts) -> Grid:
@@ -254,6 +258,7 @@ def compile_counts(facts: Facts) -> CompileCounts:
 class HomePage:
     grid: Grid
     gains: tuple[MachineGain, ...]  # from the default to the fastest, per machine
+    every_gain: tuple[MachineGain, ...]  # the same for every workload measured two ways
     headlines: tuple[Headline, ...]
     decisions: tuple[DecisionSection, ...]  # only the settings measured
     unmeasured: tuple[str, ...]  # the decision table's settings with no comparison at all
@@ -284,9 +289,11 @@ def home_page(facts: Facts) -> HomePage:
     results = facts.analysis.source.results
     old = [facts.machines[p].fingerprint_id for p in facts.superseded]
     table = grid(facts)
+    first, every = machine_gains(facts, table.columns)
     return HomePage(
         grid=table,
-        gains=machine_gains(facts, table.columns),
+        gains=first,
+        every_gain=every,
         headlines=headlines(facts),
         decisions=tuple(decisions),
         unmeasured=tuple(s for s in DECISION_SETTINGS if s not in measured),

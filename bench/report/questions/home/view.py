@@ -221,8 +221,7 @@ def gain_line(p: Page, mg: MachineGain) -> Md:
     """A machine's default workload from PyTorch's defaults to its fastest measured
     configuration: the figure, its interval and scope, the switches' shares, the rows."""
     m, g = mg.machine, mg.gain
-    what = (f"{g.model}, {'training' if g.mode == 'train' else 'inference'}, batch "
-            f"{g.batch_size}" + ("" if g.shapes == "static" else f", {g.shapes} shapes"))
+    what = _workload(g)
     rows = cat(" (rows: ", p.row_link("default", m.page, g.default.anchor), " · ",
                p.row_link("fastest", m.page, g.best.anchor), ")")
     where = cat(p.machine_link(m.machine, m.page), f" ({'GPU' if m.gpu else 'CPU'}), {what}: ")
@@ -241,6 +240,26 @@ def gain_line(p: Page, mg: MachineGain) -> Md:
         text = cat(text, f" {_setting(g, g.unsure.switches)} ran "
                    f"{fmt.ratio(g.unsure_speedup)} ", why, ".")
     return text
+
+
+def gain_table(p: Page, every: list[MachineGain] | tuple[MachineGain, ...]) -> Md | None:
+    """Every workload measured two ways, from the default to its fastest configuration."""
+    rows = [[p.machine_link(mg.machine.machine, mg.machine.page), _workload(mg.gain),
+             _setting(mg.gain, mg.gain.best.switches)
+             + ("" if mg.gain.verdict == Verdict.FASTER else f" ({mg.gain.verdict})"),
+             f"{fmt.ratio(mg.gain.speedup, mg.gain.ci_low, mg.gain.ci_high)} "
+             f"({fmt.ci(mg.gain.ci_low, mg.gain.ci_high)}; best of {mg.gain.candidates})",
+             _shares(mg.gain).removeprefix(": ").removeprefix("; ") or "one switch",
+             cat(p.row_link("default", mg.machine.page, mg.gain.default.anchor), " · ",
+                 p.row_link("fastest", mg.machine.page, mg.gain.best.anchor))]
+            for mg in every]
+    return table(["Machine", "Workload", "Fastest measured", "Speedup (95% CI)",
+                  "Per switch (share)", "Rows"], rows) if rows else None
+
+
+def _workload(g: Gain) -> str:
+    return (f"{g.model}, {'training' if g.mode == 'train' else 'inference'}, batch "
+            f"{g.batch_size}" + ("" if g.shapes == "static" else f", {g.shapes} shapes"))
 
 
 def _shares(g: Gain) -> str:
@@ -273,6 +292,7 @@ def home_page(writer: Writer, model: HomePage, shared: Shared, common: dict[str,
         p=p,
         grid=grid_table(p, model.grid),
         gains=[gain_line(p, mg) for mg in model.gains],
+        gain_table=gain_table(p, model.every_gain),
         headlines=[headline(p, h) for h in model.headlines],
         decisions=[_decision_table(p, d) for d in model.decisions],
         unmeasured=[_DECISION_WORDS[s][0] for s in model.unmeasured],
