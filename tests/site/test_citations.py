@@ -65,10 +65,10 @@ def resolve(fragment: str, ids: list[str]) -> str:
     return ""
 
 
-def _machine(**kw: str) -> Machine:
+def _machine(**kw: object) -> Machine:
     base = {"page": "box-1234abcd", "machine": "box", "fingerprint_id": "1234abcd5678",
             "title": "box 1234abcd", "hardware": "NVIDIA H200", "torch": "2.11.0",
-            "cudnn": "91900", "first_day": "2026-12-01", "last_day": "2026-12-04"}
+            "cudnn": "91900", "first_day": "2026-12-01", "last_day": "2026-12-04", "gpu": True}
     return Machine(**{**base, **kw})  # type: ignore[arg-type]
 
 
@@ -98,8 +98,9 @@ def test_the_cite_sentence_names_model_versions_date_and_commit() -> None:
     said = cite_sentence("cudnn.benchmark gave 0.99×", m, "no clear difference", m.days)
     assert said == ("cudnn.benchmark gave 0.99× on box (NVIDIA H200, torch 2.11.0, cuDNN "
                     "9.19.0), no clear difference; torch-knobs, data of 2026-12-01 to 2026-12-04")
-    cpu = _machine(hardware="AMD EPYC 9654", cudnn="")
-    assert "cuDNN" not in cite_sentence("x", cpu, "faster", cpu.days)
+    # a CUDA build of torch reports a cuDNN on a machine with no GPU, where it ran nothing
+    cpu = _machine(hardware="AMD EPYC 9654", gpu=False)
+    assert "(AMD EPYC 9654, torch 2.11.0)" in cite_sentence("x", cpu, "faster", cpu.days)
     assert built_words(BuildInfo("abc1234", False, "2026-12-05")) == "built from commit abc1234"
     assert built_words(BuildInfo("abc1234", True, "2026-12-05")) == \
         "built from commit abc1234 with uncommitted changes"
@@ -151,6 +152,8 @@ def test_anchors_name_question_model_and_workload_and_no_fingerprint(fixture_sit
 
 
 def test_machines_of_one_model_are_told_apart_by_name_then_torch() -> None:
+    """The first measured keeps the bare model; another machine adds its name; another
+    fingerprint of a machine already named adds its torch version instead."""
     from bench.report.render.words.answers import machine_keys
 
     first = _machine(page="gpu01-aaaa1111", machine="gpu01", first_day="2026-12-01")
@@ -160,7 +163,7 @@ def test_machines_of_one_model_are_told_apart_by_name_then_torch() -> None:
     cpu = _machine(page="laptop-dddd4444", machine="laptop", hardware="AMD Ryzen 7 7840U")
     keys = machine_keys([again, cpu, other, first])
     assert keys == {"gpu01-aaaa1111": "nvidia-h200", "gpu02-bbbb2222": "nvidia-h200-gpu02",
-                    "gpu02-cccc3333": "nvidia-h200-gpu02-torch-2-12-0",
+                    "gpu02-cccc3333": "nvidia-h200-torch-2-12-0",
                     "laptop-dddd4444": "amd-ryzen-7-7840u"}
     # the machine measured first keeps the bare model, whatever comes after it
     assert machine_keys([first])["gpu01-aaaa1111"] == keys["gpu01-aaaa1111"]

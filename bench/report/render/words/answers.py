@@ -80,11 +80,12 @@ def cite_sentence(said: str, m: Machine, verdict: str, days: str) -> str:
 
 def software(m: Machine) -> str:
     """``NVIDIA H200, torch 2.11.0, cuDNN 9.19.0``: a machine's model and the versions its
-    figures depend on (no cuDNN named where torch reported none, as on a CPU-only machine)."""
+    figures depend on (no cuDNN on a machine without a GPU, where a CUDA build of torch still
+    reports one that ran nothing)."""
     parts = [m.hardware or "unknown hardware"]
     if m.torch:
         parts.append(f"torch {m.torch}")
-    if m.cudnn:
+    if m.cudnn and m.gpu:
         parts.append(f"cuDNN {fmt.cudnn_version(m.cudnn)}")
     return ", ".join(parts)
 
@@ -105,7 +106,8 @@ def built_words(build: BuildInfo) -> str:
 # workload its Cite line quotes (``resnet50-train-b128-fp32-nchw``), the last left out where
 # it quotes none. A machine's key is its model (``nvidia-h200``); where several machines of one
 # model answer the same question, the one measured first (its first day, then its page key)
-# keeps the bare model and each other one adds its machine name (``nvidia-h200-gpu02``), then
+# keeps the bare model and each other one adds its machine name (``nvidia-h200-gpu02``; not
+# where a machine of that name came before it: another fingerprint of the same machine), then
 # its torch version, then its first day, then its fingerprint, until the key is unique. No key
 # holds ``--``, so the workload starts at the first one.
 #
@@ -143,10 +145,15 @@ def workload_key(r: Any) -> str:
 def machine_keys(machines: Sequence[Machine]) -> dict[str, str]:
     """Page key → the key of each machine answering one question (see above)."""
     keys: dict[str, str] = {}
+    named: set[tuple[str, str]] = set()  # (model, machine name) of those keyed so far
     for m in sorted(machines, key=lambda m: (m.first_day or "9999", m.page)):
-        tries = [key(m.hardware, MODEL_LIMIT)]
-        for more in (m.machine, f"torch {m.torch}", m.first_day, m.fingerprint_id[:8]):
+        model = key(m.hardware, MODEL_LIMIT)
+        tries = [model]
+        # a machine's name tells nothing apart from a fingerprint of the same machine
+        name = () if (model, m.machine) in named else (m.machine,)
+        for more in (*name, f"torch {m.torch}", m.first_day, m.fingerprint_id[:8]):
             tries.append(key(f"{tries[-1]}-{key(more, PART_LIMIT)}", KEY_LIMIT))
+        named.add((model, m.machine))
         n = 2
         while all(t in keys.values() for t in tries):  # nothing left to tell them apart by
             tries.append(key(f"{tries[-1][:KEY_LIMIT - 4]}-{n}", KEY_LIMIT))
