@@ -1,4 +1,5 @@
-"""Command line: ``python -m bench run | status | env | check | report | advise``.
+"""Command line: ``python -m bench run | status | env | check | pack | add | report |
+advise``.
 
 The one parser, built from the commands' own classes (``bench.commands.COMMANDS``: each
 declares its options and runs itself), and the dispatch to them. Bad input ends in one

@@ -38,7 +38,7 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 def test_each_command_is_one_class_that_owns_all_its_options() -> None:
     subparsers = _subparsers(cli.build_parser())
     assert list(subparsers) == [c.name for c in COMMANDS] == [
-        "run", "status", "env", "check", "report", "advise"]
+        "run", "status", "env", "check", "pack", "add", "report", "advise"]
     for command in COMMANDS:
         assert issubclass(command, Command) and command.help
         alone = argparse.ArgumentParser()

@@ -48,6 +48,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "bench": (dict,),
     "plan": (dict,),
     "sittings": (list,),
+    "machine_uid": (str, type(None)),  # an anonymous machine id; absent before it was kept
 }
 #: The nested keys the report reads (the machine summary), and their JSON types; null is
 #: allowed, as for a fact the probe could not find.

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import os
 import platform
 import re
@@ -246,6 +247,30 @@ def collect_conv_api(torch: Any) -> dict[str, Any]:
     return out
 
 
+#: Where a machine keeps its own stable id, in the order read: systemd's, D-Bus's, the board's.
+MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id",
+                    "/sys/class/dmi/id/product_uuid")
+#: Mixed into the hash so the recorded id matches no other program's hash of the same file.
+MACHINE_UID_SALT = b"torch-knobs machine_uid 1\0"
+
+
+def machine_uid(paths: tuple[str, ...] = MACHINE_ID_FILES) -> str | None:
+    """An anonymous id of the physical machine: the first 16 hex digits of a salted sha256 of
+    the first readable machine id; None where none is readable.
+
+    Why: contributed runs of one machine can then be told from another's of the same model,
+    without a host name or the id itself ever leaving the machine. Outside the fingerprint
+    (``bench.fingerprint`` hashes only its listed facts): two identical machines share their
+    fingerprint, and a reinstall must not make a run another environment."""
+    for path in paths:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            with open(path, encoding="ascii") as f:
+                value = f.read().strip()
+            if value:
+                return hashlib.sha256(MACHINE_UID_SALT + value.encode()).hexdigest()[:16]
+    return None
+
+
 def collect_bench() -> dict[str, Any]:
     from bench import __version__
     from bench.run.child.workloads import WORKLOAD_VERSION
@@ -269,6 +294,7 @@ def collect(torch: Any) -> dict[str, Any]:
     }
     with contextlib.suppress(Exception):  # a fact about this torch, outside the fingerprint
         env["conv_api"] = collect_conv_api(torch)
+    env["machine_uid"] = machine_uid()
     env["fingerprint_id"] = fingerprint_id(env)
     env["machine"] = machine_slug(env)
     return env
