@@ -91,3 +91,81 @@ def test_the_guide_pages_are_built(fixture_site: Built) -> None:
         assert html.is_file(), page
     index = (fixture_site.site / "index.html").read_text(encoding="utf-8")
     assert "guide/running.html" in index  # the navigation links them
+
+
+CONTRIBUTE = GUIDE / "contribute.md"
+#: What the contribute page must name, from install to pull request and the checks on it.
+CONTRIBUTE_COMMANDS = (
+    "python3 -m pip install nox && nox -s bench -- --profile contrib",
+    "python3 -m bench run --profile contrib",
+    'python -m bench pack reports/<machine>/<run-id> --machine-name "<your name for it>"',
+    "--price-per-hour USD --price-source TEXT --price-date YYYY-MM-DD",
+    "python -m bench add <machine>-<run-id>.tar.gz",
+    "git add reports/<machine>/<run-id> && git commit",
+    "python3 -m bench check --all reports/",
+    "nox -s report",
+)
+#: Example values for the placeholders of the page's commands, so the parser can read them.
+_PLACEHOLDERS = {"USD": "1.5", "YYYY-MM-DD": "2026-01-01", "TEXT": "a-price-list"}
+
+
+def _bench_commands(text: str) -> list[list[str]]:
+    """The argument lists of the page's ``python -m bench ...`` commands, in its code blocks
+    and inline code (a flags-only line continues the command before it)."""
+    import shlex
+
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    spans = re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", text, flags=re.S))
+    found: list[list[str]] = []
+    for block in [*blocks, *spans]:
+        for line in block.splitlines():
+            for part in line.split("&&"):
+                words = shlex.split(part)
+                if words[:3] in (["python", "-m", "bench"], ["python3", "-m", "bench"]):
+                    found.append(words[3:])
+                elif words and words[0].startswith("--") and found and block in blocks:
+                    found.append([*found[-1], *words])
+    return [[_PLACEHOLDERS.get(w, w) for w in c] for c in found]
+
+
+def test_the_contribute_page_names_the_commands_from_install_to_pull_request() -> None:
+    text = " ".join(CONTRIBUTE.read_text(encoding="utf-8").split())
+    missing = [c for c in CONTRIBUTE_COMMANDS if c not in text]
+    assert not missing, missing
+    for word in ("reference", "contributed", "reproduced", "host names", "MAC addresses",
+                 "IP addresses", "serial numbers", "home paths", "mkdocs build --strict"):
+        assert word in text, word
+
+
+def test_the_contribute_pages_commands_parse() -> None:
+    """Every ``bench`` command on the page is one the parser reads, with its flags, for the
+    commands this checkout registers (one it does not yet is left to the first assertion)."""
+    from bench.cli import build_parser
+    from bench.commands import COMMANDS
+
+    known = {c.name for c in COMMANDS}
+    commands = _bench_commands(CONTRIBUTE.read_text(encoding="utf-8"))
+    assert {"run", "pack", "add", "check"} <= {c[0] for c in commands}
+    parser = build_parser()
+    for argv in commands:
+        if argv[0] not in known:
+            continue
+        try:
+            parser.parse_args(argv)
+        except SystemExit as exc:
+            raise AssertionError(f"the page's `bench {' '.join(argv)}` does not parse") from exc
+
+
+def test_the_contrib_profile_the_page_names_is_shipped() -> None:
+    from bench.run.plan.profiles import shipped_profiles
+
+    assert "contrib" in shipped_profiles()
+    assert "`contrib`" in (GUIDE / "running.md").read_text(encoding="utf-8"), \
+        "the profiles table lists it"
+
+
+def test_home_links_the_contribute_page(fixture_site: Built) -> None:
+    assert "(guide/contribute.md)" in (ROOT / "site_src" / "index.md").read_text(
+        encoding="utf-8")
+    index = (fixture_site.site / "index.html").read_text(encoding="utf-8")
+    assert 'href="guide/contribute.html"' in index
