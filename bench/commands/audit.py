@@ -38,6 +38,7 @@ class AuditRule(str, Enum):
     FINGERPRINT = "fingerprint"
     CODE = "measuring code known"
     UNRECORDED = "code not recorded"
+    UNVERIFIED = "code not verifiable here"
 
 
 #: ``bench check`` findings the report marks where it uses the rows: listed, never refusing.
@@ -199,6 +200,12 @@ def code_findings(run_dir: Path, env: dict[str, Any] | None, found: Manifest | N
         return _code(where, f"cannot look up measuring code {code}: {repo}")
     if found is not None and found.commit is not None:
         if repo.full_commit(found.commit) is None:
+            if found.trust is TrustLevel.REFERENCE and repo.shallow_hint():
+                # the project's own run, checked where its history was whole; a shallow clone
+                # (a CI checkout) cannot look its commit up, which says nothing of the run
+                return [AuditFinding(where, AuditRule.UNVERIFIED.value,
+                                     f"commit {found.commit} is not in this shallow "
+                                     "checkout", refuses=False)]
             return _code(where, f"commit {found.commit} is not in this repository's history "
                                 f"(code {code}){repo.shallow_hint()}")
         own = repo.digest_at(found.commit)
