@@ -23,7 +23,7 @@ from bench.report.questions.compile.view import compile_page
 from bench.report.questions.constants.view import constants_page, provenance_snippet
 from bench.report.questions.cpu_gpu.view import cpu_gpu_page
 from bench.report.questions.cudnn.view import cudnn_page
-from bench.report.questions.data.view import copy_runs, data_page
+from bench.report.questions.data.view import copy_runs, data_page, write_downloads
 from bench.report.questions.determinism.view import determinism_page
 from bench.report.questions.feeding.view import feeding_page
 from bench.report.questions.home.view import home_page
@@ -58,6 +58,7 @@ def render_all(answers: Answers, reports_root: Path, writer: Writer, build: Buil
     jobs: list[Callable[[Writer], Any]] = [
         *cells_fragments(answers.machine_pages),
         machines,
+        lambda w: write_downloads(w, answers.data),
         lambda w: cudnn_page(w, answers.cudnn, answers.shared, common),
         lambda w: precision_page(w, answers.precision, answers.shared, common),
         lambda w: shapes_page(w, answers.shapes, answers.shared, common),

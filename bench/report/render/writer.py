@@ -87,6 +87,13 @@ class Writer:
         shutil.copyfile(source, out)
         self.written.append(out)
 
+    def file(self, rel: str, write: Callable[[Path], object]) -> None:
+        """A file another library writes (``write(path)``: Parquet, a CSV of Arrow's), recorded
+        like the rest."""
+        out = self.path(rel)
+        write(out)
+        self.written.append(out)
+
     def csv(self, rel: str, frame: pd.DataFrame | Table) -> None:
         """A computed table as CSV, safe to open in a spreadsheet (see ``csvsafe``)."""
         self.text(rel, csvsafe.to_csv(frame.frame() if isinstance(frame, Table) else frame))

@@ -11,6 +11,7 @@ from bench.report.judge import ClaimAnswer, Table
 from bench.report.questions.answers import Shared
 from bench.report.questions.claims.model import ClaimsPage
 from bench.report.render.buildinfo import BuildInfo
+from bench.report.render.downloads import claims_csv
 from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page
 from bench.report.render.paths import CLAIMS_PAGE, COMPARISONS
@@ -54,7 +55,8 @@ def claims_page(writer: Writer, model: ClaimsPage, shared: Shared, build: BuildI
     writer.page(CLAIMS_PAGE, "claims.md.j2", p=p, entries=entries, n_claims=len(entries),
                 counts_line=counts_line(model.counts),
                 banners=banner(model.sources),
-                provenance=provenance(build, model.sources))
+                provenance=provenance(build, model.sources),
+                downloads=[claims_csv(writer, model.answers)])
 
 
 def cite_line(p: Page, v: ClaimAnswer, shared: Shared) -> Md:

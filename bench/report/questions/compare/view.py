@@ -155,9 +155,9 @@ def _side_by_side(p: Page, model: ComparePage) -> Md:
 
 def _throughput(writer: Writer, p: Page, model: ComparePage) -> tuple[Md, Md | None]:
     more = None
+    csv_path = f"{COMPARISONS}/best-throughput.csv"
+    writer.csv(csv_path, model.best)  # the page's download line links it
     if model.total_workloads > len(model.workloads):
-        csv_path = f"{COMPARISONS}/best-throughput.csv"
-        writer.csv(csv_path, model.best)
         more = cat(
             f"The table shows the {len(model.workloads):,} workloads measured on the most "
             f"machines, of {model.total_workloads:,}; every machine's best throughput for every "
@@ -317,5 +317,6 @@ def compare_page(writer: Writer, model: ComparePage, shared: Shared,
         chart=_chart(writer, model),
         banners=banner(model.machines),
         provenance=provenance(common["build"], model.machines),
+        downloads=[f"{COMPARISONS}/best-throughput.csv" if throughput else ""],
         **common,
     )

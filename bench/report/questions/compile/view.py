@@ -118,6 +118,7 @@ def compile_page(writer: Writer, model: CompilePage, shared: Shared, common: dic
                 answers=anchored(found, common["build"]), sections=sections,
                 unmeasured=_unmeasured_text(shapes, bench),
                 legend=SHORT_LEGEND, provenance=provenance(common["build"], model.sources),
+                downloads=[csv],
                 **common)
 
 

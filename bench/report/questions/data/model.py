@@ -1,18 +1,21 @@
 """The Data page, judged: every run's files, its machine page and how many of its rows count,
-and what copying the files into the site needs to know of them."""
+what copying the files into the site needs to know of them, and the pooled rows and samples
+to download (Arrow tables typed by the schema: see :mod:`bench.report.render.dataset`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 
 from bench import schema
 from bench.report.analysis.cells import page_slug
 from bench.report.input.load import RunFiles
 from bench.report.judge.facts import Facts
 from bench.report.render import csvsafe
+from bench.report.render.dataset import arrow_table
 
 #: The columns of results.csv that hold free text (closed sets and numbers cannot run).
 FREE_TEXT = tuple(c.name for c in schema.RESULT_SPEC if c.type == "str" and not c.choices)
@@ -35,6 +38,9 @@ class DataPage:
     skipped_lines: tuple[str, ...] = ()
     #: the runs (their results.csv) with a free-text value a spreadsheet would run as a formula
     formulas: frozenset[Path] = frozenset()
+    #: every loaded result row and timed sample, pooled (what the dataset files hold)
+    results: pa.Table = field(default_factory=pa.table, repr=False)
+    samples: pa.Table = field(default_factory=pa.table, repr=False)
 
 
 def formula_runs(results: pd.DataFrame) -> frozenset[Path]:
@@ -58,4 +64,5 @@ def data_page(facts: Facts) -> DataPage:
         runs.append(DataRun(run, page if page in facts.machines else None,
                             int(counts.get(key, 0)), int(ds.replaced.get(key, 0))))
     return DataPage(tuple(runs), len(ds.skipped), tuple(ds.skipped),
-                    formula_runs(ds.results))
+                    formula_runs(ds.results), arrow_table(ds.results, schema.RESULT_SPEC),
+                    arrow_table(ds.samples, schema.SAMPLE_SPEC))

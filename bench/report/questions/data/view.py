@@ -12,7 +12,7 @@ from bench import schema
 from bench.report import fmt
 from bench.report.questions.answers import Shared
 from bench.report.questions.data.model import DataPage
-from bench.report.render import csvsafe
+from bench.report.render import csvsafe, dataset
 from bench.report.render.buildinfo import BuildInfo
 from bench.report.render.escape import Md, cat, md
 from bench.report.render.markdown import table
@@ -77,6 +77,11 @@ def copy_runs(writer: Writer, model: DataPage, reports_root: Path) -> Copies:
     return copied
 
 
+def write_downloads(writer: Writer, model: DataPage) -> list[str]:
+    """The whole pooled dataset and its datapackage.json (:mod:`bench.report.render.dataset`)."""
+    return dataset.write_dataset(writer, model.results, model.samples)
+
+
 def data_page(writer: Writer, model: DataPage, shared: Shared, copied: Copies,
               written: Sequence[Path], build: BuildInfo) -> None:
     """List every run's files (as :func:`copy_runs` copied them) and the computed CSVs in
@@ -103,6 +108,10 @@ def data_page(writer: Writer, model: DataPage, shared: Shared, copied: Copies,
         samples_columns=column_table(schema.SAMPLE_SPEC),
         banners=banner(list(shared.machines.values())),
         provenance=provenance(build, list(shared.machines.values())),
+        downloads=dataset.dataset_files(written),
+        licence=Md(f"[{dataset.LICENSE['title']}]({dataset.LICENSE['path']})"),
+        cite=f"torch-knobs results, built from commit {build.commit or 'unknown'} on "
+             f"{build.day}, {dataset.LICENSE['name']}",
         computed=[
             p.link(path.name, f"{COMPARISONS}/{path.name}")
             for path in sorted(written)

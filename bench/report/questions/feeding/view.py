@@ -21,6 +21,7 @@ from bench.report.questions.feeding.model import (
     Rate,
     Sweep,
 )
+from bench.report.render.downloads import feeding_csv
 from bench.report.render.escape import cat
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import FEEDING_PAGE, chart_file
@@ -274,4 +275,5 @@ def feeding_page(writer: Writer, model: FeedingPage, shared: Shared, common: dic
                 answers=anchored([_answer(p, s) for s in model.sections], common["build"]),
                 sections=[_section(writer, p, s) for s in model.sections],
                 gpu_measured=model.gpu_measured,
-                provenance=provenance(common["build"], model.sources), **common)
+                provenance=provenance(common["build"], model.sources),
+                downloads=[feeding_csv(writer, model.sections)], **common)

@@ -18,6 +18,7 @@ from bench.report.questions.machines.model import (
 )
 from bench.report.questions.machines.rows import EnvListing
 from bench.report.render.buildinfo import BuildInfo
+from bench.report.render.dataset import fingerprint_csv
 from bench.report.render.escape import Md, cat, md, slug
 from bench.report.render.markdown import Page, fragment_placeholder, row_anchor, table
 from bench.report.render.paths import (
@@ -262,7 +263,7 @@ def _fingerprint(p: Page, mp: MachinePage, copied: Copies, here: str) -> dict[st
     return {
         "fp8": fp8, "anchor": fingerprint_anchor(m.page), "env_anchor": f"env-{fp8}",
         "changed": changes(*map(int, m.superseded)) if m.superseded else "",
-        "fingerprint": m.fingerprint_id, "m": m,
+        "fingerprint": m.fingerprint_id, "m": m, "csv": fingerprint_csv(m.fingerprint_id),
         "n_ok": row.n_ok, "n_failed": row.n_failed, "n_replaced": row.n_replaced,
         "n_rows": row.n_rows, "n_cells": row.n_cells,
         "runs": _run_table(p, mp, copied), "n_runs": len(mp.runs),

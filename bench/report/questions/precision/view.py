@@ -108,6 +108,7 @@ def _part(writer: Writer, shared: Shared, p: Page, c: PrecisionPart, kind: str,
     name = "precision" if kind == "precision" else "memory-format"
     csv = write_comparisons(writer, name, c.pairs) if len(c.pairs) else ""
     return {"answers": anchored([_answer(p, s, kind, baseline) for s in c.sections], build),
+            "csv": csv,
             "sections": [_section(writer, shared, p, s, kind, csv) for s in c.sections]}
 
 

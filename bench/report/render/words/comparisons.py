@@ -190,6 +190,7 @@ def comparison_page(
         claims=claims_box(model.claims, p),
         recs=advice_items(model.advice, p),
         provenance=provenance(common["build"], model.sources),
+        downloads=[path],
         **fields,
         **common,
     )
