@@ -45,6 +45,25 @@ class Noise(Word):
     SPREAD = "replicates spread widely"
 
 
+class Numerics(Word):
+    """What a cell's paired numerics check says of its outputs against the strict reference
+    (``judge.numerics``): within the tolerance of the arithmetic it ran, or not."""
+
+    AGREES = "agrees"
+    DRIFTS = "drifts"
+    NOT_CHECKED = "not checked"
+
+
+class Tradeoff(Word):
+    """Speed and numerics weighed together (``judge.numerics.tradeoff``): what a switch that
+    changes the arithmetic comes to."""
+
+    FASTER_AGREES = "faster, and its outputs agree with the strict reference within tolerance"
+    FASTER_DRIFTS = "faster, but its outputs drift: check on your own data before you switch"
+    SLOWER_DRIFTS = "no faster, and it drifts: leave it"
+    SLOWER_AGREES = "no faster, though its outputs agree: nothing to gain"
+
+
 class ClaimVerdict(Word):
     """What the measurements say of one piece of popular advice (``judge.claims``)."""
 
@@ -122,7 +141,9 @@ class Call(Word):
 #: The judged words (verdicts, stances, actions), for the test that no module spells them
 #: itself (a knob's status shares "skipped" with a row's, which the schema spells).
 VOCABULARY: tuple[type[Word], ...] = (Verdict, ClaimVerdict, Stance, Action, Power,
-                                       Feeding, Noise)
+                                       Feeding, Noise, Tradeoff)
+#: ``Numerics`` is left out too: "agrees" is also a sitting's word (``bench.sittings``) and
+#: "not checked" a re-run check's label.
 
 #: What each word a page shows means: the Methodology page's definitions. Pairs, not a dict:
 #: a claim's and a finding's "cannot tell" are equal strings, and would collide.
@@ -142,6 +163,19 @@ MEANINGS: tuple[tuple[Word, str], ...] = (
     (Noise.THROTTLED, "a replicate the figure rests on ran with its clocks throttled"),
     (Noise.SPREAD, "the replicates of one side spread more than 10% (their coefficient of "
                    "variation): the page gives the spread, not an interval no one can use"),
+    (Numerics.AGREES, "every checked replicate's outputs are within the tolerance of the "
+                      "arithmetic it ran (its norm-wise relative error, its cosine similarity, "
+                      "and in training its loss and parameters after the same steps) against "
+                      "the strict reference from the same weights and inputs"),
+    (Numerics.DRIFTS, "at least one checked replicate is outside that tolerance; the page gives "
+                      "the figure that is"),
+    (Numerics.NOT_CHECKED, "no replicate of this configuration ran the numerics check (a run "
+                           "older than the check, or a cell it skips)"),
+    (Tradeoff.FASTER_AGREES, "clearly faster, and its numerics agree"),
+    (Tradeoff.FASTER_DRIFTS, "clearly faster, but its numerics drift: the speed is real, the "
+                             "outputs differ more than the tolerance"),
+    (Tradeoff.SLOWER_DRIFTS, "not clearly faster, and its numerics drift"),
+    (Tradeoff.SLOWER_AGREES, "not clearly faster, and its numerics agree"),
     (ClaimVerdict.SUPPORTED, "every finding that can tell agrees with the claim"),
     (ClaimVerdict.CONTRADICTED, "every finding that can tell goes against the claim"),
     (ClaimVerdict.LARGER, "the claim names a figure, and every finding measured more than it"),

@@ -9,10 +9,20 @@ from pathlib import Path
 
 from conftest import Built
 
-from bench.report.vocabulary import MEANINGS, ClaimVerdict, Feeding, Noise, Power, Stance, Verdict
+from bench.report.vocabulary import (
+    MEANINGS,
+    ClaimVerdict,
+    Feeding,
+    Noise,
+    Numerics,
+    Power,
+    Stance,
+    Tradeoff,
+    Verdict,
+)
 
 #: The words the pages judge in, each of which the Methodology page must define.
-DEFINED = (Verdict, ClaimVerdict, Stance, Power, Feeding, Noise)
+DEFINED = (Verdict, ClaimVerdict, Stance, Power, Feeding, Noise, Numerics, Tradeoff)
 
 #: What the old labels said of a finding measured but too thin to judge.
 CONTRADICTIONS = re.compile(r"not measured[^.<]{0,20}:\s*measured|not measured here|"

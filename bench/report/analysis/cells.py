@@ -21,6 +21,7 @@ from bench import consistency as rules
 from bench import schema
 from bench.report.analysis.energy import ENERGY_CELL_COLUMNS, cell_energy
 from bench.report.analysis.intervals import MIN_OK_REPLICATES
+from bench.report.analysis.numerics import NUM_CELL_COLUMNS, cell_numerics
 from bench.report.analysis.sittings import counted, left_out
 from bench.report.input.load import Dataset
 from bench.schema import Status
@@ -95,7 +96,7 @@ CELL_COLUMNS: Final = (
     "replicate_medians", "replicate_throughputs", "replicate_work_rates", "best_window_s",
     "n_drift", "drift_max", "throughput_basis", "model_family", "too_few_ok",
     "achieved_per_s", "achieved_unit", "achieved_tflops", "achieved_gbps", "peak_op",
-    "pct_of_peak", *ENERGY_CELL_COLUMNS,
+    "pct_of_peak", *ENERGY_CELL_COLUMNS, *NUM_CELL_COLUMNS,
 )  # fmt: skip
 
 #: What the tables below ``cell_stats`` accept: a loaded dataset, or its cells already computed
@@ -151,7 +152,7 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     ceiling (NaN when none). too_few_ok: n_ok < MIN_OK_REPLICATES. n_drift counts the ok
     replicates whose steady state drifted (see ``replicate_drift``) and drift_max is the
     largest such ratio. The latency tails, energy and throttling are ``energy.cell_energy``'s
-    (``ENERGY_CELL_COLUMNS``).
+    (``ENERGY_CELL_COLUMNS``); the paired numerics check's are ``numerics.cell_numerics``'s.
     """
     res = ds.results
     timed = res.loc[res["kind"].isin(["model", "ceiling"])]
@@ -172,7 +173,10 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
         "true",
         out["eff_cudnn_allow_tf32"].to_numpy(),
     )
+    numerics = cell_numerics(groups.ok, groups.gok, groups.n)
     out = out.join(cell_energy(ds)).reset_index()
+    for col in NUM_CELL_COLUMNS:
+        out[col] = numerics[col].to_numpy()
     _throughput(out)
     out["page"] = out["machine"] + "-" + out["fingerprint_id"].str.slice(0, 8)
     out["anchor"] = "cell-" + out["fingerprint_id"].str.slice(0, 8) + "-" + out["cell_id"]

@@ -25,6 +25,7 @@ from bench import schema
 from bench.intervals import DELTA as DELTA
 from bench.report.analysis.cells import Source, cells_of
 from bench.report.analysis.intervals import MIN_OK_REPLICATES, ratio_ci
+from bench.report.analysis.numerics import numeric_take, pair_numerics
 from bench.report.vocabulary import Noise, Verdict
 
 if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations are never evaluated here
@@ -77,8 +78,11 @@ PAIR_FIGURES: Final = (
 
 
 def compare_columns(axis: str) -> tuple[str, ...]:
-    """What ``compare(…, axis)`` returns: the pair, the other axes as context, the figures."""
-    return (*PAIR_COLUMNS, *(c for c in schema.AXIS_COLUMNS if c != axis), *PAIR_FIGURES)
+    """What ``compare(…, axis)`` returns: the pair, the other axes as context, the figures,
+    and on the axes that change the arithmetic the variant's numerics (``var_num_*``, see
+    ``numerics``), so a pair has its speed and its numbers side by side."""
+    return (*PAIR_COLUMNS, *(c for c in schema.AXIS_COLUMNS if c != axis), *PAIR_FIGURES,
+            *pair_numerics(axis))
 
 
 #: What ``compare`` returns, per axis.
@@ -178,6 +182,7 @@ def compare(data: Source, axis: str) -> pd.DataFrame:
         "replicate_work_rates",
         *_NOISE_INPUTS,
         *_FROM_VARIANT.get(axis, ()),
+        *numeric_take(axis),
     ]
     pairs = base.merge(var[take].add_prefix("v_"), left_on="_key", right_on="v__key", how="inner")
     metric = "throughput" if axis == "shapes" else "time"
@@ -194,6 +199,8 @@ def compare(data: Source, axis: str) -> pd.DataFrame:
     out["verdict"] = _verdicts(lo, hi, out["n_base"].to_numpy(), out["n_var"].to_numpy())
     out["noise"], out["spread"] = _noise(pairs)
     out["n_left_out"] = (pairs["n_left_out"] + pairs["v_n_left_out"]).astype("int64")
+    for col in numeric_take(axis):
+        out[f"var_{col}"] = pairs[f"v_{col}"].to_numpy()
     insufficient = out["verdict"] == Verdict.INSUFFICIENT
     out.loc[insufficient, ["ci_low", "ci_high"]] = np.nan
     order = ["fingerprint_id", *(c for c in schema.AXIS_COLUMNS if c != axis), "variant_value"]

@@ -17,6 +17,7 @@ from bench.report.judge.common import CONFIG_AXES, ordered, sources_of, with_pay
 from bench.report.judge.compiling import CHOICES, WORKLOAD, by_speed, faster_pairs
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, by_machine
+from bench.report.judge.numerics import NumericPair
 from bench.report.judge.rows import Pair, Table, typed_row, typed_rows
 from bench.report.judge.selection import judged
 from bench.report.vocabulary import Verdict
@@ -39,9 +40,10 @@ BM_KEY = ["fingerprint_id",
 
 
 @dataclass(frozen=True, kw_only=True)
-class CompilePair(Pair):
+class CompilePair(NumericPair):
     """Eager against one compile mode and kernel cache: the comparison, what compiling cost
-    before the first step, when it pays back, and the compiled side's graph breaks."""
+    before the first step, when it pays back, the compiled side's graph breaks, and its
+    outputs against the strict reference (``NumericPair``)."""
 
     base_cold_pass_s: float | None = None
     var_cold_pass_s: float | None = None

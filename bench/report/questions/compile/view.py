@@ -27,6 +27,7 @@ from bench.report.questions.compile.studies import benchmark_section, links, mod
 from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import COMPILE_PAGE, chart_file
+from bench.report.render.words import numerics
 from bench.report.render.words.answers import anchored, answer, cite_sentence, figure
 from bench.report.render.words.comparisons import (
     TABLE_ROWS,
@@ -90,8 +91,14 @@ def _answer(p: Page, s: CompileSection) -> dict[str, Any] | None:
     m = s.machine
     decision = DECISION[s.agreed] if s.agreed is not None else "it depends on the workload"
     first = s.advice[0]
+    best = first.best
+    if s.agreed is Choice.USE and best is not None and best.tradeoff is not None:
+        decision = f"{decision}: {best.tradeoff}"
     more = len(s.advice) - 1
-    text = cat("for ", _workload_sentence(p, first, s.workload_cols),
+    outputs = "" if best is None else (
+        f" Compiled, its {numerics.clause(best.numerics)}." if best.numerics.checked else
+        " Its compiled outputs were not checked against a strict reference.")
+    text = cat("for ", _workload_sentence(p, first, s.workload_cols), outputs,
                f" ({more} more workload{'s' if more > 1 else ''} in its section below.)"
                if more else "")
     cite = ""
@@ -268,9 +275,10 @@ def _cost_table(p: Page, shared: Shared, shown: Sequence[CompilePair], cols: Seq
         label(r, cols, short=True), f"{r.variant_value}, {r.kernel_cache}",
         fmt.estimate(r.speedup, r.ci_low, r.ci_high), verdict(shared, r),
         f"{fmt.seconds(r.base_cold_pass_s)} → {fmt.seconds(r.var_cold_pass_s)}",
-        break_even_cell(r), _breaks_cell(r),
+        break_even_cell(r), _breaks_cell(r), numerics.cell(r.numerics),
         cell_links(p, r.page, [("eager", r.baseline_anchor),
                                (str(r.variant_value), r.variant_anchor)]),
     ] for r in shown]
     return table(["Configuration", "Mode, cache", "Speedup (95% CI)", "Verdict",
-                  "First pass eager → compiled", "Break-even", "Graph breaks", "Rows"], rows)
+                  "First pass eager → compiled", "Break-even", "Graph breaks", numerics.HEADER,
+                  "Rows"], rows)

@@ -21,15 +21,17 @@ from bench.report.judge.common import (
 )
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, unknown_machine
-from bench.report.judge.rows import Axes, Pair, Table, typed_rows
+from bench.report.judge.numerics import NumericPair
+from bench.report.judge.rows import Axes, Table, typed_rows
 from bench.report.judge.selection import benchmark_off_partner
 from bench.report.judge.tally import Tally, summary_of
 from bench.report.vocabulary import Action
 
 
 @dataclass(frozen=True, kw_only=True)
-class DeterminismPair(Pair):
-    """A deterministic off → on pair with each side's re-run check (``analysis.studies``)."""
+class DeterminismPair(NumericPair):
+    """A deterministic off → on pair with each side's re-run check (``analysis.studies``) and
+    the deterministic side's outputs against the strict reference (``NumericPair``)."""
 
     base_n_checks: int | None = None
     var_n_checks: int | None = None

@@ -18,6 +18,7 @@ from bench.report.questions.determinism.model import (
 from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import DETERMINISM_PAGE, chart_file
+from bench.report.render.words import numerics
 from bench.report.render.words.answers import anchored, answer, cite_sentence, figure, short_scope
 from bench.report.render.words.comparisons import (
     TABLE_ROWS,
@@ -163,6 +164,7 @@ def _row(shared: Shared, p: Page, r: DeterminismPair, cols: Sequence[str]) -> li
             verdict(shared, r),
             equal_text(r.base_n_checks, r.base_bitwise_equal, r.base_max_abs_diff),
             equal_text(r.var_n_checks, r.var_bitwise_equal, r.var_max_abs_diff),
+            numerics.cell(r.numerics),
             cell_links(p, r.page, [("off", r.baseline_anchor), ("on", r.variant_anchor)])]
 
 
@@ -189,7 +191,7 @@ def _section(writer: Writer, shared: Shared, p: Page, s: DeterminismSection, csv
         "more": more_rows(p, len(group), csv),
         "chart": chart, "n": len(group), "n_checks": len(checks),
         "table": table(["Configuration", "Speed on vs off (95% CI)", "Verdict", "Re-run off",
-                        "Re-run on", "Rows"], rows) if rows else None,
+                        "Re-run on", numerics.HEADER, "Rows"], rows) if rows else None,
         "checks": table(["Configuration", "Two fresh processes", "Status", "Row"], checks)
         if checks else None,
     }

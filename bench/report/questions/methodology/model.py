@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from bench import schema
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
+from bench.report.judge.numerics import TOLERANCES, Tolerance
 from bench.report.judge.rows import plain
 
 #: The configurations the page quotes with both cache states (how many more says the rest).
@@ -73,12 +74,15 @@ class MethodologyPage:
     ceilings: tuple[MachineGaps, ...]
     caches: tuple[CacheCost, ...]  # the first SHOWN_CACHES
     more_caches: int = 0  # configurations measured in both states beyond those
+    #: the numerics check's tolerances, one per arithmetic (``judge.numerics.TOLERANCES``)
+    tolerances: tuple[Tolerance, ...] = ()
 
 
 def methodology_page(facts: Facts) -> MethodologyPage:
     caches = _caches(facts)
     return MethodologyPage(ceilings=_ceilings(facts), caches=caches[:SHOWN_CACHES],
-                           more_caches=max(len(caches) - SHOWN_CACHES, 0))
+                           more_caches=max(len(caches) - SHOWN_CACHES, 0),
+                           tolerances=tuple(TOLERANCES.values()))
 
 
 def _ceilings(facts: Facts) -> tuple[MachineGaps, ...]:

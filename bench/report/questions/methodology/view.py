@@ -5,16 +5,26 @@ from __future__ import annotations
 
 from bench.report import fmt
 from bench.report.questions.answers import Shared
-from bench.report.questions.methodology.model import CacheCost, MachineGaps, MethodologyPage
+from bench.report.questions.methodology.model import (
+    CacheCost,
+    MachineGaps,
+    MethodologyPage,
+    Tolerance,
+)
 from bench.report.render.escape import Md, cat
-from bench.report.render.markdown import Page
+from bench.report.render.markdown import Page, table
 from bench.report.render.paths import (
     CEILINGS_SNIPPET,
     CUDNN_PAGE,
     KERNEL_CACHE_SNIPPET,
     METHODOLOGY,
+    SNIPPETS,
 )
+from bench.report.render.words import numerics
 from bench.report.render.writer import Writer
+
+#: The numerics check's tolerances, as the Methodology page includes them.
+NUMERICS_SNIPPET = f"{SNIPPETS}/numerics.md"
 
 #: How the page names each matmul ceiling's arithmetic.
 _OPS = {"matmul-bf16": "bf16", "matmul-tf32": "TF32", "matmul-fp32": "strict FP32"}
@@ -29,6 +39,17 @@ def methodology_snippets(writer: Writer, model: MethodologyPage, shared: Shared)
     writer.page(KERNEL_CACHE_SNIPPET, "kernel-cache.md.j2",
                 costs=[_cost(p, c) for c in model.caches], more=model.more_caches,
                 cudnn=p.link("cudnn.benchmark page", CUDNN_PAGE))
+    writer.page(NUMERICS_SNIPPET, "numerics.md.j2", table=_tolerances(model.tolerances),
+                sources=[f"{t.math.value}: {t.source}" for t in model.tolerances])
+
+
+def _tolerances(found: tuple[Tolerance, ...]) -> Md:
+    """One row per arithmetic: the bounds a check must keep to agree."""
+    rows = [[t.math.value, f"≤ {numerics.error(t.rel_err)}", f"≥ {numerics.cosine(t.cosine)}",
+             f"≤ {numerics.error(t.loss_rel_diff)}", f"≤ {numerics.error(t.param_drift)}"]
+            for t in found]
+    return table(["Arithmetic run", "Relative error of the outputs", "Cosine similarity",
+                  "Loss after the same steps", "Parameter drift"], rows)
 
 
 def _gaps(p: Page, m: MachineGaps) -> Md:

@@ -19,6 +19,7 @@ from bench.report.render.buildinfo import BuildInfo
 from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import PRECISION_PAGE, chart_file
+from bench.report.render.words import numerics
 from bench.report.render.words.answers import anchored, answer, cite_sentence, figure, short_scope
 from bench.report.render.words.comparisons import (
     TABLE_ROWS,
@@ -33,42 +34,51 @@ from bench.report.render.words.recommendations import advice_items
 from bench.report.render.writer import Writer
 from bench.report.vocabulary import Verdict
 
-#: How an fp32 baseline's convolutions ran on CUDA, by its read-back allow_tf32 flag.
-_MATH = {"true": "TF32", "false": "strict"}
-
 
 def _links(p: Page, r: PrecisionPair) -> Md:
     return cell_links(p, r.page, [(str(r.baseline_value), r.baseline_anchor),
                                   (str(r.variant_value), r.variant_anchor)])
 
 
-def _clause(variant: str, s: Tally[PrecisionPair]) -> str:
-    """``amp-bf16 faster in 3 of 4 (1.31× to 1.86×)``."""
+def _clause(variant: str, s: Tally[PrecisionPair], checked: str) -> str:
+    """``amp-bf16 faster in 3 of 4 (1.31× to 1.86×), outputs agree in 4 of 4 checked
+    (worst: relative error 0.4%, cosine 0.99998)``."""
     c = s.counts
     judged = sum(c.values()) - c[Verdict.INSUFFICIENT]
+    tail = f", {checked}" if checked else ""
     if not judged:
-        return f"{variant}: too few replicates"
+        return f"{variant}: too few replicates{tail}"
     parts = [f"{v} in {c[v]}" for v in (Verdict.FASTER, Verdict.NO_CLEAR_DIFFERENCE,
                                          Verdict.SLOWER) if c[v]]
-    return f"{variant} {', '.join(parts)} of {judged} ({span(s.speedups, fmt.ratio)})"
+    return f"{variant} {', '.join(parts)} of {judged} ({span(s.speedups, fmt.ratio)}){tail}"
+
+
+def _decision(s: PrecisionSection, baseline: str) -> str:
+    """The answer's lead: the variant to use, with what its numerics say where checked."""
+    if s.winner is not None:
+        return f"{s.winner}: {s.advice}" if s.advice is not None else \
+            f"use {s.winner} where it was clearly faster"
+    if s.judged:
+        return f"keep {baseline}: nothing was clearly faster"
+    return "not enough data yet"
 
 
 def _answer(p: Page, s: PrecisionSection, kind: str, baseline: str) -> dict[str, Any]:
     m, variants = s.pairs.machine, s.pairs.variants
-    if s.winner is not None:
-        decision = f"use {s.winner} where it was clearly faster"
-    elif s.judged:
-        decision = f"keep {baseline}: nothing was clearly faster"
-    else:
-        decision = "not enough data yet"
+    decision = _decision(s, baseline)
     quoted = s.quoted
+    checked = {v: numerics.summary_clause(n) for v, n in s.numerics}
     text: list[object] = [f"for {short_scope(s.pairs.summary.scope)}. "
-                          + "; ".join(_clause(v, sm) for v, sm in variants) + "."]
+                          + "; ".join(_clause(v, sm, checked.get(v, "")) for v, sm in variants)
+                          + "."]
+    if not s.checked:
+        text.append(" Outputs were not checked against a strict reference here.")
     cite = ""
     if quoted is not None:
         name = label(quoted, s.columns)
-        text += [f" {name}, {quoted.variant_value} against {baseline}: {figure(quoted)} (rows: ",
-                 _links(p, quoted), ")."]
+        outputs = f"; {numerics.clause(quoted.numerics)}" if s.checked else ""
+        text += [f" {name}, {quoted.variant_value} against {baseline}: {figure(quoted)}"
+                 f"{outputs} (rows: ", _links(p, quoted), ")."]
         cite = cite_sentence(f"{quoted.variant_value} over {baseline} gave {figure(quoted)} "
                              f"for {name}", m, quoted.verdict, m.days)
     question = "answer-precision" if kind == "precision" else "answer-layout"
@@ -79,9 +89,10 @@ def _row(shared: Shared, p: Page, r: PrecisionPair, cols: tuple[str, ...], kind:
          ) -> list[Any]:
     row = [label(r, cols, short=True), str(r.variant_value)]
     if kind == "precision":
-        row.append("fp32" if r.device != "cuda" else _MATH.get(str(r.baseline_allow_tf32), "?"))
+        math = r.baseline_math
+        row.append("?" if math is None else math.value)
     return [*row, fmt.estimate(r.speedup, r.ci_low, r.ci_high),
-            verdict(shared, r), _links(p, r)]
+            verdict(shared, r), numerics.cell(r.numerics), _links(p, r)]
 
 
 def _section(writer: Writer, shared: Shared, p: Page, s: PrecisionSection, kind: str,
@@ -95,8 +106,8 @@ def _section(writer: Writer, shared: Shared, p: Page, s: PrecisionSection, kind:
                           what=f"{title} on {m.title}",
                           caption=f"{title}: step time of the baseline over the variant's "
                                   "(above 1: the variant is faster), with 95% intervals.")
-    headers = ["Configuration", "Variant", *(["fp32 convs"] if kind == "precision" else []),
-               "Speedup (95% CI)", "Verdict", "Rows"]
+    headers = ["Configuration", "Variant", *(["fp32 ran"] if kind == "precision" else []),
+               "Speedup (95% CI)", "Verdict", numerics.HEADER, "Rows"]
     rows = [_row(shared, p, r, cols, kind) for r in group[:TABLE_ROWS]]
     anchor = "precision" if kind == "precision" else "layout"
     return {"heading": m.title, "anchor": section_anchor(anchor, m), "chart": chart,
