@@ -4,7 +4,9 @@ and the run's estimate within 15% of it. A script, not a test: it makes a real r
 It runs a profile (default ``cpu``) into a temporary folder the way ``bench run`` does (the
 probe, the plan, the fork server, one process per replicate), then prints where the wall time
 went, phase by phase (``bench.run.store.breakdown``), and the estimate made before the run against
-the wall time measured.
+the wall time measured. With the numerics check on (the studies that set ``numerics = true``)
+it prints the check's seconds too: by the plan's estimate before the run (``--estimate-only``
+stops there, in seconds) and as the rows record them (``num_time_s``) after it.
 
     python tests/speed/timed_work.py [--profile cpu] [--only STUDY ...] [--reports reports] [--keep]
 
@@ -16,6 +18,7 @@ folder under ``--reports``), so the run that measured the figure can be kept as 
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 import tempfile
 import time
@@ -27,11 +30,17 @@ sys.path.insert(0, str(ROOT))
 from bench.run.execute import probe as probing  # noqa: E402
 from bench.run.execute import session  # noqa: E402
 from bench.run.execute.launch import ForkServerLauncher  # noqa: E402
-from bench.run.plan import dryrun, estimate, matrix, profiles  # noqa: E402
+from bench.run.plan import dryrun, estimate, learned, matrix, profiles  # noqa: E402
 from bench.run.store import breakdown  # noqa: E402
+from bench.schema import RESULTS_FILE  # noqa: E402
+
+#: Timed work's least share of the run's wall time.
+TARGET_SHARE = 0.90
+#: The estimate's largest error against the wall time, either way.
+TARGET_ERROR = 0.15
 
 
-def main() -> None:
+def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--profile", default="cpu")
     ap.add_argument("--only", action="append", default=[])
@@ -40,8 +49,12 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true",
                     help="write the run under --reports, as bench run does, instead of a "
                          "temporary folder")
+    ap.add_argument("--estimate-only", action="store_true",
+                    help="print the plan's estimate of the numerics' share and stop")
     args = ap.parse_args()
     profile = matrix.select(profiles.load_profile(args.profile), args.only)
+    if args.estimate_only:
+        return estimated_share(profile, Path(args.reports))
     timings: list[breakdown.JobTiming] = []
     with tempfile.TemporaryDirectory(prefix="timed-work-") as tmp:
         start = time.monotonic()
@@ -59,6 +72,7 @@ def main() -> None:
             ended = session.execute(opened, launcher, probe, timings=timings, progress=False,
                                     since=start)
         wall = time.monotonic() - start
+        checked = numerics_seconds(Path(opened.out) / RESULTS_FILE)
     print(f"run folder: {opened.out}" if args.keep else "run folder: removed (no --keep)")
     if ended.code:
         sys.exit(f"the run ended with exit code {ended.code}")
@@ -74,9 +88,42 @@ def main() -> None:
     pace_note = dryrun.pace_line(opened.costs)
     if pace_note:
         print(pace_note)
+    print(f"numerics check: {checked:.1f} s, {checked / wall:.1%} of the wall time "
+          f"(outside the timed windows; target <= {1 - TARGET_SHARE:.0%})")
     err = (guess - wall) / wall
     print(f"estimate {guess:.1f} s against {wall:.1f} s measured: {err:+.1%}")
+    missed = []
+    if spent.share < TARGET_SHARE:
+        missed.append(f"timed work {spent.share:.1%} of the wall time "
+                      f"(target >= {TARGET_SHARE:.0%})")
+    if abs(err) > TARGET_ERROR:
+        missed.append(f"the estimate off by {err:+.1%} (target within {TARGET_ERROR:.0%})")
+    for line in missed:
+        print(f"OVER target: {line}")
+    return 1 if missed else 0
+
+
+def numerics_seconds(results: Path) -> float:
+    """The seconds the rows of a run spent in the numerics check (``num_time_s``)."""
+    if not results.is_file():
+        return 0.0
+    with open(results, newline="", encoding="utf-8") as f:
+        return sum(float(r.get("num_time_s") or 0.0) for r in csv.DictReader(f))
+
+
+def estimated_share(profile: matrix.Profile, reports: Path) -> int:
+    """The plan's estimate of the numerics check's seconds against the whole run's."""
+    with ForkServerLauncher() as launcher, probing.probe_folder() as folder:
+        probe = probing.probe(launcher, folder, models=session.user_checks(profile))
+    _, jobs = session.planned(profile, probe)
+    costs = learned.history(reports, probe.env)
+    total = sum(estimate.jobs_s(jobs, probe, costs))
+    checks = sum(estimate.numerics_s(j.cell, probe.cores) for j in jobs
+                 if j.study.settings.numerics and j.op == "measure")
+    print(f"by the plan's estimate: the numerics check {checks:.0f} s of {total:.0f} s "
+          f"({checks / total:.1%}); timed work at most {1 - checks / total:.1%} of it")
+    return 0 if checks / total <= 1 - TARGET_SHARE else 1
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -78,8 +78,9 @@ def gpu_speedup_magnitude(claim: Claim, a: Any, target: float = 50.0) -> ClaimAn
     lies below (a machine where the two disagree makes the claim depend on the setting)."""
     cvg = cpu_gpu(a)
     findings: list[Finding] = []
+    plain = dict(zip(cvg.index, rows(cvg)))  # every row's plain values at once, not per page
     for page, group in (cvg.groupby("page", sort=True) if len(cvg) else ()):
-        ordered = list(rows(group.sort_values("speedup", kind="stable")))
+        ordered = [plain[i] for i in group.sort_values("speedup", kind="stable").index]
         low, top = ordered[0], ordered[-1]
         name = labeller(group, keep=("batch_size",))  # the batch, even where only one had enough
         stance_, how = _magnitude(num(top.ci_low), num(top.ci_high), target)

@@ -102,10 +102,11 @@ def memory_limit(claim: Claim, a: Any) -> ClaimAnswer:
         cvg, on = cvg.loc[known], on.loc[known]
         name = labeller(cvg, omit=("batch_size",))
         curve = [c for c in _CURVE if c in cvg.columns]
+        # every row as plain values at once: a tree of many machines has hundreds of curves
+        plain = dict(zip(cvg.index, rows(cvg)))
         for _, group in cvg.groupby(curve, sort=True, dropna=False):
             ordered = group.sort_values("batch_size", kind="stable")
-            measured = list(rows(ordered))
-            small, large = measured[0], measured[-1]
+            small, large = plain[ordered.index[0]], plain[ordered.index[-1]]
             if int(num(small.batch_size)) == int(num(large.batch_size)):
                 single += 1
                 continue
