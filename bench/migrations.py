@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Callable, Final
 
-from bench.schema import SCHEMA_VERSION, USER_MODEL_AXES, SchemaError
+from bench.schema import NUMERICS_COLUMNS, SCHEMA_VERSION, USER_MODEL_AXES, SchemaError
 
 Row = dict[str, str]
 
@@ -76,9 +76,20 @@ def _v5_to_v6(row: Row) -> Row:
             **dict.fromkeys(ENERGY_COLUMNS, ""), "energy_reason": V5_ENERGY_REASON}
 
 
+#: The read-back switches version 7 added (torch 2.9's ``fp32_precision``).
+V7_FLAG_COLUMNS: Final = ("eff_matmul_fp32_precision", "eff_conv_fp32_precision")
+
+
+def _v6_to_v7(row: Row) -> Row:
+    """Version 6 ran no numerics check and read no ``fp32_precision`` switch back: those
+    columns are empty (not checked, not read), never a zero error."""
+    return {**row, **dict.fromkeys((*NUMERICS_COLUMNS, *V7_FLAG_COLUMNS), "")}
+
+
 #: ``{from_version: function(row) -> row}``; applied in order until SCHEMA_VERSION is reached.
 MIGRATIONS: Final[dict[int, Callable[[Row], Row]]] = {1: _v1_to_v2, 2: _v2_to_v3,
-                                                      3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
+                                                      3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6,
+                                                      6: _v6_to_v7}
 
 
 def migrate(row: Row) -> Row:

@@ -37,7 +37,11 @@ from typing import Final
 #: ``images`` and the figures ``decode_errors``, ``cpu_time_s``, ``tree_peak_rss_bytes`` and
 #: ``data_wait_frac``; older rows measured none of it: they read empty in all of them and
 #: ``energy_reason`` says why (``_v5_to_v6``).
-SCHEMA_VERSION: Final = 6
+#: 7: the paired numerics check (``NUMERICS_COLUMNS``: a cell's outputs against a strict
+#: reference computed in the same process, outside the timed windows) and the ``fp32_precision``
+#: switches of torch 2.9 and later read back (``eff_matmul_fp32_precision``,
+#: ``eff_conv_fp32_precision``); older rows checked and read none of it: they read empty.
+SCHEMA_VERSION: Final = 7
 #: The definition of the timed step, bumped whenever what a step does changes, so numbers
 #: measured by different definitions get different fingerprints and are never pooled (the
 #: child records it in env.json; the report tells a reader which rows predate the current
@@ -208,6 +212,32 @@ def _c(name: str, type_: str = "str", group: str = "identity", choices: tuple[st
     return Column(name, type_, group, choices, required, doc)
 
 
+#: What the numerics check compares a cell with (``num_reference``): the model in float64 on
+#: the CPU, or in fp32 with every TF32 switch off, eager and NCHW, on the cell's device.
+NUM_REFERENCES: Final = ("fp64-cpu", "fp32-strict")
+_NUM, _TRAINING = "numerics", "numerics, training"
+
+#: The paired numerics check (``bench.run.child.numerics``): the cell's outputs on a fixed,
+#: seeded batch against the reference's, from the same weights, outside the timed windows;
+#: empty where the study did not ask for it (``numerics = true``). Training: the first four
+#: over the outputs before any step.
+NUMERICS_SPEC: Final[tuple[Column, ...]] = tuple(
+    _c(n, t, "figure", c, doc=f"{w}: {d}") for n, t, c, w, d in (
+    ("num_reference", "str", NUM_REFERENCES, _NUM, "what the outputs were compared with"),
+    ("num_inputs", "int", (), _NUM, "synthetic inputs in the fixed batch"),
+    ("num_rel_err", "float", (), _NUM, "norm-wise relative error |y - y_ref| / |y_ref|"),
+    ("num_max_abs_err", "float", (), _NUM, "largest absolute output error"),
+    ("num_cosine", "float", (), _NUM, "cosine similarity of the flattened outputs"),
+    ("num_top1_agree", "float", (), _NUM, "share of inputs whose top-1 class is the reference's"),
+    ("num_train_steps", "int", (), _TRAINING, "optimizer steps at a real learning rate"),
+    ("num_loss", "float", (), _TRAINING, "the cell's loss after them"),
+    ("num_ref_loss", "float", (), _TRAINING, "the reference's loss after them"),
+    ("num_loss_rel_diff", "float", (), _TRAINING, "|loss - ref_loss| / |ref_loss|"),
+    ("num_param_drift", "float", (), _TRAINING, "|theta - theta_ref| / |theta_ref| after them"),
+    ("num_time_s", "float", (), _NUM, "seconds the check took, outside the timed windows"),
+))
+NUMERICS_COLUMNS: Final = tuple(c.name for c in NUMERICS_SPEC)
+
 #: results.csv, one row per replicate, in file order.
 RESULT_SPEC: Final[tuple[Column, ...]] = (
     _c("schema_version", "int", required=True, doc="version of this schema the row follows"),
@@ -270,6 +300,8 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
           ("num_threads", "torch.get_num_threads()"),
           ("autocast_dtype", "the autocast dtype"),
           ("conv_math", "the arithmetic the convolutions really used"),
+          ("matmul_fp32_precision", "torch.backends.cuda.matmul.fp32_precision (torch >= 2.9)"),
+          ("conv_fp32_precision", "torch.backends.cudnn.conv.fp32_precision (torch >= 2.9)"),
       )),
     _c("status", group="outcome", choices=STATUSES, required=True, doc="how the replicate ended"),
     _c("reason", group="outcome",
@@ -333,6 +365,7 @@ RESULT_SPEC: Final[tuple[Column, ...]] = (
        doc="pipeline: peak resident memory of the process and its loader workers together"),
     _c("data_wait_frac", "float", "figure",
        doc="end to end: fraction of the steady state the step waited for its next batch"),
+    *NUMERICS_SPEC,
     _c("repro_max_abs_diff", "float", "figure", doc="re-run check: largest difference"),
     _c("wall_s", "float", "process", doc="the replicate's wall time, launch to result"),
     _c("work_unit", choices=WORK_UNITS, doc="a ceiling's unit of work"),

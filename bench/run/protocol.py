@@ -160,6 +160,8 @@ class Flags:
     eff_num_threads: str = ""
     eff_autocast_dtype: str = ""
     eff_conv_math: str = ""
+    eff_matmul_fp32_precision: str = ""  # torch >= 2.9's switches; empty where torch lacks them
+    eff_conv_fp32_precision: str = ""
 
 
 @dataclass
@@ -205,6 +207,19 @@ class Metrics:
     cpu_time_s: float | None = None
     tree_peak_rss_bytes: float | None = None
     data_wait_frac: float | None = None
+
+    num_reference: str | None = None  # the numerics check (``bench.run.child.numerics``)
+    num_inputs: int | None = None
+    num_rel_err: float | None = None
+    num_max_abs_err: float | None = None
+    num_cosine: float | None = None
+    num_top1_agree: float | None = None
+    num_train_steps: int | None = None
+    num_loss: float | None = None
+    num_ref_loss: float | None = None
+    num_loss_rel_diff: float | None = None
+    num_param_drift: float | None = None
+    num_time_s: float | None = None
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from bench.run.child import rapl
+from bench.run.store.check import check_run
+from bench.run.store.numbounds import NUMERICS
 from bench.schema import RESULT_COLUMNS, SAMPLE_COLUMNS, STATUSES
 
 from .conftest import ROOT, TINY_PROFILE, Cli, read_csv, read_json, run_cli
@@ -66,6 +68,7 @@ def test_smoke_profile_end_to_end(tmp_path: Path) -> None:
             assert _num(r, "samples_per_s") == pytest.approx(expected, rel=1e-3)
         assert r["eff_num_threads"] == str(len(os.sched_getaffinity(0)))
         assert r["eff_conv_math"] == "fp32" and r["eff_cudnn_benchmark"] == ""
+    _numerics_checked(rows, out)
     dyn = next(r for r in ok if r["shapes"] == "dynamic")
     assert dyn["shape_count"] == "3" and _num(dyn, "cold_pass_s") > _num(dyn, "cold_first_iter_s")
     repro = [r for r in rows if r["kind"] == "repro" and r["device"] == "cpu"]
@@ -96,6 +99,28 @@ def test_smoke_profile_end_to_end(tmp_path: Path) -> None:
     timed = [r for r in rows if r["status"] == "ok" and r["kind"] != "repro"]
     assert {(r["kernel_cache"], r["kernel_cache_start_bytes"]) for r in timed} == {("fresh", "0")}
     assert env["memory"]["total_bytes"] > 2**20  # for the Compare page's hardware rows
+
+
+def _numerics_checked(rows: list[dict[str, str]], out: Path) -> None:
+    """The smoke profile's modes study checks its numerics in every replicate (inference and
+    training, NCHW and channels_last); the other studies do not; bench check finds them in
+    bounds."""
+    ok = [r for r in rows if r["status"] == "ok" and r["kind"] == "model"]
+    checked = [r for r in ok if r["study"] == "modes"]
+    assert {(r["mode"], r["memory_format"]) for r in checked} == {
+        (m, f) for m in ("infer", "train") for f in ("nchw", "channels_last")}
+    for r in checked:
+        assert r["num_reference"] in ("fp64-cpu", "fp32-strict"), r["notes"]
+        assert int(r["num_inputs"]) >= 256 and _num(r, "num_time_s") > 0
+        assert 0 <= _num(r, "num_rel_err") < 1e-3 and _num(r, "num_cosine") > 0.999
+        assert 0 <= _num(r, "num_top1_agree") <= 1
+        if r["mode"] == "train":
+            assert r["num_train_steps"] == "5" and 0 <= _num(r, "num_param_drift") < 1e-3
+            assert _num(r, "num_loss_rel_diff") < 1e-3
+        else:
+            assert r["num_train_steps"] == r["num_loss"] == ""
+    assert all(r["num_reference"] == r["num_time_s"] == "" for r in ok if r["study"] != "modes")
+    assert not [f for f in check_run(out)[1] if f.check == NUMERICS]
 
 
 #: Where each injected fault goes: one real run of nine replicates takes all four, each between

@@ -42,6 +42,7 @@ from bench.run.child import (
     feeding,
     flags,
     measure,
+    numerics,
     nvml,
     rapl,
     telemetry,
@@ -52,7 +53,7 @@ from bench.run.plan.matrix import Cell, Settings
 from bench.run.plan.pipelines import PIPELINE_KINDS
 from bench.run.protocol import Metrics, Probe, Record, Repro, Sample, Task, Timeline
 from bench.run.store import durable
-from bench.schema import Status
+from bench.schema import NUMERICS_COLUMNS, Status
 
 FAULT_KINDS = ("crash", "exit", "hang", "spam", "oom", "error", "fill-cache", "compile-error")
 
@@ -275,6 +276,23 @@ def measure_cell(torch: Any, task: Task, record: Record) -> None:
                 record.notes.append(note)
                 record.reason = record.reason or note
         m.flops_per_sample = flops
+        if task.settings.numerics:
+            check_numerics(torch, task, record, wl)
+
+
+def check_numerics(torch: Any, task: Task, record: Record, wl: workloads.Workload) -> None:
+    """The numerics check, after every timed window and the FLOP count, so it touches no
+    measured figure. One that fails leaves its columns empty and says why in the notes: the
+    timing stands. A TF32 switch that does not read back fails the replicate."""
+    try:
+        record.notes += numerics.check(torch, task.cell, wl, record.metrics,
+                                       record.metrics.flops_per_sample)
+    except flags.FlagError:
+        raise
+    except Exception as exc:
+        for name in NUMERICS_COLUMNS:
+            setattr(record.metrics, name, None)
+        record.notes.append(f"numerics failed: {classify(torch, exc)[1]}")
 
 
 def repro_cell(torch: Any, task: Task, record: Record) -> None:

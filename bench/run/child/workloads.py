@@ -55,6 +55,13 @@ class Workload:
     model: Any
     outputs: Callable[[], dict[str, Any]]  # tensors compared by the reproducibility check
     inputs: dict[Shape, factory.Batch] | None = None  # the batch of each distinct shape
+    #: What the numerics check (``numerics``) calls the way the step does: the model as the
+    #: step calls it (compiled where the cell compiles), the cell's autocast, and a user
+    #: model's own loss and input maker (None for a torchvision model).
+    call: Callable[..., Any] | None = None
+    autocast: Callable[[], Any] | None = None
+    user_loss: Callable[[Any, factory.Batch], Any] | None = None
+    user_batch: Callable[[int, int], factory.Batch] | None = None
 
 
 def build_model(torch: Any, cell: Cell, init_dir: Path | None = None) -> Any:
@@ -103,8 +110,13 @@ def _torchvision_parts(torch: Any, cell: Cell, schedule: list[Shape], model: Any
     return model, {shape: (x,) for shape, (x, _) in made.items()}, loss
 
 
+#: A user model's own loss (None: it names none) and its input maker (batch, resolution).
+UserExtras = tuple[Callable[[Any, factory.Batch], Any] | None,
+                   Callable[[int, int], factory.Batch]]
+
+
 def _user_parts(torch: Any, cell: Cell, schedule: list[Shape]
-                ) -> tuple[Any, dict[Shape, factory.Batch], StepLoss]:
+                ) -> tuple[Any, dict[Shape, factory.Batch], StepLoss, UserExtras]:
     """A user's model from its factory, its inputs and its loss (or the default loss). The
     sources must still be the ones the run started with (``cell.model_source``)."""
     make, inputs, loss_fn = factory.callables(cell.model, cell.inputs, cell.loss)
@@ -112,19 +124,23 @@ def _user_parts(torch: Any, cell: Cell, schedule: list[Shape]
     if cell.model_source and now != cell.model_source:
         raise factory.UserModelError(f"the source of {cell.model} changed since the run started "
                                      f"(model_source {cell.model_source}, now {now})")
+
+    def batch_of(b: int, r: int) -> factory.Batch:
+        return factory.make_batch(torch, cell.input_shape, inputs, cell.inputs, b, r,
+                                  cell.device)
+
     batches = {}
     for b, r in dict.fromkeys(schedule):
-        batch = factory.make_batch(torch, cell.input_shape, inputs, cell.inputs, b, r,
-                                   cell.device)
+        batch = batch_of(b, r)
         if cell.memory_format == "channels_last":
             batch = factory.channels_last(torch, batch)
         batches[(b, r)] = batch
     model = factory.build_model(torch, cell.model, make, cell.device)
     if cell.memory_format == "channels_last":
         model = model.to(memory_format=torch.channels_last)
-    loss = factory.user_loss(torch, loss_fn, cell.loss) if loss_fn else factory.default_loss(
-        torch)
-    return model, batches, lambda raw, batch, shape: loss(raw, batch)
+    own = factory.user_loss(torch, loss_fn, cell.loss) if loss_fn else None
+    loss = own or factory.default_loss(torch)
+    return model, batches, lambda raw, batch, shape: loss(raw, batch), (own, batch_of)
 
 
 def build(torch: Any, cell: Cell, model: Any | None = None, fail_compile: bool = False,
@@ -137,8 +153,9 @@ def build(torch: Any, cell: Cell, model: Any | None = None, fail_compile: bool =
     a compile that finds no C++ compiler skips the cell (``compiling.guard``).
     """
     schedule = cell.schedule()
+    extras: UserExtras | tuple[None, None] = (None, None)
     if modelspec.is_user_model(cell.model):
-        model, inputs, loss_of = _user_parts(torch, cell, schedule)
+        model, inputs, loss_of, extras = _user_parts(torch, cell, schedule)
     else:
         model, inputs, loss_of = _torchvision_parts(torch, cell, schedule, model, init_dir)
     dtype = autocast_dtype(torch, cell)
@@ -198,7 +215,8 @@ def build(torch: Any, cell: Cell, model: Any | None = None, fail_compile: bool =
                     tensors[f"grad.{name}"] = p.grad.detach()
         return tensors
 
-    return Workload(compiling.guard(cell, step), schedule, model, outputs, inputs)
+    return Workload(compiling.guard(cell, step), schedule, model, outputs, inputs, call=call,
+                    autocast=autocast, user_loss=extras[0], user_batch=extras[1])
 
 
 #: A training step is counted as 3x the forward FLOPs (backward ~ 2x forward), the usual

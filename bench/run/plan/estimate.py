@@ -224,6 +224,34 @@ def replicate_s(cell: Cell, st: Settings, cores: int, skipped: bool = False,
         cell, cores, flops_per_sample=flops_per_sample) + warm + _steady_s(t, st, period)
 
 
+#: The numerics check's batch and its CPU resolution (``bench.run.child.numerics``'s
+#: ``NUM_INPUTS`` and ``CPU_RESOLUTION``; the plan imports nothing of the child), and what a
+#: float64 reference costs against fp32 (a 2-core AMD VM: 2.3x for ResNet-50 at 32 px).
+NUMERICS_INPUTS, NUMERICS_CPU_RESOLUTION, _FP64_COST = 256, 32, 2.5
+
+
+def numerics_s(cell: Cell, cores: int, flops_per_sample: float | None = None) -> float:
+    """The numerics check of one replicate: the cell and its reference over the fixed batch
+    (the reference at float64's cost: the dearer of the two it may be), and for a training
+    cell the steps of both sides."""
+    if cell.kind != "model":
+        return 0.0
+    chunk, res = cell.schedule()[0]
+    if cell.device == "cpu" and cell.compile == "off" and not cell.model_source \
+            and not cell.input_shape and not cell.inputs:  # as many pixels as the cell's batch
+        low = min(res, NUMERICS_CPU_RESOLUTION)
+        chunk, res = min(NUMERICS_INPUTS, chunk * max(res // low, 1) ** 2), low
+    chunks = -(-NUMERICS_INPUTS // chunk)
+    one = iteration_s(replace(cell, mode="infer", shapes="static", resolution=res,
+                              batch_size=max(chunk, 1)), cores, flops_per_sample)
+    forward = chunks * one * (1 + _FP64_COST)
+    steps = 0.0
+    if cell.mode == "train":
+        steps = 6 * iteration_s(replace(cell, shapes="static", resolution=res), cores,
+                                flops_per_sample) * (1 + _FP64_COST)
+    return forward + steps
+
+
 #: Where a job's estimate comes from: the cell's own rows, or the scaled guess.
 MEASURED, GUESSED = "measured", "guessed"
 
@@ -266,4 +294,7 @@ def jobs_basis(jobs: Sequence[Job], probe: Probe,
             out.append((checked.overhead_s + prime, MEASURED))
         else:  # a re-run check not measured here: twice a replicate of its cell
             out.append((2 * (t + prime) if j.op == "repro" else t + prime, basis))
+        if j.study.settings.numerics and j.op == "measure" and not skipped:
+            check = numerics_s(j.cell, cores, usermodels.flops_for(probe, j.cell)) * scale
+            out[-1] = (out[-1][0] + check, out[-1][1])
     return out

@@ -99,7 +99,9 @@ def _parts(row: Mapping[str, str], warmup_iters: int, scale: float = 1.0,
     if row.get("kind") in PIPELINE_KINDS:  # batches arrive in bursts: the mean is their cost
         t = mean
     steady = mean * n
-    rest = max(wall - cold - steady - warmup_iters * t, 0.0)
+    # the numerics check is estimated apart (``estimate.numerics_s``), wherever its rows are
+    rest = max(wall - cold - steady - warmup_iters * t - (_number(row, "num_time_s") or 0.0),
+               0.0)
     window = max(steady * scale, min(steady, min_time_s))
     return t * scale, cold * scale, window, rest * scale
 

@@ -152,6 +152,10 @@ class Settings:
     #: Skip a CPU cell in bf16 autocast where the CPU has no native bf16 (``cpuinfo``): the
     #: best-settings studies, which measure the CPU at its best, not an emulation.
     native_bf16_only: bool = False
+    #: Run the paired numerics check (``bench.run.child.numerics``) in each replicate of the
+    #: study's model cells, after their timed windows: their outputs against a strict
+    #: reference's, from the same weights on a fixed seeded batch.
+    numerics: bool = False
 
     def warmup(self, period: int) -> int:
         """Untimed iterations between the cold pass and the timed window, for a schedule of

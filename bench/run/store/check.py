@@ -53,6 +53,7 @@ from pathlib import Path
 from bench import consistency as rules
 from bench import sittings
 from bench.run.plan.pipelines import PIPELINE_KINDS
+from bench.run.store.numbounds import NUMERICS, check_numerics
 from bench.schema import (
     ENERGY_MIN_WINDOW_S,
     ENV_FILE,
@@ -444,7 +445,7 @@ def check_run(run_dir: Path) -> tuple[int, list[Anomaly]]:
                 *check_throughput(rows, shapes), *check_ceiling(rows), *check_flags(rows),
                 *check_drift(rows, samples),
                 *check_startup(rows, iters), *check_telemetry(rows), *check_cache(rows),
-                *check_empties(rows),
+                *check_empties(rows), *check_numerics(rows, _where, Anomaly),
                 *check_files(run_dir), *check_rows_and_samples(rows, blocks),
                 *check_sittings(run_dir, rows), *check_pace(run_dir, rows)]
     return len(rows), findings
@@ -454,7 +455,7 @@ CHECKS = (rules.QUANTILE_ORDER, rules.ENERGY_SIGN, rules.WINDOW_LENGTH, "samples
           "samples/s", "TFLOP/s < ceiling",
           "effective flags", "steady drift", "pipeline start-up", "throttled", "energy window",
           "kernel cache", "failed rows", "ok rows", "files", "samples without a row",
-          "rows without samples", "measuring code", "sittings disagree")
+          "rows without samples", "measuring code", "sittings disagree", NUMERICS)
 
 
 #: How many findings the end of ``bench run`` prints; ``bench check DIR`` prints them all.
