@@ -138,8 +138,19 @@ class Call(Word):
     NOT_APPLICABLE = "n/a (no GPU)"  # a CUDA switch on a machine without one
 
 
+class Trust(Word):
+    """How far a machine's figures can be trusted (``judge.trust``): who measured them, and
+    whether another machine of the same hardware model measured the same."""
+
+    REFERENCE = "reference"
+    CONTRIBUTED = "contributed"
+    REPRODUCED = "reproduced"
+
+
 #: The judged words (verdicts, stances, actions), for the test that no module spells them
 #: itself (a knob's status shares "skipped" with a row's, which the schema spells).
+#: ``Trust`` is left out: its words are also a manifest's values, which the measuring side
+#: writes, and a column of the sittings' table.
 VOCABULARY: tuple[type[Word], ...] = (Verdict, ClaimVerdict, Stance, Action, Power,
                                        Feeding, Noise, Tradeoff)
 #: ``Numerics`` is left out too: "agrees" is also a sitting's word (``bench.sittings``) and
@@ -220,4 +231,13 @@ MEANINGS: tuple[tuple[Word, str], ...] = (
                       "that one might have been enough"),
     (Feeding.NOT_MEASURED, "no run measured this pipeline, or the step it would feed, on "
                            "this machine"),
+    (Trust.REFERENCE, "measured by the project itself: a committed run (or one whose manifest "
+                      "says so) that names the profile it ran, so its commands are recorded "
+                      "and anyone can run them again"),
+    (Trust.CONTRIBUTED, "measured by someone else and checked on arrival (its files, its "
+                        "rows' consistency), but not reproduced: one machine's word"),
+    (Trust.REPRODUCED, "contributed by two or more machines of the same hardware model "
+                       "(different machine ids) that agree: on most workloads both measured, "
+                       "the 95% interval of one machine's median over the others' reaches "
+                       "into 1 ± δ, and no machine of the model disagrees with the rest"),
 )

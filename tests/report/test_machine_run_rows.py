@@ -20,7 +20,9 @@ def test_a_run_id_shared_by_two_machines_counts_each_folder_alone(write_tree: An
     root = write_tree(runs)
     generated = tmp_path / "docs" / "generated"
     render_tree(root, generated)
-    page_a, page_b = (generated / "machines" / "box-a.md"), (generated / "machines" / "box-b.md")
+    # one page per hardware model: box-a has the test GPU, box-b only the test CPU
+    page_a = generated / "machines" / "test-gpu.md"
+    page_b = next((generated / "machines").glob("test-cpu*.md"))
     assert "3 ok; 3 of 6 planned rows (unfinished)" in page_a.read_text(encoding="utf-8")
     text_b = page_b.read_text(encoding="utf-8")
     assert "6 ok; 6 of 6 planned rows" in text_b and "(unfinished)" not in text_b
@@ -38,7 +40,7 @@ def test_a_run_made_in_two_sittings_says_when_each_was(write_tree: Any, tmp_path
     root = write_tree([(env, first + second, []), (other, cell(other, axes(), [0.1] * 3), [])])
     generated = tmp_path / "docs" / "generated"
     render_tree(root, generated)
-    text = (generated / "machines" / "box.md").read_text(encoding="utf-8")
+    text = (generated / "machines" / "test-gpu.md").read_text(encoding="utf-8")
     assert ("Run r1 was made in 2 sittings (a budgeted run and its resumes): "
             "2026-12-01 12:30–12:31 (3 rows), 2026-12-02 09:00–09:05 (3 rows), UTC.") in text
     assert "Run r2 was made" not in text
@@ -53,7 +55,7 @@ def _two_sittings(write_tree: Any, tmp_path: Path, records: list[dict[str, Any]]
     root = write_tree([(env, [r for rs in rows for r in rs], [])])
     generated = tmp_path / "docs" / "generated"
     render_tree(root, generated)
-    return (generated / "machines" / "box.md").read_text(encoding="utf-8")
+    return (generated / "machines" / "test-gpu.md").read_text(encoding="utf-8")
 
 
 def test_sittings_that_ran_other_code_are_named(write_tree: Any, tmp_path: Path) -> None:
@@ -89,7 +91,7 @@ def test_a_runs_timed_work_is_said_over_the_sittings_that_recorded_it(
            "sittings": [{"sitting": 1, "code": "aaaa", "wall_s": 10.0, "timed_s": 9.0}]}
     root = write_tree([(env, cell(env, axes(), [0.1] * 3, sitting=1), [])])
     render_tree(root, tmp_path / "one" / "generated")
-    text = (tmp_path / "one" / "generated" / "machines" / "box.md").read_text(encoding="utf-8")
+    text = (tmp_path / "one" / "generated" / "machines" / "test-gpu.md").read_text(encoding="utf-8")
     assert "Run one: Timed work (cold passes and steady iterations) was 90.0% of its 10.0 s" \
         in text
 
@@ -107,7 +109,7 @@ def test_runs_of_one_fingerprint_that_ran_other_code_are_named(write_tree: Any,
     def page(where: str, *runs: Any) -> str:
         generated = tmp_path / where / "docs" / "generated"
         render_tree(write_tree(list(runs)), generated)
-        return (generated / "machines" / "box.md").read_text(encoding="utf-8")
+        return (generated / "machines" / "test-gpu.md").read_text(encoding="utf-8")
 
     new = [{"sitting": 1, "code": "bbbb", "commit": "c2"}]
     text = page("mixed", run("r1", [], 2), run("r2", [], 4), run("r3", new, 8))

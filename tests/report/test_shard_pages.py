@@ -25,7 +25,7 @@ def _page(write_tree: Any, tmp_path: Path, shards: bool,
             "".join(f"{j}\n" for j in [str(40 + k), *jobs]))
     generated = tmp_path / "docs" / "generated"
     render_tree(root, generated)
-    page = generated / "machines" / "box.md"  # a machine's page lives at its name
+    page = generated / "machines" / "test-gpu.md"  # a hardware model's page lives at its name
     return page.read_text(encoding="utf-8")
 
 

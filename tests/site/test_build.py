@@ -21,6 +21,10 @@ from bench.report import build
 from bench.report.input import load
 from bench.report.render.escape import md
 
+#: The fixture machines' hardware models' pages (fixtures: made-up hardware).
+GPU_MODEL = "nvidia-h200-fixture-not-a-real-measurement"
+CPU_MODEL = "fixture-laptop-cpu-4-core-8-vcpu"
+
 
 def test_strict_build_produces_every_page(fixture_site: Built) -> None:
     site = fixture_site.site
@@ -39,17 +43,23 @@ def test_strict_build_produces_every_page(fixture_site: Built) -> None:
     ):
         assert (site / page).is_file(), page
     machines = sorted(p.name for p in (site / "generated" / "machines").glob("fixture-*.html"))
-    # a page per machine, at its name; every old per-fingerprint address redirects to its section
+    # a page per hardware model, at its name; every old per-fingerprint address redirects to
+    # its section, and every old per-machine address to its model's page
     assert machines == [
         "fixture-cpu-laptop-4325880e.html",
         "fixture-cpu-laptop-81b41973.html",
         "fixture-cpu-laptop.html",
         "fixture-gpu-box-abd10753.html",
         "fixture-gpu-box.html",
+        f"{CPU_MODEL}.html",
     ]
+    assert (site / "generated" / "machines" / f"{GPU_MODEL}.html").is_file()
     old = (site / "generated" / "machines" / "fixture-gpu-box-abd10753.html").read_text()
-    assert 'content="0; url=fixture-gpu-box.html#fp-abd10753"' in old
+    assert f'content="0; url={GPU_MODEL}.html#fp-abd10753"' in old
     assert "'#$1-abd10753-'" in old  # old row anchors rewritten to the machine page's
+    named = (site / "generated" / "machines" / "fixture-gpu-box.html").read_text()
+    assert f'content="0; url={GPU_MODEL}.html#fp-abd10753"' in named
+    assert "location.hash" in named and "'#$1-" not in named  # its anchors are kept
 
 
 def test_every_image_link_and_anchor_resolves_and_nothing_loads_from_the_network(
@@ -80,7 +90,7 @@ def test_every_failure_is_listed_on_its_machine_page(fixture_site: Built) -> Non
     ds = load.load_reports(FIXTURE_REPORTS)
     failed = ds.results.loc[ds.results["status"] != "ok"]
     assert set(failed["status"]) >= {"oom", "timeout", "crash", "error", "skipped"}
-    html = (fixture_site.site / "generated" / "machines" / "fixture-gpu-box.html").read_text()
+    html = (fixture_site.site / "generated" / "machines" / f"{GPU_MODEL}.html").read_text()
     failures = html.split('id="failures-abd10753"', 1)[1].split("</table>", 1)[0]
     gpu = failed.loc[failed["machine"] == "fixture-gpu-box"]
     assert failures.count("<tr>") == len(gpu) + 1  # plus the header row
@@ -116,7 +126,7 @@ def test_no_page_shows_a_missing_value_a_float_count_or_a_hedged_plural(
 def test_every_cell_has_a_stable_row_anchor(fixture_site: Built) -> None:
     ds = load.load_reports(FIXTURE_REPORTS)
     ids = set()
-    for page in (fixture_site.site / "generated" / "machines").glob("fixture-*.html"):
+    for page in (fixture_site.site / "generated" / "machines").glob("*.html"):
         ids |= {i for i in parse(page).ids if i.startswith("cell-")}
     timed = ds.results.loc[ds.results["kind"] != "repro"]
     assert {f"cell-{f[:8]}-{c}" for f, c in zip(timed["fingerprint_id"], timed["cell_id"])} <= ids
@@ -124,7 +134,7 @@ def test_every_cell_has_a_stable_row_anchor(fixture_site: Built) -> None:
 
 def test_machine_pages_are_in_the_navigation(fixture_site: Built) -> None:
     html = (fixture_site.site / "index.html").read_text()
-    assert "generated/machines/fixture-gpu-box.html" in html
+    assert f"generated/machines/{GPU_MODEL}.html" in html
 
 
 def test_numbers_come_from_the_data(fixture_site: Built, tmp_path: Path) -> None:
@@ -311,7 +321,7 @@ def test_a_drifting_cell_is_flagged_on_its_machine_page(
         writer.writeheader()
         writer.writerows(samples)
     built = build_copy(tmp_path / "project", reports, run_mkdocs=False)
-    page = (built.generated / "machines" / "fixture-cpu-laptop.md").read_text()
+    page = (built.generated / "machines" / f"{CPU_MODEL}.md").read_text()
     assert '??? warning "Steady-state drift' in page
     anchor = f"#cell-{target['fingerprint_id'][:8]}-{target['cell_id']})"
     assert anchor in page.split("Steady-state drift")[1]
@@ -330,23 +340,24 @@ def test_a_run_that_stopped_early_says_so(tmp_path: Path, fixture_site: Built) -
     env = json.loads((run / "env.json").read_text())
     (run / "env.json").write_text(json.dumps({**env, "planned_rows": n_rows + 5}))
     built = build_copy(tmp_path / "project", reports, run_mkdocs=False)
-    page = (built.generated / "machines" / "fixture-cpu-laptop.md").read_text()
+    page = (built.generated / "machines" / f"{CPU_MODEL}.md").read_text()
     assert f"of {n_rows + 5} planned rows (unfinished)" in page
-    untouched = fixture_site.generated / "machines" / "fixture-cpu-laptop.md"
+    untouched = fixture_site.generated / "machines" / f"{CPU_MODEL}.md"
     assert "(unfinished)" not in untouched.read_text()
     assert "the plan was not recorded" in untouched.read_text()
 
 
 def test_links_tell_apart_one_machines_fingerprints(tmp_path: Path, fixture_site: Built) -> None:
     """A machine measured under two fingerprints is linked as name + fingerprint wherever it
-    appears; a machine with one fingerprint keeps its plain name."""
+    appears; a machine with one fingerprint keeps its plain name; each says its trust."""
     home = (fixture_site.generated / "snippets" / "home.md").read_text()
-    page = "generated/machines/fixture-cpu-laptop.md#fp-81b41973"
-    assert f"[fixture-cpu-laptop 81b41973]({page})" in home
-    assert "[fixture-cpu-laptop](" not in home
-    assert "[fixture-gpu-box](generated/machines/fixture-gpu-box.md#fp-abd10753)" in home
+    page = f"generated/machines/{CPU_MODEL}.md#fp-81b41973"
+    assert f"[fixture-cpu-laptop 81b41973 (reference)]({page})" in home
+    assert "[fixture-cpu-laptop (reference)](" not in home
+    assert (f"[fixture-gpu-box (reference)](generated/machines/{GPU_MODEL}.md#fp-abd10753)"
+            in home)
     index = (fixture_site.generated / "machines" / "index.md").read_text()
-    assert "81b41973 (torch 2.14.1, step 1)" in index
+    assert "81b41973 (reference, torch 2.14.1, step 1)" in index
 
     reports = tmp_path / "reports"
     run = "fixture-20261128T180000Z-cpu"
@@ -354,7 +365,7 @@ def test_links_tell_apart_one_machines_fingerprints(tmp_path: Path, fixture_site
                     reports / "fixture-cpu-laptop" / run)
     alone = build_copy(tmp_path / "alone", reports, run_mkdocs=False)
     home = (alone.generated / "snippets" / "home.md").read_text()
-    assert f"[fixture-cpu-laptop]({page})" in home
+    assert f"[fixture-cpu-laptop (reference)]({page})" in home
 
 
 def test_compare_table_is_capped_to_the_most_compared_workloads(
@@ -372,7 +383,7 @@ def test_compare_table_is_capped_to_the_most_compared_workloads(
     body = [line for line in throughput.splitlines() if line.startswith("| ") and "---" not in line]
     assert len(body) == 1 + 2  # header and two workloads
     # both shown workloads were measured under both laptop fingerprints (no dash on either)
-    assert all(line.count("fixture-cpu-laptop.md#cell-") == 2 for line in body[1:])
+    assert all(line.count(f"{CPU_MODEL}.md#cell-") == 2 for line in body[1:])
     assert "[best-throughput.csv](data/comparisons/best-throughput.csv)" in page
     with open(built.generated / "data" / "comparisons" / "best-throughput.csv") as f:
         rows = list(csv.DictReader(f))
@@ -392,7 +403,7 @@ def test_home_answers_from_the_newest_step_definition_only(tmp_path: Path,
 
     from bench.fingerprint import fingerprint_id
 
-    old_page = "generated/machines/fixture-cpu-laptop.md#fp-81b41973"
+    old_page = f"generated/machines/{CPU_MODEL}.md#fp-81b41973"
     home = (fixture_site.generated / "snippets" / "home.md").read_text()
     assert "Older step definitions" not in home
     assert home.count(old_page) > 3  # decisions and headlines from it
@@ -414,32 +425,32 @@ def test_home_answers_from_the_newest_step_definition_only(tmp_path: Path,
     home = (built.generated / "snippets" / "home.md").read_text()
     note = home.split("Fingerprints measured again under a newer step definition", 1)[1]
     note = note.split("\n\n", 1)[0]
-    assert f"[fixture-cpu-laptop 81b41973]({old_page}) (step 1; now 2)" in note
+    assert f"[fixture-cpu-laptop 81b41973 (reference)]({old_page}) (step 1; now 2)" in note
     assert old_page not in home.replace(note, "")
-    assert "fixture-gpu-box.md#fp-abd10753" in home.replace(note, "")
-    machine_page = (built.generated / "machines" / "fixture-cpu-laptop.md").read_text()
+    assert f"{GPU_MODEL}.md#fp-abd10753" in home.replace(note, "")
+    machine_page = (built.generated / "machines" / f"{CPU_MODEL}.md").read_text()
     superseded = machine_page.split("## Fingerprint 81b41973")[1].split("`", 1)[0]
     assert '!!! note "Superseded"' in superseded
     # what changed since is said where the older rows are cited
     assert "Since definition 1, a training step runs at learning rate 0" in \
         " ".join(superseded.split())
-    assert "81b41973 (torch 2.14.1, step 1, superseded)" in (
+    assert "81b41973 (reference, torch 2.14.1, step 1, superseded)" in (
         built.generated / "machines" / "index.md").read_text()
     # the compare page (linked in purchase discussions) compares the newest step only
     before = (fixture_site.generated / "compare.md").read_text()
     compare = (built.generated / "compare.md").read_text()
     side = '??? note "The machines side by side"'
-    assert "fixture-cpu-laptop.md#fp-81b41973" in before.split(side, 1)[1]
+    assert f"{CPU_MODEL}.md#fp-81b41973" in before.split(side, 1)[1]
     head, body = compare.split(side, 1)
-    assert "(machines/fixture-cpu-laptop.md#fp-81b41973) (step 1; now 2)" in head
-    assert "fixture-cpu-laptop.md#fp-81b41973" not in body
-    assert "fixture-gpu-box.md#fp-abd10753" in body
+    assert f"(machines/{CPU_MODEL}.md#fp-81b41973) (step 1; now 2)" in head
+    assert f"{CPU_MODEL}.md#fp-81b41973" not in body
+    assert f"{GPU_MODEL}.md#fp-abd10753" in body
 
     def advised(site: Built) -> list[str]:  # precision recommendations naming the old page
         text = (site.generated / "precision.md").read_text()
         return [line for line in text.splitlines()
                 if line.strip().startswith("- ")
-                and "fixture-cpu-laptop.md#fp-81b41973" in line]
+                and f"{CPU_MODEL}.md#fp-81b41973" in line]
 
     assert advised(fixture_site) and not advised(built)
 
@@ -577,8 +588,10 @@ def test_a_compare_citation_names_each_machine_as_its_links_do(fixture_site: Bui
     for block in answers:
         answer, cite = block.split("**Cite:**", 1)
         named = re.findall(r"\[([^\]]+)\]\(machines/[^)]*#fp-", answer)
+        # a link says its machine's trust after the name; the citation names the machine
+        named = [re.sub(r" \((reference|contributed|reproduced)\)$", "", n) for n in named]
         assert named and all(name in cite for name in named), (named, cite)
-    assert "fixture-cpu-laptop 4325880e, each at its best" in compare
+    assert "fixture-cpu-laptop 4325880e (reference), each at its best" in compare
 
 
 def test_feeding_answers_a_gpu_first_and_says_each_hosts_limit_once(

@@ -18,11 +18,12 @@ from bench.report.vocabulary import (
     Power,
     Stance,
     Tradeoff,
+    Trust,
     Verdict,
 )
 
 #: The words the pages judge in, each of which the Methodology page must define.
-DEFINED = (Verdict, ClaimVerdict, Stance, Power, Feeding, Noise, Numerics, Tradeoff)
+DEFINED = (Verdict, ClaimVerdict, Stance, Power, Feeding, Noise, Numerics, Tradeoff, Trust)
 
 #: What the old labels said of a finding measured but too thin to judge.
 CONTRADICTIONS = re.compile(r"not measured[^.<]{0,20}:\s*measured|not measured here|"

@@ -8,15 +8,19 @@ different fingerprints are never pooled, only shown next to each other.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
 import pandas as pd
 
-from bench import schema
+from bench import schema, sittings
 from bench.report.analysis.cells import Source, cells_of, page_slug
-from bench.report.analysis.intervals import median_ci
+from bench.report.analysis.intervals import median_ci, ratio_ci
+from bench.report.analysis.sittings import counted
 from bench.report.input.load import Dataset
+from bench.report.vocabulary import Trust
 from bench.schema import Status
 
 #: What ``ceilings`` returns.
@@ -126,7 +130,8 @@ MACHINE_COLUMNS: Final = (
     "torch_version", "torchvision_version", "cuda_version", "cudnn_version",
     "python_version", "os", "workload_version", "n_cells", "n_rows", "n_ok", "n_failed",
     "n_replaced",
-    "first_started_at", "last_ended_at", "profile", "conv_api", *_STEP_COLUMNS,
+    "first_started_at", "last_ended_at", "profile", "conv_api", "model", "reference",
+    "machine_keys", "model_machines", *_STEP_COLUMNS,
 )  # fmt: skip
 
 
@@ -144,6 +149,9 @@ def machine_summary(ds: Dataset) -> pd.DataFrame:
     """
     res = ds.results
     rows = []
+    figures = machine_figures(ds)
+    judged = agreement(figures, ds.runs)
+    runs = {r.results.as_posix(): r for r in ds.runs}
     for fp, group in res.groupby("fingerprint_id", sort=True):
         env = ds.envs.get(str(fp), {})
         torch = env.get("torch") or {}
@@ -188,6 +196,8 @@ def machine_summary(ds: Dataset) -> pd.DataFrame:
                 "last_ended_at": ended.max() if len(ended) else "",
                 "profile": str(env.get("profile") or ""),
                 "conv_api": conv_api(env),
+                **_trust_facts(env, [runs[s] for s in group["source"].unique() if s in runs],
+                               figures, judged, str(fp)),
             }
         )
     out = pd.DataFrame(rows, columns=[c for c in MACHINE_COLUMNS if c not in _STEP_COLUMNS])
@@ -197,6 +207,20 @@ def machine_summary(ds: Dataset) -> pd.DataFrame:
     out["newest_step_version"] = version.groupby(out["machine"]).transform("max")
     out["superseded"] = (version < out["newest_step_version"]).astype(bool)
     return out
+
+
+def _trust_facts(env: dict[str, Any], runs: list[Any], figures: pd.DataFrame,
+                 judged: dict[str, tuple[MachineAgreement, ...]], fp: str) -> dict[str, Any]:
+    """A fingerprint's model, whether every run of it is the project's own, the machines its
+    runs came from, and every machine of its model held against the rest (``spread``)."""
+    model = hardware_model(env)
+    mine = figures.loc[figures["fingerprint_id"] == fp, "machine_key"]
+    return {
+        "model": model,
+        "reference": bool(runs) and all(r.trust is Trust.REFERENCE for r in runs),
+        "machine_keys": tuple(sorted(set(mine))),
+        "model_machines": judged.get(model, ()),
+    }
 
 
 def conv_api(env: dict[str, Any]) -> tuple[tuple[str, bool | None, str], ...]:
@@ -221,3 +245,139 @@ def _count(value: object) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return int(value) if math.isfinite(value) and value > 0 else None
+
+
+#: What ``machine_figures`` returns: one row per physical machine and cell, its replicates'
+#: step times (those every statistic counts) as a tuple.
+FIGURE_COLUMNS: Final = ("model", "machine_key", "machine_name", "machine_uid",
+                         "fingerprint_id", "kind", "cell_id", "cell_name", "seconds")
+#: The band within which two machines' medians count as one: the sittings' (and the
+#: verdicts') δ, since two machines of one model should agree as two sittings of one do.
+AGREE_DELTA: Final = sittings.DELTA
+
+
+def machine_key(run: Any) -> str:
+    """A run's physical machine: its ``machine_uid``, else its folder (a run that does not
+    say which machine measured it counts as a machine of its own)."""
+    return f"uid:{run.machine_uid}" if run.machine_uid else f"run:{run.results.parent.as_posix()}"
+
+
+def machine_figures(ds: Dataset) -> pd.DataFrame:
+    """Every counted timed replicate's step time, per hardware model, physical machine and
+    cell (``FIGURE_COLUMNS``): what the model pages hold machines of one model against."""
+    res = ds.results
+    rows = res.loc[counted(res) & res["kind"].isin(sittings.PACED_KINDS)
+                   & (res["steady_median_s"] > 0)]
+    runs = {r.results.as_posix(): r for r in ds.runs}
+    rows = rows.loc[rows["source"].isin(runs)]
+    if rows.empty:
+        return pd.DataFrame(columns=list(FIGURE_COLUMNS))
+    by_source = {s: (machine_key(r), r.machine_name or r.machine, r.machine_uid or "")
+                 for s, r in runs.items()}
+    models = {fp: hardware_model(env) for fp, env in ds.envs.items()}
+    keyed = rows.assign(
+        model=rows["fingerprint_id"].map(lambda fp: models.get(fp, "unknown hardware")),
+        machine_key=rows["source"].map(lambda s: by_source[s][0]),
+        machine_name=rows["source"].map(lambda s: by_source[s][1]),
+        machine_uid=rows["source"].map(lambda s: by_source[s][2]))
+    out = (keyed.groupby(["model", "machine_key", "cell_id"], sort=True)
+           .agg(machine_name=("machine_name", "first"), machine_uid=("machine_uid", "first"),
+                fingerprint_id=("fingerprint_id", "first"), kind=("kind", "first"),
+                cell_name=("cell_name", "first"), seconds=("steady_median_s", tuple))
+           .reset_index())
+    return out[list(FIGURE_COLUMNS)]
+
+
+#: What ``cell_spread`` returns: per model and cell measured by two or more machines.
+SPREAD_COLUMNS: Final = ("model", "cell_id", "n_machines", "low_s", "high_s", "ratio")
+
+
+def cell_spread(figures: pd.DataFrame) -> pd.DataFrame:
+    """Per model and cell, the spread between its machines: the fastest and the slowest
+    machine's median step time and their ratio, over how many machines (``SPREAD_COLUMNS``;
+    only cells two or more machines measured)."""
+    if figures.empty:
+        return pd.DataFrame(columns=list(SPREAD_COLUMNS))
+    med = figures.assign(median=[float(np.median(s)) for s in figures["seconds"]])
+    out = (med.groupby(["model", "cell_id"], sort=True)
+           .agg(n_machines=("machine_key", "nunique"), low_s=("median", "min"),
+                high_s=("median", "max"))
+           .reset_index())
+    out = out.loc[out["n_machines"] > 1].reset_index(drop=True)
+    out["ratio"] = out["high_s"] / out["low_s"]
+    return out[list(SPREAD_COLUMNS)]
+
+
+@dataclass(frozen=True)
+class MachineAgreement:
+    """One physical machine of a hardware model held against the others of that model, cell
+    by cell: on how many shared cells the interval of its median over theirs reaches into
+    1 ± δ (``agree``), lies wholly outside it (``disagree``), or could not be had (too few
+    replicates: neither), and the median of those ratios (its step time over theirs)."""
+
+    key: str  # machine_key
+    name: str  # the contributor's name for it (untrusted)
+    uid: str  # "" where no run of it recorded one
+    fingerprints: tuple[str, ...]
+    reference: bool  # every run of it is the project's own
+    shared: int  # cells it shares with another machine of its model
+    agree: int
+    disagree: int
+    ratio: float | None  # median over its shared cells of its median over the others'
+
+
+def agreement(figures: pd.DataFrame, runs: Sequence[Any] = ()
+              ) -> dict[str, tuple[MachineAgreement, ...]]:
+    """Model → every machine of it held against the rest of that model, pooled (``ratio_ci``
+    of its replicates against the others' on each cell both measured); ``runs`` say which
+    machines are the project's own."""
+    if figures.empty:
+        return {}
+    reference: dict[str, bool] = {}
+    for r in runs:
+        reference[machine_key(r)] = reference.get(machine_key(r), True) and (
+            r.trust is Trust.REFERENCE)
+    mine: list[tuple[float, ...]] = []
+    rest: list[tuple[float, ...]] = []
+    where: list[int] = []
+    rows = list(figures.itertuples(index=False))
+    for _, idx in figures.groupby(["model", "cell_id"], sort=False).indices.items():
+        if len(idx) < 2:
+            continue
+        for i in idx:
+            mine.append(rows[i].seconds)
+            rest.append(tuple(x for j in idx if j != i for x in rows[j].seconds))
+            where.append(int(i))
+    est, lo, hi = ratio_ci(mine, rest)
+    found: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
+    for i, e, a, b in zip(where, est, lo, hi):
+        found.setdefault((rows[i].model, rows[i].machine_key), []).append((e, a, b))
+    out: dict[str, list[MachineAgreement]] = {}
+    for (model, key), group in figures.groupby(["model", "machine_key"], sort=True):
+        judged = found.get((str(model), str(key)), [])
+        ratios = [e for e, _, _ in judged if math.isfinite(e)]
+        out.setdefault(str(model), []).append(MachineAgreement(
+            key=str(key), name=str(group["machine_name"].iloc[0]),
+            uid=str(group["machine_uid"].iloc[0]),
+            fingerprints=tuple(sorted(set(map(str, group["fingerprint_id"])))),
+            reference=reference.get(str(key), False), shared=len(judged),
+            agree=int(sum(a <= 1 + AGREE_DELTA and b >= 1 - AGREE_DELTA for _, a, b in judged)),
+            disagree=int(sum(a > 1 + AGREE_DELTA or b < 1 - AGREE_DELTA for _, a, b in judged)),
+            ratio=float(np.median(ratios)) if ratios else None))
+    return {model: tuple(found_) for model, found_ in out.items()}
+
+
+def hardware_model(env: dict[str, Any]) -> str:
+    """The hardware model a fingerprint ran on, as its page names it: the GPU's name (``2 ×
+    NVIDIA H100`` for two), else the CPU's model and its logical CPUs (``AMD EPYC 9R14, 2
+    vCPU``): machines of one model share a page, whatever their names or software."""
+    gpus = env.get("gpus") or []
+    if isinstance(gpus, list) and gpus and isinstance(gpus[0], dict) and gpus[0].get("name"):
+        name = str(gpus[0]["name"]).strip()
+        return f"{len(gpus)} × {name}" if len(gpus) > 1 else name
+    cpu = env.get("cpu") or {}
+    model = str(cpu.get("model") or "").strip() if isinstance(cpu, dict) else ""
+    if not model:
+        return "unknown hardware"
+    count = _count(cpu.get("logical_cpus"))
+    return f"{model}, {count} vCPU" if count else model

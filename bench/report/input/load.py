@@ -39,6 +39,7 @@ What comes out (``Dataset``):
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass, field
@@ -52,6 +53,7 @@ from bench.report import parallel
 from bench.report.input.consistency import Folder, agree_with_env, copies, match_samples
 from bench.report.input.envfile import SittingRecord, read_env, sitting_records
 from bench.report.input.errors import LoadError
+from bench.report.input.manifest import Vouched, committed_files, read_manifest
 from bench.report.input.tables import (
     by_line,
     concat,
@@ -61,6 +63,7 @@ from bench.report.input.tables import (
     read_results,
     read_samples,
 )
+from bench.report.vocabulary import Trust
 
 __all__ = ["Dataset", "LoadError", "RunFiles", "SittingRecord", "load_reports"]
 
@@ -84,6 +87,13 @@ class RunFiles:
     shard: str = ""  # "2/4": which part of a cluster run it is (env.json)
     slurm_jobs: tuple[str, ...] = ()  # every Slurm job that ran the shard here, oldest first
     records: tuple[SittingRecord, ...] = ()  # what env.json records of its sittings
+    #: who vouches for it: its manifest's word, else ``reference`` for a committed run that
+    #: names its profile (the project's own), ``contributed`` for any other (see ``_trusted``)
+    trust: Trust = Trust.REFERENCE
+    #: the physical machine that measured it (manifest, else env.json); None: not recorded
+    machine_uid: str | None = None
+    machine_name: str = ""  # the contributor's name for the machine (manifest, else env.json)
+    manifest: bool = False  # it has a manifest.json, which says its trust
 
 
 @dataclass(frozen=True)
@@ -148,7 +158,25 @@ def load_reports(root: Path, *, skip_bad: bool = False) -> Dataset:
         all_results = all_results.loc[kept]
     all_results = all_results.reset_index(drop=True)
     all_samples = all_samples.drop(columns="row").reset_index(drop=True)
-    return Dataset(all_results, all_samples, envs, runs, skipped, replaced)
+    return Dataset(all_results, all_samples, envs, _trusted(root, runs), skipped, replaced)
+
+
+def _trusted(root: Path, runs: list[RunFiles]) -> list[RunFiles]:
+    """Runs without a manifest, as ``_read_folder`` judged them, less those git does not hold
+    yet: a committed run is the project's own, a run only on this disk is not (yet)."""
+    if not any(not r.manifest and r.trust is Trust.REFERENCE for r in runs):
+        return runs
+    found = committed_files(root)
+    if found is None:
+        return runs
+    held, changed = found
+
+    def committed(r: RunFiles) -> bool:
+        path = r.results.as_posix()
+        return path in held and path not in changed
+
+    return [dataclasses.replace(r, trust=Trust.CONTRIBUTED)
+            if not r.manifest and not committed(r) else r for r in runs]
 
 
 @dataclass(frozen=True)
@@ -192,6 +220,11 @@ def _read_folder(root: Path, results_path: Path, *, skip_bad: bool) -> _Run:
     skipped += by_line(bad_results, results_path) + by_line(bad_samples, where.samples)
     fingerprint = str(env["fingerprint_id"]) if env else first(res, "fingerprint_id")
     shard, jobs = _shard(env, run_dir)
+    bad_manifest = len(skipped)
+    manifest = _manifest(run_dir, skip_bad, skipped)
+    vouched = _vouched(manifest, env)
+    if len(skipped) > bad_manifest:  # a manifest that cannot be read vouches for nothing
+        vouched.update(trust=Trust.CONTRIBUTED, manifest=True)
     files = RunFiles(
         machine=str(env.get("machine", "")) if env else first(res, "machine"),
         run_id=str(env.get("run_id", "")) if env else first(res, "run_id"),
@@ -203,8 +236,37 @@ def _read_folder(root: Path, results_path: Path, *, skip_bad: bool) -> _Run:
         shard=shard,
         slurm_jobs=jobs,
         records=sitting_records(env),
+        **vouched,
     )
     return _Run(files, res, samp, env, skipped)
+
+
+def _manifest(run_dir: Path, skip_bad: bool, skipped: list[str]) -> Vouched | None:
+    """The folder's manifest; with ``skip_bad`` a bad one is listed, and the run kept as one
+    nobody vouches for."""
+    try:
+        return read_manifest(run_dir)
+    except LoadError as exc:
+        if not skip_bad:
+            raise
+        skipped.append(f"{exc}; the run is kept as contributed")
+        return None
+
+
+def _vouched(manifest: Vouched | None, env: dict[str, Any] | None) -> dict[str, Any]:
+    """A run's trust, machine id and machine name: the manifest's, else env.json's (a run
+    that names its profile counts as the project's own until ``_trusted`` finds it is not
+    committed)."""
+    env = env or {}
+    uid = env.get("machine_uid")
+    uid = uid.strip() or None if isinstance(uid, str) else None
+    name = str(env.get("machine") or "")
+    if manifest is not None:
+        return {"trust": manifest.trust, "machine_uid": manifest.machine_uid or uid,
+                "machine_name": manifest.machine_name, "manifest": True}
+    named = isinstance(env.get("profile"), str) and bool(env["profile"].strip())
+    return {"trust": Trust.REFERENCE if named else Trust.CONTRIBUTED, "machine_uid": uid,
+            "machine_name": name, "manifest": False}
 
 
 def _size(results_path: Path) -> int:

@@ -20,6 +20,8 @@ import pandas as pd
 
 from bench import schema
 from bench.report import fmt
+from bench.report.judge.trust import ModelTrust, judge_model, trust_of
+from bench.report.vocabulary import Trust
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,13 @@ class Machine:
     runs: int = 0  # run folders its rows come from
     gpu: bool = False  # it has a GPU (a CUDA switch means nothing on a CPU-only machine)
     yours: bool = False  # the reader's own: its runs are not committed yet, or --focus named it
+    model: str = ""  # its hardware model: whose page it is a section of (untrusted)
+    trust: Trust = Trust.REFERENCE  # how far its figures are trusted (``judge.trust``)
+
+    @property
+    def trusted(self) -> str:
+        """``nvidia-h200 (reference)``: its name with its trust, as links and quotes name it."""
+        return f"{self.machine} ({self.trust})"
 
     @property
     def days(self) -> str:
@@ -58,6 +67,7 @@ def machines_of(summary: pd.DataFrame, yours: frozenset[str] = frozenset()
     """Page key → :class:`Machine`, from the analysis' machine summary, the reader's own first
     (``yours``: their fingerprint ids)."""
     out: dict[str, Machine] = {}
+    models = model_trusts(summary)
     for row in summary.itertuples(index=False):
         hardware = row.gpu_name or row.cpu_model or "unknown hardware"
         if row.gpu_count and row.gpu_count > 1:
@@ -79,8 +89,16 @@ def machines_of(summary: pd.DataFrame, yours: frozenset[str] = frozenset()
             profile=str(row.profile), step=fmt.integer(row.step_version),
             runs=int(row.n_runs),
             gpu=bool(row.gpu_name), yours=str(row.fingerprint_id) in yours,
+            model=str(row.model),
+            trust=trust_of(bool(row.reference), row.machine_keys, models[str(row.model)]),
         )
     return dict(sorted(out.items(), key=lambda item: order(item[1])))
+
+
+def model_trusts(summary: pd.DataFrame) -> dict[str, ModelTrust]:
+    """Hardware model → its machines judged against each other (``judge.trust``)."""
+    return {str(model): judge_model(str(model), group["model_machines"].iloc[0])
+            for model, group in summary.groupby("model", sort=True)}
 
 
 def order(m: Machine) -> tuple[bool, str]:
@@ -94,17 +112,20 @@ def in_order(machines: Mapping[str, Machine]) -> tuple[Machine, ...]:
 
 
 def link_labels(machines: Mapping[str, Machine]) -> dict[str, str]:
-    """Link text for the machines measured under several fingerprints: name plus fingerprint.
+    """Link text for every machine: its name (plus its fingerprint where it was measured
+    under several) and its trust, ``nvidia-h200 (reference)``.
 
     Without it the home page would list, say, two ``laptop`` rows that differ only in the torch
     version or the step definition behind them, and a reader could not tell which is which.
     The reader's own machine is labelled as theirs.
     """
     names = Counter(m.machine for m in machines.values())
-    labels = {key: m.title for key, m in machines.items() if names[m.machine] > 1}
+    labels = {key: m.title if names[m.machine] > 1 else m.machine
+              for key, m in machines.items()}
     for key, m in machines.items():
         if m.yours:
-            labels[key] = f"your machine {labels.get(key, m.machine)}"
+            labels[key] = f"your machine {labels[key]}"
+        labels[key] += f" ({m.trust})"
     return labels
 
 

@@ -9,7 +9,7 @@ Layout (wiped and rebuilt on every build)::
 
     cudnn-benchmark.md  dynamic-shapes.md  determinism.md  precision.md  cpu-vs-gpu.md
     torch-compile.md  feeding.md  compare.md  data.md  claims.md
-    machines/index.md  machines/<page>.md
+    machines/index.md  machines/<model>.md  (one page per hardware model)
     charts/*.svg
     fragments/<page>-cells.html  fragments/<page>-failures.html   (spliced by the hook)
     data/<machine>/<run>/{results.csv,samples.csv,env.json}  data/comparisons/*.csv
@@ -19,9 +19,12 @@ Layout (wiped and rebuilt on every build)::
 
 from __future__ import annotations
 
+import hashlib
+import re
+from collections.abc import Mapping
 from pathlib import PurePath
 
-from bench.report.render.escape import slug
+from bench.report.render.escape import clean, slug
 
 GENERATED = "generated"
 CHARTS = f"{GENERATED}/charts"
@@ -61,16 +64,51 @@ MACHINES_INDEX = f"{MACHINES}/index.md"
 DECISIONS_CSV = f"{COMPARISONS}/decisions.csv"
 
 
+#: Analysis page key → the slug of its hardware model's page, for this build (see
+#: ``use_models``). A module's table rather than an argument because every view links to a
+#: machine through ``Page.machine_link(text, page)``, which knows only the page key.
+_MODELS: dict[str, str] = {}
+
+
+def model_slug(model: str) -> str:
+    """A hardware model's page name: ``NVIDIA H200`` → ``nvidia-h200``, ``AMD EPYC 9R14, 2
+    vCPU`` → ``amd-epyc-9r14-2-vcpu``; the same model, the same address, build after build. A
+    name with nothing safe in it (untrusted text) is a hash of itself."""
+    raw = clean(model)
+    base = re.sub(r"[^a-z0-9]+", "-", raw.lower()).strip("-")[:64].strip("-")
+    return base or f"x-{hashlib.sha1(raw.encode('utf-8')).hexdigest()[:8]}"
+
+
+def use_models(models: Mapping[str, str]) -> None:
+    """Page key → model page slug for every fingerprint of this build (``model_slug``, told
+    apart where two models would share one): where ``machine_file`` links."""
+    _MODELS.clear()
+    _MODELS.update(models)
+
+
+def model_file(slug_: str) -> str:
+    """The page of one hardware model, every fingerprint of it a section."""
+    return f"{MACHINES}/{slug_}.md"
+
+
 def machine_name(page: str) -> str:
     """The machine of an analysis ``page`` key (``<machine>-<8 characters of fingerprint>``)."""
     return page.rsplit("-", 1)[0] if "-" in page else page
 
 
 def machine_file(page: str) -> str:
-    """The page of one machine, every fingerprint of it a section, from an analysis ``page``
-    key (untrusted text): it lives at the machine's name, so a new run of the same machine
-    keeps its address."""
-    return f"{MACHINES}/{slug(machine_name(page))}.md"
+    """The page of a fingerprint's hardware model, every fingerprint of it a section, from an
+    analysis ``page`` key (untrusted text): it lives at the model's name, so a new run or a
+    new machine of the same model keeps its address. A key this build does not know (no
+    ``use_models`` yet) falls back to its machine's name."""
+    found = _MODELS.get(page)
+    return model_file(found) if found else f"{MACHINES}/{slug(machine_name(page))}.md"
+
+
+def name_file(page: str) -> str:
+    """Where a machine's page lived while pages were named after machines, not models: a
+    redirect to its fingerprint's section keeps links posted to it working."""
+    return f"{MACHINES}/{slug(machine_name(page))}.html"
 
 
 def fingerprint_anchor(page: str) -> str:

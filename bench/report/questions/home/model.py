@@ -29,7 +29,8 @@ from bench.report.judge.machines import Machine
 from bench.report.judge.regimes import Regime
 from bench.report.judge.rows import Pair, typed_row
 from bench.report.judge.selection import counted_benchmark, judged
-from bench.report.vocabulary import Action, Call, ClaimVerdict, Noise, Verdict
+from bench.report.judge.trust import count_trust
+from bench.report.vocabulary import Action, Call, ClaimVerdict, Noise, Trust, Verdict
 
 #: The settings of the decision table, in its order.
 DECISION_SETTINGS = ("cudnn.benchmark", "cudnn.deterministic", "precision", "memory_format",
@@ -269,6 +270,7 @@ class HomePage:
     claims: Mapping[ClaimVerdict, int]  # claims per verdict, every verdict present
     compiled: CompileCounts = field(repr=False)
     sources: tuple[Machine, ...] = ()  # every current fingerprint
+    trust: Mapping[Trust, int] = field(default_factory=dict)  # current fingerprints by trust
 
 
 def _decisions(facts: Facts) -> list[DecisionSection]:
@@ -304,4 +306,5 @@ def home_page(facts: Facts) -> HomePage:
         claims=count_verdicts(facts.claims),
         compiled=compile_counts(facts),
         sources=tuple(m for k, m in facts.machines.items() if k not in facts.superseded),
+        trust=count_trust(m.trust for k, m in facts.machines.items() if k not in facts.superseded),
     )

@@ -4,7 +4,7 @@ the largest machines' tables can be shared out among processes."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from bench.report import fmt
 from bench.report.questions.machines.rows import FailedReplicate, MachineCell
@@ -16,7 +16,7 @@ from bench.report.vocabulary import Power
 CELL_HEADERS = (
     "Cell",
     "Replicates",
-    "Step (median ± IQR)",
+    "Step (median ± IQR; slowest machine over fastest)",
     "Throughput",
     "First pass (range)",
     "Peak memory (first-pass workspace)",
@@ -68,9 +68,11 @@ def _status_text(c: MachineCell) -> str:
     return text + (f" ({c.n_throttled} {Power.THROTTLED})" if c.n_throttled else "")
 
 
-def cells_fragment(cells: Sequence[MachineCell]) -> str:
+def cells_fragment(cells: Sequence[MachineCell], spread: Mapping[str, str] | None = None
+                   ) -> str:
     """Every cell of one fingerprint as an HTML table, each row a link target
-    ``#cell-<fingerprint>-<id>``.
+    ``#cell-<fingerprint>-<id>``, its step beside the spread between its model's machines
+    (``spread``: cell id → text, for cells two or more machines measured).
 
     HTML rather than Markdown because a machine can have tens of thousands of cells (see
     :mod:`bench.report.render.mkdocs_hooks`); every value is escaped with ``html_text``.
@@ -81,6 +83,8 @@ def cells_fragment(cells: Sequence[MachineCell]) -> str:
         step = fmt.seconds(c.steady_median_s)
         if c.iqr_s is not None:
             step += f" ± {fmt.seconds(c.iqr_s)}"
+        if c.cell_id in (spread or {}):
+            step += f"; {(spread or {})[c.cell_id]}"
         rows.append([
             f'<a class="tk-anchor" id="{ident}" href="#{ident}">'
             f"{html_text(c.cell_name, limit=160)}</a>",

@@ -1,5 +1,6 @@
-"""The machine pages, judged: which rows each machine's page lists, its runs and their
-sittings, each as typed rows the view formats."""
+"""The machine pages, judged: one page per hardware model, a section per fingerprint, which
+rows each lists, its runs and their sittings, and the spread between the model's physical
+machines, each as typed rows the view formats."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from bench.report.analysis.feeding import as_cells
+from bench.report.analysis.machines import MachineAgreement, cell_spread, machine_figures
 from bench.report.input.load import RunFiles, SittingRecord
 from bench.report.judge.common import CONFIG_AXES
 from bench.report.judge.facts import Facts
-from bench.report.judge.machines import Machine
+from bench.report.judge.machines import Machine, model_trusts
 from bench.report.judge.rows import typed_row, typed_rows
+from bench.report.judge.trust import ModelTrust
 from bench.report.questions.machines.rows import (
+    CellSpread,
     EnvListing,
     FailedReplicate,
     JudgedSitting,
@@ -25,11 +29,13 @@ from bench.report.questions.machines.rows import (
     ReproCheck,
     environment,
 )
+from bench.report.render.paths import model_slug, use_models
 from bench.schema import Status
 from bench.sittings import Agreement
 
 __all__ = [
-    "CELL_ORDER", "EnvListing", "FailedReplicate", "JudgedSitting", "LeftOutCell", "MachineCell",
+    "CELL_ORDER", "CellSpread", "EnvListing", "FailedReplicate", "JudgedSitting", "LeftOutCell",
+    "MachineAgreement", "MachineCell",
     "MachineGroup", "MachinePage", "MachinePages", "MachineSummary", "MeasuredCeiling",
     "ReproCheck", "RunRows", "Sitting", "machine_cells", "machine_pages",
     "sittings_of",
@@ -100,20 +106,28 @@ class MachinePage:
     disagreeing: tuple[JudgedSitting, ...] = field(repr=False, default=())
     #: one sitting's replicates of a cell, left out one by one
     left_cells: tuple[LeftOutCell, ...] = field(repr=False, default=())
+    #: its model's cells that two or more physical machines measured: the spread between them
+    spread: tuple[CellSpread, ...] = field(repr=False, default=())
 
 
 @dataclass(frozen=True)
 class MachineGroup:
-    """One machine's page: every fingerprint it was measured under, the current ones first
-    (a newer step definition supersedes an older one), each a section."""
+    """One hardware model's page: every fingerprint its machines were measured under, the
+    current ones first (a newer step definition supersedes an older one), each a section,
+    and its physical machines held against each other."""
 
-    machine: str  # its name (untrusted)
+    model: str  # the hardware model (untrusted)
     fingerprints: tuple[MachinePage, ...]
+    judged: ModelTrust  # its machines, which disagree, whether it is reproduced
 
     @property
     def key(self) -> str:
         """The page key of its first fingerprint (``paths.machine_file`` names the page)."""
         return self.fingerprints[0].machine.page
+
+    @property
+    def machines(self) -> tuple[MachineAgreement, ...]:
+        return self.judged.machines
 
 
 @dataclass(frozen=True)
@@ -155,7 +169,8 @@ def _checks(repro: pd.DataFrame, cells: Sequence[MachineCell]) -> tuple[ReproChe
                  for r in typed_rows(ReproCheck, repro))
 
 
-def machine_page(facts: Facts, row: object) -> MachinePage:
+def machine_page(facts: Facts, row: object,
+                 spread: tuple[CellSpread, ...] = ()) -> MachinePage:
     a = facts.analysis
     summary = typed_row(MachineSummary, row)
     m = facts.machines[summary.page]
@@ -177,18 +192,38 @@ def machine_page(facts: Facts, row: object) -> MachinePage:
         disagreeing=tuple(r for r in paces if r.agreement == Agreement.DISAGREES),
         left_cells=typed_rows(LeftOutCell,
                               a.sitting_cells.loc[a.sitting_cells["fingerprint_id"] == fp]),
+        spread=spread,
     )
+
+
+def model_slugs(models: Sequence[str]) -> dict[str, str]:
+    """Model → its page's slug (``paths.model_slug``), told apart by a hash of the model
+    where two would share one."""
+    found: dict[str, list[str]] = {}
+    for model in sorted(set(models)):
+        found.setdefault(model_slug(model), []).append(model)
+    return {model: base if len(same) == 1 else model_slug(f"{base} {model_slug(repr(model))}")
+            for base, same in found.items() for model in same}
 
 
 def machine_pages(facts: Facts) -> MachinePages:
     summary = facts.analysis.machines
+    slugs = model_slugs([str(m) for m in summary["model"]])
+    use_models({str(page): slugs[str(model)]
+                for page, model in zip(summary["page"], summary["model"])})
+    spread = cell_spread(machine_figures(facts.analysis.source))
+    by_model = {str(model): typed_rows(CellSpread, group)
+                for model, group in spread.groupby("model", sort=False)}
     largest = summary.sort_values("n_cells", ascending=False, kind="stable")
-    pages = tuple(machine_page(facts, row) for row in summary.itertuples(index=False))
-    names: dict[str, list[MachinePage]] = {}
+    pages = tuple(machine_page(facts, row, by_model.get(str(row.model), ()))
+                  for row in summary.itertuples(index=False))
+    models: dict[str, list[MachinePage]] = {}
     for mp in pages:
-        names.setdefault(mp.machine.machine, []).append(mp)
+        models.setdefault(mp.machine.model, []).append(mp)
+    judged = model_trusts(summary)
     groups = tuple(
-        MachineGroup(name, tuple(sorted(found, key=lambda mp: (bool(mp.machine.superseded),
-                                                               mp.machine.page))))
-        for name, found in sorted(names.items()))
+        MachineGroup(model, tuple(sorted(found, key=lambda mp: (bool(mp.machine.superseded),
+                                                                mp.machine.page))),
+                     judged[model])
+        for model, found in sorted(models.items()))
     return MachinePages(pages, groups, tuple(str(p) for p in largest["page"]))

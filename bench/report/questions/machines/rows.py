@@ -27,6 +27,7 @@ class MachineCell:
     kind: str
     anchor: str
     cell_name: str
+    cell_id: str = ""
     status_summary: str | None = None
     n_ok: int = 0
     n_total: int = 0
@@ -55,6 +56,18 @@ class MachineCell:
     joules_per_sample: float | None = None
     mean_power_w: float | None = None
     energy_method: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellSpread:
+    """One cell of a hardware model measured by two or more physical machines: the fastest
+    and the slowest machine's median step time, their ratio, and over how many machines."""
+
+    cell_id: str
+    n_machines: int
+    low_s: float
+    high_s: float
+    ratio: float
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,6 +115,7 @@ class MeasuredCeiling:
     device: str
     unit: str
     anchor: str
+    cell_id: str = ""
     achieved: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None

@@ -1,4 +1,5 @@
-"""One page per machine (environment, cells, failures, ceilings, runs) and the machines index."""
+"""One page per hardware model (its machines and the spread between them; per fingerprint its
+environment, cells, failures, ceilings, runs) and the machines index."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ from bench.report.input.load import RunFiles, SittingRecord
 from bench.report.questions.answers import Shared
 from bench.report.questions.machines.fragments import cells_fragment, failures_fragment
 from bench.report.questions.machines.model import (
+    MachineAgreement,
     MachineGroup,
     MachinePage,
     MachinePages,
     RunRows,
     Sitting,
 )
-from bench.report.questions.machines.rows import EnvListing
+from bench.report.questions.machines.rows import CellSpread, EnvListing
 from bench.report.render.buildinfo import BuildInfo
 from bench.report.render.dataset import fingerprint_csv
 from bench.report.render.escape import Md, cat, md, slug
@@ -27,6 +29,7 @@ from bench.report.render.paths import (
     fingerprint_anchor,
     fragment_file,
     machine_file,
+    name_file,
     old_machine_file,
 )
 from bench.report.render.words.context import banner, changes, page, provenance
@@ -52,7 +55,9 @@ def cells_fragments(model: MachinePages) -> list[Callable[[Writer], None]]:
 
     def job(key: str) -> Callable[[Writer], None]:
         def write(writer: Writer) -> None:
-            writer.text(fragment_file(f"{slug(key)}-cells"), cells_fragment(by_page[key].cells))
+            mp = by_page[key]
+            writer.text(fragment_file(f"{slug(key)}-cells"),
+                        cells_fragment(mp.cells, spread_texts(mp.spread)))
 
         return write
 
@@ -87,12 +92,24 @@ def _repro_rows(p: Page, mp: MachinePage, here: str) -> list[list[Any]]:
             for r in mp.checks]
 
 
+def spread_text(s: CellSpread) -> str:
+    """``1.58× of 3 machines``: the slowest machine's median step over the fastest's, and how many
+    machines of the model measured the cell (the page's header says so once)."""
+    return f"{fmt.ratio(s.ratio)} of {s.n_machines} machines"
+
+
+def spread_texts(spread: Sequence[CellSpread]) -> dict[str, str]:
+    """Cell id → its spread between machines, in words (cells one machine measured: none)."""
+    return {s.cell_id: spread_text(s) for s in spread}
+
+
 def _ceiling_rows(p: Page, mp: MachinePage, here: str) -> list[list[Any]]:
+    spread = spread_texts(mp.spread)
     return [[c.op, c.device, f"{fmt.num(c.achieved)} {c.unit}"
              + (f" ({fmt.num(c.ci_low)}–{fmt.num(c.ci_high)})" if c.ci_low is not None
                 else f" ({c.status_summary})"),
              f"{fmt.num(c.burst)} {c.unit}" if c.burst is not None else fmt.MISSING,
-             p.link("row", here, c.anchor)]
+             spread.get(c.cell_id, ONE_MACHINE), p.link("row", here, c.anchor)]
             for c in mp.ceilings]
 
 
@@ -262,6 +279,7 @@ def _fingerprint(p: Page, mp: MachinePage, copied: Copies, here: str) -> dict[st
     env, flags = _env_tables(mp.env)
     return {
         "fp8": fp8, "anchor": fingerprint_anchor(m.page), "env_anchor": f"env-{fp8}",
+        "trust": str(m.trust), "name": m.machine,
         "changed": changes(*map(int, m.superseded)) if m.superseded else "",
         "fingerprint": m.fingerprint_id, "m": m, "csv": fingerprint_csv(m.fingerprint_id),
         "n_ok": row.n_ok, "n_failed": row.n_failed, "n_replaced": row.n_replaced,
@@ -277,8 +295,8 @@ def _fingerprint(p: Page, mp: MachinePage, copied: Copies, here: str) -> dict[st
         "slowed": table(["Cell", "Throttled ok replicates", "Reasons (share of samples)",
                             "Lowest SM clock"], throttle_rows) if throttle_rows else None,
         "n_slowed": len(throttle_rows),
-        "ceilings": table(["Op", "Device", "Sustained (95% CI)", "Best 10 iterations", "Row"],
-                          ceil_rows) if ceil_rows else None,
+        "ceilings": table(["Op", "Device", "Sustained (95% CI)", "Best 10 iterations",
+                           "Between machines", "Row"], ceil_rows) if ceil_rows else None,
         "cells": fragment_placeholder(f"{name}-cells"),
         "failures": fragment_placeholder(f"{name}-failures") if mp.failures else None,
         "n_failures": len(mp.failures),
@@ -287,9 +305,44 @@ def _fingerprint(p: Page, mp: MachinePage, copied: Copies, here: str) -> dict[st
     }
 
 
+#: What a cell one physical machine of its model measured says in the spread column.
+ONE_MACHINE = "1 machine"
+#: What a machine whose runs did not record a machine id is called.
+UNRECORDED = "machine not recorded: each run counted as its own"
+
+
+def _machine_label(m: MachineAgreement) -> str:
+    """``nvidia-h200, machine 3f2a…`` or ``nvidia-h200, run 20261204T105602Z-gpu``."""
+    where = (f"machine {m.uid}" if m.uid
+             else f"run {m.key.removeprefix('run:').rsplit('/', 1)[-1]}")
+    return f"{m.name}, {where}"
+
+
+def _machine_rows(group: MachineGroup) -> list[list[Any]]:
+    bad = {m.key for m in group.judged.disagreeing}
+    return [[_machine_label(m), m.uid or UNRECORDED,
+             ", ".join(f[:8] for f in m.fingerprints),
+             f"{m.agree} agree, {m.disagree} disagree, {m.shared - m.agree - m.disagree} too "
+             f"few replicates to tell, of {m.shared} shared"
+             if m.shared else "no cell shared with another machine",
+             fmt.ratio(m.ratio) if m.ratio is not None else fmt.MISSING,
+             "disagrees with the rest" if m.key in bad else fmt.MISSING]
+            for m in group.machines]
+
+
+def _disagreeing(group: MachineGroup) -> list[str]:
+    """A sentence per machine that disagrees with the rest of its model, with its ratio."""
+    return [f"{_machine_label(m)} ran at {fmt.ratio(m.ratio)} the other machines' median step "
+            f"times (the median over {m.shared} shared cells), outside their intervals on "
+            f"{m.disagree} of {m.agree + m.disagree} cells that could be judged: it "
+            "disagrees with the rest of this model. Its figures stay in its fingerprint's "
+            "section, and the spread beside each figure includes it."
+            for m in group.judged.disagreeing]
+
+
 def machine_page(writer: Writer, shared: Shared, group: MachineGroup, copied: Copies,
                  build: BuildInfo) -> str:
-    """One machine's page, a section per fingerprint; returns its path."""
+    """One hardware model's page, a section per fingerprint; returns its path."""
     here = machine_file(group.key)
     p = page(shared, here)
     for mp in group.fingerprints:
@@ -298,14 +351,20 @@ def machine_page(writer: Writer, shared: Shared, group: MachineGroup, copied: Co
                         failures_fragment(mp.failures))
     sources = [mp.machine for mp in group.fingerprints]
     rows = [[p.link(mp.machine.fingerprint_id[:8], here, fingerprint_anchor(mp.machine.page)),
+             mp.machine.trusted,
              mp.machine.step + (" (superseded)" if mp.machine.superseded else ""),
              mp.machine.torch, mp.machine.days, f"{mp.summary.n_ok} / "
              f"{mp.summary.n_failed}"] for mp in group.fingerprints]
     writer.page(
-        here, "machine.md.j2", p=p, machine=group.machine, title=fmt.safe_title(group.machine),
-        hardware=group.fingerprints[0].machine.hardware,
+        here, "machine.md.j2", p=p, model=group.model, title=fmt.safe_title(group.model),
         fingerprints=[_fingerprint(p, mp, copied, here) for mp in group.fingerprints],
-        overview=table(["Fingerprint", "Step", "torch", "Measured", "Rows ok / not ok"], rows),
+        overview=table(["Fingerprint", "Machine (trust)", "Step", "torch", "Measured",
+                        "Rows ok / not ok"], rows),
+        machines=table(["Machine", "Machine id", "Fingerprints", "Cells against the rest",
+                        "Its step time over the rest's", "Verdict"], _machine_rows(group)),
+        n_machines=len(group.machines), unrecorded=UNRECORDED if group.judged.unrecorded
+        else "", disagreeing=_disagreeing(group),
+        reproduced=group.judged.reproduced,
         banners=banner(sources), drift_limit=f"{DRIFT:g}×",
         provenance=provenance(build, sources),
     )
@@ -313,13 +372,13 @@ def machine_page(writer: Writer, shared: Shared, group: MachineGroup, copied: Co
 
 
 def _index_row(p: Page, group: MachineGroup) -> list[Any]:
-    first = group.fingerprints[0]
-    fps = "; ".join(f"{mp.machine.fingerprint_id[:8]} (torch {mp.machine.torch}, step "
-                    f"{mp.machine.step}{', superseded' if mp.machine.superseded else ''})"
+    fps = "; ".join(f"{mp.machine.fingerprint_id[:8]} ({mp.machine.trust}, torch "
+                    f"{mp.machine.torch}, step {mp.machine.step}"
+                    f"{', superseded' if mp.machine.superseded else ''})"
                     for mp in group.fingerprints)
     ok = sum(mp.summary.n_ok for mp in group.fingerprints)
     bad = sum(mp.summary.n_failed for mp in group.fingerprints)
-    return [p.link(group.machine, machine_file(group.key)), first.machine.hardware, fps,
+    return [p.link(group.model, machine_file(group.key)), str(len(group.machines)), fps,
             f"{ok} / {bad}"]
 
 
@@ -337,30 +396,48 @@ def redirect(target: str, fp8: str) -> str:
             f'<a href="{target}#fp-{fp8}">{target}</a>.</p></body></html>\n')
 
 
+def name_redirect(target: str, fp8: str) -> str:
+    """A page at a machine's old address (its name) that sends the reader to its model's page,
+    the fragment kept: the sections and rows kept their anchors."""
+    js = f"location.replace({target!r}+(location.hash||'#fp-{fp8}'));"
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<title>Moved</title><link rel="canonical" href="{target}">'
+            f'<meta http-equiv="refresh" content="0; url={target}#fp-{fp8}">'
+            f"<script>{js}</script></head><body><p>This page moved to "
+            f'<a href="{target}#fp-{fp8}">{target}</a>.</p></body></html>\n')
+
+
 def redirects(writer: Writer, model: MachinePages) -> None:
-    """Every fingerprint's old page address, redirecting to its section (a machine page that
-    happens to live at that address wins)."""
+    """Every fingerprint's old page address, redirecting to its section, and every machine
+    name's, redirecting to its model's page (a model page that happens to live at that
+    address wins)."""
     taken = {machine_file(g.key).removesuffix(".md") for g in model.groups}
+    written: set[str] = set()
     for mp in model.pages:
-        old = old_machine_file(mp.machine.page)
-        if old.removesuffix(".html") in taken:
-            continue
         target = machine_file(mp.machine.page).rsplit("/", 1)[-1].removesuffix(".md") + ".html"
-        writer.text(old, redirect(target, mp.machine.fingerprint_id[:8]))
+        fp8 = mp.machine.fingerprint_id[:8]
+        old = old_machine_file(mp.machine.page)
+        if old.removesuffix(".html") not in taken | written:
+            writer.text(old, redirect(target, fp8))
+            written.add(old.removesuffix(".html"))
+        named = name_file(mp.machine.page)
+        if named.removesuffix(".html") not in taken | written:
+            writer.text(named, name_redirect(target, fp8))
+            written.add(named.removesuffix(".html"))
 
 
 def machine_pages(writer: Writer, model: MachinePages, shared: Shared, copied: Copies,
                   build: BuildInfo) -> list[tuple[str, str]]:
     """Every machine page, the redirects from the old addresses and the index; returns the
     navigation entries (title, path)."""
-    nav = [(fmt.safe_title(g.machine), machine_page(writer, shared, g, copied, build))
+    nav = [(fmt.safe_title(g.model), machine_page(writer, shared, g, copied, build))
            for g in model.groups]
     redirects(writer, model)
     index_p = page(shared, MACHINES_INDEX)
     rows = [_index_row(index_p, g) for g in model.groups]
     writer.page(
         MACHINES_INDEX, "machines-index.md.j2",
-        table=table(["Machine", "Hardware", "Fingerprints", "Rows ok / not ok"], rows)
+        table=table(["Hardware model", "Machines", "Fingerprints", "Rows ok / not ok"], rows)
         if rows else None,
         banners=banner([mp.machine for mp in model.pages]),
         provenance=provenance(build, [mp.machine for mp in model.pages]),
