@@ -102,11 +102,11 @@ def test_smoke_profile_end_to_end(tmp_path: Path) -> None:
 
 
 def _numerics_checked(rows: list[dict[str, str]], out: Path) -> None:
-    """The smoke profile's modes study checks its numerics in every replicate (inference and
-    training, NCHW and channels_last); the other studies do not; bench check finds them in
-    bounds."""
+    """The smoke profile's modes study checks its numerics in the first replicate of each cell
+    (inference and training, NCHW and channels_last); its other replicates and the other
+    studies do not; bench check finds them in bounds."""
     ok = [r for r in rows if r["status"] == "ok" and r["kind"] == "model"]
-    checked = [r for r in ok if r["study"] == "modes"]
+    checked = [r for r in ok if r["study"] == "modes" and r["replicate"] == "0"]
     assert {(r["mode"], r["memory_format"]) for r in checked} == {
         (m, f) for m in ("infer", "train") for f in ("nchw", "channels_last")}
     for r in checked:
@@ -119,7 +119,7 @@ def _numerics_checked(rows: list[dict[str, str]], out: Path) -> None:
             assert _num(r, "num_loss_rel_diff") < 1e-3
         else:
             assert r["num_train_steps"] == r["num_loss"] == ""
-    assert all(r["num_reference"] == r["num_time_s"] == "" for r in ok if r["study"] != "modes")
+    assert all(r["num_reference"] == r["num_time_s"] == "" for r in ok if r not in checked)
     assert not [f for f in check_run(out)[1] if f.check == NUMERICS]
 
 

@@ -119,7 +119,7 @@ def estimated_share(profile: matrix.Profile, reports: Path) -> int:
     costs = learned.history(reports, probe.env)
     total = sum(estimate.jobs_s(jobs, probe, costs))
     checks = sum(estimate.numerics_s(j.cell, probe.cores) for j in jobs
-                 if j.study.settings.numerics and j.op == "measure")
+                 if j.op == "measure" and j.study.settings.checks_numerics(j.cell, j.replicate))
     print(f"by the plan's estimate: the numerics check {checks:.0f} s of {total:.0f} s "
           f"({checks / total:.1%}); timed work at most {1 - checks / total:.1%} of it")
     return 0 if checks / total <= 1 - TARGET_SHARE else 1

@@ -276,7 +276,7 @@ def measure_cell(torch: Any, task: Task, record: Record) -> None:
                 record.notes.append(note)
                 record.reason = record.reason or note
         m.flops_per_sample = flops
-        if task.settings.numerics:
+        if task.settings.checks_numerics(task.cell, task.replicate):
             check_numerics(torch, task, record, wl)
 
 

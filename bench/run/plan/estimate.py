@@ -294,7 +294,8 @@ def jobs_basis(jobs: Sequence[Job], probe: Probe,
             out.append((checked.overhead_s + prime, MEASURED))
         else:  # a re-run check not measured here: twice a replicate of its cell
             out.append((2 * (t + prime) if j.op == "repro" else t + prime, basis))
-        if j.study.settings.numerics and j.op == "measure" and not skipped:
+        if j.op == "measure" and not skipped and j.study.settings.checks_numerics(
+                j.cell, j.replicate):
             check = numerics_s(j.cell, cores, usermodels.flops_for(probe, j.cell)) * scale
             out[-1] = (out[-1][0] + check, out[-1][1])
     return out

@@ -152,10 +152,19 @@ class Settings:
     #: Skip a CPU cell in bf16 autocast where the CPU has no native bf16 (``cpuinfo``): the
     #: best-settings studies, which measure the CPU at its best, not an emulation.
     native_bf16_only: bool = False
-    #: Run the paired numerics check (``bench.run.child.numerics``) in each replicate of the
-    #: study's model cells, after their timed windows: their outputs against a strict
-    #: reference's, from the same weights on a fixed seeded batch.
+    #: Run the paired numerics check (``bench.run.child.numerics``) in the study's model
+    #: cells, after their timed windows: their outputs against a strict reference's, from the
+    #: same weights on a fixed seeded batch (``checks_numerics`` says which replicates).
     numerics: bool = False
+
+    def checks_numerics(self, cell: Cell, replicate: int) -> bool:
+        """Whether this replicate of ``cell`` runs the numerics check: the first replicate of
+        each cell, since the same weights, inputs and kernels give the same numbers in every
+        replicate (checking each would cost a third of a CPU profile's wall time), and not a
+        compiled cell's warm twin, whose program is its fresh twin's (the kernel cache changes
+        how long the compile takes, not what it computes)."""
+        return (self.numerics and replicate == 0 and cell.kind == "model"
+                and not (cell.compile != "off" and cell.kernel_cache == "warm"))
 
     def warmup(self, period: int) -> int:
         """Untimed iterations between the cold pass and the timed window, for a schedule of
