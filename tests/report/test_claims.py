@@ -42,8 +42,8 @@ WIDE = (0.75, 1.0, 1.3)
 
 
 def test_every_claim_has_a_page_that_exists() -> None:
-    assert len(BY_ID) == 11
-    pages = {"cudnn-benchmark", "dynamic-shapes", "determinism", "cpu-vs-gpu"}
+    assert len(BY_ID) == 13
+    pages = {"cudnn-benchmark", "dynamic-shapes", "determinism", "cpu-vs-gpu", "precision"}
     assert all(set(c.pages) <= pages and c.pages for c in BY_ID.values())
     # the questions say what their rules match: the upgrade rule matches the batch size too,
     # and the shapes rule counts a smaller last batch as a change of shape

@@ -163,3 +163,57 @@ def test_contrib_fits_fifteen_minutes_on_a_two_core_cpu() -> None:
     assert "estimates measured" in text
     assert "[skipped: no-cuda]" in text, "the GPU cells are skipped there"
     assert minutes <= CPU_MINUTES, text
+
+
+#: The switches whose comparisons carry the numerics check, and their baselines.
+NUMERIC_BASE = {"precision": "fp32", "memory_format": "nchw", "compile": "off"}
+#: fp32 against fp32-strict asks what TF32 does: its fp32 side is the one checked.
+STRICT = "fp32-strict"
+
+
+def _numeric_pairs(cells: list[Cell]) -> list[tuple[Cell, Cell]]:
+    """Every (baseline, variant) pair of ``cells`` that differs in one numeric axis alone."""
+    out = []
+    for axis, base in NUMERIC_BASE.items():
+        bases: dict[tuple[Any, ...], list[Cell]] = {}
+        for c in cells:
+            if getattr(c, axis) == base:
+                bases.setdefault(_key(c, axis), []).append(c)
+        out += [(b, c) for c in cells if getattr(c, axis) != base
+                for b in bases.get(_key(c, axis), ())]
+    return out
+
+
+def _checked(jobs: list[Job]) -> set[str]:
+    return {j.cell.cell_id for j in jobs
+            if j.op == "measure" and j.cell.kind == "model" and j.study.settings.numerics}
+
+
+@pytest.mark.parametrize("name", ["contrib", "gpu"])
+def test_numerics_are_planned_on_exactly_the_cells_whose_arithmetic_a_switch_changes(
+        name: str) -> None:
+    """Each precision, layout and compile pair's switched side (fp32's TF32 side against
+    strict) runs the numerics check; nothing else does but those pairs' other sides and their
+    cudnn.benchmark twins, which share a checked study."""
+    jobs = _jobs(name)
+    cells = _model_cells(jobs)
+    pairs = _numeric_pairs(cells)
+    checked = _checked(jobs)
+    switched = {(b if v.precision == STRICT else v).cell_id for b, v in pairs}
+    assert switched and switched <= checked, sorted(switched - checked)
+    members = {c.cell_id for pair in pairs for c in pair}
+    by_id = {c.cell_id: c for c in cells}
+    for cid in checked - members:
+        twin = _key(by_id[cid], "cudnn_benchmark")
+        assert by_id[cid].cudnn_benchmark == "on" and any(
+            _key(by_id[m], "cudnn_benchmark") == twin for m in members & checked), \
+            f"{name}: {by_id[cid].name} is checked but pairs with nothing numeric"
+    devices = {by_id[cid].device for cid in switched}
+    assert devices == ({"cuda", "cpu"} if name == "contrib" else {"cuda"})
+    if name == "contrib":  # the CPU side too: bf16, channels_last and compile
+        cpu = [by_id[cid] for cid in switched if by_id[cid].device == "cpu"]
+        assert {"amp-bf16"} <= {c.precision for c in cpu}
+        assert {"channels_last"} <= {c.memory_format for c in cpu}
+        assert {"default"} <= {c.compile for c in cpu}
+    assert any(by_id[cid].precision == "fp32" and by_id[cid].device == "cuda"
+               for cid in switched), "the TF32 side of TF32 against strict"

@@ -6,9 +6,9 @@ step definition superseded is left out), with the analysis' own verdicts: a comp
 *insufficient* and tells nothing. The figures in a finding's text are the ones its rows carry;
 a summary never claims more than its findings show.
 
-Rules live by subject: :mod:`~bench.report.judge.claims.cudnn` (cudnn.benchmark and algorithms) and
-:mod:`~bench.report.judge.claims.hardware` (GPU against CPU, memory, threads, upgrades), on the
-shared
+Rules live by subject: :mod:`~bench.report.judge.claims.cudnn` (cudnn.benchmark and algorithms),
+:mod:`~bench.report.judge.claims.hardware` (GPU against CPU, memory, threads, upgrades) and
+:mod:`~bench.report.judge.claims.numerics` (what AMP and TF32 do to the numbers), on the shared
 pieces of :mod:`~bench.report.judge.claims.findings`. This module names them for ``claims.toml``.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bench.report.judge.claims import cudnn, energy, hardware, memory
+from bench.report.judge.claims import cudnn, energy, hardware, memory, numerics
 from bench.report.judge.claims.model import Claim, ClaimAnswer
 
 Rule = Callable[[Claim, Any], ClaimAnswer]
@@ -34,4 +34,6 @@ RULES: dict[str, Rule] = {
     "memory_bandwidth": hardware.memory_bandwidth,
     "upgrade_vs_settings": hardware.upgrade_vs_settings,
     "gpu_energy_per_sample": energy.gpu_energy_per_sample,
+    "amp_accuracy": numerics.amp_accuracy,
+    "tf32_training": numerics.tf32_training,
 }
