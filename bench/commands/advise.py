@@ -276,6 +276,7 @@ def verdicts_of(req: Request, p: Plan, cells: Sequence[matrix.Cell], out: Path
     """One entry per knob: the report's verdict of its pair, read from the run's rows as
     written, or why it was not measured (measured knobs first, each group in ``knobs.KNOBS``
     order)."""
+    from bench.commands import advise_numerics
     from bench.report.input import load
     from bench.report.judge import asks as judged_pairs
 
@@ -283,9 +284,11 @@ def verdicts_of(req: Request, p: Plan, cells: Sequence[matrix.Cell], out: Path
     pairs = [judged_pairs.Ask(k.name, k.axis, *((c.cell_id, baseline.cell_id) if k.reverse else
                                            (baseline.cell_id, c.cell_id)))
             for k, c in zip(p.measured, variants)]
-    judged = {v.knob: asdict(v) for v in judged_pairs.judge(load.load_reports(out), pairs,
-                                                                req.steps)}
+    judged = {v.knob: {**asdict(dataclasses.replace(v, numerics=None)),
+                       **advise_numerics.fields(v.numerics, str(v.verdict))}
+              for v in judged_pairs.judge(load.load_reports(out), pairs, req.steps)}
     names = [f.name for f in dataclasses.fields(judged_pairs.KnobAnswer) if f.name != "knob"]
+    names += advise_numerics.FIELDS
     entries = []
     for k in req.asked():
         entry = judged.get(k.name) or {**dict.fromkeys(names), "status": (
@@ -380,17 +383,19 @@ def print_verdicts(req: Request, p: Plan, entries: Sequence[dict[str, Any]], out
     """The verdicts for a reader: one line per knob, measured or not, and where the rows are
     (on ``stream``, standard output by default)."""
     stream = stream or sys.stdout
+    from bench.commands import advise_numerics
     from bench.report import fmt
-    from bench.report.render.words import caveats
+    from bench.report.render.words import caveats, numerics
 
     print(f"{req.model} on {p.device}, {req.mode}, batch {req.batch_size}, {req.shapes} shapes: "
           f"{p.replicates} replicates per cell, {elapsed_s:.0f} s", file=stream)
     head = ("knob", "recommendation", "speedup (95% CI)", "verdict", "cold cost",
-            f"break-even (job: {fmt.iterations(req.steps)} steps)", "memory")
+            f"break-even (job: {fmt.iterations(req.steps)} steps)", "memory",
+            numerics.HEADER.lower())
     rows = [head]
     for e in entries:
         if e["status"] in (KnobStatus.SKIPPED, KnobStatus.NOT_IN_BUDGET):
-            rows.append((e["knob"], e["reason"], "", "", "", "", ""))
+            rows.append((e["knob"], e["reason"], "", "", "", "", "", ""))
             continue
         speed = fmt.ratio(e["speedup"]) + (
             f" ({fmt.ci(e['ci_low'], e['ci_high'])})" if e["ci_low"] is not None else "")
@@ -409,7 +414,8 @@ def print_verdicts(req: Request, p: Plan, entries: Sequence[dict[str, Any]], out
         rows.append((e["knob"], e["recommendation"], speed, verdict,
                      fmt.signed_seconds(e["cold_cost_s"]), pays,
                      caveats.memory_change(e["memory_change_bytes"],
-                                           e.get("memory_change_share"))))
+                                           e.get("memory_change_share")),
+                     advise_numerics.cell(e)))
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(head))]
     for r in rows:
         print("  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip(), file=stream)
@@ -418,8 +424,9 @@ def print_verdicts(req: Request, p: Plan, entries: Sequence[dict[str, Any]], out
             text = caveats.caveat_text(code, e.get("memory_change_bytes"),
                                        e.get("memory_change_share"))
             print(f"note on {e['knob']}: {text}", file=stream)
-        for line in break_notes(e):
-            print(f"note on {e['knob']}: {line}", file=stream)
+        for line in [advise_numerics.note(e), *break_notes(e)]:
+            if line:
+                print(f"note on {e['knob']}: {line}", file=stream)
     print(f"results: {out} (python -m bench report puts them on the site beside the others)",
           file=stream)
 

@@ -34,6 +34,18 @@ TIMEOUT_FACTOR = 5.0
 MIN_TIMEOUT_S = 30.0
 #: Distinct resolutions a ``--shapes dynamic`` schedule cycles through.
 DYNAMIC_SHAPES = 3
+#: The comparisons whose switch changes the arithmetic or its order, which the report judges
+#: beside the speed by the numerics check (its ``analysis.numerics.NUMERIC_AXES``; the report
+#: is not imported here, and a test keeps the two equal). A plan that measures a knob of one
+#: runs the check in every replicate of its study (``numerics = true``): the baseline's own is
+#: what the TF32 knob, read from the other side, reports.
+NUMERIC_AXES = ("precision", "memory_format", "compile", "cudnn_deterministic")
+
+
+def checks_numerics(measured: Sequence[Knob]) -> bool:
+    """Whether the study runs the numerics check: where some knob it measures is judged by
+    it."""
+    return any(k.axis in NUMERIC_AXES for k in measured)
 
 
 class AdviseError(Exception):
@@ -89,20 +101,20 @@ class Plan:
 
 
 def _profile(req: Request, device: str, changes: Sequence[dict[str, Any]], replicates: int,
-             timeout_s: float) -> matrix.Profile:
+             timeout_s: float, numerics: bool = False) -> matrix.Profile:
     """The advise study as a profile, so the matrix checks and normalises it like any other:
     one baseline cell with every default, then one variant cell per change."""
     try:
-        return profiles.parse_profile(profile_data(req, device, changes, replicates, timeout_s),
-                                    "advise")
+        return profiles.parse_profile(profile_data(req, device, changes, replicates, timeout_s,
+                                                   numerics), "advise")
     except matrix.ProfileError as exc:
         raise AdviseError(str(exc).removeprefix("advise [defaults]: ")) from None
 
 
 def profile_data(req: Request, device: str, changes: Sequence[dict[str, Any]],
-                 replicates: int, timeout_s: float) -> dict[str, Any]:
+                 replicates: int, timeout_s: float, numerics: bool = False) -> dict[str, Any]:
     """The study as a profile's TOML tables (``_profile`` parses them; ``--write-profile``
-    writes them for ``bench run``)."""
+    writes them for ``bench run``), with the numerics check where ``numerics``."""
     inputs: dict[str, Any] = {"inputs": req.inputs} if req.inputs else {
         "input_shape": req.input_shape}
     if req.loss:
@@ -110,10 +122,12 @@ def profile_data(req: Request, device: str, changes: Sequence[dict[str, Any]],
     defaults = {**SETTINGS, "replicates": replicates, "timeout_s": timeout_s, "device": device,
                 "model": req.model, "mode": req.mode, "batch_size": req.batch_size,
                 "shapes": req.shapes, "shape_count": DYNAMIC_SHAPES, **inputs}
+    study: dict[str, Any] = {"description": "A baseline with every default, and one knob "
+                             "turned per variant.", "variants": [{}, *(dict(c) for c in changes)]}
+    if numerics:
+        study["numerics"] = True
     return {"profile": {"description": f"bench advise {req.model}"}, "defaults": defaults,
-            "studies": {"advise": {"description": "A baseline with every default, and one "
-                                   "knob turned per variant.",
-                                   "variants": [{}, *(dict(c) for c in changes)]}}}
+            "studies": {"advise": study}}
 
 
 def _info(probe: Probe, req: Request) -> tuple[int | None, float | None]:
@@ -167,6 +181,10 @@ def plan(req: Request, probe: Probe, budget_left_s: float,
                                        usermodels.flops_for(probe, cell),
                                        (costs or {}).get(cell.cell_id))
             for name, cell in cells.items()}
+    if checks_numerics(candidates):  # once per cell, in its first replicate
+        for name, cell in cells.items():  # (Settings.checks_numerics): spread over a verdict's
+            cost[name] += estimate.numerics_s(cell, cores, usermodels.flops_for(
+                probe, cell)) / knobs.REPLICATES
     fitted = knobs.fit(cost["baseline"], [(k.name, cost[k.name]) for k in candidates],
                        budget_left_s)
     if fitted is None:
@@ -178,7 +196,8 @@ def plan(req: Request, probe: Probe, budget_left_s: float,
     measured = tuple(k for k in candidates if k.name in fitted.knobs)
     timeout = max(MIN_TIMEOUT_S, TIMEOUT_FACTOR * max(cost.values()))
     changes = [dict(k.change) for k in measured]
-    profile = _profile(req, device, changes, fitted.replicates, timeout)
+    numerics = checks_numerics(measured)
+    profile = _profile(req, device, changes, fitted.replicates, timeout, numerics)
     not_measured = {name: why for name, why in reasons.items() if why}
     not_measured.update(dict.fromkeys(fitted.left_out, KnobStatus.NOT_IN_BUDGET))
     short = ""
@@ -191,4 +210,4 @@ def plan(req: Request, probe: Probe, budget_left_s: float,
                  f"{math.ceil(req.budget_s - budget_left_s + need)} s for one knob's verdict")
     return Plan(device, profile, measured, not_measured, fitted.replicates, fitted.estimate_s,
                 {n: s for n, s in cost.items() if n == "baseline" or n in fitted.knobs}, short,
-                profile_data(req, device, changes, fitted.replicates, timeout))
+                profile_data(req, device, changes, fitted.replicates, timeout, numerics))

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from bench.report.analysis import MIN_OK_REPLICATES, Analysis, analyse
+from bench.report.analysis.numerics import NUMERIC_AXES, numeric_take
 from bench.report.analysis.studies import one_off_costs
 from bench.report.input.load import Dataset
 from bench.report.judge import advice
@@ -33,6 +34,8 @@ from bench.report.judge.advice import Recommendation
 from bench.report.judge.advice.codes import Caveat, Setting
 from bench.report.judge.advice.rules import one_off, switch_rules
 from bench.report.judge.breaks import Breaks, breaks, explain
+from bench.report.judge.numerics import NumericCheck, NumericPair
+from bench.report.judge.rows import typed_row
 from bench.report.vocabulary import Action, KnobStatus, Verdict
 
 #: The setting a comparison axis's recommendations are filed under.
@@ -99,6 +102,9 @@ class KnobAnswer:
     break_hints: tuple[str, ...] = ()
     #: the breaks are the likely reason it gained little (``breaks.explain``)
     breaks_explain: bool = False
+    #: the knob's side's outputs against the strict reference (``judge.numerics``), judged by
+    #: the tolerance of the arithmetic it ran; None off the axes the check judges
+    numerics: NumericCheck | None = None
 
 
 def _number(value: Any) -> float | None:
@@ -253,6 +259,7 @@ def _verdict(ask: Ask, cost: Any, rec: Recommendation | None, cells: pd.DataFram
     if ask.axis == "compile":  # the site advises per workload; one pair takes the same rule
         rule, action = one_off("compile", str(cost.verdict), break_even, steps)
     mem, share, basis = _memory(cells, cost)
+    checked = _numerics(cells, cost, ask)
     return KnobAnswer(
         knob=ask.knob, axis=ask.axis,
         status=KnobStatus.INSUFFICIENT if insufficient else KnobStatus.MEASURED,
@@ -265,8 +272,28 @@ def _verdict(ask: Ask, cost: Any, rec: Recommendation | None, cells: pd.DataFram
         steps=steps, pays_back=None if break_even is None else steps >= break_even,
         memory_change_bytes=mem, memory_change_share=share, memory=basis,
         caveats=caveats, baseline_cell_id=ask.baseline_cell_id,
-        variant_cell_id=ask.variant_cell_id, reversed=backwards,
+        variant_cell_id=ask.variant_cell_id, reversed=backwards, numerics=checked,
         **_break_fields(_compiled_breaks(cells, cost), str(cost.verdict)))
+
+
+def _numerics(cells: pd.DataFrame, row: Any, ask: Ask) -> NumericCheck | None:
+    """The numerics of the side the knob turns on (the report's baseline where it holds the
+    pair the other way round: TF32's fp32 cell), judged as the report judges a comparison's
+    variant (``NumericPair``); None off the axes the check judges."""
+    if ask.axis not in NUMERIC_AXES:
+        return None
+    cell = _cell(cells, row, ask.variant_cell_id)
+    # a CPU runs no TF32: the CUDA and cuDNN switches it reads back (torch 2.9's cudnn.conv
+    # fp32_precision reads "tf32" there by default) say nothing of its arithmetic
+    take = [c for c in numeric_take(ask.axis)
+            if cell.get("device") != "cpu" or c in _CPU_MATH or not c.startswith("eff_")]
+    side = {"fingerprint_id": row.fingerprint_id, "precision": cell.get("precision"),
+            "mode": cell.get("mode"), **{f"var_{c}": cell.get(c) for c in take}}
+    return typed_row(NumericPair, pd.Series(side, dtype=object)).numerics
+
+
+#: The read-back flag that says a CPU cell's arithmetic (the others are CUDA's and cuDNN's).
+_CPU_MATH = ("eff_conv_math",)
 
 
 def _unmeasured(ask: Ask, steps: int) -> KnobAnswer:
