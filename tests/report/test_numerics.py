@@ -246,3 +246,12 @@ def _rendered(root: Path, a: Analysis, name: str) -> str:
     generated = root.parent / "docs" / "generated"
     render(judge(a), root, generated)
     return (generated / name).read_text(encoding="utf-8")
+
+
+def test_a_cpu_cell_never_runs_tf32_whatever_its_cuda_switches_read() -> None:
+    """torch on a CPU reads cuDNN's fp32_precision back as tf32: it governs nothing that ran
+    there, so a CPU fp32 cell is judged as fp32, a GPU one as TF32."""
+    from bench.report.judge.numerics import Math, math_of
+    assert math_of("fp32", "fp32", "false", "ieee", "tf32", device="cpu") is Math.FP32
+    assert math_of("fp32", "fp32", "false", "ieee", "tf32", device="cuda") is Math.TF32
+    assert math_of("amp-bf16", device="cpu") is Math.BF16

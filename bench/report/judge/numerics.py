@@ -74,15 +74,20 @@ TOLERANCES: dict[Math, Tolerance] = {
 
 
 def math_of(precision: str | None, conv_math: str | None = None,
-            matmul_tf32: str | None = None, *fp32_precisions: str | None) -> Math:
+            matmul_tf32: str | None = None, *fp32_precisions: str | None,
+            device: str | None = None) -> Math:
     """The arithmetic a cell ran: autocast's dtype, else TF32 where any read-back flag says the
     convolutions or matmuls used it (``eff_conv_math``, ``allow_tf32``, an ``fp32_precision``
     of ``tf32``), else fp32. A flag read back, not the precision asked for: a convolution
-    labelled fp32 runs in TF32 unless every flag is off."""
+    labelled fp32 runs in TF32 unless every flag is off. TF32 is a CUDA GPU's: on another
+    ``device`` the CUDA and cuDNN switches read back whatever they hold (a CPU's cuDNN
+    ``fp32_precision`` reads ``tf32``) and govern nothing that ran."""
     if precision == "amp-bf16" or conv_math == "bf16":
         return Math.BF16
     if precision == "amp-fp16" or conv_math == "fp16":
         return Math.FP16
+    if device not in (None, "", "cuda"):
+        return Math.FP32
     if conv_math == "tf32" or matmul_tf32 == "true" or "tf32" in {
             str(p).lower() for p in fp32_precisions if p}:
         return Math.TF32
@@ -189,7 +194,7 @@ class NumericPair(Pair):
             "tf32" if self.var_eff_cudnn_allow_tf32 == "true" else None)
         return math_of(self.variant_precision, conv,
                        self.var_eff_matmul_allow_tf32, self.var_eff_matmul_fp32_precision,
-                       self.var_eff_conv_fp32_precision)
+                       self.var_eff_conv_fp32_precision, device=self.device)
 
     @property
     def numerics(self) -> NumericCheck:

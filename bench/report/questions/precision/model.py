@@ -52,7 +52,7 @@ class PrecisionPair(NumericPair):
             if self.device == "cuda" and self.baseline_allow_tf32 not in ("true", "false"):
                 return None
             flags = ("tf32" if self.baseline_allow_tf32 == "true" else "", *flags[1:])
-        return math_of(self.baseline_value, *flags)
+        return math_of(self.baseline_value, *flags, device=self.device)
 
 
 @dataclass(frozen=True)
