@@ -24,7 +24,8 @@ def test_the_speed_figure_runs_pytest_as_the_tests_session_does() -> None:
     args = suite_time.session_args()
     assert args[0] == "-n" and int(args[1]) >= 2 and "--dist" in args, "xdist workers"
     assert "session.run('pytest', *PYTEST_ARGS, *session.posargs)" in _session_body("tests")
-    assert "session.run('python', 'tests/speed/suite_time.py')" in _session_body("speed")
+    assert "session.run('python', script)" in _session_body("speed")
+    assert "tests/speed/suite_time.py" in (ROOT / "noxfile.py").read_text(encoding="utf-8")
 
 
 def test_a_noxfile_without_the_arguments_is_one_line(tmp_path: Path) -> None:

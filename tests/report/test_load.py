@@ -309,11 +309,12 @@ def test_a_version_3_file_reads_its_break_figure_as_the_steady_states(good):
 
 def test_newer_schema_rows_are_skipped_with_skip_bad(good):
     root, path = good
-    _set_field(path, 4, "schema_version", "7")
+    newer = str(schema.SCHEMA_VERSION + 1)
+    _set_field(path, 4, "schema_version", newer)
     ds = load_reports(root, skip_bad=True)
     assert ds.results["line"].tolist() == [2, 3, 5, 6, 7]
     assert ds.skipped[0] == (
-        f"{path}:4: schema_version 7 is newer than this code understands "
+        f"{path}:4: schema_version {newer} is newer than this code understands "
         f"(<= {schema.SCHEMA_VERSION}); upgrade torch-knobs to read it"
     )
     assert ds.skipped[1:] == [  # the skipped row's samples go with it

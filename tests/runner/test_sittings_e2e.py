@@ -102,4 +102,4 @@ def test_a_sitting_on_a_busy_cpu_is_named_and_left_out(tmp_path: Path) -> None:
     assert (cells.loc[sorted(both), "n_left_out"] == 1).all(), cells["status_summary"]
     assert (cells.loc[sorted(both), "n_ok"] == 1).all()
     paces = analysis.sittings.set_index("sitting")
-    assert paces.loc[2, "agreement"] is Agreement.DISAGREES
+    assert paces.loc[2, "agreement"] == Agreement.DISAGREES
