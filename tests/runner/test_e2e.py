@@ -285,7 +285,8 @@ def test_bad_input_fails_with_one_line_and_writes_nothing(
         tmp_path: Path, tiny_profile: Callable[..., Path], bench_cli: Cli) -> None:
     out = tmp_path / "never"
     line = _one_error_line(bench_cli("run", "--profile", "nosuch", "--out", str(out)))
-    assert "unknown profile 'nosuch'; valid choices: compile, contrib, cpu, full, gpu, smoke" in line
+    assert ("unknown profile 'nosuch'; valid choices: compile, contrib, cpu, full, gpu, "
+            "smoke") in line
     bad_model = tiny_profile(extra='model = "resnet9000"\n')
     line = _one_error_line(bench_cli("run", "--profile", str(bad_model), "--out", str(out)))
     assert "unknown model(s) resnet9000" in line and "resnet50" in line and "vit_b_16" in line

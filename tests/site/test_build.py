@@ -591,7 +591,8 @@ def test_a_compare_citation_names_each_machine_as_its_links_do(fixture_site: Bui
         # a link says its machine's trust after the name; the citation names the machine
         named = [re.sub(r" \((reference|contributed|reproduced)\)$", "", n) for n in named]
         assert named and all(name in cite for name in named), (named, cite)
-    assert "fixture-cpu-laptop 4325880e (reference), each at its best" in compare
+    assert ("fixture-cpu-laptop 4325880e (reference) (Fixture Laptop CPU 4-core, torch 2.13.0), "
+            "each at its best") in compare
 
 
 def test_feeding_answers_a_gpu_first_and_says_each_hosts_limit_once(

@@ -128,6 +128,25 @@ def test_every_cite_line_carries_model_versions_date_commit_and_its_address(
     assert laptop and not any("cuDNN" in s for s in laptop)
 
 
+_ANY_CITE = re.compile(r'<span class="tk-cite"><strong>Cite:</strong> <a href="([^"]+)">'
+                       r"permalink</a> · (.*?)</span>", re.S)
+
+
+@pytest.mark.parametrize("name", ["compare", "claims"])
+def test_compare_and_claims_cite_lines_say_as_much(fixture_site: Built, name: str) -> None:
+    """Their own Cite lines (not answer blocks) carry the same parts: the machines' models and
+    versions, the data's date, the commit, an address under site_url."""
+    text = (fixture_site.site / "generated" / f"{name}.html").read_text(encoding="utf-8")
+    found = _ANY_CITE.findall(text)
+    assert found, name
+    for link, body in found:
+        said = html.unescape(re.sub(r"<[^>]+>", "", body)).strip("“”")
+        assert link.startswith(f"{SITE_URL}generated/{name}.html#"), link
+        assert said.endswith(", built from commit fixture."), said
+        if "not measured" not in said:  # a finding's machines, with their versions and dates
+            assert "torch 2.14.1" in said and "data of 2026-" in said, said
+
+
 # --- (b) how an answer is anchored -----------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ can link to one verdict.
 
 from __future__ import annotations
 
+from bench.report import fmt
 from bench.report.judge import ClaimAnswer, Table
 from bench.report.questions.answers import Shared
 from bench.report.questions.claims.model import ClaimsPage
@@ -15,11 +16,15 @@ from bench.report.render.downloads import claims_csv
 from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page
 from bench.report.render.paths import CLAIMS_PAGE, COMPARISONS
+from bench.report.render.words.answers import built_words, cite_url, software
 from bench.report.render.words.claim_words import BOX, STANCE_WORDS, anchor, counts_line, title
 from bench.report.render.words.context import banner, page, provenance
 from bench.report.render.words.sentences import evidence_links
 from bench.report.render.writer import Writer
+from bench.report.vocabulary import ClaimVerdict
 
+#: The verdicts a Cite line would only repeat: nothing was measured that decides them.
+UNCITED = frozenset({ClaimVerdict.NOT_MEASURED, ClaimVerdict.CANNOT_TELL})
 #: Findings listed open per claim, then in a collapsed block; every finding, with its rows, is
 #: in the claim's CSV (a large tree files thousands, too many for one page).
 FINDINGS_SHOWN = 12
@@ -38,7 +43,8 @@ def claims_page(writer: Writer, model: ClaimsPage, shared: Shared, build: BuildI
         ]
         csv_path = findings_csv(writer, v) if v.findings else ""
         entries.append({
-            "cite": cite_line(p, v, shared),
+            # a verdict that rests on no measurement has nothing to cite
+            "cite": cite_line(p, v, shared, build) if v.verdict not in UNCITED else "",
             "anchor": anchor(v),
             "claim": v.claim.claim,
             "question": v.claim.question,
@@ -59,16 +65,21 @@ def claims_page(writer: Writer, model: ClaimsPage, shared: Shared, build: BuildI
                 downloads=[claims_csv(writer, model.answers)])
 
 
-def cite_line(p: Page, v: ClaimAnswer, shared: Shared) -> Md:
-    """A claim's verdict as one sentence to paste, with its permalink and the data's dates."""
+def cite_line(p: Page, v: ClaimAnswer, shared: Shared, build: BuildInfo) -> Md:
+    """A claim's verdict as one sentence to paste: its scope, the machines' models and
+    versions, the data's dates, the commit that built the page, and its permalink under the
+    site's address."""
     machines = [shared.machines[k] for k in sorted({f.page for f in v.findings})
                 if k in shared.machines]
     days = sorted({d for m in machines for d in (m.first_day, m.last_day) if d})
     when = (f", data of {days[0]}" if len(days) == 1 else
             f", data of {days[0]} to {days[-1]}" if days else "")
-    said = f"‘{v.claim.claim}’: {v.verdict}" + (f", from {v.scope}" if v.scope else "")
-    return cat(Md("**Cite:** "), p.link("permalink", CLAIMS_PAGE, anchor(v)),
-               f" · “{said}; torch-knobs{when}.”")
+    on = "; ".join(dict.fromkeys(f"{m.machine} ({software(m)})" for m in machines))
+    said = f"‘{v.claim.claim}’: {v.verdict}" + (
+        f", from {fmt.count(len(v.findings), 'finding')} on {on}" if on else "")
+    url = cite_url(build, CLAIMS_PAGE, anchor(v))
+    return cat(Md("**Cite:** "), Md(f"[permalink]({url})"),
+               f" · “{said}; torch-knobs{when}, {built_words(build)}.”")
 
 
 def findings_csv(writer: Writer, v: ClaimAnswer) -> str:

@@ -275,15 +275,17 @@ _FIRST: dict[str, tuple[str, ...]] = {
 }
 
 
-#: How many workloads the Compare page answers in words.
-LEADS = 3
+#: How many workloads the Compare page answers in words (its first screen holds two).
+LEADS = 2
 
 
 def leads(cells: pd.DataFrame, best: pd.DataFrame) -> tuple[Lead, ...]:
     """The ``LEADS`` workloads measured on the most machines (two at least), each fastest
     machine's best against the slowest's. Among those measured on as many machines, first
-    the workloads where every GPU box is represented by its GPU: "which machine is faster"
-    is asked of a GPU box's GPU, and a figure of its host CPU answers another question."""
+    the workloads where every GPU box is represented by its GPU ("which machine is faster"
+    is asked of a GPU box's GPU, and a figure of its host CPU answers another question),
+    then those whose figures rest on enough replicates, then in ``question_order``, never
+    the alphabet's."""
     if best.empty:
         return ()
     medians = cells.set_index(["fingerprint_id", "cell_id"])["replicate_medians"]
@@ -295,7 +297,12 @@ def leads(cells: pd.DataFrame, best: pd.DataFrame) -> tuple[Lead, ...]:
 
     out: list[Lead] = []
     groups = best.groupby(WORKLOAD_KEY, sort=False, dropna=False)
-    ranked = sorted(groups, key=lambda kv: (-kv[1]["page"].nunique(), bool(host_cpu(kv[1]))))
+    asked = question_order(best[WORKLOAD_KEY].drop_duplicates())
+    rank = {tuple(map(str, k)): i for i, k in enumerate(asked.itertuples(index=False))}
+    ranked = sorted(groups, key=lambda kv: (
+        -kv[1]["page"].nunique(), bool(host_cpu(kv[1])),
+        bool(kv[1]["too_few_ok"].any()) if "too_few_ok" in kv[1].columns else False,
+        rank.get(tuple(map(str, kv[0])), len(rank))))
     for _, group in ranked:
         if group["page"].nunique() < 2 or len(out) == LEADS:
             break

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bench.report import fmt
-from bench.report.judge import MIN_OK_REPLICATES
+from bench.report.judge import MIN_OK_REPLICATES, Machine
 from bench.report.questions.answers import Shared
 from bench.report.questions.compare.model import (
     WORKLOAD_KEY,
@@ -22,9 +22,11 @@ from bench.report.questions.compare.model import (
     WorkloadKey,
 )
 from bench.report.render import costcharts
+from bench.report.render.buildinfo import BuildInfo
 from bench.report.render.escape import Md, cat, slug
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import CHARTS, COMPARE_PAGE, COMPARISONS
+from bench.report.render.words.answers import built_words, cite_url, software
 from bench.report.render.words.comparisons import cell_links
 from bench.report.render.words.context import (
     banner,
@@ -214,7 +216,7 @@ def _per_dollar(p: Page, priced: Priced) -> Md | None:
                  rows) if rows else None
 
 
-def _lead(p: Page, model: ComparePage, lead: Lead) -> dict[str, Any]:
+def _lead(p: Page, model: ComparePage, lead: Lead, build: BuildInfo) -> dict[str, Any]:
     cols = model.columns or ("model", "mode", "batch_size")
     name = _workload(lead.workload, [c for c in WORKLOAD_KEY if c in cols or c in (
         "model", "mode", "batch_size", "precision")])
@@ -238,11 +240,17 @@ def _lead(p: Page, model: ComparePage, lead: Lead) -> dict[str, Any]:
     return {"anchor": anchor, "lead": f"{name}:", "text": text,
             # the names the links show: a machine with two current fingerprints is named
             # with its fingerprint, so that a pasted citation points at one of them
-            "cite": f"For {name}, {host[fast.page]}{p.labels.get(fast.page, fast.machine)} ran "
-                    f"at {ratio} the throughput of {host[slow.page]}"
-                    f"{p.labels.get(slow.page, slow.machine)}, each at its best measured "
-                    f"setting; torch-knobs{when}.",
-            "permalink": p.link("permalink", COMPARE_PAGE, anchor)}
+            "cite": f"For {name}, {host[fast.page]}{p.labels.get(fast.page, fast.machine)}"
+                    f"{_software(by_page, fast.page)} ran at {ratio} the throughput of "
+                    f"{host[slow.page]}{p.labels.get(slow.page, slow.machine)}"
+                    f"{_software(by_page, slow.page)}, each at its best measured setting; "
+                    f"torch-knobs{when}, {built_words(build)}.",
+            "permalink": Md(f"[permalink]({cite_url(build, COMPARE_PAGE, anchor)})")}
+
+
+def _software(machines: dict[str, Machine], page: str) -> str:
+    """`` (NVIDIA H200, torch 2.11.0, cuDNN 9.19.0)``: what a cited figure ran on."""
+    return f" ({software(machines[page])})" if page in machines else ""
 
 
 #: How a chart names a device (a GPU box's host CPU is its ``cpu``) and marks its bars:
@@ -313,7 +321,7 @@ def compare_page(writer: Writer, model: ComparePage, shared: Shared,
         superseded=superseded_links(p, model.superseded),
         outdated=outdated_links(p, model.outdated),
         min_ok=MIN_OK_REPLICATES,
-        leads=[_lead(p, model, lead) for lead in model.leads],
+        leads=[_lead(p, model, lead, common["build"]) for lead in model.leads],
         chart=_chart(writer, model),
         banners=banner(model.machines),
         provenance=provenance(common["build"], model.machines),
