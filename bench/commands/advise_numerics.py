@@ -6,15 +6,16 @@ A knob that changes the arithmetic or its order (precision, layout, torch.compil
 deterministic algorithms) is worth switching only where its outputs still agree: the entry
 carries the verdict (agrees, drifts, not checked), the speed and numerics weighed together
 (``Tradeoff``: "faster, but its outputs drift: check on your own data before you switch"), and
-the figures it rests on. Imported only once the run is judged: the plan needs none of it.
+the figures it rests on. The report's modules are imported only once the run is judged: the
+plan needs none of them, and a command module stays light.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bench.report.judge.numerics import NumericCheck, tradeoff
-from bench.report.render.words import numerics as words
+if TYPE_CHECKING:
+    from bench.report.judge.numerics import NumericCheck
 
 #: The JSON fields of a knob's numerics (None, or empty, where the knob is not judged by it).
 FIELDS = ("numerics", "tradeoff", "numerics_text", "numerics_cell", "numerics_math",
@@ -28,6 +29,9 @@ def fields(check: NumericCheck | None, speed: str) -> dict[str, Any]:
     verdict ``speed`` (None where either cannot tell), the words and the worst figures."""
     if check is None:
         return dict.fromkeys(FIELDS)
+    from bench.report.judge.numerics import tradeoff  # the report's side: pandas, only once judged
+    from bench.report.render.words import numerics as words
+
     both = tradeoff(speed, check.verdict)
     return {"numerics": str(check.verdict), "tradeoff": None if both is None else str(both),
             "numerics_text": words.clause(check), "numerics_cell": words.cell(check),

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from sharing import made_once
 
-from tests.runner.conftest import read_csv, run_cli
+from .conftest import read_csv, run_cli
 
 pytestmark = pytest.mark.e2e
 
