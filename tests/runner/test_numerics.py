@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -12,6 +13,8 @@ from typing import Any
 import pytest
 
 from bench.run.child import flags, numerics, workloads
+from bench.run.plan import checksize, estimate
+from bench.run.plan.checksize import CheckSize
 from bench.run.plan.matrix import Cell
 from bench.run.protocol import Metrics
 
@@ -102,17 +105,59 @@ def test_channels_last_on_a_model_exact_under_it_reads_zero(mode: str) -> None:
 
 def test_the_fp64_rule_weighs_the_work() -> None:
     cell = Cell(model="resnet50", batch_size=8, resolution=224)
-    assert numerics.reference_kind(cell, 8.2e9, (8, 224), 224) == "fp32-strict"
-    assert numerics.reference_kind(cell, 8.2e9, (392, 32), 224) == "fp32-strict"
-    assert numerics.reference_kind(cell, 1e6, (8, 224), 224) == "fp64-cpu"
-    assert numerics.reference_kind(cell, None, (8, 224), 224) == "fp32-strict"
+    own, small = CheckSize(8, 224, 32, 8), CheckSize(256, 32, 1, 32)
+    assert numerics.reference_kind(cell, 8.2e9, own, 224) == "fp32-strict"
+    assert numerics.reference_kind(cell, 8.2e9, small, 224) == "fp32-strict"
+    assert numerics.reference_kind(cell, 1e6, own, 224) == "fp64-cpu"
+    assert numerics.reference_kind(cell, None, own, 224) == "fp32-strict"
 
 
 def test_an_eager_cpu_cell_is_checked_small_and_a_compiled_one_at_its_own_shape() -> None:
+    """ResNet-18 at batch 8, 224 px: 1.8 GFLOPs an input. Eager on a CPU it is checked at
+    32 px, its steps on 32 inputs; compiled on a CPU at its own shape on as many chunks as
+    ``CPU_MAX_FLOPS`` allows; on a GPU whole, whatever it costs."""
     wl: Any = SimpleNamespace(schedule=[(8, 224)])
-    assert numerics.shape(Cell(batch_size=8), wl, "cpu") == (256, 32)
-    assert numerics.shape(Cell(batch_size=8, compile="default"), wl, "cpu") == (8, 224)
-    assert numerics.shape(Cell(batch_size=8, device="cuda"), wl, "cuda") == (8, 224)
+    flops = 1.82e9
+    assert numerics.size(Cell(batch_size=8), wl, "cpu", flops) == CheckSize(256, 32, 1, 32)
+    compiled = numerics.size(Cell(batch_size=8, compile="default"), wl, "cpu", flops)
+    assert (compiled.chunk, compiled.resolution, compiled.step_inputs) == (8, 224, 8)
+    assert compiled.inputs == 48 and compiled.inputs * flops <= checksize.CPU_MAX_FLOPS
+    train = numerics.size(Cell(batch_size=8, compile="default", mode="train"), wl, "cpu",
+                          3 * flops)
+    assert train == compiled  # the step's FLOPs are three forwards'
+    assert numerics.size(Cell(batch_size=8, compile="default"), wl, "cpu", None).inputs == 256
+    gpu = numerics.size(Cell(batch_size=8, device="cuda"), wl, "cuda", flops)
+    assert gpu == CheckSize(8, 224, 32, 8)
+
+
+def test_a_small_batch_is_checked_in_few_large_chunks_on_a_cpu() -> None:
+    """Batch 2 at 64 px holds the pixels of 8 inputs at 32 px: its check runs 4 chunks of
+    ``CPU_MIN_CHUNK``, not 32 of 8, and its steps take 32 inputs each."""
+    assert checksize.check_size(2, 64, cpu=True, free_shape=True) == CheckSize(64, 32, 4, 32)
+    assert checksize.check_size(1, 224, cpu=True, free_shape=True) == CheckSize(64, 32, 4, 32)
+
+
+def test_a_dear_check_keeps_its_fewest_inputs() -> None:
+    """However dear an input, a check compares at least ``MIN_INPUTS`` of them, in whole
+    chunks."""
+    size = checksize.check_size(3, 512, cpu=True, free_shape=False, forward_flops=1e12)
+    assert size.chunk == 3 and size.inputs == 33
+    assert checksize.check_size(64, 224, cpu=True, free_shape=False,
+                                forward_flops=1e12).inputs == 64
+
+
+def test_the_plan_estimates_the_check_it_runs() -> None:
+    """The estimate sizes the check by the same rule: a compiled CPU cell's costs what 6
+    chunks (48 inputs) do, not 32; an eager training cell's steps what 32 inputs at 32 px
+    do."""
+    compiled = Cell(model="resnet18", batch_size=8, compile="default")
+    one = estimate.iteration_s(compiled, 2)
+    assert estimate.numerics_s(compiled, 2) == pytest.approx(6 * one * (1 + estimate._FP64_COST))
+    train = Cell(model="resnet50", batch_size=8, mode="train")
+    step = estimate.iteration_s(replace(train, resolution=32, batch_size=32), 2)
+    fwd = estimate.iteration_s(replace(train, mode="infer", resolution=32, batch_size=256), 2)
+    assert estimate.numerics_s(train, 2) == pytest.approx(
+        (fwd + 6 * step) * (1 + estimate._FP64_COST))
 
 
 # -- the TF32 switches, read back -------------------------------------------------------------

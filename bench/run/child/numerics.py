@@ -3,13 +3,14 @@
 Speed alone does not judge bf16 autocast, TF32, channels_last or torch.compile: each may
 change the numbers. So a study that asks for it (``numerics = true``) compares, in the same
 child and after its timed windows, the cell's outputs with a strict reference's, from the same
-weights on the same inputs: a fixed, seeded batch of ``NUM_INPUTS`` synthetic inputs (made
-here, never downloaded), fed in chunks no larger, in pixels, than the cell's own batch, so the
-memory stays the cell's. The reference is the same model in float64 on the CPU where that is
-affordable (``FP64_MAX_FLOPS``), otherwise fp32 with every TF32 switch off, eager and NCHW on
-the cell's device. A training cell also takes ``TRAIN_STEPS`` optimizer steps at a real
-learning rate from the same state as the reference (the timed steps run at learning rate 0),
-and its loss and parameters are compared after them.
+weights on the same inputs: a fixed, seeded batch of synthetic inputs (made here, never
+downloaded), fed in chunks no larger, in pixels, than the cell's own batch, so the memory
+stays the cell's; how many, and at what resolution, is ``bench.run.plan.checksize``'s rule.
+The reference is the same model in float64 on the CPU where that is affordable
+(``FP64_MAX_FLOPS``), otherwise fp32 with every TF32 switch off, eager and NCHW on the cell's
+device. A training cell also takes ``TRAIN_STEPS`` optimizer steps at a real learning rate
+from the same state as the reference (the timed steps run at learning rate 0), and its loss
+and parameters are compared after them.
 
 An output that is not finite (an fp16 overflow) is counted as the largest finite value of its
 dtype (NaN as 0) and said in the notes: its error is then a lower bound, never an invented
@@ -29,23 +30,14 @@ from typing import Any
 from bench.run.child import factory, flags
 from bench.run.child.workloads import Workload
 from bench.run.plan import modelspec
+from bench.run.plan.checksize import TRAIN_STEPS, CheckSize, check_size
 from bench.run.plan.matrix import Cell
 from bench.run.protocol import Metrics
 from bench.schema import NUM_REFERENCES
 
-#: The fixed batch: at least this many inputs (a whole number of chunks, so a compiled cell
-#: meets no new shape), from this seed.
-NUM_INPUTS = 256
 SEED = 1234
-#: Optimizer steps of the training comparison, at this learning rate (SGD, momentum 0.9).
-TRAIN_STEPS = 5
+#: The training comparison's learning rate (SGD, momentum 0.9).
 TRAIN_LR = 0.01
-#: On a CPU an eager torchvision cell is checked at this resolution (or its own, where
-#: lower): a 2-core CPU runs 256 ResNet-50 images at 224 px in about 17 s, over ten times a
-#: replicate's timed work; the convolutions' reduction lengths, where rounding accumulates,
-#: do not depend on it. A compiled cell keeps its own shape (another would recompile), and a
-#: user's model its own inputs.
-CPU_RESOLUTION = 32
 #: The reference runs in float64 on the CPU where its forward work (the batch, and the
 #: training steps) is at most this many FLOPs, about a second on a 2-core CPU; fp32-strict
 #: on the cell's device otherwise, or where the FLOPs are not counted.
@@ -55,11 +47,11 @@ FP64_CPU, FP32_STRICT = NUM_REFERENCES
 
 @dataclass
 class CheckPlan:
-    """How one cell is checked: its chunks (CPU copies), their shape, and the reference."""
+    """How one cell is checked: its chunks (CPU copies), their size, the training steps'
+    inputs (each a chunk's first ``size.step_inputs``), and the reference."""
 
     chunks: list[factory.Batch]
-    batch: int
-    resolution: int
+    size: CheckSize
     reference: str
     notes: list[str] = field(default_factory=list)
 
@@ -67,42 +59,48 @@ class CheckPlan:
     def inputs(self) -> int:
         return sum(int(c[0].shape[0]) for c in self.chunks)
 
+    @property
+    def steps(self) -> list[factory.Batch]:
+        n = self.size.step_inputs
+        return [tuple(t[:n] for t in c) for c in self.chunks]
 
-def shape(cell: Cell, wl: Workload, device_type: str) -> tuple[int, int]:
-    """(chunk, resolution) of the fixed batch: the cell's own first shape, but an eager
-    torchvision cell on a CPU at ``CPU_RESOLUTION``, in chunks of as many pixels as its own
-    batch."""
+
+def size(cell: Cell, wl: Workload, device_type: str, flops_per_sample: float | None
+         ) -> CheckSize:
+    """The fixed batch of this cell (``checksize.check_size``): an eager torchvision cell on
+    a CPU small, a compiled one or a user's model at its own shape, on a CPU as many of its
+    chunks as the work allows."""
     b, r = wl.schedule[0]
-    if cell.compile != "off" or modelspec.is_user_model(cell.model) or device_type != "cpu":
-        return b, r
-    low = min(r, CPU_RESOLUTION)
-    return min(NUM_INPUTS, b * max(r // low, 1) ** 2), low
+    free = cell.compile == "off" and not modelspec.is_user_model(cell.model)
+    forward = flops_per_sample / (3.0 if cell.mode == "train" else 1.0) \
+        if flops_per_sample else None
+    return check_size(b, r, cpu=device_type == "cpu", free_shape=free, forward_flops=forward)
 
 
-def make_chunks(torch: Any, wl: Workload, batch: int, resolution: int) -> list[factory.Batch]:
-    """``ceil(NUM_INPUTS / batch)`` chunks of ``batch`` seeded inputs, on the CPU."""
+def make_chunks(torch: Any, wl: Workload, size: CheckSize) -> list[factory.Batch]:
+    """``size.chunks`` chunks of ``size.chunk`` seeded inputs, on the CPU."""
     out = []
-    for i in range(-(-NUM_INPUTS // batch)):
+    for i in range(size.chunks):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(SEED + i)
             if wl.user_batch is not None:
-                made = wl.user_batch(batch, resolution)
+                made = wl.user_batch(size.chunk, size.resolution)
             else:
-                made = (torch.randn(batch, 3, resolution, resolution),)
+                made = (torch.randn(size.chunk, 3, size.resolution, size.resolution),)
         out.append(tuple(t.detach().to("cpu") for t in made))
     return out
 
 
-def reference_kind(cell: Cell, flops_per_sample: float | None, plan_shape: tuple[int, int],
-                   r: int) -> str:
-    """``fp64-cpu`` where the reference's work is within ``FP64_MAX_FLOPS``, else strict."""
+def reference_kind(cell: Cell, flops_per_sample: float | None, size: CheckSize, r: int) -> str:
+    """``fp64-cpu`` where the reference's work is within ``FP64_MAX_FLOPS``, else strict
+    (``r``: the cell's own resolution, at which ``flops_per_sample`` was counted)."""
     if not flops_per_sample:
         return FP32_STRICT
     train = cell.mode == "train"
     forward = flops_per_sample / (3.0 if train else 1.0)
-    if r and plan_shape[1] and not modelspec.is_user_model(cell.model):
-        forward *= (plan_shape[1] / r) ** 2
-    samples = NUM_INPUTS + (3 * (TRAIN_STEPS + 1) * plan_shape[0] if train else 0)
+    if r and size.resolution and not modelspec.is_user_model(cell.model):
+        forward *= (size.resolution / r) ** 2
+    samples = size.inputs + (3 * (TRAIN_STEPS + 1) * size.step_inputs if train else 0)
     return FP64_CPU if forward * samples <= FP64_MAX_FLOPS else FP32_STRICT
 
 
@@ -238,8 +236,8 @@ def loss_of(torch: Any, wl: Workload, raw: Any, batch: factory.Batch, labels: An
 
 def train_steps(torch: Any, wl: Workload, side: Side, chunks: list[factory.Batch],
                 labels: list[Any]) -> float:
-    """``TRAIN_STEPS`` SGD steps at ``TRAIN_LR`` over the first chunks (cycled), then the
-    loss on the first chunk; the loss as a float (possibly not finite)."""
+    """``TRAIN_STEPS`` SGD steps at ``TRAIN_LR`` over the steps' chunks (cycled), then the
+    loss on the first; the loss as a float (possibly not finite)."""
     opt = torch.optim.SGD(side.model.parameters(), lr=TRAIN_LR, momentum=0.9)
     for i in range(TRAIN_STEPS):
         chunk, y = chunks[i % len(chunks)], labels[i % len(chunks)]
@@ -282,10 +280,12 @@ def _labels(torch: Any, ref_out: Any, chunks: list[factory.Batch]) -> list[Any]:
 def _training(torch: Any, wl: Workload, cell_side: Side, ref_side: Side, plan: CheckPlan,
               ref_out: Any, m: Metrics) -> None:
     """The training comparison: the same steps from the same state on both sides."""
-    labels = _labels(torch, ref_out, plan.chunks)
-    loss = train_steps(torch, wl, cell_side, plan.chunks, labels)
+    steps = plan.steps
+    labels = [y if y is None else y[:plan.size.step_inputs]
+              for y in _labels(torch, ref_out, plan.chunks)]
+    loss = train_steps(torch, wl, cell_side, steps, labels)
     with flags.strict(torch):
-        ref_loss = train_steps(torch, wl, ref_side, plan.chunks, labels)
+        ref_loss = train_steps(torch, wl, ref_side, steps, labels)
     m.num_train_steps = TRAIN_STEPS
     m.num_param_drift = drift(torch, cell_side.model, ref_side.model)
     for name, value in (("num_loss", loss), ("num_ref_loss", ref_loss)):
@@ -303,10 +303,9 @@ def prepare(torch: Any, cell: Cell, wl: Workload, flops_per_sample: float | None
             reference: str | None = None) -> CheckPlan:
     """The fixed batch and the reference for one cell (``reference`` forces one)."""
     device_type = next(iter(wl.model.parameters())).device.type
-    b, r = shape(cell, wl, device_type)
-    chunks = make_chunks(torch, wl, b, r)
-    kind = reference or reference_kind(cell, flops_per_sample, (b, r), wl.schedule[0][1])
-    return CheckPlan(chunks, b, r, kind)
+    fixed = size(cell, wl, device_type, flops_per_sample)
+    kind = reference or reference_kind(cell, flops_per_sample, fixed, wl.schedule[0][1])
+    return CheckPlan(make_chunks(torch, wl, fixed), fixed, kind)
 
 
 def check(torch: Any, cell: Cell, wl: Workload, m: Metrics, flops_per_sample: float | None,
@@ -331,6 +330,8 @@ def check(torch: Any, cell: Cell, wl: Workload, m: Metrics, flops_per_sample: fl
             _training(torch, wl, cell_side, ref_side, plan, ref_out, m)
     m.num_reference, m.num_inputs = plan.reference, plan.inputs
     m.num_time_s = time.perf_counter() - t0
-    shown = f"{plan.resolution} px" if not modelspec.is_user_model(cell.model) else "its shape"
-    return [f"numerics: {plan.inputs} inputs at {shown} in chunks of {plan.batch} against "
-            f"{plan.reference}, {m.num_time_s:.2f} s", *plan.notes]
+    shown = f"{plan.size.resolution} px" if not modelspec.is_user_model(cell.model) \
+        else "its shape"
+    steps = f", {TRAIN_STEPS} steps of {plan.size.step_inputs}" if train else ""
+    return [f"numerics: {plan.inputs} inputs at {shown} in chunks of {plan.size.chunk}{steps} "
+            f"against {plan.reference}, {m.num_time_s:.2f} s", *plan.notes]

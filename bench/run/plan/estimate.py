@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from bench.run.plan import usermodels
+from bench.run.plan.checksize import TRAIN_STEPS, check_size
 from bench.run.plan.jobs import Job, skip_reason, twins
 from bench.run.plan.learned import CellCost, calibration, repro_key
 from bench.run.plan.matrix import Cell, Settings
@@ -76,6 +77,15 @@ def pipeline_s(cell: Cell, cores: int) -> float:
     return _PIPELINE_S_PER_SAMPLE * cell.batch_size / workers
 
 
+def _forward(cell: Cell, flops_per_sample: float | None) -> tuple[float, float]:
+    """One sample's forward FLOPs at the cell's resolution, and the architecture's efficiency:
+    counted where given, else the table's."""
+    if flops_per_sample is not None:
+        return flops_per_sample, _UNKNOWN_EFFICIENCY
+    gflops, eff = _GFLOPS.get(cell.model, (4.0, _UNKNOWN_EFFICIENCY))
+    return gflops * 1e9 * (cell.resolution / 224) ** 2, eff
+
+
 def iteration_s(cell: Cell, cores: int, flops_per_sample: float | None = None) -> float:
     """One steady iteration. ``flops_per_sample``: the forward FLOPs of one sample at the
     cell's input, where they were counted (a user model's, by the probe); otherwise the table
@@ -91,11 +101,7 @@ def iteration_s(cell: Cell, cores: int, flops_per_sample: float | None = None) -
             return 2 * cell.resolution * 2**20 / _COPY_BYTES_S.get(cell.device, 5e9)
         flops = 2.0 * cell.resolution**3
     else:
-        if flops_per_sample is not None:
-            forward, eff = flops_per_sample, _UNKNOWN_EFFICIENCY
-        else:
-            gflops, eff = _GFLOPS.get(cell.model, (4.0, _UNKNOWN_EFFICIENCY))
-            forward = gflops * 1e9 * (cell.resolution / 224) ** 2
+        forward, eff = _forward(cell, flops_per_sample)
         per_sample = forward * (3 if cell.mode == "train" else 1)
         mean_batch = sum(b for b, _ in cell.schedule()) / len(cell.schedule())
         flops = per_sample * mean_batch / eff
@@ -224,31 +230,29 @@ def replicate_s(cell: Cell, st: Settings, cores: int, skipped: bool = False,
         cell, cores, flops_per_sample=flops_per_sample) + warm + _steady_s(t, st, period)
 
 
-#: The numerics check's batch and its CPU resolution (``bench.run.child.numerics``'s
-#: ``NUM_INPUTS`` and ``CPU_RESOLUTION``; the plan imports nothing of the child), and what a
-#: float64 reference costs against fp32 (a 2-core AMD VM: 2.3x for ResNet-50 at 32 px).
-NUMERICS_INPUTS, NUMERICS_CPU_RESOLUTION, _FP64_COST = 256, 32, 2.5
+#: What a float64 reference costs against fp32 (a 2-core AMD VM: 2.3x for ResNet-50 at 32 px).
+_FP64_COST = 2.5
 
 
 def numerics_s(cell: Cell, cores: int, flops_per_sample: float | None = None) -> float:
-    """The numerics check of one replicate: the cell and its reference over the fixed batch
-    (the reference at float64's cost: the dearer of the two it may be), and for a training
-    cell the steps of both sides."""
+    """The numerics check of one replicate, sized as the child sizes it
+    (``checksize.check_size``): the cell and its reference over the fixed batch (the reference
+    at float64's cost: the dearer of the two it may be), and for a training cell the steps of
+    both sides."""
     if cell.kind != "model":
         return 0.0
-    chunk, res = cell.schedule()[0]
-    if cell.device == "cpu" and cell.compile == "off" and not cell.model_source \
-            and not cell.input_shape and not cell.inputs:  # as many pixels as the cell's batch
-        low = min(res, NUMERICS_CPU_RESOLUTION)
-        chunk, res = min(NUMERICS_INPUTS, chunk * max(res // low, 1) ** 2), low
-    chunks = -(-NUMERICS_INPUTS // chunk)
-    one = iteration_s(replace(cell, mode="infer", shapes="static", resolution=res,
-                              batch_size=max(chunk, 1)), cores, flops_per_sample)
-    forward = chunks * one * (1 + _FP64_COST)
+    batch, res = cell.schedule()[0]
+    free = cell.compile == "off" and not (cell.model_source or cell.input_shape or cell.inputs)
+    size = check_size(batch, res, cpu=cell.device == "cpu", free_shape=free,
+                      forward_flops=_forward(cell, flops_per_sample)[0])
+    one = iteration_s(replace(cell, mode="infer", shapes="static", resolution=size.resolution,
+                              batch_size=size.chunk), cores, flops_per_sample)
+    forward = size.chunks * one * (1 + _FP64_COST)
     steps = 0.0
     if cell.mode == "train":
-        steps = 6 * iteration_s(replace(cell, shapes="static", resolution=res), cores,
-                                flops_per_sample) * (1 + _FP64_COST)
+        steps = (TRAIN_STEPS + 1) * iteration_s(
+            replace(cell, shapes="static", resolution=size.resolution,
+                    batch_size=size.step_inputs), cores, flops_per_sample) * (1 + _FP64_COST)
     return forward + steps
 
 
