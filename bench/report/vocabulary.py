@@ -130,6 +130,7 @@ class Call(Word):
     """Home's grid: what one switch comes to on one machine, for its default workload."""
 
     ON = "turn on"  # switch it on (use the variant)
+    ON_IF_OUTPUTS_HOLD = "turn on if your outputs hold"  # faster, but its outputs drift
     OFF = "leave off"  # leave the default
     DEPENDS = "depends"  # on for some jobs only (the answer says which)
     TOO_FEW = "too few runs"  # measured, but too few replicates to decide

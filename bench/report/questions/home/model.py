@@ -26,11 +26,12 @@ from bench.report.judge.defaults import decision_for, default_workload
 from bench.report.judge.facts import Facts
 from bench.report.judge.gains import Gain, default_first, gains
 from bench.report.judge.machines import Machine
+from bench.report.judge.numerics import NumericCheck, NumericPair
 from bench.report.judge.regimes import Regime
 from bench.report.judge.rows import Pair, typed_row
 from bench.report.judge.selection import counted_benchmark, judged
 from bench.report.judge.trust import count_trust
-from bench.report.vocabulary import Action, Call, ClaimVerdict, Noise, Trust, Verdict
+from bench.report.vocabulary import Action, Call, ClaimVerdict, Noise, Numerics, Trust, Verdict
 
 #: The settings of the decision table, in its order.
 DECISION_SETTINGS = ("cudnn.benchmark", "cudnn.deterministic", "precision", "memory_format",
@@ -62,12 +63,29 @@ class Headline:
 
     topic: Topic
     machine: Machine
-    pair: Pair  # the comparison quoted: the default workload's
+    pair: Pair  # the comparison quoted: the default workload's (a NumericPair where checked)
     judged: int  # that machine's judged configurations of this setting
     same: int  # how many of them share the quoted pair's verdict
     devices: tuple[str, ...]  # where the setting was measured (cpu, cuda)
     decision: Regime | None = None  # the decision for the quoted pair's regime
     pays: tuple[Regime, ...] = ()  # other regimes here where the advice is to switch it on
+
+
+    @property
+    def numerics(self) -> NumericCheck | None:
+        """The quoted variant's outputs against the strict reference, where they were
+        checked (a precision, layout or compile switch's)."""
+        if isinstance(self.pair, NumericPair) and self.pair.numerics.checked:
+            return self.pair.numerics
+        return None
+
+    @property
+    def drifts(self) -> bool:
+        return self.numerics is not None and self.numerics.verdict is Numerics.DRIFTS
+
+
+#: The switches that change the arithmetic: their pairs carry the variant's numerics.
+NUMERIC_TOPICS = frozenset({Topic.PRECISION, Topic.LAYOUT, Topic.COMPILE})
 
 
 def _machine(ok: pd.DataFrame, machines: Mapping[str, Machine]) -> str:
@@ -97,7 +115,7 @@ def _headline(topic: Topic, frame: pd.DataFrame, facts: Facts, page: str | None 
     if ok.empty:
         return None
     mine = ok.loc[ok["page"] == _machine(ok, facts.machines)]
-    pair = default_workload(mine)
+    pair = default_workload(mine, NumericPair if topic in NUMERIC_TOPICS else Pair)
     if pair is None:
         return None
     devices = tuple(sorted(set(frame["device"].astype(str)))) if "device" in frame else ()
@@ -165,7 +183,14 @@ class Grid:
     rows: tuple[GridRow, ...]
 
 
-def _call(h: Headline) -> Call:
+def call_of(h: Headline) -> Call:
+    """The decision for the default workload; a faster switch whose outputs drift past
+    their tolerance is on only if the reader's outputs hold."""
+    call = _speed_call(h)
+    return Call.ON_IF_OUTPUTS_HOLD if call is Call.ON and h.drifts else call
+
+
+def _speed_call(h: Headline) -> Call:
     if h.decision is not None:
         if h.decision.main.action == Action.ENABLE and h.decision.main.break_even_iters:
             return Call.DEPENDS  # it pays only past its break-even point
@@ -178,9 +203,9 @@ def _compiled(h: Headline, frame: pd.DataFrame, facts: Facts) -> GridCell:
     for the default workload, with either kernel cache, quoted; else stay eager."""
     faster = faster_pairs(same_workload(facts.current(frame), h.pair))
     if faster.empty:
-        return GridCell(_call(h), h.machine, h)
-    best = typed_row(Pair, faster.iloc[0])
-    return GridCell(Call.ON, h.machine, replace(h, pair=best))
+        return GridCell(call_of(h), h.machine, h)
+    quoted = replace(h, pair=typed_row(NumericPair, faster.iloc[0]))
+    return GridCell(call_of(quoted), h.machine, quoted)
 
 
 def _cell(topic: Topic, frame: pd.DataFrame, facts: Facts, m: Machine) -> GridCell:
@@ -188,7 +213,8 @@ def _cell(topic: Topic, frame: pd.DataFrame, facts: Facts, m: Machine) -> GridCe
         return GridCell(Call.NOT_APPLICABLE, m)
     h = _headline(topic, frame, facts, m.page)
     if h is not None:
-        return _compiled(h, frame, facts) if topic is Topic.COMPILE else GridCell(_call(h), m, h)
+        return _compiled(h, frame, facts) if topic is Topic.COMPILE \
+            else GridCell(call_of(h), m, h)
     rows = facts.current(frame)
     mine = rows.loc[rows["page"].astype(str) == m.page] if len(rows) else rows
     if len(judged(mine)):  # decided, but only on replicates bench check flags

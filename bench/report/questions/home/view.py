@@ -3,6 +3,7 @@ formatted from :class:`bench.report.questions.home.model.HomePage`."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from bench.report import fmt
@@ -31,7 +32,7 @@ from bench.report.render.paths import (
     HOME_SNIPPET,
     PRECISION_PAGE,
 )
-from bench.report.render.words import sentences
+from bench.report.render.words import numerics, sentences
 from bench.report.render.words.answers import figure
 from bench.report.render.words.claim_words import counts_line
 from bench.report.render.words.context import (
@@ -146,6 +147,8 @@ def headline(p: Page, h: Headline) -> Md:
     agree = (f"{h.same} of {h.judged} {what} there: {r.verdict}" if h.judged > 1
              else f"{r.verdict}")
     link = p.link("Answer", target, f"{prefix}-{slug(h.machine.page)}")
+    if h.numerics is not None:  # the outputs beside the speed, as the switch's page has them
+        agree = f"{numerics.clause(h.numerics)}; {agree}"
     where = cat(Md(f"**{name}**"), " on ", p.machine_link(h.machine.machine, h.machine.page),
                 f" ({_where(h)}): ")
     if h.decision is None:
@@ -168,6 +171,8 @@ _TOPIC_CALLS = {
 def _call_words(c: GridCell) -> str:
     """``leave off``, ``use amp-bf16``, ``on past 903 iterations``: the cell's decision."""
     h = c.headline
+    if h is not None and c.call is Call.ON_IF_OUTPUTS_HOLD:
+        return f"{_call_words(replace(c, call=Call.ON))} if your outputs hold"
     if h is not None and c.call in (Call.ON, Call.OFF):
         if h.topic is Topic.PRECISION:
             return f"use {h.pair.variant_value}" if c.call is Call.ON \
