@@ -21,55 +21,26 @@ class ReportCommand(Command):
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "--reports",
-            type=Path,
-            default=Path("reports"),
-            help="folder of runs: <machine>/<run>/results.csv (default: reports)",
-        )
-        parser.add_argument(
-            "--site-dir",
-            type=Path,
-            default=Path("site"),
-            help="where the built site goes (default: site)",
-        )
-        parser.add_argument(
-            "--docs-dir",
-            type=Path,
-            default=Path("site_src"),
-            help="MkDocs docs folder; pages are generated into its generated/ "
-            "folder (default: site_src)",
-        )
-        parser.add_argument(
-            "--config",
-            type=Path,
-            default=Path("mkdocs.yml"),
-            help="MkDocs configuration (default: mkdocs.yml)",
-        )
-        parser.add_argument(
-            "--skip-bad-rows",
-            action="store_true",
-            help="report bad rows on stderr and leave them out instead of stopping",
-        )
-        parser.add_argument(
-            "--prices",
-            type=Path,
-            default=None,
-            help="TOML file of machine prices, for images/s per dollar "
-            "(format: see the site's 'Prices file' page)",
-        )
-        parser.add_argument(
-            "--focus",
-            metavar="MACHINE",
-            default=None,
+        add = parser.add_argument
+        add("--reports", type=Path, default=Path("reports"),
+            help="folder of runs: <machine>/<run>/results.csv (default: reports)")
+        add("--site-dir", type=Path, default=Path("site"),
+            help="where the built site goes (default: site)")
+        add("--docs-dir", type=Path, default=Path("site_src"),
+            help="MkDocs docs folder; pages are generated into its generated/ folder "
+                 "(default: site_src)")
+        add("--config", type=Path, default=Path("mkdocs.yml"),
+            help="MkDocs configuration (default: mkdocs.yml)")
+        add("--skip-bad-rows", action="store_true",
+            help="report bad rows on stderr and leave them out instead of stopping")
+        add("--prices", type=Path, default=None,
+            help="TOML file of machine prices, for images/s per dollar (format: see the "
+                 "site's 'Prices file' page)")
+        add("--focus", metavar="MACHINE", default=None,
             help="lead every page with this machine (its name or fingerprint id); by default "
-            "the machine of the runs under --reports that git does not hold yet",
-        )
-        parser.add_argument(
-            "--no-mkdocs",
-            action="store_true",
-            help="only render the Markdown and charts; do not run mkdocs",
-        )
+                 "the machine of the runs under --reports that git does not hold yet")
+        add("--no-mkdocs", action="store_true",
+            help="only render the Markdown and charts; do not run mkdocs")
 
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:

@@ -31,8 +31,10 @@ def test_every_committed_run_has_a_reference_manifest() -> None:
         found = manifests.read(run)
         assert found is not None, f"{run} has no manifest.json"
         assert found.trust is manifests.TrustLevel.REFERENCE and found.price is None
-        assert found.machine_name == run.parent.name and found.machine_uid is None
         env = json.loads((run / "env.json").read_text(encoding="utf-8"))
+        # the machine id where env.json records one (runs since schema 7), none before
+        assert found.machine_name == run.parent.name
+        assert found.machine_uid == env.get("machine_uid")
         assert (found.code, found.commit is None) == (
             manifests.recorded_code(env)[0], manifests.recorded_code(env)[1] is None)
 

@@ -8,9 +8,9 @@ which goes against it; or the check did not run for it, which cannot tell. A cla
 whose rows carry the check (rows older than it, or a study without ``numerics = true``) is not
 measured, with what would measure it: a speedup says nothing of the numbers.
 
-A finding words its check as the pages do (``render.words.numerics``, which a judge may not
-import: ``_clause`` here says the same with ``fmt``): ``outputs drift (relative error 5%, over
-the fp16 tolerance of 1%)``.
+A finding words its check as the pages do, in the judge's own words for a check
+(``judge.numerics.clause``): ``outputs drift (relative error 5%, over the fp16 tolerance of
+1%)``.
 
 TF32 is PyTorch's default for fp32 convolutions, so the precision comparison holds it as the
 *baseline* (fp32) against fp32-strict. The TF32 claim reads those pairs from the other side:
@@ -20,17 +20,15 @@ that ran TF32 is judged as TF32 and one whose every switch was off is not a TF32
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
-from bench.report import fmt
 from bench.report.analysis.numerics import numeric_take
 from bench.report.judge.claims.findings import current, labeller, pair_evidence, tally
 from bench.report.judge.claims.model import Claim, ClaimAnswer, Finding, decide
-from bench.report.judge.numerics import Math, NumericCheck, NumericPair, claim_pairs, stance
+from bench.report.judge.numerics import Math, NumericPair, claim_pairs, clause, stance
 from bench.report.judge.rows import typed_rows
 from bench.report.vocabulary import Numerics, Stance
 
@@ -43,46 +41,6 @@ NUMERICS_RUN = ("a run whose precision study sets numerics = true (python -m ben
 _STRICT = "fp32-strict"
 
 
-def _error(value: float | None) -> str:
-    """A relative error or drift: a percentage, in powers of ten below 0.01%."""
-    if value is None:
-        return fmt.MISSING
-    if not math.isfinite(value):
-        return "not finite"
-    return f"{value:.1e}" if 0 < abs(value) < 1e-4 else fmt.pct(value)
-
-
-def _bound(c: NumericCheck) -> list[str]:
-    """A drifting check's bound: ``over the fp16 tolerance of 1%``."""
-    if c.verdict is not Numerics.DRIFTS:
-        return []
-    tol, name = c.tolerance, c.math.value
-    if c.training and "loss after the same steps" in c.failed:
-        return [f"over the {name} tolerance of {_error(tol.loss_rel_diff)} for the loss"]
-    if "relative error" in c.failed:
-        return [f"over the {name} tolerance of {_error(tol.rel_err)}"]
-    return [f"outside the {name} tolerance ({', '.join(c.failed)})"]
-
-
-def _clause(c: NumericCheck) -> str:
-    """``outputs agree (relative error 0.4%, cosine 0.99998)``, or ``outputs not checked``:
-    the figures the check rests on, the loss and the parameters too in training."""
-    if not c.checked:
-        return UNCHECKED
-    parts = []
-    if c.rel_err is not None or not c.training:
-        parts.append(f"relative error {_error(c.rel_err)}")
-    if c.cosine is not None and math.isfinite(c.cosine):
-        parts.append("cosine ≈ 1" if c.cosine >= 0.9999995 else
-                     "cosine " + f"{c.cosine:.6f}".rstrip("0").rstrip("."))
-    if c.training:
-        parts.append(f"loss {_error(c.loss_rel_diff)} off after the same steps")
-        if c.param_drift is not None:
-            parts.append(f"parameters {_error(c.param_drift)}")
-    word = "agree" if c.verdict is Numerics.AGREES else "drift"
-    return f"outputs {word} ({', '.join([*parts, *_bound(c)])})"
-
-
 def _findings(frame: pd.DataFrame, pairs: Sequence[NumericPair]) -> list[Finding]:
     """One finding per pair: what its variant's check says, in the judge's words."""
     name = labeller(frame)
@@ -92,7 +50,7 @@ def _findings(frame: pd.DataFrame, pairs: Sequence[NumericPair]) -> list[Finding
         told = stance(check)
         label = f"{name(p)} · {p.variant_value}"
         out.append(Finding(
-            told, p.page, p.machine, f"{label}: {_clause(check)}", pair_evidence(p),
+            told, p.page, p.machine, f"{label}: {clause(check)}", pair_evidence(p),
             str(p.model or ""), label,
             NUMERICS_RUN if told is Stance.CANNOT_TELL else "",
             UNCHECKED if check.verdict is Numerics.NOT_CHECKED else ""))
