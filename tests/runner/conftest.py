@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import json
 import os
 import subprocess
@@ -104,11 +105,16 @@ BREAKS_ADVISE = ("advise", BREAKS_MODEL, "--device", "cpu", "--mode", "infer", "
                  "4", "--input-shape", "3,32,32", "--knobs", "torch.compile", "--budget", "55")
 
 
-def _advise_breaks(base: Path) -> None:
-    proc = run_cli(*BREAKS_ADVISE, "--out", str(base / "machine" / "run"),
+def advise_into(args: tuple[str, ...], stdout_name: str, base: Path) -> None:
+    """A real ``bench advise`` run of ``args`` into ``base/machine/run`` (its scratch under
+    ``base``), its standard output kept as ``base/stdout_name``: a ``made_once`` maker."""
+    proc = run_cli(*args, "--out", str(base / "machine" / "run"),
                    env={"TMPDIR": str(base)}, timeout=240)
     assert proc.returncode == 0, proc.stderr
-    (base / "stdout.txt").write_text(proc.stdout, encoding="utf-8")
+    (base / stdout_name).write_text(proc.stdout, encoding="utf-8")
+
+
+_advise_breaks = functools.partial(advise_into, BREAKS_ADVISE, "stdout.txt")
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ on the CPU, made once per test session (``made_once``) and read by every test he
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 from sharing import made_once
 
-from .conftest import read_csv, run_cli
+from .conftest import advise_into, read_csv
 
 pytestmark = pytest.mark.e2e
 
@@ -24,16 +25,10 @@ ADVISE = ("advise", MODEL, "--device", "cpu", "--mode", "infer", "--batch-size",
           "--json")
 
 
-def _advise(base: Path) -> None:
-    proc = run_cli(*ADVISE, "--out", str(base / "machine" / "run"),
-                   env={"TMPDIR": str(base)}, timeout=240)
-    assert proc.returncode == 0, proc.stderr
-    (base / "stdout.json").write_text(proc.stdout, encoding="utf-8")
-
-
 @pytest.fixture(scope="session")
 def advised(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
-    base = made_once(tmp_path_factory, "advised-overflow", _advise)
+    base = made_once(tmp_path_factory, "advised-overflow",
+                     functools.partial(advise_into, ADVISE, "stdout.json"))
     entries = json.loads((base / "stdout.json").read_text(encoding="utf-8"))
     return {e["knob"]: e for e in entries}, base / "machine" / "run"
 
