@@ -4,8 +4,9 @@ Speed alone does not judge bf16 autocast, TF32, channels_last or torch.compile: 
 change the numbers. So a study that asks for it (``numerics = true``) compares, in the same
 child and after its timed windows, the cell's outputs with a strict reference's, from the same
 weights on the same inputs: a fixed, seeded batch of synthetic inputs (made here, never
-downloaded), fed in chunks no larger, in pixels, than the cell's own batch, so the memory
-stays the cell's; how many, and at what resolution, is ``bench.run.plan.checksize``'s rule.
+downloaded), fed in chunks of about the cell's own batch in pixels (an eager CPU cell's: 64
+or more inputs at 32 px, a few MiB), so the memory stays near the cell's; how many, and at what
+resolution, is ``bench.run.plan.checksize``'s rule.
 The reference is the same model in float64 on the CPU where that is affordable
 (``FP64_MAX_FLOPS``), otherwise fp32 with every TF32 switch off, eager and NCHW on the cell's
 device. A training cell also takes ``TRAIN_STEPS`` optimizer steps at a real learning rate
