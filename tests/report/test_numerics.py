@@ -212,6 +212,10 @@ def test_the_precision_answer_leads_with_speed_and_numerics(write_tree: Any) -> 
     assert "amp-bf16 faster in 1 of 1 (1.67×), outputs agree (relative error 0.4%)" in answer
     assert "| fp32 ran |" in text and "| TF32 |" in text  # the builders' fp32 reads TF32 back
     assert "| agrees, 0.4% |" in text and "| drifts, 3% |" in text
+    # a quote carries the outputs beside the speed
+    cite = next(ln for ln in answer.splitlines() if "**Cite:**" in ln)
+    assert "faster; outputs drift (relative error 3%, cosine 0.99955, over the fp16 tolerance" \
+        in cite, cite
 
 
 def test_an_unchecked_run_says_so_once_and_claims_no_agreement(write_tree: Any) -> None:
@@ -220,6 +224,7 @@ def test_an_unchecked_run_says_so_once_and_claims_no_agreement(write_tree: Any) 
     answer = text.split("## Memory format")[0]
     assert "Outputs were not checked against a strict reference here." in answer
     assert "agree" not in answer and "| not checked |" in text
+    assert "outputs" not in next(ln for ln in answer.splitlines() if "**Cite:**" in ln)
 
 
 def test_the_compile_answer_quotes_the_compiled_outputs(write_tree: Any) -> None:
@@ -239,6 +244,8 @@ def test_the_compile_answer_quotes_the_compiled_outputs(write_tree: Any) -> None
     assert f"compile it: {Tradeoff.FASTER_DRIFTS}" in text
     assert "Compiled, its outputs drift (relative error 0.2%, cosine 0.999998, over the TF32 " \
            "tolerance of 0.1%)" in text
+    cite = next(ln for ln in text.splitlines() if "**Cite:**" in ln)
+    assert "faster; outputs drift (relative error 0.2%" in cite, cite
 
 
 def _rendered(root: Path, a: Analysis, name: str) -> str:

@@ -106,7 +106,9 @@ def _answer(p: Page, s: CompileSection) -> dict[str, Any] | None:
         name = label(first.best, s.workload_cols)
         cite = cite_sentence(f"torch.compile ({mode(first.best)}, {first.best.kernel_cache} "
                              f"kernel cache) ran at {figure(first.best)} the eager speed for "
-                             f"{name}", m, first.best.verdict, m.days)
+                             f"{name}", m,
+                             numerics.with_outputs(first.best.verdict, first.best.numerics),
+                             m.days)
     return answer(p, COMPILE_PAGE, "answer", m, decision, text, cite, first.best)
 
 

@@ -80,7 +80,8 @@ def _answer(p: Page, s: PrecisionSection, kind: str, baseline: str) -> dict[str,
         text += [f" {name}, {quoted.variant_value} against {baseline}: {figure(quoted)}"
                  f"{outputs} (rows: ", _links(p, quoted), ")."]
         cite = cite_sentence(f"{quoted.variant_value} over {baseline} gave {figure(quoted)} "
-                             f"for {name}", m, quoted.verdict, m.days)
+                             f"for {name}", m,
+                             numerics.with_outputs(quoted.verdict, quoted.numerics), m.days)
     question = "answer-precision" if kind == "precision" else "answer-layout"
     return answer(p, PRECISION_PAGE, question, m, decision, cat(*text), cite, quoted)
 

@@ -36,3 +36,9 @@ def summary_clause(s: NumericSummary) -> str:
     c = s.quoted.numerics
     return f"outputs {word}{of} ({'worst ' if s.checked > 1 else ''}" + \
         ", ".join([lead(c), *bound(c)]) + ")"
+
+
+def with_outputs(verdict: str, c: NumericCheck) -> str:
+    """A Cite line's verdict with the outputs beside the speed where they were checked
+    (``faster; outputs drift (loss 1.09% off …)``), so a quote carries both."""
+    return f"{verdict}; {clause(c)}" if c.checked else verdict
