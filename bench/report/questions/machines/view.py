@@ -389,17 +389,19 @@ def redirect(target: str, fp8: str) -> str:
           f"h=h.replace(/^#(cell|repro)-(?!{fp8}-)/,'#$1-{fp8}-');"
           f"if(h==='#environment')h='#env-{fp8}';"
           f"location.replace(t+(h||'#fp-{fp8}'));")
-    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<title>Moved</title><link rel="canonical" href="{target}">'
-            f'<meta http-equiv="refresh" content="0; url={target}#fp-{fp8}">'
-            f"<script>{js}</script></head><body><p>This page moved to "
-            f'<a href="{target}#fp-{fp8}">{target}</a>.</p></body></html>\n')
+    return _moved(target, fp8, js)
 
 
 def name_redirect(target: str, fp8: str) -> str:
     """A page at a machine's old address (its name) that sends the reader to its model's page,
     the fragment kept: the sections and rows kept their anchors."""
     js = f"location.replace({target!r}+(location.hash||'#fp-{fp8}'));"
+    return _moved(target, fp8, js)
+
+
+def _moved(target: str, fp8: str, js: str) -> str:
+    """The page a redirect leaves at an old address: ``js`` sends a browser on with its
+    fragment, the refresh and the link serve one without scripts."""
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<title>Moved</title><link rel="canonical" href="{target}">'
             f'<meta http-equiv="refresh" content="0; url={target}#fp-{fp8}">'
