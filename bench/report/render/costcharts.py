@@ -223,10 +223,7 @@ def step_chart(points: Sequence[StepPoint], path: Path, *, title: str) -> Path:
     with _style():
         fig, ax = legend_figure(series)
         for i, (name, pts) in enumerate(series.items()):
-            pts = sorted(pts, key=lambda p: p.batch)
-            ax.plot([p.batch for p in pts], [p.seconds for p in pts], marker="o", ms=5, lw=1.5,
-                    color=PALETTE[i % len(PALETTE)], ls="-" if "GPU" in name else "--",
-                    label=mathtext(name))
+            _line(ax, name, i, [(p.batch, p.seconds) for p in sorted(pts, key=lambda p: p.batch)])
         ax.set_xscale("log", base=2)
         batches = sorted({p.batch for p in points})
         ax.set_xticks(batches, [f"{b:g}" for b in batches])
@@ -235,6 +232,15 @@ def step_chart(points: Sequence[StepPoint], path: Path, *, title: str) -> Path:
         ax.yaxis.set_major_formatter(FuncFormatter(_seconds))
         return finish_legend_chart(fig, ax, path, title=title, xlabel="batch size",
                                    ylabel="median step time")
+
+
+def _line(ax: Any, name: str, i: int, xy: Sequence[tuple[float, float]]) -> str:
+    """One series' line through its points (solid for a GPU, dashed for a CPU), in the
+    palette's ``i``-th colour, which it returns."""
+    color = PALETTE[i % len(PALETTE)]
+    ax.plot([x for x, _ in xy], [y for _, y in xy], marker="o", ms=5, lw=1.5, color=color,
+            ls="-" if "GPU" in name else "--", label=mathtext(name))
+    return color
 
 
 @dataclass(frozen=True)
@@ -260,10 +266,7 @@ def tail_chart(points: Sequence[TailPoint], path: Path, *, title: str) -> Path:
         fig, ax = legend_figure(series)
         for i, (name, pts) in enumerate(series.items()):
             pts = sorted(pts, key=lambda p: p.batch)
-            color = PALETTE[i % len(PALETTE)]
-            ax.plot([p.samples_per_s for p in pts], [p.p99_s for p in pts], marker="o", ms=5,
-                    lw=1.5, color=color, ls="-" if "GPU" in name else "--",
-                    label=mathtext(name))
+            color = _line(ax, name, i, [(p.samples_per_s, p.p99_s) for p in pts])
             for p in pts:
                 ax.annotate(f"b{p.batch:g}", (p.samples_per_s, p.p99_s), fontsize=7,
                             xytext=(3, 3), textcoords="offset points", color=color)
