@@ -42,9 +42,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -64,6 +65,8 @@ from bench.report.input.tables import (
     read_samples,
 )
 from bench.report.vocabulary import Trust
+
+T = TypeVar("T")
 
 __all__ = ["Dataset", "LoadError", "RunFiles", "SittingRecord", "load_reports"]
 
@@ -244,13 +247,8 @@ def _read_folder(root: Path, results_path: Path, *, skip_bad: bool) -> _Run:
 def _manifest(run_dir: Path, skip_bad: bool, skipped: list[str]) -> Vouched | None:
     """The folder's manifest; with ``skip_bad`` a bad one is listed, and the run kept as one
     nobody vouches for."""
-    try:
-        return read_manifest(run_dir)
-    except LoadError as exc:
-        if not skip_bad:
-            raise
-        skipped.append(f"{exc}; the run is kept as contributed")
-        return None
+    return _tolerated(lambda: read_manifest(run_dir), skip_bad, skipped,
+                      "the run is kept as contributed")
 
 
 def _vouched(manifest: Vouched | None, env: dict[str, Any] | None) -> dict[str, Any]:
@@ -306,14 +304,24 @@ def _empty(path: Path, skip_bad: bool, skipped: list[str], then: str) -> bool:
 def _env(path: Path, skip_bad: bool, skipped: list[str]) -> dict[str, Any] | None:
     """The folder's env.json; with ``skip_bad``, a missing or bad one is listed and the rows
     are kept without an environment."""
-    try:
+    def read() -> dict[str, Any]:
         if not path.exists():
             raise LoadError(path, 0, "missing env.json next to results.csv")
         return read_env(path)
+
+    return _tolerated(read, skip_bad, skipped, "results kept without an environment")
+
+
+def _tolerated(read: Callable[[], T], skip_bad: bool, skipped: list[str], kept: str
+               ) -> T | None:
+    """``read()``; where it fails to load and ``skip_bad`` is set, None, the failure listed in
+    ``skipped`` with what was ``kept`` of the run."""
+    try:
+        return read()
     except LoadError as exc:
         if not skip_bad:
             raise
-        skipped.append(f"{exc}; results kept without an environment")
+        skipped.append(f"{exc}; {kept}")
         return None
 
 
