@@ -23,7 +23,7 @@ from bench.commands import audit
 from bench.commands.base import Command
 from bench.commands.exits import fail
 from bench.run.store import manifest as manifests
-from bench.run.store.manifest import ManifestError, TrustLevel
+from bench.run.store.manifest import Manifest, ManifestError, TrustLevel
 from bench.run.store.provenance import repository_root
 
 
@@ -104,19 +104,26 @@ def _unpack(source: Path, staging: Path) -> Path:
 
 def _stage_folder(source: Path, staging: Path) -> Path:
     """A packed run folder copied under ``staging/<machine>/<run-id>``: the source stays."""
-    try:
-        found = manifests.read(source)
-    except ManifestError as exc:
-        raise AddRefused(f"{source / manifests.MANIFEST_FILE}: {exc}") from None
-    if found is None:
-        raise AddRefused(f"{source} holds no manifest.json: pack it first "
-                      f"(python -m bench pack {source})")
+    found = _packed(source, source / manifests.MANIFEST_FILE,
+                    f"{source} holds no manifest.json: pack it first "
+                    f"(python -m bench pack {source})")
     links = [p for p in source.rglob("*") if p.is_symlink()]
     if links:
         raise AddRefused(f"{links[0]} is a link; a packed run holds plain files only")
     staged = staging / found.machine_name / source.name
     shutil.copytree(source, staged)
     return staged
+
+
+def _packed(folder: Path, named: object, missing: str) -> Manifest:
+    """``folder``'s manifest, or the refusal: a bad one named as ``named``, none ``missing``."""
+    try:
+        found = manifests.read(folder)
+    except ManifestError as exc:
+        raise AddRefused(f"{named}: {exc}") from None
+    if found is None:
+        raise AddRefused(missing)
+    return found
 
 
 def add(source: Path, reports: Path, staging: Path, repo_root: Path) -> Path:
@@ -139,13 +146,9 @@ def add(source: Path, reports: Path, staging: Path, repo_root: Path) -> Path:
 
 
 def _verify(source: Path, staged: Path, repo_root: Path) -> None:
-    try:
-        found = manifests.read(staged)
-    except ManifestError as exc:
-        raise AddRefused(f"{source}: manifest.json: {exc}") from None
-    if found is None:
-        raise AddRefused(f"{source} holds no manifest.json: not packed (python -m bench pack "
-                      "RUN_DIR makes one)")
+    found = _packed(staged, f"{source}: manifest.json",
+                    f"{source} holds no manifest.json: not packed (python -m bench pack "
+                    "RUN_DIR makes one)")
     if found.trust is not TrustLevel.CONTRIBUTED:
         raise AddRefused(f"{source}: trust {found.trust.value!r}; bench add takes contributed "
                       "runs (reference runs are committed with this repository)")
