@@ -48,7 +48,7 @@ warm-cache figures beside them; "up to" figures are the slowest replicate's.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -62,11 +62,11 @@ from bench.report.judge.advice.record import (
     Recommendation,
 )
 from bench.report.judge.advice.summaries import (
+    as_key,
     figures,
     key_fields,
     number,
     summarise,
-    variant_failed,
 )
 from bench.report.judge.selection import counted_benchmark
 from bench.report.vocabulary import Action, Verdict
@@ -90,13 +90,42 @@ def one_off(prefix: str, verdict: str, break_even: float | None, steps: int
     return Rule(f"{prefix}-mixed"), Action.DEPENDS
 
 
+def _recommend(
+    row: Mapping[str, Any],
+    rule: Rule,
+    setting: Setting,
+    action: Action,
+    values: tuple[str, str],
+    fields: Mapping[str, Any],
+    caveats: Iterable[Caveat] = (),
+    **extra: Any,
+) -> Recommendation:
+    """A regime's recommendation, built the same way by every rule: the regime's ``fields``,
+    the baseline and variant ``values``, and the summary ``row``'s figures and evidence;
+    ``extra`` holds what only this setting carries (a figure in it replaces the row's)."""
+    return Recommendation(
+        rule=rule,
+        setting=setting,
+        action=action,
+        baseline_value=values[0],
+        variant_value=values[1],
+        **{"job_length": None, **fields, **figures(row), **extra},
+        caveats=tuple(caveats),
+        evidence=row["evidence"],
+    )
+
+
+def _per_regime(values: pd.Series) -> dict[tuple[Any, ...], float]:
+    """A per-regime aggregate (a grouped min or max) as numbers keyed by regime tuple."""
+    return {as_key(k): float(v) for k, v in values.items()}
+
+
 def benchmark_rules(costs: pd.DataFrame, job_lengths: Sequence[int]) -> list[Recommendation]:
     if costs.empty:
         return []
     pairs = counted_benchmark(costs)
     if pairs.empty:
         return []
-    pairs = pairs.assign(_failed=variant_failed(pairs).astype(float))
     summary = summarise(
         pairs,
         REGIME_COLUMNS,
@@ -112,10 +141,10 @@ def benchmark_rules(costs: pd.DataFrame, job_lengths: Sequence[int]) -> list[Rec
             "mem_share": ("extra_whole_peak_mem_share", "max"),
             "workspace": ("var_workspace_mem_allocated_bytes", "max"),
         },
-        {"failed": ("_failed", "max")},
+        failures=True,
     )
     caches = {
-        k if isinstance(k, tuple) else (k,): ", ".join(sorted(set(g)))
+        as_key(k): ", ".join(sorted(set(g)))
         for k, g in pairs.groupby(REGIME_COLUMNS, sort=True, dropna=False)["kernel_cache"]
     }
     out: list[Recommendation] = []
@@ -129,15 +158,10 @@ def benchmark_rules(costs: pd.DataFrame, job_lengths: Sequence[int]) -> list[Rec
         for n in job_lengths:
             rule, action = one_off("bm", verdict, break_even, n)
             out.append(
-                Recommendation(
-                    rule=rule,
-                    setting=Setting.CUDNN_BENCHMARK,
-                    action=action,
-                    baseline_value="off",
-                    variant_value="on",
-                    **key_fields(REGIME_COLUMNS, key),
+                _recommend(
+                    row, rule, Setting.CUDNN_BENCHMARK, action, ("off", "on"),
+                    key_fields(REGIME_COLUMNS, key), caveats,
                     job_length=int(n),
-                    **figures(row),
                     break_even_iters=break_even,
                     extra_cold_s=number(row["extra_cold"]),
                     extra_cold_median_s=number(row["extra_cold_median"]),
@@ -149,8 +173,6 @@ def benchmark_rules(costs: pd.DataFrame, job_lengths: Sequence[int]) -> list[Rec
                     extra_peak_mem_bytes=number(row["extra_mem"]),
                     extra_peak_mem_share=share,
                     workspace_bytes=number(row["workspace"]),
-                    caveats=tuple(caveats),
-                    evidence=row["evidence"],
                 )
             )
     return out
@@ -183,15 +205,12 @@ def _check_value(value: Any) -> bool | None:
 def determinism_rules(pairs: pd.DataFrame) -> list[Recommendation]:
     if pairs.empty:
         return []
-    work = pairs.assign(_failed=variant_failed(pairs).astype(float))
     summary = summarise(
-        work,
+        pairs,
         REGIME_COLUMNS,
-        extra_all={
-            "failed": ("_failed", "max"),
-            "max_diff": ("base_max_abs_diff", "max"),
-        },
+        extra_all={"max_diff": ("base_max_abs_diff", "max")},
         anchors=("base_repro_anchor", "var_repro_anchor"),
+        failures=True,
     )
     # per regime (in summary's order), each pair's re-run checks: (model, cudnn.benchmark,
     # kernel cache, equal or None), in one pass over the rows, each filed under its regime's
@@ -234,21 +253,14 @@ def determinism_rules(pairs: pd.DataFrame) -> list[Recommendation]:
         else:
             rule, action = Rule.DET_MIXED, Action.DEPENDS
         out.append(
-            Recommendation(
-                rule=rule,
-                setting=Setting.CUDNN_DETERMINISTIC,
-                action=action,
-                baseline_value="off",
-                variant_value="on",
-                **key_fields(REGIME_COLUMNS, key),
-                job_length=None,
-                **figures(row),
+            _recommend(
+                row, rule, Setting.CUDNN_DETERMINISTIC, action, ("off", "on"),
+                key_fields(REGIME_COLUMNS, key),
+                (Caveat.VARIANT_FAILED,) if row["failed"] > 0 else (),
                 bitwise_equal_default=default_eq if isinstance(default_eq, bool) else None,
                 bitwise_equal_variant=variant_eq if isinstance(variant_eq, bool) else None,
                 max_abs_diff_default=number(row["max_diff"]),
                 variant_checks=tuple(checks["var"]),
-                caveats=(Caveat.VARIANT_FAILED,) if row["failed"] > 0 else (),
-                evidence=row["evidence"],
             )
         )
     return out
@@ -269,9 +281,8 @@ def switch_rules(pairs: pd.DataFrame, axis: str) -> list[Recommendation]:
         return []
     regime = [c for c in REGIME_COLUMNS if c != axis]
     by = [*regime, "baseline_value", "variant_value"]
-    work = pairs.assign(_failed=variant_failed(pairs).astype(float))
     out: list[Recommendation] = []
-    for key, row in summarise(work, by, extra_all={"failed": ("_failed", "max")}):
+    for key, row in summarise(pairs, by, failures=True):
         fields = key_fields(by, key)
         baseline, variant = str(fields.pop("baseline_value")), str(fields.pop("variant_value"))
         if axis == "precision":
@@ -286,20 +297,8 @@ def switch_rules(pairs: pd.DataFrame, axis: str) -> list[Recommendation]:
                 caveats.append(Caveat.TF32_DEFAULT)
         if row["failed"] > 0:
             caveats.append(Caveat.VARIANT_FAILED)
-        out.append(
-            Recommendation(
-                rule=Rule[f"{axis.upper()}_{rule}"],
-                setting=Setting(axis),
-                action=action,
-                baseline_value=baseline,
-                variant_value=variant,
-                **fields,
-                job_length=None,
-                **figures(row),
-                caveats=tuple(caveats),
-                evidence=row["evidence"],
-            )
-        )
+        out.append(_recommend(row, Rule[f"{axis.upper()}_{rule}"], Setting(axis), action,
+                              (baseline, variant), fields, caveats))
     return out
 
 
@@ -314,22 +313,15 @@ def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommenda
         _measured=[any(v != Verdict.INSUFFICIENT for v in vs) for vs in curves["verdicts"]],
     )
     crossings = {
-        k if isinstance(k, tuple) else (k,): g["crossover_batch"].loc[g["_measured"]]
+        as_key(k): g["crossover_batch"].loc[g["_measured"]]
         for k, g in curves.groupby(regime, sort=True, dropna=False)
     }
     thin = cpu_gpu.loc[cpu_gpu["verdict"] == Verdict.INSUFFICIENT]
-    smallest_thin = {  # per regime, the smallest batch with too few ok replicates
-        k if isinstance(k, tuple) else (k,): float(b)
-        for k, b in thin.groupby(regime, sort=True, dropna=False)["batch_size"].min().items()
-    }
-    largest = {  # per regime, the largest batch measured: "and up" cannot go past it
-        k if isinstance(k, tuple) else (k,): float(b)
-        for k, b in cpu_gpu.groupby(regime, sort=True, dropna=False)["batch_size"].max().items()
-    }
-    smallest = {  # and the smallest: where both are one batch, only that batch was measured
-        k if isinstance(k, tuple) else (k,): float(b)
-        for k, b in cpu_gpu.groupby(regime, sort=True, dropna=False)["batch_size"].min().items()
-    }
+    # per regime, the smallest batch with too few ok replicates
+    smallest_thin = _per_regime(thin.groupby(regime, sort=True, dropna=False)["batch_size"].min())
+    batches = cpu_gpu.groupby(regime, sort=True, dropna=False)["batch_size"]
+    largest = _per_regime(batches.max())  # the largest batch measured: "and up" stops there
+    smallest = _per_regime(batches.min())  # where both are one batch, only it was measured
     sufficient = cpu_gpu.loc[cpu_gpu["verdict"] != Verdict.INSUFFICIENT]
     at_batch = sufficient.groupby([*regime, "batch_size"], sort=True, dropna=False).agg(
         speedup=("speedup", "median"), ci_low=("ci_low", "min"), ci_high=("ci_high", "max"),
@@ -341,7 +333,7 @@ def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommenda
         crossing = crossings.get(key, pd.Series(dtype="Int64"))
         from_batch: int | None = None
         caveats: list[Caveat] = []
-        numbers = figures(row)
+        at_from: dict[str, Any] = {}  # the figures at from_batch, which replace the regime's
         if crossing.empty:
             rule, action = Rule.DEVICE_INSUFFICIENT, Action.INSUFFICIENT
         elif crossing.isna().all():
@@ -356,7 +348,7 @@ def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommenda
                 caveats.append(Caveat.LARGEST_BATCH_ONLY)
                 if smallest.get(key) == from_batch:
                     caveats.append(Caveat.ONE_BATCH_ONLY)
-            numbers.update(  # the figures quoted are at from_batch: its configurations only
+            at_from = dict(  # the figures quoted are at from_batch: its configurations only
                 verdict=Verdict.FASTER,
                 n_sufficient=int(at["n"]),
                 speedup=number(at["speedup"]),
@@ -365,20 +357,6 @@ def device_rules(curves: pd.DataFrame, cpu_gpu: pd.DataFrame) -> list[Recommenda
             )
         else:
             rule, action = Rule.DEVICE_MIXED, Action.DEPENDS
-        out.append(
-            Recommendation(
-                rule=rule,
-                setting=Setting.DEVICE,
-                action=action,
-                baseline_value="cpu",
-                variant_value="cuda",
-                **fields,
-                device="cuda",
-                job_length=None,
-                **numbers,
-                from_batch=from_batch,
-                caveats=tuple(caveats),
-                evidence=row["evidence"],
-            )
-        )
+        out.append(_recommend(row, rule, Setting.DEVICE, action, ("cpu", "cuda"), fields,
+                              caveats, device="cuda", **at_from, from_batch=from_batch))
     return out

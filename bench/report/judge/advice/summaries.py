@@ -42,10 +42,17 @@ def summarise(
     extra: dict[str, tuple[str, str]] | None = None,
     extra_all: dict[str, tuple[str, str]] | None = None,
     anchors: Sequence[str] = (),
+    *,
+    failures: bool = False,
 ) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     """Per regime (sorted): n_pairs, n_sufficient, verdict (agreed, "mixed" or "insufficient"),
     median speedup and the CI envelope, evidence, models; ``extra`` = {name: (column, agg)} over the
-    sufficient pairs, ``extra_all`` over all pairs, ``anchors`` = more anchor columns to cite."""
+    sufficient pairs, ``extra_all`` over all pairs, ``anchors`` = more anchor columns to cite.
+    With ``failures``, also ``failed`` (> 0: the variant failed outright in some pair, see
+    ``variant_failed``), which the rules turn into the ``variant-failed`` caveat."""
+    if failures:
+        pairs = pairs.assign(_failed=variant_failed(pairs).astype(float))
+        extra_all = {"failed": ("_failed", "max"), **(extra_all or {})}
     suff = (pairs["verdict"] != Verdict.INSUFFICIENT).to_numpy()
     work = pd.DataFrame({c: pairs[c] for c in by})
     work["_suff"] = suff
@@ -84,8 +91,14 @@ def summarise(
         models[key] = tuple(sorted({str(model[i]) for i in idx}))
     out["evidence"] = [evidence[k] for k in out.index]
     out["models"] = [models[k] for k in out.index]
-    keys = [k if isinstance(k, tuple) else (k,) for k in out.index]
+    keys = [as_key(k) for k in out.index]
     return list(zip(keys, out.to_dict("records")))
+
+
+def as_key(key: Any) -> tuple[Any, ...]:
+    """A groupby key as a tuple: pandas gives a bare value where the grouping is one column,
+    and a regime is looked up by the same tuple however many columns it has."""
+    return key if isinstance(key, tuple) else (key,)
 
 
 def number(value: Any) -> float | None:
@@ -96,7 +109,7 @@ def number(value: Any) -> float | None:
 
 
 def key_fields(by: list[str], key: Any) -> dict[str, Any]:
-    return {c: str(v) for c, v in zip(by, key if isinstance(key, tuple) else (key,))}
+    return {c: str(v) for c, v in zip(by, as_key(key))}
 
 
 def variant_failed(pairs: pd.DataFrame) -> pd.Series:
