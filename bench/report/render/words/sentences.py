@@ -274,13 +274,23 @@ def _benchmark(r: Recommendation, said: Mapping[str, int] | None = None) -> Md:
         else ""
     )
     if r.verdict == Verdict.SLOWER:
-        return cat(Md("**keep it off**: "), f"it is slower, {speedup_text(r)}.{cold}")
+        return _decided(_KEEP_OFF, f"it is slower, {speedup_text(r)}.{cold}")
     if r.verdict == Verdict.NO_CLEAR_DIFFERENCE:
-        return cat(
-            Md("**leave the default (off)**: "),
-            f"no clear difference, {speedup_text(r)}, {_band(r)}.{cold}",
-        )
+        return _decided(_LEAVE_DEFAULT,
+                        f"no clear difference, {speedup_text(r)}, {_band(r)}.{cold}")
     return _common(r)
+
+
+#: The heads (``_decided``) that several settings' sentences begin with.
+_KEEP_OFF = "**keep it off**: "
+_LEAVE_DEFAULT = "**leave the default (off)**: "
+_DEPENDS = "**depends on the model**: "
+
+
+def _decided(head: str, reason: str) -> Md:
+    """A sentence's body as most rules write it: the decision in bold (``head``, markdown of
+    our own), then the reason, plain text that is escaped."""
+    return cat(Md(head), reason)
 
 
 def _band(r: Recommendation) -> str:
@@ -297,11 +307,8 @@ def _band(r: Recommendation) -> str:
 
 def _common(r: Recommendation) -> Md:
     if r.verdict == Verdict.MIXED or r.action == Action.DEPENDS:
-        return cat(
-            Md("**depends on the model**: "),
-            f"the configurations disagree ({_range(r)}); check the tables.",
-        )
-    return cat(Md("**not enough data**: "), "too few ok replicates to judge.")
+        return _decided(_DEPENDS, f"the configurations disagree ({_range(r)}); check the tables.")
+    return _decided("**not enough data**: ", "too few ok replicates to judge.")
 
 
 def _determinism_speed(r: Recommendation) -> str:
@@ -320,69 +327,62 @@ def _determinism_speed(r: Recommendation) -> str:
     return f"its cost in step time is not clear: {speedup_text(r)}, {_band(r)}"
 
 
+#: How each determinism rule's sentence begins: its decision, in bold (the rest is its reason).
+_CHECK_IT = "**enable it only if you need bitwise reproducibility, and check that you get it**: "
+_IF_NEEDED = "**enable it only if you need bitwise reproducibility**: "
+_DETERMINISM_HEADS: dict[str, str] = {  # keyed by Rule, a str
+    Rule.DET_DOES_NOT_REPRODUCE: _KEEP_OFF,
+    Rule.DET_DEFAULT_REPRODUCES: _LEAVE_DEFAULT,
+    Rule.DET_REPRODUCES_IN_SOME: _CHECK_IT,
+    Rule.DET_UNCHECKED: _CHECK_IT,
+    Rule.DET_COSTS: _IF_NEEDED,
+    Rule.DET_COST_UNCLEAR: _IF_NEEDED,
+    Rule.DET_NO_MEASURABLE_COST: "**enable it** if reproducibility matters: ",
+}
+
+
 def _determinism(r: Recommendation) -> Md:
+    head = _DETERMINISM_HEADS.get(r.rule)
+    if head is None:
+        return _common(r)
+    return _decided(head, _determinism_reason(r))
+
+
+def _determinism_reason(r: Recommendation) -> str:
+    """What follows a determinism rule's head (``_DETERMINISM_HEADS``): why, and its cost."""
     speed = _determinism_speed(r)
     if r.rule == Rule.DET_DOES_NOT_REPRODUCE:
-        return cat(
-            Md("**keep it off**: "),
-            "even with it on, two fresh processes were not "
-            f"bitwise equal, so it does not buy reproducibility here; {speed}.",
-        )
+        return ("even with it on, two fresh processes were not "
+                f"bitwise equal, so it does not buy reproducibility here; {speed}.")
     if r.rule == Rule.DET_DEFAULT_REPRODUCES:
-        return cat(
-            Md("**leave the default (off)**: "),
-            f"with it off, two fresh processes already gave bitwise-equal results; {speed}.",
-        )
+        return f"with it off, two fresh processes already gave bitwise-equal results; {speed}."
     if r.rule == Rule.DET_REPRODUCES_IN_SOME:
         checks = r.variant_checks
         equal = [c for c in checks if c[3] is True]
         differ = [c for c in checks if c[3] is False]
-        return cat(
-            Md("**enable it only if you need bitwise reproducibility, and check that you get "
-               "it**: "),
-            f"with it on, two fresh processes were bitwise equal {_configs(equal, checks)} but "
-            f"not {_configs(differ, checks)}, so it does not buy reproducibility in every "
-            f"configuration here; {speed}.",
-        )
+        return (f"with it on, two fresh processes were bitwise equal {_configs(equal, checks)} "
+                f"but not {_configs(differ, checks)}, so it does not buy reproducibility in "
+                f"every configuration here; {speed}.")
     if r.rule == Rule.DET_UNCHECKED:
         checked = [c for c in r.variant_checks if c[3] is not None]
         if checked:  # checked, and equal, in some of the regime's configurations only
             unchecked = [c for c in r.variant_checks if c[3] is None]
-            return cat(
-                Md("**enable it only if you need bitwise reproducibility, and check that you "
-                   "get it**: "),
-                f"{speed}. With it on, two fresh processes were bitwise equal "
-                f"{_configs(checked, r.variant_checks)}; no two-process re-run check ran "
-                f"{_configs(unchecked, r.variant_checks)}, so whether it makes re-runs bitwise "
-                "equal there was not checked.",
-            )
-        return cat(
-            Md("**enable it only if you need bitwise reproducibility, and check that you get "
-               "it**: "),
-            f"{speed}. No two-process re-run check ran with it on for this configuration, so "
-            "whether it makes re-runs bitwise equal on this machine was not checked.",
-        )
+            return (f"{speed}. With it on, two fresh processes were bitwise equal "
+                    f"{_configs(checked, r.variant_checks)}; no two-process re-run check ran "
+                    f"{_configs(unchecked, r.variant_checks)}, so whether it makes re-runs "
+                    "bitwise equal there was not checked.")
+        return (f"{speed}. No two-process re-run check ran with it on for this configuration, "
+                "so whether it makes re-runs bitwise equal on this machine was not checked.")
     if r.rule == Rule.DET_COSTS:
         diff = (
             f" With it off, re-runs differed by up to {fmt.num(r.max_abs_diff_default)}."
             if fmt.present(r.max_abs_diff_default) and r.bitwise_equal_default is False
             else ""
         )
-        return cat(
-            Md("**enable it only if you need bitwise reproducibility**: "), f"{speed}.{diff}"
-        )
+        return f"{speed}.{diff}"
     if r.rule == Rule.DET_COST_UNCLEAR:
-        return cat(
-            Md("**enable it only if you need bitwise reproducibility**: "),
-            f"{speed}, an interval too wide to rule out a cost above "
-            f"{fmt.pct(DELTA)}.",
-        )
-    if r.rule == Rule.DET_NO_MEASURABLE_COST:
-        return cat(
-            Md("**enable it** if reproducibility matters: "),
-            f"there is no measurable cost; {speed}.",
-        )
-    return _common(r)
+        return f"{speed}, an interval too wide to rule out a cost above {fmt.pct(DELTA)}."
+    return f"there is no measurable cost; {speed}."
 
 
 def _configs(which: Sequence[tuple[str, str, str, bool | None]],
@@ -456,15 +456,11 @@ def _device(r: Recommendation) -> Md:
             f"{r.from_batch} it is {fmt.ratio(r.speedup)} faster{detail(r)}.",
         )
     if r.action == Action.KEEP_OFF:
-        return cat(
-            Md("**the GPU is not clearly faster** "),
-            f"than this machine's CPU at every larger measured batch ({_range(r)}).",
-        )
+        return _decided("**the GPU is not clearly faster** ",
+                        f"than this machine's CPU at every larger measured batch ({_range(r)}).")
     if r.action == Action.DEPENDS:
-        return cat(
-            Md("**depends on the model**: "),
-            f"its models cross over at different batch sizes, or not at all ({_range(r)}).",
-        )
+        return _decided(_DEPENDS, "its models cross over at different batch sizes, or not at "
+                        f"all ({_range(r)}).")
     return _common(r)
 
 
