@@ -175,15 +175,17 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     )
     numerics = cell_numerics(groups.ok, groups.gok, groups.n)
     out = out.join(cell_energy(ds)).reset_index()
-    for col in NUM_CELL_COLUMNS:
-        out[col] = numerics[col].to_numpy()
+    # one block per dtype again (copy consolidates): the columns added below, and every
+    # selection of rows later, then copy a few arrays rather than one per column
+    out = pd.concat([out, pd.DataFrame({c: numerics[c].to_numpy() for c in NUM_CELL_COLUMNS},
+                                       index=out.index)], axis=1).copy()
     _throughput(out)
     out["page"] = out["machine"] + "-" + out["fingerprint_id"].str.slice(0, 8)
     out["anchor"] = "cell-" + out["fingerprint_id"].str.slice(0, 8) + "-" + out["cell_id"]
     out["model_family"] = [model_family(m, s) for m, s in zip(out["model"], out["model_source"])]
     out["too_few_ok"] = out["n_ok"] < MIN_OK_REPLICATES
     _add_achieved(out)
-    return out[list(CELL_COLUMNS)]
+    return out[list(CELL_COLUMNS)].copy()
 
 
 #: Per cell, the last replicate's value of these (they are the same for every replicate).

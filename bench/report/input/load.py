@@ -214,11 +214,12 @@ def _read_folder(root: Path, results_path: Path, *, skip_bad: bool) -> _Run:
     bad_samples: list[str] = []
     res = read_results(results_path, rel_dir / schema.RESULTS_FILE, skip_bad, bad_results)
     res = agree_with_env(res, env, where, skip_bad, bad_results)
-    samp = empty_samples()
     if where.samples.exists() and not _empty(where.samples, skip_bad, bad_samples,
                                              "its ok rows have no samples"):
         samp = read_samples(where.samples, rel_dir / schema.SAMPLES_FILE, skip_bad,
                              bad_samples)
+    else:
+        samp = empty_samples()
     res, samp = match_samples(res, samp, where, skip_bad, bad_results, bad_samples)
     skipped += by_line(bad_results, results_path) + by_line(bad_samples, where.samples)
     fingerprint = str(env["fingerprint_id"]) if env else first(res, "fingerprint_id")

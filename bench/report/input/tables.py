@@ -144,16 +144,19 @@ def _read_table(
             io.BytesIO(text), dtype=str, **{**options, "na_values": None, "na_filter": False}
         )
     else:
-        typed = dict.fromkeys(rec.header, str) | dict.fromkeys(numeric, "float64")
+        # text as Python objects, not Arrow strings: the columns share one block, so each
+        # check and each selection of rows touches one array rather than one per column
+        typed = dict.fromkeys(rec.header, object) | dict.fromkeys(numeric, "float64")
         try:
             df = pd.read_csv(io.BytesIO(text), dtype=typed, **options)
         except (ValueError, TypeError, OverflowError):
             df = pd.read_csv(io.BytesIO(text), dtype=str, **options)
     if len(df) != len(lines):  # pandas and the scan disagree: refuse rather than guess lines
         raise LoadError(path, 0, "could not align CSV records with lines (malformed quoting?)")
-    df["line"] = lines.astype(np.int64)
-    df["source"] = rel.as_posix()
-    return df
+    where = pd.DataFrame({"line": lines.astype(np.int64),
+                          "source": pd.Series(rel.as_posix(), index=df.index, dtype=object)},
+                         index=df.index)
+    return pd.concat([df, where], axis=1).copy()  # one block per type (copy consolidates)
 
 
 def _current_version(df: pd.DataFrame) -> pd.Series:
@@ -207,8 +210,8 @@ def read_results(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> p
     for col, allowed in schema.RESULT_CHOICES.items():
         s = df[col]
         p.add(s.notna() & ~s.isin(allowed), _unknown(s, col, allowed))
-    nums = {col: _numeric(df[col], col, p) for col in schema.NUMERIC_COLUMNS}
-    ints = {col: _integer(df[col], col, p) for col in schema.INTEGER_COLUMNS}
+    nums = _numerics(df, schema.NUMERIC_COLUMNS, p)
+    ints = _integers(df, schema.INTEGER_COLUMNS, p)
     status, kind = df["status"], df["kind"]
     ok_timed = (status == schema.Status.OK) & kind.isin(["model", "ceiling"])
     p.add(ok_timed & ~(nums["steady_median_s"] > 0), "status ok but steady_median_s is empty or 0")
@@ -234,7 +237,7 @@ def read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> p
     p = Problems(df.index)
     for col in schema.REQUIRED_SAMPLE_COLUMNS:
         p.add(df[col].isna(), f"{col} is empty")
-    ints = {col: _integer(df[col], col, p) for col in _SAMPLE_INTEGERS}
+    ints = _integers(df, _SAMPLE_INTEGERS, p)
     # The sample columns have not changed since version 1, so any version up to ours reads.
     version = ints["schema_version"]
     p.add(
@@ -248,7 +251,7 @@ def read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> p
     for col, allowed in _SAMPLE_CHOICES.items():
         s = df[col]
         p.add(s.notna() & ~s.isin(allowed), _unknown(s, col, allowed))
-    nums = {col: _numeric(df[col], col, p) for col in _SAMPLE_NUMBERS}
+    nums = _numerics(df, _SAMPLE_NUMBERS, p)
     df = drop_bad(df, p, path, skip_bad, skipped)
     return _typed(df, schema.SAMPLE_COLUMNS, ints, nums)
 
@@ -258,19 +261,44 @@ def _typed(df: pd.DataFrame, columns: Iterable[str], ints: dict[str, pd.Series],
     """The rows left in ``df``, each column as its type (``ints`` and ``nums``: already parsed
     over every row, so they are cut to those left), then where each row came from."""
     booleans = set(booleans)
+    whole = len(df) == len(next(iter(nums.values()), df))  # no row dropped: no cut needed
     out: dict[str, pd.Series] = {}
     for col in columns:
         if col in ints:
-            out[col] = ints[col].loc[df.index]
+            out[col] = ints[col] if whole else ints[col].loc[df.index]
         elif col in nums:
-            out[col] = nums[col].loc[df.index]
+            out[col] = nums[col] if whole else nums[col].loc[df.index]
         elif col in booleans:
             out[col] = df[col].map({"true": True, "false": False}).astype("boolean")
         else:
             out[col] = _text(df[col])
-    out["source"] = df["source"].astype(str)
+    out["source"] = df["source"].astype(str).astype(object)
     out["line"] = df["line"]
     return pd.DataFrame(out).reset_index(drop=True)
+
+
+def _numerics(df: pd.DataFrame, cols: Iterable[str], p: Problems, *,
+              integers: bool = False) -> dict[str, pd.Series]:
+    """Each of ``cols`` as :func:`_numeric` (``integers``: :func:`_integer`) reads it. The
+    columns pandas parsed as numbers are screened together first, and only one holding a value
+    that may break a rule is checked on its own: a clean column adds no problem, so passing it
+    by changes nothing but the time (thousands of small files each pay for every check)."""
+    cols = list(cols)
+    parsed = [c for c in cols if df[c].dtype == "float64"]
+    values = df[parsed].to_numpy(dtype=np.float64)
+    signed = np.array([c in rules.ENERGY_FIGURES for c in parsed], dtype=bool)
+    with np.errstate(invalid="ignore"):
+        doubt = np.isinf(values) | ((values < 0) & ~signed)
+        if integers:
+            doubt |= ~np.isnan(values) & (values % 1 != 0)
+    clean = {c for c, d in zip(parsed, doubt.any(axis=0)) if not d}
+    check = _integer if integers else _numeric
+    return {c: (df[c].astype("Int64") if integers else df[c]) if c in clean
+            else check(df[c], c, p) for c in cols}
+
+
+def _integers(df: pd.DataFrame, cols: Iterable[str], p: Problems) -> dict[str, pd.Series]:
+    return _numerics(df, cols, p, integers=True)
 
 
 def _numeric(s: pd.Series, col: str, p: Problems) -> pd.Series:
@@ -293,8 +321,11 @@ def _integer(s: pd.Series, col: str, p: Problems) -> pd.Series:
 
 
 def _text(s: pd.Series) -> pd.Series:
-    """Plain strings, ``""`` for empty."""
-    return s.fillna("").astype(str)
+    """Plain strings, ``""`` for empty, held as Python objects: the text columns then share one
+    block, so selecting rows copies one array, not one Arrow array per column."""
+    if s.dtype == object:  # as read: every value a str or missing
+        return s.fillna("")
+    return s.fillna("").astype(str).astype(object)
 
 
 def _not_a(s: pd.Series, col: str, what: str) -> Any:
@@ -343,13 +374,13 @@ def _empty(columns: Iterable[str], ints: Iterable[str], nums: Iterable[str],
            booleans: Iterable[str] = ()) -> pd.DataFrame:
     """No rows, but the columns and types a read table has, so that an empty dataset reads
     like any other."""
-    df = pd.DataFrame({c: pd.Series(dtype=str) for c in columns})
+    df = pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
     for col in nums:
         df[col] = pd.Series(dtype="float64")
     for col in ints:
         df[col] = pd.Series(dtype="Int64")
     for col in booleans:
         df[col] = pd.Series(dtype="boolean")
-    df["source"] = pd.Series(dtype=str)
+    df["source"] = pd.Series(dtype=object)
     df["line"] = pd.Series(dtype="int64")
     return df
