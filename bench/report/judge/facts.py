@@ -41,6 +41,19 @@ class Facts:
         """``regimes`` without the superseded fingerprints: what the advice lists answer from."""
         return tuple(g for g in self.regimes if g.main.page not in self.superseded)
 
+    @functools.cached_property
+    def _regimes_on(self) -> Mapping[tuple[str, str], tuple[Regime, ...]]:
+        on: dict[tuple[str, str], list[Regime]] = {}
+        for g in self.current_regimes:
+            on.setdefault((g.main.setting, g.main.page), []).append(g)
+        return {k: tuple(v) for k, v in on.items()}
+
+    def regimes_on(self, setting: str, page: str) -> tuple[Regime, ...]:
+        """The current regimes of one setting on one machine page, in advice's order: what a
+        page's decision is looked up among (the whole list, once per answer, is slow with
+        many machines)."""
+        return self._regimes_on.get((setting, page), ())
+
     def current(self, frame: pd.DataFrame) -> pd.DataFrame:
         """``frame`` without the superseded fingerprints (``selection.current``)."""
         return selection.current(frame, self.superseded)

@@ -126,6 +126,9 @@ def _flag(r: object) -> Noise | None:
 
 
 Configs = dict[tuple[tuple[str, str], ...], _Measured]
+#: The cell columns a configuration is read from, besides its workload and switches.
+_READ = ("page", "anchor", "n_ok", "samples_per_s", "replicate_medians", "steady_median_s",
+         "n_drift", "n_throttled")
 
 
 def _configs(group: pd.DataFrame) -> Configs:
@@ -220,5 +223,9 @@ def gains(cells: pd.DataFrame) -> tuple[Gain, ...]:
             model = model.loc[model[axis].astype(str).isin(allowed)]
     if model.empty:
         return ()
+    # only the columns a gain reads: grouping and walking the rows of a narrow frame is
+    # several times faster than of every cell column
+    wanted = [*WORKLOAD, *SWITCHES, *_READ]
+    model = model[list(dict.fromkeys(c for c in wanted if c in model.columns))]
     found = (_gain(g) for _, g in model.groupby(WORKLOAD, sort=True, dropna=False))
     return tuple(g for g in found if g is not None)

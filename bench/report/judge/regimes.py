@@ -3,6 +3,7 @@ a page states the regime once, from its longest job."""
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,9 +17,10 @@ class Regime:
 
     recs: tuple[Recommendation, ...]
 
-    @property
+    @functools.cached_property
     def main(self) -> Recommendation:
-        """The record at the longest job length (the only one for other settings)."""
+        """The record at the longest job length (the only one for other settings); kept once
+        found, as every page asks it of every regime."""
         return max(self.recs, key=lambda r: r.job_length or 0)
 
 

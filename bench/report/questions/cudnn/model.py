@@ -234,7 +234,8 @@ def cudnn_section(machine: Machine, group: pd.DataFrame, regimes: Sequence[Regim
 def cudnn_page(facts: Facts) -> CudnnPage:
     costs = facts.analysis.benchmark
     current = facts.current(costs)
-    sections = [cudnn_section(m, ordered(g), facts.current_regimes)
+    sections = [cudnn_section(m, ordered(g),
+                              facts.regimes_on(Setting.CUDNN_BENCHMARK, m.page))
                 for m, g in by_machine(current, facts.machines)]
     # the reader's own machine first, then those with an answer; those with only
     # insufficient comparisons after them

@@ -100,7 +100,8 @@ def _machine(ok: pd.DataFrame, machines: Mapping[str, Machine]) -> str:
 
 def _regimes(facts: Facts, topic: Topic, pair: Pair) -> tuple[Regime | None, tuple[Regime, ...]]:
     setting = SETTING_OF.get(topic)
-    return decision_for(facts.current_regimes, setting, pair) if setting else (None, ())
+    return (decision_for(facts.regimes_on(setting, str(pair.page)), setting, pair)
+            if setting else (None, ()))
 
 
 def _headline(topic: Topic, frame: pd.DataFrame, facts: Facts, page: str | None = None
