@@ -5,9 +5,11 @@ children, no torch); and one quick real sitting on this CPU (``e2e``)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +81,35 @@ def test_a_resumed_sitting_records_its_own_and_the_first_is_kept(tmp_path: Path)
     for end in (schema.PACE_START, schema.PACE_END):
         assert two[schema.SITTING_PACE][end][schema.PACE_CPU_MATMUL]["steady_p10_s"] == 0.4
     assert len(launcher.paced) == 2
+
+
+def _planned_pace(ago_s: float) -> dict[str, Any]:
+    """The plan's pace (``pacing.measure``'s figures) as measured ``ago_s`` seconds ago."""
+    at = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=ago_s)
+    return {"cell_id": pace.REFERENCE_ID, "steady_p10_s": 0.3, "steady_median_s": 0.35,
+            "steady_iters": 27, "at": at.isoformat(timespec="milliseconds")}
+
+
+def test_the_plans_fresh_pace_stands_for_the_start_probe(tmp_path: Path) -> None:
+    """The same matmul, measured for the plan moments before, is not measured again."""
+    profile, probe, jobs, out = _setup(tmp_path)
+    probe = replace(probe, env={**probe.env, pace.ENV_KEY: _planned_pace(1.0)})
+    opened = session.open_run(profile, probe, jobs, reports=tmp_path, out=str(out))
+    launcher = FakeLauncher()
+    assert session.execute(opened, launcher, probe, progress=False).code == 0
+    paces = _records(out)[0][schema.SITTING_PACE]
+    assert paces[schema.PACE_START][schema.PACE_CPU_MATMUL] == probe.env[pace.ENV_KEY]
+    assert paces[schema.PACE_END][schema.PACE_CPU_MATMUL]["steady_p10_s"] == 0.4, "measured"
+    assert len(launcher.paced) == 1, "the end's probe alone"
+
+
+@pytest.mark.parametrize("figures", [
+    _planned_pace(pacing.FRESH_S + 5), {**_planned_pace(1.0), "steady_p10_s": None},
+    {**_planned_pace(1.0), "cell_id": "0" * 10}, {**_planned_pace(1.0), "at": "then"}, None])
+def test_a_stale_or_other_pace_is_measured_again(figures: Any) -> None:
+    assert not pacing.reusable(figures)
+    found, _ = pacing.sitting_pace(FakeLauncher(), cuda=False, tag="start", measured=figures)
+    assert found[schema.PACE_CPU_MATMUL]["steady_p10_s"] == 0.4
 
 
 def test_a_failing_probe_is_missing_with_its_reason_and_the_run_goes_on(tmp_path: Path

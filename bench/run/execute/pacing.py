@@ -9,8 +9,10 @@ host-CPU cell 1.5-3.2 times slower, and nothing had recorded why. Each probe is 
 the host CPU's reference above and, on a machine with CUDA, a compute-bound ceiling (the gpu
 profile's 8192x8192 TF32 matmul, ``CUDA_MATMUL``) and a launch-bound cell (ResNet-18 inference
 at batch 1 in fp32, ``CUDA_LAUNCH``), each cut short. A CPU-only sitting spends about 2 s at
-each end. They are kept in the sitting's record in env.json (``session.finish_sitting``),
-never in the fingerprint, in this shape (the key names are ``bench.schema``'s ``PACE_*``)::
+each end; at its start none where the plan's pace (``measure``, the same CPU probe) was
+measured moments before (``reusable``). They are kept in the sitting's record in env.json
+(``session.finish_sitting``), never in the fingerprint, in this shape (the key names are
+``bench.schema``'s ``PACE_*``)::
 
     "sittings": [{"sitting": 2, ..., "pace": {
         "start": {"cpu_matmul": {"cell_id": "02ab92d368", "steady_p10_s": 0.0123,
@@ -36,24 +38,41 @@ from typing import Any
 
 from bench.run.execute.launch import Launcher
 from bench.run.execute.outcome import run_child
-from bench.run.plan.pace import REFERENCE, REFERENCE_ID, SETTINGS, Reference, references
+from bench.run.plan.pace import CPU_PROBE, Reference, references
 from bench.run.protocol import new_task
 from bench.run.store.durable import StoreError
 from bench.schema import PACE_MISSING, PACE_SKIPPED, Status
 
+#: How old the plan's pace (``measure``) may be to stand for the CPU probe at the sitting's
+#: start (``reusable``): the probe, the plan and the run folder's start come between them.
+FRESH_S = 60.0
+
 
 def measure(launcher: Launcher, workdir: Path) -> dict[str, Any] | None:
-    """``REFERENCE``'s steady p10 now, measured by a child as a run measures it, for the env's
-    ``ENV_KEY``; None where it could not be measured (the estimate is then not scaled)."""
-    task = new_task("measure", REFERENCE, SETTINGS, 0, workdir, suffix="pace")
+    """``REFERENCE``'s figures now (``measure_reference``'s: its steady p10, which the env's
+    ``ENV_KEY`` is read for, its median, and when), measured by a child as a run measures it;
+    None where it could not be measured (the estimate is then not scaled)."""
+    found = measure_reference(launcher, workdir, CPU_PROBE, "plan")
+    return None if PACE_MISSING in found else found
+
+
+def reusable(figures: Any, now: dt.datetime | None = None) -> bool:
+    """Whether ``figures`` (the env's pace, ``measure``'s) can stand for the CPU probe at a
+    sitting's start: the same cell under the same stopping rule, with a figure, measured at
+    most ``FRESH_S`` ago.
+
+    Why: a run measures its pace for the plan moments before its sitting's first job, and the
+    sitting's start measured the same matmul again straight after it, 2 s of a cpu run's wall
+    time outside every job for the same figure."""
+    if not isinstance(figures, dict) or figures.get("cell_id") != CPU_PROBE.cell.cell_id:
+        return False
+    p10 = figures.get("steady_p10_s")
     try:
-        out = run_child(launcher, task, SETTINGS.timeout_s)
-    except OSError:
-        return None
-    p10 = out.record.metrics.steady_p10_s if out.record is not None else None
-    if out.status != Status.OK or not p10 or p10 <= 0:
-        return None
-    return {"cell_id": REFERENCE_ID, "steady_p10_s": p10}
+        at = dt.datetime.fromisoformat(str(figures.get("at")))
+    except ValueError:
+        return False
+    age = ((now or dt.datetime.now(dt.timezone.utc)) - at).total_seconds()
+    return isinstance(p10, (int, float)) and p10 > 0 and 0 <= age <= FRESH_S
 
 
 def _now_iso() -> str:
@@ -84,12 +103,14 @@ def skipped(cuda: bool, why: str) -> dict[str, Any]:
     return {r.name: {"cell_id": r.cell.cell_id, PACE_SKIPPED: why} for r in references(cuda)}
 
 
-def sitting_pace(launcher: Launcher, cuda: bool, tag: str = "") -> tuple[dict[str, Any],
-                                                                          int | None]:
+def sitting_pace(launcher: Launcher, cuda: bool, tag: str = "",
+                 measured: Any = None) -> tuple[dict[str, Any], int | None]:
     """One end of a sitting (``tag``: ``start`` or ``end``): each of ``references(cuda)``
     measured by a child of its own, in a scratch folder of their own; and the signal that
     stopped it, if one did (the probes it left are then ``missing``, and the caller stops).
-    Never raises for a probe's failure: that probe is ``missing``, with its reason."""
+    Never raises for a probe's failure: that probe is ``missing``, with its reason.
+    ``measured``: the plan's pace (``measure``), which stands for the CPU probe where it is
+    ``reusable``."""
     found: dict[str, Any] = {}
     refs = references(cuda)
     try:
@@ -100,6 +121,9 @@ def sitting_pace(launcher: Launcher, cuda: bool, tag: str = "") -> tuple[dict[st
     stopped: int | None = None
     try:
         for ref in refs:
+            if ref is CPU_PROBE and reusable(measured):
+                found[ref.name] = dict(measured)
+                continue
             try:
                 found[ref.name] = measure_reference(launcher, Path(tmp.name), ref, tag)
             except KeyboardInterrupt as exc:  # the first stopping signal: the sitting ends

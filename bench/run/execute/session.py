@@ -22,7 +22,7 @@ from bench.run.execute import hooks, pacing, runner
 from bench.run.execute.interrupts import EXIT_CODES, INTERRUPTS
 from bench.run.execute.launch import Launcher
 from bench.run.execute.progress import Progress
-from bench.run.plan import estimate, learned, matrix, usermodels
+from bench.run.plan import estimate, learned, matrix, pace, usermodels
 from bench.run.plan.adaptive import (
     Looks,
     env_record,
@@ -348,14 +348,18 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
     end_s = 0.0
     if probing:
         began = time.monotonic()
-        paces[PACE_START], stopped = pacing.sitting_pace(launcher, probe.cuda, PACE_START)
+        planned_pace = probe.env.get(pace.ENV_KEY)  # measured for the plan: may stand for one
+        reused = pacing.reusable(planned_pace)
+        paces[PACE_START], stopped = pacing.sitting_pace(launcher, probe.cuda, PACE_START,
+                                                         planned_pace)
         _missing_line(paces[PACE_START], "start", stream)
         if stopped is not None:  # a signal during the start's probes: the sitting ends
             paces[PACE_END] = pacing.skipped(probe.cuda, _stopped_why(stopped))
             finish_sitting(session.store, session.sitting, time.monotonic() - since, [],
                            stream, paces)
             return Ended(EXIT_CODES.get(signal.Signals(stopped), 130), {})
-        end_s = time.monotonic() - began  # the end's probes take about as long: kept for them
+        # the end's probes take about as long: kept for them (a reused one as expected)
+        end_s = time.monotonic() - began + (pace.CPU_PROBE.expected_s if reused else 0.0)
     jobs_budget = Budget(max(0.0, budget.total_s - end_s), budget.start) \
         if budget is not None and probing else budget
     order = todo
