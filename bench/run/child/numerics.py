@@ -11,7 +11,8 @@ The reference is the same model in float64 on the CPU where that is affordable
 (``FP64_MAX_FLOPS``), otherwise fp32 with every TF32 switch off, eager and NCHW on the cell's
 device. A training cell also takes ``TRAIN_STEPS`` optimizer steps at a real learning rate
 from the same state as the reference (the timed steps run at learning rate 0), and its loss
-and parameters are compared after them.
+and parameters are compared after them. A reference an earlier check of the run computed
+from the same weights, inputs and settings is loaded instead (``numref``).
 
 An output that is not finite (an fp16 overflow) is counted as the largest finite value of its
 dtype (NaN as 0) and said in the notes: its error is then a lower bound, never an invented
@@ -24,11 +25,12 @@ import contextlib
 import copy
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from bench.run.child import factory, flags
+from bench.run.child import factory, flags, numref
 from bench.run.child.workloads import Workload
 from bench.run.plan import modelspec
 from bench.run.plan.checksize import TRAIN_STEPS, CheckSize, check_size
@@ -139,22 +141,28 @@ class Side:
             return factory.logits(self.call(*self.batch(torch, chunk)))
 
 
+def cell_side(torch: Any, cell: Cell, wl: Workload) -> Side:
+    """The cell as its step runs it."""
+    assert wl.call is not None and wl.autocast is not None
+    device = next(iter(wl.model.parameters())).device
+    side = Side(wl.model, wl.call, wl.autocast, device,
+                channels_last=cell.memory_format == "channels_last")
+    if cell.precision == "amp-fp16" and cell.mode == "train":
+        side.scaler = torch.amp.GradScaler(device.type)
+    return side
+
+
 def sides(torch: Any, cell: Cell, wl: Workload, reference: str) -> tuple[Side, Side]:
     """The cell as its step runs it, and the reference: a copy of the same weights, eager,
     NCHW, fp32 on the cell's device or float64 on the CPU."""
-    assert wl.call is not None and wl.autocast is not None
-    device = next(iter(wl.model.parameters())).device
+    mine = cell_side(torch, cell, wl)
     ref = copy.deepcopy(wl.model).to(memory_format=torch.contiguous_format)
     if reference == FP64_CPU:
         ref, ref_device, ref_dtype = ref.to("cpu", torch.float64), torch.device("cpu"), \
             torch.float64
     else:
-        ref, ref_device, ref_dtype = ref.float(), device, torch.float32
-    cell_side = Side(wl.model, wl.call, wl.autocast, device,
-                     channels_last=cell.memory_format == "channels_last")
-    if cell.precision == "amp-fp16" and cell.mode == "train":
-        cell_side.scaler = torch.amp.GradScaler(device.type)
-    return cell_side, Side(ref, ref, contextlib.nullcontext, ref_device, ref_dtype)
+        ref, ref_device, ref_dtype = ref.float(), mine.device, torch.float32
+    return mine, Side(ref, ref, contextlib.nullcontext, ref_device, ref_dtype)
 
 
 def finite(torch: Any, t: Any, what: str, notes: list[str]) -> Any:
@@ -258,10 +266,10 @@ def train_steps(torch: Any, wl: Workload, side: Side, chunks: list[factory.Batch
         return float(loss_of(torch, wl, side.call(*batch), batch, labels[0]).detach())
 
 
-def drift(torch: Any, cell_model: Any, ref_model: Any) -> float | None:
+def drift(torch: Any, cell_params: Iterable[Any], ref_params: Iterable[Any]) -> float | None:
     """|theta - theta_ref| / |theta_ref| over every parameter, in float64."""
     num = den = 0.0
-    for p, q in zip(cell_model.parameters(), ref_model.parameters()):
+    for p, q in zip(cell_params, ref_params):
         a = torch.nan_to_num(p.detach().to("cpu", torch.float64))
         b = q.detach().to("cpu", torch.float64)
         num += float(((a - b) ** 2).sum())
@@ -278,17 +286,23 @@ def _labels(torch: Any, ref_out: Any, chunks: list[factory.Batch]) -> list[Any]:
             for c in chunks]
 
 
-def _training(torch: Any, wl: Workload, cell_side: Side, ref_side: Side, plan: CheckPlan,
-              ref_out: Any, m: Metrics) -> None:
-    """The training comparison: the same steps from the same state on both sides."""
+def _training(torch: Any, wl: Workload, mine: Side, ref_side: Side | None, plan: CheckPlan,
+              ref_out: Any, m: Metrics, kept: numref.Kept) -> None:
+    """The training comparison: the same steps from the same state on both sides; the
+    reference's (its loss and parameters after them) from ``kept`` where it holds them, else
+    computed into it."""
     steps = plan.steps
     labels = [y if y is None else y[:plan.size.step_inputs]
               for y in _labels(torch, ref_out, plan.chunks)]
-    loss = train_steps(torch, wl, cell_side, steps, labels)
-    with flags.strict(torch):
-        ref_loss = train_steps(torch, wl, ref_side, steps, labels)
+    loss = train_steps(torch, wl, mine, steps, labels)
+    if kept.loss is None or kept.params is None:
+        assert ref_side is not None
+        with flags.strict(torch):
+            kept.loss = train_steps(torch, wl, ref_side, steps, labels)
+        kept.params = [p.detach() for p in ref_side.model.parameters()]
+    ref_loss = kept.loss
     m.num_train_steps = TRAIN_STEPS
-    m.num_param_drift = drift(torch, cell_side.model, ref_side.model)
+    m.num_param_drift = drift(torch, mine.model.parameters(), kept.params)
     for name, value in (("num_loss", loss), ("num_ref_loss", ref_loss)):
         if math.isfinite(value) and value >= 0:
             setattr(m, name, value)
@@ -310,25 +324,38 @@ def prepare(torch: Any, cell: Cell, wl: Workload, flops_per_sample: float | None
 
 
 def check(torch: Any, cell: Cell, wl: Workload, m: Metrics, flops_per_sample: float | None,
-          reference: str | None = None) -> list[str]:
-    """Run the check, fill ``m``'s ``num_*`` figures, and return the notes it leaves."""
+          reference: str | None = None, kept_in: Path | None = None) -> list[str]:
+    """Run the check, fill ``m``'s ``num_*`` figures, and return the notes it leaves.
+    ``kept_in``: the run's folder of references (``numref``), where one computed by an earlier
+    check with the same key is loaded instead of computed again, and a new one is left."""
     t0 = time.perf_counter()
     plan = prepare(torch, cell, wl, flops_per_sample, reference)
     train = cell.mode == "train"
     state = copy.deepcopy(wl.model.state_dict()) if train else None
-    cell_side, ref_side = sides(torch, cell, wl, plan.reference)
-    with _no_dropout(wl.model), _no_dropout(ref_side.model):
-        out = finite(torch, outputs(torch, cell_side, plan.chunks, train), "outputs",
-                     plan.notes)
-        with flags.strict(torch):
-            ref_out = finite(torch, outputs(torch, ref_side, plan.chunks, train),
-                             "reference outputs", plan.notes)
-        for name, value in compare(torch, out, ref_out).items():
-            setattr(m, name, value)
+    name = numref.key(torch, cell, plan.reference, plan.size, wl.model) \
+        if kept_in is not None and not modelspec.is_user_model(cell.model) else ""
+    kept = numref.load(torch, kept_in, name) if kept_in is not None and name else None
+    mine, ref_side = (cell_side(torch, cell, wl), None) if kept is not None else \
+        sides(torch, cell, wl, plan.reference)
+    with _no_dropout(wl.model), \
+            _no_dropout(ref_side.model) if ref_side else contextlib.nullcontext():
+        out = finite(torch, outputs(torch, mine, plan.chunks, train), "outputs", plan.notes)
+        if kept is None:
+            assert ref_side is not None
+            kept = numref.Kept(None)
+            with flags.strict(torch):
+                kept.outputs = finite(torch, outputs(torch, ref_side, plan.chunks, train),
+                                      "reference outputs", kept.notes)
+        plan.notes += kept.notes
+        for figure, value in compare(torch, out, kept.outputs).items():
+            setattr(m, figure, value)
         if train:
             wl.model.load_state_dict(state)
-            ref_side.model.load_state_dict(state)
-            _training(torch, wl, cell_side, ref_side, plan, ref_out, m)
+            if ref_side is not None:
+                ref_side.model.load_state_dict(state)
+            _training(torch, wl, mine, ref_side, plan, kept.outputs, m, kept)
+    if kept_in is not None and name and ref_side is not None:  # computed here: left for later
+        numref.save(torch, kept_in, name, kept)
     m.num_reference, m.num_inputs = plan.reference, plan.inputs
     m.num_time_s = time.perf_counter() - t0
     shown = f"{plan.size.resolution} px" if not modelspec.is_user_model(cell.model) \

@@ -286,7 +286,8 @@ def check_numerics(torch: Any, task: Task, record: Record, wl: workloads.Workloa
     timing stands. A TF32 switch that does not read back fails the replicate."""
     try:
         record.notes += numerics.check(torch, task.cell, wl, record.metrics,
-                                       record.metrics.flops_per_sample)
+                                       record.metrics.flops_per_sample,
+                                       kept_in=Path(task.result_path).parent / "numref")
     except flags.FlagError:
         raise
     except Exception as exc:
