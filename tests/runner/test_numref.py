@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bench.run.child import flags, numerics, workloads
+from bench.run.child import flags, numerics, numref, workloads
 from bench.run.plan.matrix import Cell
 from bench.run.protocol import Metrics
 
@@ -70,3 +70,9 @@ def test_other_weights_or_threads_compute_their_own(tmp_path: Path) -> None:
     for torn in kept.glob("*.pt"):
         torn.write_bytes(b"torn")
     assert _check(cell, kept) == _check(cell, None), "a torn file: computed again"
+
+
+def test_only_a_torchvision_model_on_the_cpu_shares_its_reference() -> None:
+    assert numref.shared(Cell(**BASE))  # type: ignore[arg-type]
+    assert not numref.shared(Cell(**BASE, device="cuda"))  # type: ignore[arg-type]
+    assert not numref.shared(Cell(model="m.py:build"))

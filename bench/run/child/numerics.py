@@ -333,7 +333,7 @@ def check(torch: Any, cell: Cell, wl: Workload, m: Metrics, flops_per_sample: fl
     train = cell.mode == "train"
     state = copy.deepcopy(wl.model.state_dict()) if train else None
     name = numref.key(torch, cell, plan.reference, plan.size, wl.model) \
-        if kept_in is not None and not modelspec.is_user_model(cell.model) else ""
+        if kept_in is not None and numref.shared(cell) else ""
     kept = numref.load(torch, kept_in, name) if kept_in is not None and name else None
     mine, ref_side = (cell_side(torch, cell, wl), None) if kept is not None else \
         sides(torch, cell, wl, plan.reference)

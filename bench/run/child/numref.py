@@ -10,7 +10,7 @@ key loads it: the same numbers, without the work. The weights are keyed by a SHA
 values, so a cell whose weights differ computes its own. In training mode a batch-norm layer
 normalises with the batch's statistics, so its running statistics (which a training cell's
 timed steps move) change nothing the reference computes and are left out of the key. Only
-torchvision models: a user's model may keep state of its own.
+torchvision models on the CPU (``shared``): a user's model may keep state of its own.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-#: What one reference leaves for a later check (``Kept.to_file``), its format's version.
+from bench.run.plan import modelspec
+
+#: The version of what one reference leaves for a later check (``save``).
 VERSION = 1
 
 
@@ -35,6 +37,13 @@ class Kept:
     notes: list[str] = field(default_factory=list)
     loss: float | None = None
     params: list[Any] | None = None
+
+
+def shared(cell: Any) -> bool:
+    """Whether a cell's reference may be shared: a torchvision model on the CPU. On a GPU the
+    check is a fraction of a second, and a cell's own cuDNN switches (``benchmark``, which
+    picks the algorithms) reach its reference too, so it computes its own."""
+    return cell.device == "cpu" and not modelspec.is_user_model(cell.model)
 
 
 def _digest(torch: Any, model: Any, train: bool) -> str:
