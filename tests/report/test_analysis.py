@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from bench.fingerprint import fingerprint_id
-from bench.report.analysis import DELTA, MIN_OK_REPLICATES, analyse
+from bench.report.analysis import DELTA, MIN_OK_REPLICATES, analyse, one_block
 from bench.report.analysis.cells import cell_stats
 from bench.report.analysis.intervals import ratio_ci
 from bench.report.analysis.machines import best_throughput, ceilings, machine_summary
@@ -352,15 +352,30 @@ def test_a_fingerprint_measured_again_under_a_newer_step_is_superseded(write_tre
 
 
 def test_threaded_comparisons_match_serial_ones():
-    """analyse() runs the comparisons in threads: the same tables as one compare() after
-    another, whatever order the threads finish in."""
+    """analyse() runs the comparisons in a forked worker too: the same tables as one compare()
+    after another, whatever order the jobs finish in (both with text as Python objects)."""
     from .builders import FIXTURE_REPORTS
 
     ds = load_reports(FIXTURE_REPORTS)
     analysis = analyse(ds)
-    cells = cell_stats(ds)
+    cells = one_block(cell_stats(ds))
     for axis in AXES:
-        pd.testing.assert_frame_equal(analysis.comparisons[axis], compare(cells, axis))
+        pd.testing.assert_frame_equal(analysis.comparisons[axis],
+                                      one_block(compare(cells, axis)))
+
+
+def test_text_is_held_as_python_objects():
+    """Every table the judge reads holds its text as Python objects, in one block per type:
+    an Arrow string column is copied on its own each time rows are selected."""
+    from .builders import FIXTURE_REPORTS
+
+    analysis = analyse(load_reports(FIXTURE_REPORTS))
+    tables = {"cells": analysis.cells, "results": analysis.source.results,
+              **{f"pairs {a}": f for a, f in analysis.comparisons.items()},
+              "cpu_gpu": analysis.cpu_gpu, "machines": analysis.machines}
+    for name, frame in tables.items():
+        arrow = [c for c, t in frame.dtypes.items() if isinstance(t, pd.StringDtype)]
+        assert not arrow, f"{name}: {arrow}"
 
 
 def test_degenerate_intervals_do_not_warn():

@@ -49,6 +49,7 @@ from bench.report.analysis.studies import (
     repro_checks,
 )
 from bench.report.input.load import Dataset
+from bench.sittings import Judgement
 
 __all__ = [
     "CONFIDENCE",
@@ -57,6 +58,7 @@ __all__ = [
     "VERDICTS",
     "Analysis",
     "analyse",
+    "one_block",
 ]
 
 
@@ -82,6 +84,15 @@ class Analysis:
     sittings: pd.DataFrame  # sitting_paces: each sitting's pace against the others of its run
     sitting_cells: pd.DataFrame  # left_out_cells: one sitting's replicates of a cell left out
 
+    @functools.cached_property
+    def _cells_by_page(self) -> dict[str, pd.DataFrame]:
+        return {str(k): g for k, g in self.cells.groupby("page", sort=False)}
+
+    def cells_on(self, page: str) -> pd.DataFrame:
+        """The cells of one machine page: found once for all pages, as each page and claim
+        asks for one machine's cells and a mask over every cell costs as much each time."""
+        return self._cells_by_page.get(page, self.cells.iloc[:0])
+
 
 def analyse(ds: Dataset) -> Analysis:
     """Compute every statistic once. The comparisons dominate the cost, so pages and advice
@@ -90,18 +101,28 @@ def analyse(ds: Dataset) -> Analysis:
     # keeps its row and leaves every statistic (``sittings``)
     verdict = judgement(ds)
     ds = with_left_out(ds, verdict)
-    cells = cell_stats(ds)
+    cells = one_block(cell_stats(ds))
     # The comparisons are independent, so a forked worker takes part of them; an interval
     # depends on its own pair's replicates only, not on where it ran.
     axes = sorted(AXES, key=lambda axis: -candidate_pairs(cells, axis))  # the slowest first
     found = dict(zip(axes, parallel.fork_map(functools.partial(compare, cells), axes)))
-    comparisons = {axis: found[axis] for axis in AXES}
+    comparisons = {axis: one_block(found[axis]) for axis in AXES}
     repro = repro_checks(ds)
     cpu_gpu = cpu_vs_gpu(cells, comparisons["device"])
     return Analysis(
         source=ds,
         cells=cells,
         comparisons=comparisons,
+        **{name: one_block(frame) for name, frame in _studies(ds, verdict, cells, comparisons,
+                                                               cpu_gpu, repro).items()},
+    )
+
+
+def _studies(ds: Dataset, verdict: Judgement, cells: pd.DataFrame,
+             comparisons: dict[str, pd.DataFrame], cpu_gpu: pd.DataFrame,
+             repro: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Every study's table, by its field of :class:`Analysis`."""
+    return dict(
         benchmark=benchmark_costs(cells, comparisons["cudnn_benchmark"]),
         shapes=dynamic_shapes(cells, comparisons["shapes"]),
         compiled=compile_costs(cells, comparisons["compile"]),
@@ -117,3 +138,11 @@ def analyse(ds: Dataset) -> Analysis:
         sittings=sitting_paces(ds, verdict),
         sitting_cells=left_out_cells(ds, verdict),
     )
+
+
+def one_block(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its text columns as Python objects, one block per type: the judge
+    selects rows of these tables thousands of times, and every Arrow string column would be
+    copied on its own each time."""
+    text = {c: object for c, t in frame.dtypes.items() if isinstance(t, pd.StringDtype)}
+    return (frame.astype(text) if text else frame).copy()
