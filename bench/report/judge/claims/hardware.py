@@ -56,7 +56,7 @@ def _best_finding(a: Any, page: str, group: pd.DataFrame, target: float) -> Find
     """The largest speedup with each side at its best measured setting (``judge.best``), where
     some side was measured at a setting other than the like-for-like one and both have enough
     ok replicates."""
-    found = [b for b in best_against_best(a.cells.loc[a.cells["page"] == page], group)
+    found = [b for b in best_against_best(a.cells_on(page), group)
              if b.verdict != Verdict.INSUFFICIENT]
     if not found or all(b.same_setting for b in found):
         return None

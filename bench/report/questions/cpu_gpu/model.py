@@ -149,7 +149,7 @@ def cpu_gpu_page(facts: Facts) -> CpuGpuPage:
     curves = {str(k): g for k, g in a.crossovers.groupby("page")} if len(a.crossovers) else {}
     sections = tuple(
         _section(m, ordered(g), curves.get(m.page, pd.DataFrame()),
-                 a.cells.loc[a.cells["page"] == m.page])
+                 a.cells_on(m.page))
         for m, g in by_machine(current, facts.machines))
     return CpuGpuPage(Table.of(a.cpu_gpu), sections, claims_for(facts, "cpu-vs-gpu"),
                       advice_list(facts, "device"),

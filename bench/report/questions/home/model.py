@@ -104,8 +104,8 @@ def _regimes(facts: Facts, topic: Topic, pair: Pair) -> tuple[Regime | None, tup
             if setting else (None, ()))
 
 
-def _headline(topic: Topic, frame: pd.DataFrame, facts: Facts, page: str | None = None
-              ) -> Headline | None:
+def _headline(topic: Topic, frame: pd.DataFrame, facts: Facts, page: str | None = None,
+              devices: tuple[str, ...] | None = None) -> Headline | None:
     """The default workload's pair of ``frame`` (current rows only) on ``page``, or on the
     machine :func:`_machine` picks, with its decision and where the switch pays."""
     ok = judged(facts.current(frame))
@@ -119,10 +119,16 @@ def _headline(topic: Topic, frame: pd.DataFrame, facts: Facts, page: str | None 
     pair = default_workload(mine, NumericPair if topic in NUMERIC_TOPICS else Pair)
     if pair is None:
         return None
-    devices = tuple(sorted(set(frame["device"].astype(str)))) if "device" in frame else ()
+    if devices is None:
+        devices = _devices(frame)
     decision, pays = _regimes(facts, topic, pair)
     return Headline(topic, facts.machines[str(pair.page)], pair, len(mine),
                     int((mine["verdict"] == pair.verdict).sum()), devices, decision, pays)
+
+
+def _devices(frame: pd.DataFrame) -> tuple[str, ...]:
+    """The devices a topic's rows were measured on (a headline names them)."""
+    return tuple(sorted(set(frame["device"].astype(str)))) if "device" in frame else ()
 
 
 def headlines(facts: Facts) -> tuple[Headline, ...]:
@@ -209,10 +215,12 @@ def _compiled(h: Headline, frame: pd.DataFrame, facts: Facts) -> GridCell:
     return GridCell(call_of(quoted), h.machine, quoted)
 
 
-def _cell(topic: Topic, frame: pd.DataFrame, facts: Facts, m: Machine) -> GridCell:
+def _cell(topic: Topic, frame: pd.DataFrame, facts: Facts, m: Machine,
+          devices: tuple[str, ...]) -> GridCell:
+    """``m``'s cell of ``topic``, from the topic's rows on ``m`` (``frame``)."""
     if topic in _GPU_ONLY and not m.gpu:
         return GridCell(Call.NOT_APPLICABLE, m)
-    h = _headline(topic, frame, facts, m.page)
+    h = _headline(topic, frame, facts, m.page, devices)
     if h is not None:
         return _compiled(h, frame, facts) if topic is Topic.COMPILE \
             else GridCell(call_of(h), m, h)
@@ -248,9 +256,21 @@ def grid(facts: Facts) -> Grid:
     """Every topic on every current machine (see :class:`Grid`)."""
     columns = tuple(sorted((m for k, m in facts.machines.items() if k not in facts.superseded),
                            key=lambda m: (not m.yours, not m.gpu, m.page)))
-    rows = tuple(GridRow(topic, tuple(_cell(topic, frame, facts, m) for m in columns))
+    rows = tuple(_grid_row(topic, frame, facts, columns)
                  for topic, frame in _frames(facts).items())
     return Grid(columns, rows)
+
+
+def _grid_row(topic: Topic, frame: pd.DataFrame, facts: Facts, columns: tuple[Machine, ...]
+              ) -> GridRow:
+    """One topic on every machine, its rows split by machine once: a mask over every row per
+    machine was most of the home page's time on a tree of many machines."""
+    empty = frame.iloc[:0]
+    on = ({str(k): g for k, g in frame.groupby(frame["page"].astype(str), sort=False)}
+          if len(frame) and "page" in frame.columns else {})
+    devices = _devices(frame)
+    return GridRow(topic, tuple(_cell(topic, on.get(m.page, empty), facts, m, devices)
+                                for m in columns))
 
 
 @dataclass(frozen=True)

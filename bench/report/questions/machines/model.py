@@ -4,7 +4,7 @@ machines, each as typed rows the view formats."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
@@ -137,25 +137,44 @@ class MachinePages:
     largest_first: tuple[str, ...]  # page keys by number of cells, the largest first
 
 
-def machine_cells(facts: Facts, fingerprint: str) -> pd.DataFrame:
+Rows = Callable[[pd.DataFrame, str], pd.DataFrame]
+
+
+def _masked(frame: pd.DataFrame, fingerprint: str) -> pd.DataFrame:
+    return frame.loc[frame["fingerprint_id"] == fingerprint]
+
+
+def splitter() -> Rows:
+    """``rows(table, fingerprint)``: a table's rows of one fingerprint, each table split once
+    (a mask over every row, per machine page, cost seconds on a tree of many machines)."""
+    split: dict[int, dict[str, pd.DataFrame]] = {}
+
+    def rows(frame: pd.DataFrame, fingerprint: str) -> pd.DataFrame:
+        if id(frame) not in split:
+            split[id(frame)] = ({str(k): g for k, g in frame.groupby("fingerprint_id",
+                                                                    sort=False)}
+                                if len(frame) else {})
+        return split[id(frame)].get(fingerprint, frame.iloc[:0])
+    return rows
+
+
+def machine_cells(facts: Facts, fingerprint: str, rows: Rows = _masked) -> pd.DataFrame:
     """Every cell of one fingerprint, its input pipelines' too (``analysis.feeding``)."""
-    cells = facts.analysis.cells
-    cells = cells.loc[cells["fingerprint_id"] == fingerprint]
-    pipes = facts.analysis.pipelines
-    pipes = pipes.loc[pipes["fingerprint_id"] == fingerprint]
+    cells = rows(facts.analysis.cells, fingerprint)
+    pipes = rows(facts.analysis.pipelines, fingerprint)
     if len(pipes):
         cells = pd.concat([cells, as_cells(pipes, cells.columns)], ignore_index=True)
     return cells.sort_values(CELL_ORDER, kind="stable", na_position="first")
 
 
-def _runs(facts: Facts, fingerprint: str) -> tuple[RunRows, ...]:
+def _runs(facts: Facts, fingerprint: str, rows: Rows) -> tuple[RunRows, ...]:
     # per run folder (its results.csv, the rows' ``source``), not per run id: two folders can
     # share a run id (a shard resubmitted to another kind of node)
-    results = facts.analysis.source.results
-    rows = results["source"].value_counts()
+    results = rows(facts.analysis.source.results, fingerprint)
+    counted = results["source"].value_counts()
     ok = results.loc[results["status"] == Status.OK, "source"].value_counts()
     mine = [r for r in facts.analysis.source.runs if str(r.fingerprint_id) == fingerprint]
-    return tuple(RunRows(r, int(rows.get(r.results.as_posix(), 0)),
+    return tuple(RunRows(r, int(counted.get(r.results.as_posix(), 0)),
                          int(ok.get(r.results.as_posix(), 0)),
                          sittings_of(results.loc[results["source"] == r.results.as_posix()],
                                      r.records))
@@ -169,29 +188,28 @@ def _checks(repro: pd.DataFrame, cells: Sequence[MachineCell]) -> tuple[ReproChe
                  for r in typed_rows(ReproCheck, repro))
 
 
-def machine_page(facts: Facts, row: object,
-                 spread: tuple[CellSpread, ...] = ()) -> MachinePage:
+def machine_page(facts: Facts, row: object, spread: tuple[CellSpread, ...] = (),
+                 rows: Rows = _masked) -> MachinePage:
     a = facts.analysis
     summary = typed_row(MachineSummary, row)
     m = facts.machines[summary.page]
     fp = m.fingerprint_id
-    cells = typed_rows(MachineCell, machine_cells(facts, fp))
-    results = a.source.results
-    failed = results.loc[(results["fingerprint_id"] == fp) & (results["status"] != Status.OK)]
-    paces = typed_rows(JudgedSitting, a.sittings.loc[a.sittings["fingerprint_id"] == fp])
+    cells = typed_rows(MachineCell, machine_cells(facts, fp, rows))
+    results = rows(a.source.results, fp)
+    failed = results.loc[results["status"] != Status.OK]
+    paces = typed_rows(JudgedSitting, rows(a.sittings, fp))
     return MachinePage(
         machine=m, summary=summary, env=environment(a.source.envs.get(fp)), cells=cells,
         failures=typed_rows(FailedReplicate, failed.sort_values(
             ["kind", "cell_name", "replicate", "run_id"], kind="stable")),
-        checks=_checks(a.repro.loc[a.repro["fingerprint_id"] == fp], cells),
+        checks=_checks(rows(a.repro, fp), cells),
         drifting=tuple(c for c in cells if c.n_drift > 0),
         throttled=tuple(c for c in cells if c.n_throttled > 0),
-        ceilings=typed_rows(MeasuredCeiling, a.ceilings.loc[a.ceilings["fingerprint_id"] == fp]),
-        runs=_runs(facts, fp),
+        ceilings=typed_rows(MeasuredCeiling, rows(a.ceilings, fp)),
+        runs=_runs(facts, fp, rows),
         paces=paces,
         disagreeing=tuple(r for r in paces if r.agreement == Agreement.DISAGREES),
-        left_cells=typed_rows(LeftOutCell,
-                              a.sitting_cells.loc[a.sitting_cells["fingerprint_id"] == fp]),
+        left_cells=typed_rows(LeftOutCell, rows(a.sitting_cells, fp)),
         spread=spread,
     )
 
@@ -215,7 +233,8 @@ def machine_pages(facts: Facts) -> MachinePages:
     by_model = {str(model): typed_rows(CellSpread, group)
                 for model, group in spread.groupby("model", sort=False)}
     largest = summary.sort_values("n_cells", ascending=False, kind="stable")
-    pages = tuple(machine_page(facts, row, by_model.get(str(row.model), ()))
+    rows = splitter()
+    pages = tuple(machine_page(facts, row, by_model.get(str(row.model), ()), rows)
                   for row in summary.itertuples(index=False))
     models: dict[str, list[MachinePage]] = {}
     for mp in pages:
