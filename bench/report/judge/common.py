@@ -74,21 +74,31 @@ def claim(facts: Facts, claim_id: str) -> ClaimAnswer | None:
 
 def scope_of(frame: pd.DataFrame) -> Scope:
     """The distinct values of ``SCOPE_AXES`` among ``frame``'s rows (eager-only compile
-    columns, empty values and ``n/a`` are not named)."""
+    columns, empty values and ``n/a`` are not named).
+
+    A value at a time over the column's array: a summary has tens of rows and there are
+    thousands of summaries, where pandas' few calls per column cost more than the values."""
     parts = []
     for col in SCOPE_AXES:
         if col not in frame.columns:
             continue
-        values = frame[col].dropna().astype(str)
-        values = values.loc[(values != "") & (values != "n/a")].unique().tolist()
+        values = sorted(_distinct(frame[col]), key=float if col == "batch_size" else None)
         if not values or (col == "compile" and values == ["off"]):  # eager: said nowhere else
             continue
-        values = sorted(values, key=float) if col == "batch_size" else sorted(values)
         parts.append((col, tuple(values)))
     by_mode = _batches_by_mode(frame)
     if by_mode:
         parts.append(("batch_by_mode", by_mode))
     return tuple(parts)
+
+
+def _distinct(col: pd.Series) -> set[str]:
+    """A column's distinct values as text, missing, empty and ``n/a`` left out."""
+    if col.dtype.kind == "f":  # as pandas writes a float: 8.0, not 8
+        text = (repr(float(v)) for v in col.to_numpy() if v == v)
+    else:
+        text = (str(v) for v in col.to_numpy(dtype=object) if not pd.isna(v))
+    return set(text) - {"", "n/a"}
 
 
 def _batches_by_mode(frame: pd.DataFrame) -> tuple[str, ...]:
@@ -140,22 +150,27 @@ def representative(pairs: pd.DataFrame, row: type[P] = Pair) -> P | None:  # typ
     if ok.empty:
         return None
 
-    def rank(col: str, order: tuple[str, ...]) -> pd.Series:
-        values = ok[col].astype(str) if col in ok.columns else pd.Series("", index=ok.index)
-        return values.map(lambda v: order.index(v) if v in order else len(order))
+    def rank(col: str, order: tuple[str, ...]) -> list[int]:
+        if col not in ok.columns:
+            return [len(order)] * len(ok)
+        return [order.index(v) if v in order else len(order) for v in _texts(ok[col])]
 
-    key = pd.DataFrame({
-        "mode": rank("mode", ("train", "infer")),
-        "batch": -pd.to_numeric(ok["batch_size"], errors="coerce").fillna(0),
-        "precision": rank("precision", _PRECISIONS),
-        "layout": rank("memory_format", ("nchw", "channels_last")),
-        "shapes": rank("shapes", ("static", "dynamic", "ragged")),
-        "cache": rank("kernel_cache", ("fresh", "shared", "warm")),
-        "heavy": -pd.to_numeric(ok["base_median_s"], errors="coerce").fillna(0),
-        "model": ok["model"].astype(str),
-    }, index=ok.index)
-    first = key.sort_values(list(key.columns), kind="stable").index[0]
-    return typed_row(row, ok.loc[first])
+    def less(col: str) -> list[float]:  # larger first
+        return [-v for v in pd.to_numeric(ok[col], errors="coerce").fillna(0).tolist()]
+
+    key = zip(rank("mode", ("train", "infer")), less("batch_size"),
+              rank("precision", _PRECISIONS), rank("memory_format", ("nchw", "channels_last")),
+              rank("shapes", ("static", "dynamic", "ragged")),
+              rank("kernel_cache", ("fresh", "shared", "warm")), less("base_median_s"),
+              _texts(ok["model"]))
+    # the first of the least: a stable sort's first row, without sorting a frame per summary
+    first = min(enumerate(key), key=lambda ik: ik[1])[0]
+    return typed_row(row, ok.iloc[first])
+
+
+def _texts(col: pd.Series) -> list[str]:
+    """A column's values as ``astype(str)`` gives them."""
+    return [str(v) for v in col.astype(str).tolist()]
 
 
 def sources_of(facts: Facts, *frames: pd.DataFrame | Sequence[Pair], claims_on: str = ""
