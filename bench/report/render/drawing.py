@@ -19,7 +19,9 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from bench.report import parallel
 from bench.report.render.writer import Chart
 
-#: At most this many processes draw (MkDocs keeps one core to itself).
+#: At most this many processes draw. One per core, MkDocs beside them: MkDocs waits for the
+#: charts at its end, so a core kept for it alone would idle once it is done, and on a tree of
+#: many machines the charts take the longer.
 MAX_WORKERS = 3
 
 
@@ -47,7 +49,7 @@ def drawing(charts: Sequence[Chart]) -> Iterator[Drawing]:
             chart()
         yield Drawing()
         return
-    workers = min(len(os.sched_getaffinity(0)) - 1, MAX_WORKERS, len(charts))
+    workers = min(len(os.sched_getaffinity(0)), MAX_WORKERS, len(charts))
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         pending = Drawing([pool.submit(chart) for chart in charts])
