@@ -312,6 +312,22 @@ class Ended:
     adaptive: tuple[str, ...] = ()  # what it says of its adaptive replicates
 
 
+def _start_pace(paces: dict[str, Any], launcher: Launcher, probe: Probe,
+                stream: TextIO) -> tuple[float, int | None]:
+    """Measure the sitting's pace at its start into ``paces`` (or reuse the plan's, when it is
+    fresh): the seconds to keep for the end's probes, which take about as long, and the signal
+    that stopped the probes, if one did (then the end's pace is recorded as skipped)."""
+    began = time.monotonic()
+    planned_pace = probe.env.get(pace.ENV_KEY)  # measured for the plan: may stand for one
+    reused = pacing.reusable(planned_pace)
+    paces[PACE_START], stopped = pacing.sitting_pace(launcher, probe.cuda, PACE_START,
+                                                     planned_pace)
+    _missing_line(paces[PACE_START], "start", stream)
+    if stopped is not None:
+        paces[PACE_END] = pacing.skipped(probe.cuda, _stopped_why(stopped))
+    return time.monotonic() - began + (pace.CPU_PROBE.expected_s if reused else 0.0), stopped
+
+
 def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = "",
             stream: TextIO | None = None, progress: bool = True,
             hook: hooks.Hook = hooks.none, timings: list[JobTiming] | None = None,
@@ -347,19 +363,11 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
     probing = session.recorded and bool(todo)  # a sitting that runs something
     end_s = 0.0
     if probing:
-        began = time.monotonic()
-        planned_pace = probe.env.get(pace.ENV_KEY)  # measured for the plan: may stand for one
-        reused = pacing.reusable(planned_pace)
-        paces[PACE_START], stopped = pacing.sitting_pace(launcher, probe.cuda, PACE_START,
-                                                         planned_pace)
-        _missing_line(paces[PACE_START], "start", stream)
+        end_s, stopped = _start_pace(paces, launcher, probe, stream)
         if stopped is not None:  # a signal during the start's probes: the sitting ends
-            paces[PACE_END] = pacing.skipped(probe.cuda, _stopped_why(stopped))
             finish_sitting(session.store, session.sitting, time.monotonic() - since, [],
                            stream, paces)
             return Ended(EXIT_CODES.get(signal.Signals(stopped), 130), {})
-        # the end's probes take about as long: kept for them (a reused one as expected)
-        end_s = time.monotonic() - began + (pace.CPU_PROBE.expected_s if reused else 0.0)
     jobs_budget = Budget(max(0.0, budget.total_s - end_s), budget.start) \
         if budget is not None and probing else budget
     order = todo
