@@ -21,11 +21,11 @@ from bench.report.judge.advice.codes import Caveat, Rule, Setting
 from bench.report.judge.claims import ClaimAnswer, Finding
 from bench.report.judge.machines import Machine
 from bench.report.judge.regimes import Regime
-from bench.report.judge.rows import Pair, Scalar, Table
+from bench.report.judge.rows import Counted, Pair, Scalar, Table
 from bench.report.judge.tally import Comparisons, MachineRows, Tally
 
 __all__ = [
-    "CONFIDENCE", "DELTA", "MIN_OK_REPLICATES", "Caveat", "ClaimAnswer", "Comparisons", "Finding",
-    "Machine", "MachineRows", "Pair", "Recommendation", "Regime", "Rule", "Scalar", "Setting",
-    "Table", "Tally",
+    "CONFIDENCE", "DELTA", "MIN_OK_REPLICATES", "Caveat", "ClaimAnswer", "Comparisons", "Counted",
+    "Finding", "Machine", "MachineRows", "Pair", "Recommendation", "Regime", "Rule", "Scalar",
+    "Setting", "Table", "Tally",
 ]  # fmt: skip

@@ -119,6 +119,24 @@ class Banded:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Located:
+    """Where a row stands on the site: its machine page and its row's anchor there, what a
+    link to the row is made of."""
+
+    page: str = ""
+    anchor: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Counted:
+    """How many of a cell's replicates ended ok, and whether that is too few to judge it
+    (``analysis.cells``): what a page marks a figure with that rests on too few."""
+
+    n_ok: int | None = None
+    too_few_ok: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Axes:
     """A configuration's axis values (``schema.AXIS_COLUMNS``), each None where a row has
     none: what a row's label is made of."""

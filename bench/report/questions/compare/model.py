@@ -24,7 +24,7 @@ from bench.report.judge.columns import varying
 from bench.report.judge.facts import Facts
 from bench.report.judge.feeding_sections import FeedingSection, feeding_sections
 from bench.report.judge.machines import Machine
-from bench.report.judge.rows import Axes, Table, typed_row, typed_rows
+from bench.report.judge.rows import Axes, Counted, Located, Table, typed_row, typed_rows
 
 #: What the Compare page's throughput table compares across machines: a workload, eager or
 #: compiled.
@@ -40,18 +40,14 @@ class WorkloadKey(Axes):
 
 
 @dataclass(frozen=True, kw_only=True)
-class BestThroughput(WorkloadKey):
+class BestThroughput(WorkloadKey, Located, Counted):
     """One machine's best throughput of a workload (a row of ``best_throughput``): the figure,
     the setting it ran at, and its row."""
 
     fingerprint_id: str = ""
     machine: str = ""
-    page: str = ""
     cell_id: str = ""
-    anchor: str = ""
     samples_per_s: float | None = None
-    n_ok: int | None = None
-    too_few_ok: bool | None = None
     samples_per_joule: float | None = None
     energy_method: str | None = None
 
@@ -81,17 +77,13 @@ class ThroughputLine:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CeilingFigure:
+class CeilingFigure(Located, Counted):
     """A machine's measured peak rate of one op on one device (a row of ``ceilings``)."""
 
-    page: str = ""
     device: str = ""
     op: str = ""
-    anchor: str = ""
     achieved: float | None = None
     unit: str | None = None
-    n_ok: int | None = None
-    too_few_ok: bool | None = None
     n_throttled: int | None = None
 
 

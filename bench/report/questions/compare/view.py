@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bench.report import fmt
-from bench.report.judge import MIN_OK_REPLICATES, Machine
+from bench.report.judge import MIN_OK_REPLICATES, Counted, Machine
 from bench.report.questions.answers import Shared
 from bench.report.questions.compare.model import (
     WORKLOAD_KEY,
@@ -41,7 +41,7 @@ from bench.report.render.writer import Writer
 from bench.report.vocabulary import Power
 
 
-def _few(r: BestThroughput | CeilingFigure) -> str:
+def _few(r: Counted) -> str:
     """The mark on a measurement that rests on too few ok replicates to be judged."""
     if not r.too_few_ok:
         return ""

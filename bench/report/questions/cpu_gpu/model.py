@@ -20,7 +20,7 @@ from bench.report.judge.common import (
 )
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, by_machine
-from bench.report.judge.rows import Pair, Table, typed_row, typed_rows
+from bench.report.judge.rows import Located, Pair, Table, typed_row, typed_rows
 from bench.report.judge.tally import Tally, summary_of
 from bench.report.vocabulary import Verdict
 
@@ -52,11 +52,9 @@ class CpuGpuPair(Pair):
 
 
 @dataclass(frozen=True, kw_only=True)
-class BestCell:
+class BestCell(Located):
     """One side's fastest cell of a workload (a row of the analysis' cells)."""
 
-    page: str = ""
-    anchor: str = ""
     model: str | None = None
     mode: str | None = None
     precision: str | None = None
