@@ -121,10 +121,26 @@ def _untyped(hint: object, where: str, seen: set[type]) -> list[str]:
     origin = typing.get_origin(hint) or hint
     if isinstance(origin, type) and dataclasses.is_dataclass(origin) and origin not in seen:
         seen.add(origin)
-        hints = typing.get_type_hints(origin)
+        hints, given = typing.get_type_hints(origin), _parameters(origin)
         for f in dataclasses.fields(origin):
-            found += _untyped(hints[f.name], f"{origin.__name__}.{f.name}", seen)
+            found += _untyped(_given(hints[f.name], given), f"{origin.__name__}.{f.name}", seen)
     return found
+
+
+def _parameters(cls: type) -> dict[object, object]:
+    """What each type parameter of ``cls``'s generic bases stands for in ``cls``
+    (``ComparisonPage[CpuGpuSection]``: its sections are CPU-vs-GPU sections)."""
+    return {param: arg for base in getattr(cls, "__orig_bases__", ())
+            for param, arg in zip(getattr(typing.get_origin(base), "__parameters__", ()),
+                                  typing.get_args(base), strict=False)}
+
+
+def _given(hint: Any, given: dict[object, object]) -> Any:
+    """``hint`` with the type parameters ``given`` stands for put in."""
+    params = getattr(hint, "__parameters__", ())
+    if hint in given:
+        return given[hint]
+    return hint[tuple(given.get(p, p) for p in params)] if params else hint
 
 
 def test_no_page_model_field_is_a_frame_or_any() -> None:
@@ -148,6 +164,29 @@ class _Outer:
 
 def test_an_untyped_field_is_found() -> None:
     assert sorted(_untyped(_Outer, "Outer", set())) == ["_Inner.best", "_Inner.rows"]
+
+
+_T = typing.TypeVar("_T")
+
+
+@dataclasses.dataclass
+class _Generic(typing.Generic[_T]):
+    items: tuple[_T, ...]
+
+
+@dataclasses.dataclass
+class _OfInner(_Generic[_Inner]):
+    pass
+
+
+@dataclasses.dataclass
+class _OfOpen(_Generic[_T]):
+    pass
+
+
+def test_a_generic_base_field_is_read_as_its_subclass_gives_it() -> None:
+    assert sorted(_untyped(_OfInner, "OfInner", set())) == ["_Inner.best", "_Inner.rows"]
+    assert _untyped(_OfOpen, "OfOpen", set()) == ["_OfOpen.items"]
 
 
 def test_no_view_takes_the_whole_answers() -> None:

@@ -1,11 +1,11 @@
 """What several page models share: the advice list of one setting, the claims a page answers,
-and the scope of a summary (what its rows cover)."""
+the scope of a summary (what its rows cover), and what every comparison page holds."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -16,11 +16,13 @@ from bench.report.judge.claims import ClaimAnswer
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
 from bench.report.judge.regimes import Regime
-from bench.report.judge.rows import Pair, typed_row
+from bench.report.judge.rows import Pair, Table, typed_row
 from bench.report.judge.selection import judged
 from bench.report.vocabulary import Action, Verdict
 
 P = TypeVar("P", bound=Pair)
+#: A comparison page's section: one machine's part of it.
+S = TypeVar("S")
 
 #: What a summary's scope names, so that a machine-level sentence never reads as a verdict for
 #: every model on that machine: the models, modes, precisions, layouts, shapes, batches, kernel
@@ -39,6 +41,19 @@ class AdviceList:
 
     said: tuple[Regime, ...]
     unknown: tuple[Recommendation, ...]
+
+
+@dataclass(frozen=True)
+class ComparisonPage(Generic[S]):
+    """What every comparison page (cudnn, shapes, determinism, CPU vs GPU) holds, so that one
+    view writes the part they share: its pairs (the page's CSV), a section per current machine,
+    the claims and advice it states, and the fingerprints its figures come from."""
+
+    pairs: Table = field(repr=False)
+    sections: tuple[S, ...]
+    claims: tuple[ClaimAnswer, ...]
+    advice: AdviceList
+    sources: tuple[Machine, ...]
 
 
 def advice_list(facts: Facts, setting: str, *, shapes_only: bool = False) -> AdviceList:

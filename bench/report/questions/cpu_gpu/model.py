@@ -9,10 +9,9 @@ import pandas as pd
 
 from bench.report.analysis.studies import CURVE_KEY
 from bench.report.judge.best import BestAgainstBest, best_against_best
-from bench.report.judge.claims import ClaimAnswer
 from bench.report.judge.columns import varying
 from bench.report.judge.common import (
-    AdviceList,
+    ComparisonPage,
     advice_list,
     claims_for,
     ordered,
@@ -100,12 +99,8 @@ class CpuGpuSection:
 
 
 @dataclass(frozen=True)
-class CpuGpuPage:
-    pairs: Table = field(repr=False)
-    sections: tuple[CpuGpuSection, ...]
-    claims: tuple[ClaimAnswer, ...]
-    advice: AdviceList
-    sources: tuple[Machine, ...]
+class CpuGpuPage(ComparisonPage[CpuGpuSection]):
+    """Every CPU-vs-GPU pair, and a section per machine that has them."""
 
 
 def _crossing(curves: pd.DataFrame) -> Crossing:

@@ -19,7 +19,7 @@ from bench.report.judge.advice.summaries import agreement
 from bench.report.judge.claims import ClaimAnswer
 from bench.report.judge.columns import comparison_columns
 from bench.report.judge.common import (
-    AdviceList,
+    ComparisonPage,
     Scope,
     advice_list,
     claim,
@@ -121,13 +121,11 @@ class CudnnSection:
 
 
 @dataclass(frozen=True)
-class CudnnPage:
-    pairs: Table = field(repr=False)  # every benchmark pair (the page's CSV)
-    sections: tuple[CudnnSection, ...]  # current machines, those with an answer first
-    claims: tuple[ClaimAnswer, ...]
+class CudnnPage(ComparisonPage[CudnnSection]):
+    """Every benchmark pair, and a section per current machine, those with an answer first;
+    besides, the claim about choosing an algorithm by hand."""
+
     algo: ClaimAnswer | None
-    advice: AdviceList
-    sources: tuple[Machine, ...]  # the fingerprints its figures come from
     cpu_only: tuple[Machine, ...]  # current machines without a GPU (cuDNN does not apply)
 
 

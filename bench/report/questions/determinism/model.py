@@ -8,10 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from bench.report.judge.claims import ClaimAnswer
 from bench.report.judge.columns import comparison_columns
 from bench.report.judge.common import (
-    AdviceList,
+    ComparisonPage,
     Scope,
     advice_list,
     claims_for,
@@ -104,12 +103,8 @@ class DeterminismSection:
 
 
 @dataclass(frozen=True)
-class DeterminismPage:
-    pairs: Table = field(repr=False)  # every pair (the page's CSV)
-    sections: tuple[DeterminismSection, ...]  # every current machine with pairs or checks
-    claims: tuple[ClaimAnswer, ...]
-    advice: AdviceList
-    sources: tuple[Machine, ...]
+class DeterminismPage(ComparisonPage[DeterminismSection]):
+    """Every determinism pair, and a section per current machine with pairs or checks."""
 
 
 def _agreed(values: pd.Series) -> bool | None:

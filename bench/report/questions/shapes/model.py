@@ -3,17 +3,21 @@ the first pass, the claims and the advice the page states."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from bench.report.analysis.pairs import join_cells, row_keys
-from bench.report.judge.claims import ClaimAnswer
 from bench.report.judge.columns import comparison_columns
-from bench.report.judge.common import CONFIG_AXES, AdviceList, advice_list, claims_for, sources_of
+from bench.report.judge.common import (
+    CONFIG_AXES,
+    ComparisonPage,
+    advice_list,
+    claims_for,
+    sources_of,
+)
 from bench.report.judge.facts import Facts
-from bench.report.judge.machines import Machine
 from bench.report.judge.rows import Pair, Table
 from bench.report.judge.tally import MachineRows, comparisons
 from bench.report.judge.tally import Tally as Tally  # its fields' types
@@ -41,13 +45,9 @@ class ShapesSection:
 
 
 @dataclass(frozen=True)
-class ShapesPage:
-    #: every pair (the CSV, with ``extra_cold_vs_bm_off_s``)
-    pairs: Table = field(repr=False)
-    sections: tuple[ShapesSection, ...]
-    claims: tuple[ClaimAnswer, ...]
-    advice: AdviceList
-    sources: tuple[Machine, ...]
+class ShapesPage(ComparisonPage[ShapesSection]):
+    """Every changing-shapes pair (the CSV, with ``extra_cold_vs_bm_off_s``), and a section
+    per machine."""
 
 
 def _section(s: MachineRows[ShapesPair]) -> ShapesSection:

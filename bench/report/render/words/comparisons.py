@@ -8,15 +8,15 @@ to a CSV beside the data files that holds every one, so nothing is left out sile
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence, Sized
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import pandas as pd
 
 from bench import schema
 from bench.report import fmt
-from bench.report.judge import DELTA, ClaimAnswer, Machine, Pair, Table
-from bench.report.judge.common import AdviceList
+from bench.report.judge import DELTA, Pair, Table
+from bench.report.judge.common import ComparisonPage
 from bench.report.render import charts
 from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page
@@ -143,21 +143,6 @@ def figure_of(path: str, shown: int, left_out: int, caption: str, alt: str) -> d
     return {"path": path, "left_out": left_out, "shown": shown, "caption": caption, "alt": alt}
 
 
-class ComparisonModel(Protocol):
-    """What the model of every comparison page (cudnn, shapes, determinism, CPU vs GPU) holds."""
-
-    @property
-    def pairs(self) -> Sized: ...
-    @property
-    def sections(self) -> Sequence[Any]: ...
-    @property
-    def claims(self) -> Sequence[ClaimAnswer]: ...
-    @property
-    def advice(self) -> AdviceList: ...
-    @property
-    def sources(self) -> Sequence[Machine]: ...
-
-
 #: What a page's sections are built from besides the model (the views' ``Shared``).
 S = TypeVar("S")
 
@@ -166,7 +151,7 @@ def comparison_page(
     writer: Writer,
     p: Page,
     template: str,
-    model: ComparisonModel,
+    model: ComparisonPage[Any],
     *,
     csv: tuple[str, Sequence[str]],
     section: Callable[[Writer, S, Page, Any, str], dict[str, Any]],
@@ -178,8 +163,7 @@ def comparison_page(
     ``section`` per machine, and the legend, claims, advice and provenance they all end with;
     ``fields`` are the page's own (its answers first)."""
     name, extra = csv
-    pairs: Any = model.pairs
-    path = write_comparisons(writer, name, pairs, extra) if len(pairs) else ""
+    path = write_comparisons(writer, name, model.pairs, extra) if len(model.pairs) else ""
     writer.page(
         p.here,
         template,
