@@ -6,10 +6,11 @@ callers pick and order the rows and write the caption and alt text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bench.report.render.charts import (
     GRID,
@@ -23,6 +24,9 @@ from bench.report.render.charts import (
     _title,
 )
 from bench.report.render.escape import mathtext
+
+#: A point of a line chart (``StepPoint``, ``TailPoint``): it names its ``series``.
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -213,15 +217,24 @@ def finish_legend_chart(fig: Any, ax: Any, path: Path, *, title: str, xlabel: st
     return path
 
 
-def step_chart(points: Sequence[StepPoint], path: Path, *, title: str) -> Path:
-    """Median step time against batch size, one line per series, both axes logarithmic."""
+@contextmanager
+def _series_figure(points: Sequence[T], chart: str
+                   ) -> Iterator[tuple[Any, Any, dict[str, list[T]]]]:
+    """The figure, axes and series of a line chart with a legend entry per series of
+    ``points``, drawn in the charts' style: what the step and tail charts begin alike."""
     if not points:
-        raise ValueError("step_chart needs at least one point")
-    from matplotlib.ticker import FuncFormatter, NullFormatter
-
+        raise ValueError(f"{chart} needs at least one point")
     series = by_series(points)
     with _style():
         fig, ax = legend_figure(series)
+        yield fig, ax, series
+
+
+def step_chart(points: Sequence[StepPoint], path: Path, *, title: str) -> Path:
+    """Median step time against batch size, one line per series, both axes logarithmic."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    with _series_figure(points, "step_chart") as (fig, ax, series):
         for i, (name, pts) in enumerate(series.items()):
             _line(ax, name, i, [(p.batch, p.seconds) for p in sorted(pts, key=lambda p: p.batch)])
         ax.set_xscale("log", base=2)
@@ -257,13 +270,9 @@ def tail_chart(points: Sequence[TailPoint], path: Path, *, title: str) -> Path:
     """p99 step time against throughput, one line per series through its batch sizes (each
     point labelled with its batch), both axes logarithmic: what a bigger batch buys in
     samples/s and costs in tail latency."""
-    if not points:
-        raise ValueError("tail_chart needs at least one point")
     from matplotlib.ticker import FuncFormatter
 
-    series = by_series(points)
-    with _style():
-        fig, ax = legend_figure(series)
+    with _series_figure(points, "tail_chart") as (fig, ax, series):
         for i, (name, pts) in enumerate(series.items()):
             pts = sorted(pts, key=lambda p: p.batch)
             color = _line(ax, name, i, [(p.samples_per_s, p.p99_s) for p in pts])
