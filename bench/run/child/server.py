@@ -52,6 +52,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from io import FileIO
 from typing import Any, NoReturn
 
@@ -246,22 +247,24 @@ def _terminated(signum: int, frame: object) -> None:
     raise _Terminated
 
 
+def _no_warm(name: str) -> None:
+    """A server with nothing to warm (``--exec``: every child a fresh interpreter)."""
+
+
+@dataclass
 class _Loop:
     """The server loop's state: the protocol pipe out, the inbox, the running child and a task
     sent while a stopped child was still dying."""
 
-    def __init__(self, target: Callable[[str], int], cuda_initialised: Callable[[], bool],
-                 clock: Callable[[], float], grace_s: float, out: FileIO,
-                 warm: Callable[[str], None] = lambda name: None) -> None:
-        self.target = target
-        self.warm = warm
-        self.cuda_initialised = cuda_initialised
-        self.clock = clock
-        self.grace_s = grace_s
-        self.out = out
-        self.inbox = Channel(sys.stdin.fileno())
-        self.rep: Replicate | None = None
-        self.queued: Run | None = None
+    target: Callable[[str], int]
+    cuda_initialised: Callable[[], bool]
+    clock: Callable[[], float]
+    grace_s: float
+    out: FileIO
+    warm: Callable[[str], None] = _no_warm
+    inbox: Channel = field(default_factory=lambda: Channel(sys.stdin.fileno()))
+    rep: Replicate | None = None
+    queued: Run | None = None
 
     def reply(self, msg: Message) -> None:
         self.out.write(encode(msg))
@@ -338,7 +341,7 @@ class _Loop:
 
 def serve(target: Callable[[str], int], cuda_initialised: Callable[[], bool] = lambda: False,
           clock: Callable[[], float] = time.monotonic, runner_pid: int | None = None,
-          grace_s: float = TERM_GRACE_S, warm: Callable[[str], None] = lambda name: None) -> int:
+          grace_s: float = TERM_GRACE_S, warm: Callable[[str], None] = _no_warm) -> int:
     """The server loop on stdin and stdout: ``Run`` forks ``target(task_path)``, ``Stop`` ends
     it, every end is reported with ``Exited``. Returns at EOF (0) or SIGTERM (143): its
     runner's death is either (``runner_pid``: the parent it was started by). ``grace_s`` is
