@@ -1,6 +1,7 @@
 """Adaptive replicates (``bench.run.plan.adaptive``): extra rounds for the comparisons still
-undecided once the plan is done, up to the looks cap, only from what a budget leaves, and a
-resume that continues the looks without adding or losing a replicate (no torch)."""
+undecided once the plan is done, up to the looks cap (every look without a budget, only what a
+budget leaves with one), and a resume that continues the looks without adding or losing a
+replicate (no torch)."""
 
 from __future__ import annotations
 

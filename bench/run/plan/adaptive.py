@@ -10,9 +10,10 @@ a comparison stops at, its interval still covers as promised; env.json records t
 (``schema.ADAPTIVE_KEY``) for the report to compute the intervals at that level.
 
 Extra replicates are real replicates: numbered after the planned ones, with rows like any
-other. They are taken only from what a ``--budget`` leaves once the plan has run (the planner
-never counts them), and a round starts only if the budget's per-replicate check allows all
-of it.
+other. The planner never counts them: with a ``--budget`` they are taken only from what it
+leaves once the plan has run, and a round starts only if the budget's per-replicate check
+allows all of it; without one, every look the rule allows is made (``--dry-run`` says how many
+processes that may add, at most).
 
 Why the looks are replayed from the rows: what was decided is what the rows say. At each
 look, a cell's replicates so far are its planned ones and the rounds already given to it; a
@@ -238,8 +239,8 @@ def bound_line(rule: Adaptive, n: int, seconds: float) -> str:
     more = rule.looks - 1
     return (f"adaptive replicates: up to {rule.step} more per cell of an undecided comparison, "
             f"at most {more} extra look{'s' if more != 1 else ''}: up to {n} more processes, "
-            f"about {math.ceil(seconds)} s (not in the estimate: only what the budget leaves "
-            f"after the plan; --no-adaptive: none)")
+            f"about {math.ceil(seconds)} s (not in the estimate; with --budget, only what it "
+            f"leaves after the plan; --no-adaptive: none)")
 
 
 def summary_lines(looks: Looks, now: Mapping[tuple[str, str, int], tuple[str, float | None]],
