@@ -20,6 +20,7 @@ import pandas as pd
 
 from bench.report.analysis.intervals import ratio_ci
 from bench.report.analysis.pairs import verdict as pair_verdict
+from bench.report.judge.rows import records
 from bench.report.vocabulary import Verdict
 
 
@@ -97,5 +98,4 @@ def best_against_best(cells: pd.DataFrame, pairs: pd.DataFrame) -> tuple[BestAga
         BestAgainstBest(c, g, float(e), float(low), float(high),
                         Verdict(pair_verdict(float(low), float(high), int(c.n_ok),
                                              int(g.n_ok))))
-        for c, g, e, low, high in zip(cpu.itertuples(index=False), gpu.itertuples(index=False),
-                                      est, lo, hi))
+        for c, g, e, low, high in zip(records(cpu), records(gpu), est, lo, hi))

@@ -28,7 +28,7 @@ from bench import schema
 from bench.intervals import MIN_OK_REPLICATES
 from bench.report.analysis.intervals import ratio_ci
 from bench.report.analysis.pairs import verdict as pair_verdict
-from bench.report.judge.rows import Scalar, plain
+from bench.report.judge.rows import Scalar, plain, records
 from bench.report.vocabulary import Noise, Verdict
 
 #: The switches a workload's configurations differ in, in the order a path takes them
@@ -133,9 +133,9 @@ _READ = ("page", "anchor", "n_ok", "samples_per_s", "replicate_medians", "steady
 
 def _configs(group: pd.DataFrame) -> Configs:
     """Each configuration of one workload (the one with more ok replicates where two share
-    the switches)."""
+    the switches: ``gains`` hands the rows over sorted by them)."""
     out: Configs = {}
-    for r in group.sort_values("n_ok", ascending=False, kind="stable").itertuples(index=False):
+    for r in records(group):
         key = tuple((a, _value(a, getattr(r, a))) for a in SWITCHES)
         if key not in out:
             out[key] = _Measured(Config(switches=key, anchor=str(r.anchor), n_ok=int(r.n_ok),
@@ -227,5 +227,7 @@ def gains(cells: pd.DataFrame) -> tuple[Gain, ...]:
     # several times faster than of every cell column
     wanted = [*WORKLOAD, *SWITCHES, *_READ]
     model = model[list(dict.fromkeys(c for c in wanted if c in model.columns))]
+    # most ok replicates first, once for every group (a group keeps the rows' order)
+    model = model.sort_values("n_ok", ascending=False, kind="stable")
     found = (_gain(g) for _, g in model.groupby(WORKLOAD, sort=True, dropna=False))
     return tuple(g for g in found if g is not None)

@@ -16,6 +16,7 @@ import pandas as pd
 from bench.report import fmt
 from bench.report.analysis.pairs import DELTA, within_band
 from bench.report.judge.claims.model import Finding
+from bench.report.judge.rows import records
 from bench.report.judge.selection import current as current_rows
 from bench.report.judge.selection import superseded_pages
 from bench.report.vocabulary import Stance, Verdict
@@ -56,7 +57,7 @@ def labeller(frame: pd.DataFrame, omit: tuple[str, ...] = (),
 
 def rows(frame: pd.DataFrame) -> Iterable[Any]:
     """``frame``'s rows as tuples with plain values (nullable columns as objects)."""
-    return frame.astype(object).itertuples(index=False)
+    return records(frame.astype(object))
 
 
 def pair_evidence(r: Any) -> tuple[tuple[str, str], ...]:

@@ -284,8 +284,8 @@ def leads(cells: pd.DataFrame, best: pd.DataFrame) -> tuple[Lead, ...]:
     gpu_pages = set(cells.loc[cells["device"] == "cuda", "page"].astype(str))
 
     def host_cpu(group: pd.DataFrame) -> set[str]:
-        return {str(r.page) for r in group.itertuples(index=False)
-                if str(r.page) in gpu_pages and r.device != "cuda"}
+        return {str(page) for page, device in zip(group["page"], group["device"])
+                if str(page) in gpu_pages and device != "cuda"}
 
     out: list[Lead] = []
     groups = best.groupby(WORKLOAD_KEY, sort=False, dropna=False)
