@@ -136,9 +136,30 @@ CONFIG_AXES = schema.AXIS_COLUMNS
 
 
 def ordered(frame: pd.DataFrame, extra: tuple[str, ...] = ()) -> pd.DataFrame:
-    """Rows in the order pages list them: by fingerprint, then ``extra``, then the axes."""
+    """Rows in the order pages list them: by fingerprint, then ``extra``, then the axes
+    (``sort_values(cols, na_position="first")``'s order, by ``_sort_keys``)."""
     cols = [c for c in ("fingerprint_id", *extra, *CONFIG_AXES) if c in frame.columns]
-    return frame.sort_values(cols, kind="stable", na_position="first").reset_index(drop=True)
+    if not cols or len(frame) < 2:
+        return frame.reset_index(drop=True)
+    order = np.lexsort([_sort_keys(frame[c]) for c in reversed(cols)])
+    return frame.take(order).reset_index(drop=True)
+
+
+def _sort_keys(col: pd.Series) -> np.ndarray:
+    """What pandas sorts ``col`` by in a sort on several columns, missing values first: a
+    numeric column's values (NaN as -inf), else its codes among its sorted distinct values
+    (-1 for a missing one), as ``Categorical(col, ordered=True)`` gives them.
+
+    Why not ``sort_values``: it builds a Categorical per column, about half a millisecond
+    each, over twenty columns, and pages order thousands of small frames."""
+    values = col.to_numpy() if isinstance(col.dtype, np.dtype) else None
+    if values is not None and values.dtype.kind in "fiub":
+        if values.dtype.kind == "f" and np.isnan(values).any():
+            return np.where(np.isnan(values), -np.inf, values)
+        return values
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col.cat.codes.to_numpy()
+    return pd.factorize(col, sort=True)[0]
 
 
 def with_pay_back(costs: pd.DataFrame) -> pd.DataFrame:
