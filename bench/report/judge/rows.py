@@ -68,9 +68,9 @@ def records(frame: pd.DataFrame) -> list[Any]:
 
     Why: ``itertuples`` takes every column as a Series first, tens of microseconds a column
     whatever the rows; over the thousands of small groups of a tree of many machines, that
-    was seconds of a build. The values are the same, but that a nullable integer or boolean
-    comes out as a Python ``int`` or ``bool`` rather than a numpy scalar; a missing value
-    stays ``NA``, ``NaN`` or ``NaT``."""
+    was seconds of a build. The values are the same, except that a nullable integer or
+    boolean comes out as a Python ``int`` or ``bool`` rather than a numpy scalar; a missing
+    value stays ``NA``, ``NaN`` or ``NaT``."""
     if frame.empty:
         return []
     row = _row_type(tuple(map(str, frame.columns)))
