@@ -57,6 +57,8 @@ def plain_rows(frame: pd.DataFrame, names: Sequence[str]) -> list[list[Scalar]]:
     many, small and wide, and a column at a time (:func:`plain_column`) cost about a tenth of
     a millisecond a column whatever its rows. A date column keeps the column's own path (the
     frame's conversion would hand out Timestamps, which read otherwise as text)."""
+    if not names:  # no column, no row (as zipping no columns gives)
+        return []
     sub = frame[list(names)]
     if any(t.kind in "mM" for t in sub.dtypes):
         return [list(row) for row in zip(*(plain_column(sub[n]) for n in names), strict=True)]
