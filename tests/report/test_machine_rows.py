@@ -35,6 +35,18 @@ def test_rows_built_by_column_hold_the_plain_values() -> None:
     assert typed_rows(MachineCell, frame.iloc[:0]) == ()
 
 
+def test_plain_gives_python_scalars_and_none_for_every_missing_value() -> None:
+    """Plain Python values pass as they are; numpy scalars become their Python values; every
+    kind of missing value (None, NaN of either float, NA, NaT) is None; anything else is text."""
+    for value in ("a", 3, True, 0.25):
+        assert plain(value) == value and type(plain(value)) is type(value)
+    assert type(plain(np.float64(0.5))) is float and type(plain(np.int64(2))) is int
+    assert type(plain(np.bool_(True))) is bool and type(plain(np.str_("b"))) is str
+    for missing in (None, float("nan"), np.float64("nan"), pd.NA, pd.NaT):
+        assert plain(missing) is None, missing
+    assert plain(pd.Timestamp("2026-12-06")) == "2026-12-06 00:00:00"
+
+
 def test_the_environment_lists_no_plan_and_its_flags_apart() -> None:
     env = environment({"torch": "2.11", "plan": ["c1", "c2"], "gpu": {"tf32": True, "ids": []},
                        "flag_defaults": {"cudnn.benchmark": False}})
