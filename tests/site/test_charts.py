@@ -69,3 +69,30 @@ def test_too_many_rows_is_refused(tmp_path: Path) -> None:
     ]
     with pytest.raises(ValueError, match="split"):
         charts.speedup_chart(rows, tmp_path / "x.svg", title="t", xlabel="x", delta=0.03)
+
+
+def test_row_labels_stand_where_the_y_ticks_would() -> None:
+    """The rows' labels are drawn as texts beside a line of tick marks, not as y ticks (a
+    tick is five artists); each label ends and centres where matplotlib's tick label would."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    labels = ["resnet50 · train", "a much longer label of a row", "x"]
+    ys = [2, 1, 0]
+    boxes = []
+    for mine in (True, False):
+        with charts._style():
+            fig, ax = charts._frame(len(ys), labels)
+            if mine:
+                charts._row_labels(ax, ys, labels)
+                texts = ax.texts
+                assert len(ax.get_yticks()) == 0 and len(ax.lines) == 1
+            else:
+                ax.set_yticks(ys, labels)
+                texts = ax.get_yticklabels()
+            ax.set_ylim(-0.7, len(ys) - 0.3)
+            renderer = FigureCanvasAgg(fig).get_renderer()
+            fig.draw(renderer)
+            assert [t.get_text() for t in texts] == labels
+            boxes.append([t.get_window_extent(renderer) for t in texts])
+    for drawn, tick in zip(*boxes, strict=True):
+        assert abs(drawn.x1 - tick.x1) <= 1.0 and abs(drawn.y0 - tick.y0) <= 1.0, (drawn, tick)

@@ -27,7 +27,9 @@ matplotlib.use("Agg")
 
 from matplotlib import rc_context
 from matplotlib.figure import Figure
+from matplotlib.markers import TICKLEFT
 from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
 from bench.report.render.escape import mathtext
 from bench.report.vocabulary import Verdict
@@ -207,6 +209,28 @@ def _frame(
     return fig, fig.add_subplot()
 
 
+#: A row label's right end, left of the plot: matplotlib's tick length and label pad
+#: (``ytick.major.size`` and ``ytick.major.pad``, 3.5 points each).
+_TICK_PT = 3.5
+_LABEL_GAP_PT = 7.0
+
+
+def _row_labels(ax: Any, ys: Sequence[float], labels: Sequence[str]) -> None:
+    """Each row's label and tick mark at the plot's left edge, where the y axis's ticks would
+    put them, drawn as one line of tick markers and one text per row.
+
+    Why not ``set_yticks``: a matplotlib tick is five artists, and a chart of many rows spent a
+    third of its drawing time on them (a speedup chart: 105 ms, 70 ms without them).
+    """
+    ax.set_yticks([])
+    edge = blended_transform_factory(ax.transAxes, ax.transData)
+    ax.plot([0.0] * len(ys), list(ys), ls="none", marker=TICKLEFT, ms=_TICK_PT, mew=0.8,
+            color=INK, transform=edge, clip_on=False, zorder=2.5)
+    shift = edge + ScaledTranslation(-_LABEL_GAP_PT / 72, 0, ax.figure.dpi_scale_trans)
+    for y, label in zip(ys, labels, strict=True):
+        ax.text(0.0, y, label, transform=shift, ha="right", va="center_baseline", color=INK)
+
+
 def _title(fig: Figure, text: str) -> None:
     """A bold title at the figure's top left (an axes title could overflow a narrow plot)."""
     fig.text(
@@ -272,7 +296,7 @@ def speedup_chart(
                     zorder=3,
                     markerfacecolor="white" if verdict == Verdict.INSUFFICIENT else colour,
                 )
-        ax.set_yticks(ys, labels)
+        _row_labels(ax, ys, labels)
         ax.set_xscale("log")
         values = [v for r in rows for v in (r.speedup, r.ci_low, r.ci_high)]
         low, high = _log_limits(values, floor=delta * 2)
@@ -327,6 +351,7 @@ def break_even_chart(rows: Sequence[BreakEvenRow], path: Path, *, title: str) ->
         high = max([*positive, 10.0]) * 3
         ax.set_xscale("log")
         ax.set_xlim(1, high)
+        bars: list[tuple[int, float]] = []  # one barh call for all: a call per row cost more
         for y, row in zip(ys, rows):
             if row.iterations is None:
                 ax.text(
@@ -334,10 +359,13 @@ def break_even_chart(rows: Sequence[BreakEvenRow], path: Path, *, title: str) ->
                 )
                 continue
             value = max(row.iterations, 1.0)
-            ax.barh([y], [value - 1 if value > 1 else 0.0], left=1, height=0.55, color="#0072B2")
+            bars.append((y, value - 1 if value > 1 else 0.0))
             text = "from the first iteration" if row.iterations <= 1 else f"{row.iterations:,.0f}"
             ax.text(value * 1.08, y, text, va="center", ha="left", color=INK)
-        ax.set_yticks(ys, labels)
+        if bars:
+            ax.barh([y for y, _ in bars], [w for _, w in bars], left=1, height=0.55,
+                    color="#0072B2")
+        _row_labels(ax, ys, labels)
         ax.set_ylim(-0.7, len(rows) - 0.3)
         ax.grid(axis="x", color=GRID, lw=0.6)
         ax.set_axisbelow(True)

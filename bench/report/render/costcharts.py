@@ -19,6 +19,7 @@ from bench.report.render.charts import (
     PALETTE,
     _finite,
     _frame,
+    _row_labels,
     _save,
     _style,
     _title,
@@ -90,7 +91,7 @@ def range_chart(rows: Sequence[RangeRow], path: Path, *, title: str, xlabel: str
         low, high = min([0.0, *values]), max([0.0, *values])
         pad = (high - low) * 0.06 or 1.0
         ax.set_xlim(low - pad, high + pad)
-        ax.set_yticks(ys, labels)
+        _row_labels(ax, ys, labels)
         ax.set_ylim(-0.7, len(rows) - 0.3)
         ax.grid(axis="x", color=GRID, lw=0.6, zorder=0)
         ax.set_xlabel(mathtext(xlabel, limit=120))
@@ -118,7 +119,7 @@ def memory_chart(rows: Sequence[MemoryRow], path: Path, *, title: str, unit: flo
                 label="on: steady-state peak")
         ax.barh([y - 0.18 for y in ys], extra, left=steady, height=0.34, color=PALETTE[1],
                 label="on: first-pass workspace above it")
-        ax.set_yticks(ys, labels)
+        _row_labels(ax, ys, labels)
         ax.set_ylim(-0.7, len(rows) - 0.3)
         ax.grid(axis="x", color=GRID, lw=0.6)
         ax.set_axisbelow(True)
@@ -153,7 +154,7 @@ def bars_chart(rows: Sequence[BarRow], names: Sequence[str], path: Path, *, titl
                     color=PALETTE[i % len(PALETTE)], label=mathtext(name),
                     **({"hatch": hatch, "edgecolor": "white", "linewidth": 0} if hatch else {}))
         ax.set_xscale("log")
-        ax.set_yticks(ys, labels)
+        _row_labels(ax, ys, labels)
         ax.set_ylim(-0.7, len(rows) - 0.3)
         ax.grid(axis="x", color=GRID, lw=0.6)
         ax.set_axisbelow(True)
