@@ -447,7 +447,9 @@ def lines_chart(
         ax.set_axisbelow(True)
         ax.set_xlabel(mathtext(xlabel, limit=120))
         ax.set_ylabel(mathtext(ylabel, limit=80))
-        ax.set_title(mathtext(title, limit=90), loc="left")
+        # y given: matplotlib then skips placing the title clear of top ticks (there are
+        # none), which measured every tick label again: the same place, 20 ms sooner
+        ax.set_title(mathtext(title, limit=90), loc="left", y=1.0)
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8)
         _save(fig, path)
     return path
