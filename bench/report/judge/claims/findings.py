@@ -56,8 +56,9 @@ def labeller(frame: pd.DataFrame, omit: tuple[str, ...] = (),
 
 
 def rows(frame: pd.DataFrame) -> Iterable[Any]:
-    """``frame``'s rows as tuples with plain values (nullable columns as objects)."""
-    return records(frame.astype(object))
+    """``frame``'s rows as tuples with plain values (nullable columns as objects:
+    ``records`` converts the frame to objects itself)."""
+    return records(frame)
 
 
 def pair_evidence(r: Any) -> tuple[tuple[str, str], ...]:
