@@ -181,7 +181,7 @@ def _run(args: argparse.Namespace, launcher: Launcher, profile: matrix.Profile |
     try:
         with probing.probe_folder() as tmp:
             probe = probing.paced(launcher, tmp, probe, Path(args.reports),
-                                  [j.cell for j in jobs])
+                                  [j.cell for j in jobs], profile.pace_window_s)
     except RuntimeError as exc:
         return fail(str(exc))
     shard = ({"spec": args.shard, "slurm_job_id": os.environ.get("SLURM_JOB_ID", "")}
@@ -219,7 +219,8 @@ def _dry_run(args: argparse.Namespace, profile: matrix.Profile, probe: Probe, jo
     resume itself would be (another machine's run, a changed plan); nothing is written."""
     if not args.resume:
         costs = learned.history(Path(args.reports), probe.env)
-        dryrun.print_dry_run(jobs, probe, budget=budget, costs=costs)
+        dryrun.print_dry_run(jobs, probe, budget=budget, costs=costs,
+                             window_s=profile.pace_window_s)
         _say(dry_run_line(jobs, profile.adaptive, probe, costs))
         return 0
     try:
@@ -232,7 +233,7 @@ def _dry_run(args: argparse.Namespace, profile: matrix.Profile, probe: Probe, jo
           f"{len(jobs)} processes already done, {len(todo)} left")
     if todo:
         dryrun.print_dry_run(todo, probe, budget=budget, costs=left.costs,
-                             known=left.seconds(probe))
+                             known=left.seconds(probe), window_s=profile.pace_window_s)
     if left.looks is not None:  # the rule the run recorded, less what its rows hold
         _say(dry_run_line(jobs, left.looks.rule, probe, left.costs, left.looks))
     return 0

@@ -21,8 +21,12 @@ from bench.run.execute.launch import ForkServerLauncher
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: One tiny cell, fast enough for fault tests: the real launcher, worker and torch run it.
+#: One tiny cell, fast enough for fault tests: the real launcher, worker and torch run it; its
+#: sittings' CPU pace probes are cut short as the smoke profile's are.
 TINY_PROFILE = """
+[pace]
+window_s = 0.3
+
 [defaults]
 device = "cpu"
 model = "mobilenet_v3_small"

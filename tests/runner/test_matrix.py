@@ -97,6 +97,13 @@ batch_size = [1, 2]
     ('[profile]\ndescripton = "x"\n[studies.s]', "unknown key(s) 'descripton'; valid keys: "
      "description"),
     ('profile = "gpu"\n[studies.s]', "[profile]: must be a table"),
+    ('[pace]\nwindow_s = 0\n[studies.s]', "[pace]: pace.window_s must be a finite number "
+     "from 0.1 to 1.8, got 0"),
+    ('[pace]\nwindow_s = 5\n[studies.s]', "pace.window_s must be a finite number from 0.1 to "
+     "1.8, got 5"),
+    ('[pace]\nwindow = 0.3\n[studies.s]', "[pace]: unknown key 'window'; valid keys: "
+     "window_s"),
+    ('pace = 0.3\n[studies.s]', "[pace]: must be a table, e.g. window_s = 0.3"),
     ('[studies.s]\ndescription = ["a"]', "[studies.s]: description must be text in quotes"),
     ('[studies.s]\nkind = "ceiling"\nmodel = "fft"', "unknown ceiling op 'fft'"),
     # "shared" only describes rows from before per-replicate caches; nobody can ask for it

@@ -26,7 +26,7 @@ from bench.run.plan.profiles import load_profile
 from bench.run.protocol import Probe
 from bench.run.store import identity
 
-from .conftest import read_csv, run_cli
+from .conftest import ROOT, read_csv, run_cli
 from .fakes import LIVE_ENV, FakeLauncher
 
 
@@ -56,7 +56,10 @@ def test_a_sitting_records_its_pace_at_its_start_and_end(tmp_path: Path) -> None
         assert figures["at"]
     assert [s.task.cell.cell_id for s in launcher.paced] == [pace.REFERENCE_ID] * 2
     assert len(launcher.launched) == len(jobs), "one child per job besides"
-    assert [s.task.settings for s in launcher.paced] == [pace.SETTINGS] * 2
+    # the smoke profile's [pace] window: at most 0.3 s of steady matmuls, never under five
+    assert profile.pace_window_s == 0.3
+    assert [(s.task.settings.max_time_s, s.task.settings.min_time_s, s.task.settings.min_iters)
+            for s in launcher.paced] == [(0.3, 0.25, pace.SETTINGS.min_iters)] * 2
     env = json.loads((out / "env.json").read_text())
     assert fingerprint_id(env) == env["fingerprint_id"], "the fingerprint does not see it"
     identity.check_resume(env, LIVE_ENV, env["plan"], out / "env.json")  # still resumable
@@ -181,6 +184,28 @@ def test_a_budgeted_sitting_that_stops_early_still_measures_its_end(tmp_path: Pa
     assert launcher.launched == [] and len(launcher.paced) == 2
     paces = _records(out)[0][schema.SITTING_PACE]
     assert paces[schema.PACE_END][schema.PACE_CPU_MATMUL]["steady_p10_s"] == 0.4
+
+
+def test_a_profile_without_a_pace_table_probes_for_the_whole_window(tmp_path: Path) -> None:
+    """Every profile but those that ask for less (``[pace] window_s``) reads the pace over
+    ``pace.SETTINGS``' window, and its dry run counts those seconds at each end."""
+    _, probe, _, out = _setup(tmp_path)
+    text = (ROOT / "bench" / "profiles" / "smoke.toml").read_text(encoding="utf-8")
+    assert "[pace]\nwindow_s = 0.3\n" in text
+    whole = tmp_path / "whole.toml"
+    whole.write_text(text.replace("[pace]\nwindow_s = 0.3\n", ""), encoding="utf-8")
+    profile = select(load_profile(str(whole)), ["modes"])
+    assert profile.pace_window_s == pace.WINDOW_S == pace.SETTINGS.max_time_s
+    assert pace.cpu_probe(profile.pace_window_s) is pace.CPU_PROBE
+    opened = session.open_run(profile, probe, plan(profile), reports=tmp_path, out=str(out))
+    launcher = FakeLauncher()
+    assert session.execute(opened, launcher, probe, progress=False).code == 0
+    assert [s.task.settings for s in launcher.paced] == [pace.SETTINGS] * 2
+    short = pace.cpu_probe(0.3)
+    assert short.expected_s == pytest.approx(pace.CPU_PROBE.expected_s - pace.WINDOW_S + 0.3)
+    assert pace.expected_s(False, 0.3) == short.expected_s
+    assert pace.expected_s(True, 0.3) - pace.expected_s(False, 0.3) == pytest.approx(
+        pace.expected_s(True) - pace.expected_s(False)), "the CUDA probes keep their windows"
 
 
 def test_a_resume_with_nothing_left_probes_nothing(tmp_path: Path) -> None:

@@ -38,21 +38,23 @@ from typing import Any
 
 from bench.run.execute.launch import Launcher
 from bench.run.execute.outcome import run_child
-from bench.run.plan.pace import CPU_PROBE, Reference, references
+from bench.run.plan.pace import WINDOW_S, Reference, cpu_probe, references
 from bench.run.protocol import new_task
 from bench.run.store.durable import StoreError
-from bench.schema import PACE_MISSING, PACE_SKIPPED, Status
+from bench.schema import PACE_CPU_MATMUL, PACE_MISSING, PACE_SKIPPED, Status
 
 #: How old the plan's pace (``measure``) may be to stand for the CPU probe at the sitting's
 #: start (``reusable``): the probe, the plan and the run folder's start come between them.
 FRESH_S = 60.0
 
 
-def measure(launcher: Launcher, workdir: Path) -> dict[str, Any] | None:
+def measure(launcher: Launcher, workdir: Path, window_s: float = WINDOW_S
+            ) -> dict[str, Any] | None:
     """``REFERENCE``'s figures now (``measure_reference``'s: its steady p10, which the env's
-    ``ENV_KEY`` is read for, its median, and when), measured by a child as a run measures it;
-    None where it could not be measured (the estimate is then not scaled)."""
-    found = measure_reference(launcher, workdir, CPU_PROBE, "plan")
+    ``ENV_KEY`` is read for, its median, and when), measured by a child as a run measures it,
+    in a steady window of at most ``window_s`` (the profile's); None where it could not be
+    measured (the estimate is then not scaled)."""
+    found = measure_reference(launcher, workdir, cpu_probe(window_s), "plan")
     return None if PACE_MISSING in found else found
 
 
@@ -64,7 +66,7 @@ def reusable(figures: Any, now: dt.datetime | None = None) -> bool:
     Why: a run measures its pace for the plan moments before its sitting's first job, and the
     sitting's start measured the same matmul again straight after it, 2 s of a cpu run's wall
     time outside every job for the same figure."""
-    if not isinstance(figures, dict) or figures.get("cell_id") != CPU_PROBE.cell.cell_id:
+    if not isinstance(figures, dict) or figures.get("cell_id") != cpu_probe().cell.cell_id:
         return False
     p10 = figures.get("steady_p10_s")
     try:
@@ -103,16 +105,16 @@ def skipped(cuda: bool, why: str) -> dict[str, Any]:
     return {r.name: {"cell_id": r.cell.cell_id, PACE_SKIPPED: why} for r in references(cuda)}
 
 
-def sitting_pace(launcher: Launcher, cuda: bool, tag: str = "",
-                 measured: Any = None) -> tuple[dict[str, Any], int | None]:
+def sitting_pace(launcher: Launcher, cuda: bool, tag: str = "", measured: Any = None,
+                 window_s: float = WINDOW_S) -> tuple[dict[str, Any], int | None]:
     """One end of a sitting (``tag``: ``start`` or ``end``): each of ``references(cuda)``
     measured by a child of its own, in a scratch folder of their own; and the signal that
     stopped it, if one did (the probes it left are then ``missing``, and the caller stops).
     Never raises for a probe's failure: that probe is ``missing``, with its reason.
     ``measured``: the plan's pace (``measure``), which stands for the CPU probe where it is
-    ``reusable``."""
+    ``reusable``. ``window_s``: the CPU probe's steady window (the profile's ``[pace]``)."""
     found: dict[str, Any] = {}
-    refs = references(cuda)
+    refs = references(cuda, window_s)
     try:
         tmp = tempfile.TemporaryDirectory(prefix="torch-knobs-pace-")
     except OSError as exc:
@@ -121,7 +123,7 @@ def sitting_pace(launcher: Launcher, cuda: bool, tag: str = "",
     stopped: int | None = None
     try:
         for ref in refs:
-            if ref is CPU_PROBE and reusable(measured):
+            if ref.name == PACE_CPU_MATMUL and reusable(measured):
                 found[ref.name] = dict(measured)
                 continue
             try:

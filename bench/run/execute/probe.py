@@ -62,12 +62,13 @@ def probe(launcher: Launcher, workdir: Path, timeout_s: float = 600.0,
 
 
 def paced(launcher: Launcher, workdir: Path, found: Probe, reports: Path,
-          cells: Iterable[Cell]) -> Probe:
+          cells: Iterable[Cell], window_s: float = pace.WINDOW_S) -> Probe:
     """``found`` with the machine's pace now in its env (``bench.run.plan.pace``), where a run
     under ``reports`` that the estimate learns from can be compared with it and measured one
-    of ``cells`` on the CPU (``learned.has_reference``); else ``found`` as it is."""
+    of ``cells`` on the CPU (``learned.has_reference``); else ``found`` as it is.
+    ``window_s``: the CPU probe's steady window (the profile's ``[pace]``)."""
     cpu = {c.cell_id for c in cells if c.device == "cpu"}
     if not cpu or not learned.has_reference(reports, found.env, cpu):
         return found
-    now = pacing.measure(launcher, workdir)
+    now = pacing.measure(launcher, workdir, window_s)
     return replace(found, env={**found.env, pace.ENV_KEY: now}) if now else found

@@ -72,6 +72,7 @@ class Session:
     again: set[tuple[str, str, int]] = field(default_factory=set)
     recorded: bool = False  # env.json holds this sitting's record (``record_sitting``)
     looks: Looks | None = None  # the adaptive replicates' looks (``bench.run.plan.adaptive``)
+    pace_window_s: float = pace.WINDOW_S  # the CPU pace probe's window (the profile's ``[pace]``)
 
     @property
     def todo(self) -> list[Job]:
@@ -165,7 +166,7 @@ def _missing_line(found: Mapping[str, Any], end: str, stream: TextIO) -> None:
 
 
 def _end_pace(paces: dict[str, Any], code: int, launcher: Launcher, cuda: bool,
-              stream: TextIO) -> int:
+              stream: TextIO, window_s: float) -> int:
     """The pace at the sitting's end, into ``paces``: measured where the sitting ended of
     itself (all done, or a budget spent), skipped (saying why) where a signal or the store
     stopped it. Returns the sitting's exit code: a signal during these probes stops it."""
@@ -175,7 +176,7 @@ def _end_pace(paces: dict[str, Any], code: int, launcher: Launcher, cuda: bool,
                                        "the sitting stopped: its run folder could not be "
                                        "written")
         return code
-    paces[PACE_END], stopped = pacing.sitting_pace(launcher, cuda, PACE_END)
+    paces[PACE_END], stopped = pacing.sitting_pace(launcher, cuda, PACE_END, window_s=window_s)
     _missing_line(paces[PACE_END], "end", stream)
     return EXIT_CODES.get(signal.Signals(stopped), 130) if stopped is not None else code
 
@@ -287,8 +288,10 @@ def open_run(profile: Profile, probe: Probe, jobs: list[Job], *, reports: Path,
               "whole record", file=stream)
     if not resume:
         return Session(folder, store, env, jobs, set(), learned.history(reports, env),
-                       recorded=True, looks=fresh(profile.adaptive, jobs))
+                       recorded=True, looks=fresh(profile.adaptive, jobs),
+                       pace_window_s=profile.pace_window_s)
     opened = _left(folder, store, env, jobs, reports, rows, old)
+    opened.pace_window_s = profile.pace_window_s
     opened.looks = resumed(profile.adaptive, old, jobs, rows, env["fingerprint_id"], opened.again)
     if opened.todo or pending(opened.looks):  # a resume with nothing left is no sitting
         try:
@@ -313,7 +316,7 @@ class Ended:
 
 
 def _start_pace(paces: dict[str, Any], launcher: Launcher, probe: Probe,
-                stream: TextIO) -> tuple[float, int | None]:
+                stream: TextIO, window_s: float) -> tuple[float, int | None]:
     """Measure the sitting's pace at its start into ``paces`` (or reuse the plan's, when it is
     fresh): the seconds to keep for the end's probes, which take about as long, and the signal
     that stopped the probes, if one did (then the end's pace is recorded as skipped)."""
@@ -321,11 +324,12 @@ def _start_pace(paces: dict[str, Any], launcher: Launcher, probe: Probe,
     planned_pace = probe.env.get(pace.ENV_KEY)  # measured for the plan: may stand for one
     reused = pacing.reusable(planned_pace)
     paces[PACE_START], stopped = pacing.sitting_pace(launcher, probe.cuda, PACE_START,
-                                                     planned_pace)
+                                                     planned_pace, window_s)
     _missing_line(paces[PACE_START], "start", stream)
     if stopped is not None:
         paces[PACE_END] = pacing.skipped(probe.cuda, _stopped_why(stopped))
-    return time.monotonic() - began + (pace.CPU_PROBE.expected_s if reused else 0.0), stopped
+    reuse_s = pace.cpu_probe(window_s).expected_s if reused else 0.0
+    return time.monotonic() - began + reuse_s, stopped
 
 
 def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = "",
@@ -363,7 +367,7 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
     probing = session.recorded and bool(todo)  # a sitting that runs something
     end_s = 0.0
     if probing:
-        end_s, stopped = _start_pace(paces, launcher, probe, stream)
+        end_s, stopped = _start_pace(paces, launcher, probe, stream, session.pace_window_s)
         if stopped is not None:  # a signal during the start's probes: the sitting ends
             finish_sitting(session.store, session.sitting, time.monotonic() - since, [],
                            stream, paces)
@@ -386,7 +390,7 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
         code = run.run(order, session.done, jobs_budget, seconds,
                        priced(session.looks, session.jobs, probe, session.costs, session.earlier))
         if probing:  # a budget that stopped the sitting early leaves time for these
-            code = _end_pace(paces, code, launcher, probe.cuda, stream)
+            code = _end_pace(paces, code, launcher, probe.cuda, stream, session.pace_window_s)
     finally:
         run.close()
         if probing and PACE_END not in paces:  # a signal between two jobs

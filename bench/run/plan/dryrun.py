@@ -20,13 +20,15 @@ from bench.run.protocol import Probe
 
 def print_dry_run(jobs: Sequence[Job], probe: Probe, stream: TextIO | None = None,
                   budget: Budget | None = None, costs: Mapping[str, CellCost] | None = None,
-                  known: Mapping[tuple[str, str, int], float] | None = None) -> float:
+                  known: Mapping[tuple[str, str, int], float] | None = None,
+                  window_s: float = pace.WINDOW_S) -> float:
     """One line per cell (its study, id, replicates, estimate, whether the estimate is
     *measured* on this kind of machine or *guessed*, and its name), then the total and, with a
     ``budget``, which studies fit it; returns the total in seconds (on ``stream``, standard
     output by default: the one of the moment, not of the import). ``known``: the seconds a
     resume plans a job with (its cell's replicates in the run's earlier sittings, else the
-    estimate), so a resume's dry run fits its budget as the resume will."""
+    estimate), so a resume's dry run fits its budget as the resume will. ``window_s``: the
+    CPU pace probe's window (the profile's ``[pace]``)."""
     stream = stream or sys.stdout
     found = estimate.jobs_basis(jobs, probe, costs)
     if known:
@@ -45,7 +47,7 @@ def print_dry_run(jobs: Sequence[Job], probe: Probe, stream: TextIO | None = Non
         note = f"  [skipped: {skipped}]" if skipped else ""
         print(f"{study:<{width}}  {cid:<10}  {len(ts):>4}  {sum(ts):>6.1f}s  {basis:<8}  "
               f"{name}{note}", file=stream)
-    probing = pace.expected_s(probe.cuda) * 2 if jobs else 0.0  # the sitting's two ends
+    probing = pace.expected_s(probe.cuda, window_s) * 2 if jobs else 0.0  # its two ends
     total = sum(est) + probing
     measured = sum(1 for _, b in found if b == estimate.MEASURED)
     if measured:

@@ -47,6 +47,12 @@ ADAPTIVE: dict[str, tuple[float, float]] = {
     "adaptive.max_width": (1.0, 100.0),
 }
 
+#: A profile's ``[pace]`` table (``bench.run.plan.pace``): the CPU pace probe's steady window in
+#: seconds, at most the default (a longer one would only cost time).
+PACE: dict[str, tuple[float, float]] = {
+    "pace.window_s": (0.1, 1.8),
+}
+
 
 def _range(lo: float, hi: float, whole: bool) -> str:
     return f"{'an integer' if whole else 'a finite number'} from {lo:g} to {hi:g}"
@@ -55,7 +61,7 @@ def _range(lo: float, hi: float, whole: bool) -> str:
 def problem(key: str, value: object) -> str | None:
     """Why ``value`` is not a valid ``key`` (``"batch_size must be an integer from 1 to 65536,
     got 1000000000"``), or None when it is. Keys without a range are not checked here."""
-    bounds = AXES.get(key) or SETTINGS.get(key) or ADAPTIVE.get(key)
+    bounds = AXES.get(key) or SETTINGS.get(key) or ADAPTIVE.get(key) or PACE.get(key)
     if bounds is None:
         return None
     lo, hi = bounds

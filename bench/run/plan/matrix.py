@@ -207,6 +207,11 @@ class Study:
     settings: Settings
 
 
+#: The longest steady window of the CPU pace probe at each end of a sitting, in seconds
+#: (``bench.run.plan.pace``), unless a profile's ``[pace] window_s`` says otherwise.
+PACE_WINDOW_S = 1.8
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str
@@ -215,6 +220,7 @@ class Profile:
     source: str = ""
     meta: Mapping[str, Any] = field(default_factory=dict)
     adaptive: Adaptive | None = None  # its ``[adaptive]`` table; None: the planned only
+    pace_window_s: float = PACE_WINDOW_S  # its ``[pace]`` table's ``window_s``
 
     def planned(self) -> list[tuple[Study, Cell]]:
         """Every distinct cell once, owned by the first study that declares it."""

@@ -24,10 +24,10 @@ are kept.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from bench.run.plan.matrix import Cell, Settings
+from bench.run.plan.matrix import PACE_WINDOW_S, Cell, Settings
 from bench.schema import PACE_CPU_MATMUL, PACE_CUDA_LAUNCH, PACE_CUDA_MATMUL
 
 #: The ``cpu``, ``gpu`` and ``full`` profiles' CPU ceiling: a 2048x2048 matmul in strict fp32
@@ -36,6 +36,9 @@ REFERENCE = Cell(kind="ceiling", device="cpu", model="matmul-fp32", resolution=2
                  precision="fp32-strict", cudnn_benchmark="n/a", cudnn_deterministic="n/a",
                  cudnn_benchmark_limit=None)
 REFERENCE_ID = REFERENCE.cell_id
+#: The CPU probe's longest steady window, in seconds: what a profile's ``[pace] window_s``
+#: sets (``bench.run.plan.matrix.PACE_WINDOW_S``, the default, is this ``SETTINGS``' own).
+WINDOW_S = PACE_WINDOW_S
 #: The ceiling study's stopping rule, cut short: at least 5 matmuls and 1.5 s after the cold
 #: one, at most 1.8 s (about 2 s in all on two cores). The pace moves from second to second
 #: on a shared machine, and a window must outlast its bursts. On the 2-core VM, in the 40 s
@@ -44,7 +47,7 @@ REFERENCE_ID = REFERENCE.cell_id
 #: that way took 0.90 and 0.92 of their unscaled estimates, where 0.5-0.8 s windows had
 #: read 1.07 and 1.08.
 SETTINGS = Settings(replicates=1, warmup_iters=0, min_iters=5, min_time_s=1.5, max_iters=40,
-                    max_time_s=1.8, ci_target=0.03, timeout_s=60.0)
+                    max_time_s=WINDOW_S, ci_target=0.03, timeout_s=60.0)
 #: Where env.json keeps the pace measured at the run's start.
 ENV_KEY = "pace"
 
@@ -91,11 +94,29 @@ CUDA_PROBES = (Reference(PACE_CUDA_MATMUL, CUDA_MATMUL, CUDA_SETTINGS, 3.0),
                Reference(PACE_CUDA_LAUNCH, CUDA_LAUNCH, CUDA_SETTINGS, 3.0))
 
 
-def references(cuda: bool) -> list[Reference]:
+#: What a CPU probe's child takes beyond its window: its fork, the cold matmul, the record.
+_PROBE_START_S = CPU_PROBE.expected_s - WINDOW_S
+
+
+def cpu_probe(window_s: float = WINDOW_S) -> Reference:
+    """The CPU probe with a steady window of at most ``window_s`` (a profile's ``[pace]
+    window_s``), its shortest in the same proportion, and never fewer than ``SETTINGS``'
+    iterations. Why a profile may shorten it: the ``smoke`` profile's whole plan takes a few
+    seconds, and two 1.8 s probes at full width on every core were a third of its CPU time; a
+    shorter window reads the pace of a shared machine less surely, which a profile that is
+    never quoted can afford."""
+    if window_s == WINDOW_S:
+        return CPU_PROBE
+    settings = replace(SETTINGS, max_time_s=window_s,
+                       min_time_s=round(SETTINGS.min_time_s * window_s / WINDOW_S, 3))
+    return Reference(PACE_CPU_MATMUL, REFERENCE, settings, _PROBE_START_S + window_s)
+
+
+def references(cuda: bool, window_s: float = WINDOW_S) -> list[Reference]:
     """The probes of one end of a sitting: the CUDA ones only where the probe found CUDA."""
-    return [CPU_PROBE, *(CUDA_PROBES if cuda else ())]
+    return [cpu_probe(window_s), *(CUDA_PROBES if cuda else ())]
 
 
-def expected_s(cuda: bool) -> float:
+def expected_s(cuda: bool, window_s: float = WINDOW_S) -> float:
     """About how long one end of a sitting's probing takes."""
-    return sum(r.expected_s for r in references(cuda))
+    return sum(r.expected_s for r in references(cuda, window_s))

@@ -26,7 +26,7 @@ from typing import Any
 from bench import intervals
 from bench.intervals import Adaptive
 from bench.run.plan import cpuinfo, limits, modelspec, pipelines
-from bench.run.plan.matrix import Cell, Profile, ProfileError, Settings, Study
+from bench.run.plan.matrix import PACE_WINDOW_S, Cell, Profile, ProfileError, Settings, Study
 from bench.run.plan.pipelines import PIPELINE_KINDS
 from bench.schema import AXIS_CHOICES, CEILING_OPS, KERNEL_CACHES, USER_MODEL_AXES
 
@@ -275,9 +275,31 @@ def _expand(where: str, spec: Mapping[str, Any], defaults: Mapping[str, Any],
     return list(dict.fromkeys(cells))  # dedupe, keep order
 
 
+#: The keys of a profile's ``[pace]`` table.
+PACE_KEYS = ("window_s",)
+
+
+def _pace_window(raw: Any, name: str) -> float:
+    """A profile's ``[pace]`` table: the CPU pace probe's steady window (``window_s``), or the
+    default where there is none."""
+    where = f"{name} [pace]"
+    if raw is None:
+        return PACE_WINDOW_S
+    if not isinstance(raw, dict):
+        raise ProfileError(f"{where}: must be a table, e.g. window_s = 0.3")
+    for key, value in raw.items():
+        if key not in PACE_KEYS:
+            raise ProfileError(f"{where}: unknown key {key!r}; valid keys: "
+                               f"{', '.join(PACE_KEYS)}")
+        bad = limits.problem(f"pace.{key}", value)
+        if bad:
+            raise ProfileError(f"{where}: {bad}")
+    return float(raw.get("window_s", PACE_WINDOW_S))
+
+
 def parse_profile(data: Mapping[str, Any], name: str, source: str = "") -> Profile:
     """Turn parsed TOML into a validated Profile, or raise ProfileError."""
-    known = {"profile", "defaults", "studies", "adaptive"}
+    known = {"profile", "defaults", "studies", "adaptive", "pace"}
     extra = set(data) - known
     if extra:
         raise ProfileError(f"{name}: unknown top-level key(s) {', '.join(sorted(extra))}; "
@@ -307,7 +329,7 @@ def parse_profile(data: Mapping[str, Any], name: str, source: str = "") -> Profi
         cells = _expand(where, spec, axis_defaults, f"{name} [defaults]")
         studies.append(Study(sname, _description(spec, where), tuple(cells), settings))
     return Profile(name, _description(meta, f"{name} [profile]"), tuple(studies), source, meta,
-                   _adaptive(data.get("adaptive"), name))
+                   _adaptive(data.get("adaptive"), name), _pace_window(data.get("pace"), name))
 
 
 def _profile_table(raw: Any, name: str) -> dict[str, Any]:
