@@ -22,6 +22,7 @@ from bench.report import fmt
 from bench.report.analysis import CONFIDENCE, analyse
 from bench.report.analysis.pairs import NOISY_CV
 from bench.report.input.load import load_reports
+from bench.run.plan.limits import PACE
 from bench.schema import DRIFT, ENERGY_MIN_WINDOW_S
 
 SITE_SRC = ROOT / "site_src"
@@ -66,6 +67,8 @@ ALLOWED = (
     Allowed("guide/running.md", "0.1 s", "the minimum timed duration of the gpu profile's "
             "CPU-vs-GPU study, a profile setting"),
     Allowed("guide/running.md", "20 Hz", "how often the NVML thread samples, a setting"),
+    Allowed("guide/running.md", "0.1 to 1.8 seconds", "the range of a profile's [pace] "
+            "window_s, a setting", code="{:g} to {:g} seconds".format(*PACE["pace.window_s"])),
     Allowed("guide/budgets.md", "90%", "the speed check's target for timed work, a target"),
     Allowed("guide/budgets.md", "15%", "the speed check's target for the estimate, a target"),
     Allowed("guide/contributing.md", "6 minutes", "the suite's time target (suite_time.py)"),
