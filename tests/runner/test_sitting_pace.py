@@ -208,6 +208,21 @@ def test_a_profile_without_a_pace_table_probes_for_the_whole_window(tmp_path: Pa
         pace.expected_s(True) - pace.expected_s(False)), "the CUDA probes keep their windows"
 
 
+def test_a_run_that_is_always_one_sitting_reads_its_pace_over_the_short_window(
+        tmp_path: Path) -> None:
+    """``bench advise`` and ``bench feed`` (``session.run_new``): nothing holds their one
+    sitting's pace against another's, so it is read over ``ONE_SITTING_WINDOW_S``."""
+    _, probe, _, out = _setup(tmp_path)
+    profile = replace(select(load_profile("smoke"), ["modes"]), pace_window_s=pace.WINDOW_S)
+    launcher = FakeLauncher()
+    folder, ended = session.run_new(profile, probe, plan(profile), launcher, reports=tmp_path,
+                                    out=str(out), command="bench advise")
+    assert ended.code == 0 and folder == out
+    assert [s.task.settings.max_time_s for s in launcher.paced] == [
+        session.ONE_SITTING_WINDOW_S] * 2
+    assert session.ONE_SITTING_WINDOW_S < pace.WINDOW_S
+
+
 def test_a_resume_with_nothing_left_probes_nothing(tmp_path: Path) -> None:
     profile, probe, jobs, out = _setup(tmp_path)
     first = session.open_run(profile, probe, jobs, reports=tmp_path, out=str(out))

@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -409,16 +409,24 @@ def execute(session: Session, launcher: Launcher, probe: Probe, *, fault: str = 
     return Ended(code, dict(run.counts), run.store_error, left, tuple(said))
 
 
+#: The CPU pace probe's window in a run that is always one sitting (``run_new``): the pace of a
+#: sitting is held only against the other sittings of its run (``bench.sittings``), so such a
+#: run's is recorded, never compared, and 1.8 s of matmuls at each end would buy nothing.
+ONE_SITTING_WINDOW_S = 0.3
+
+
 def run_new(profile: Profile, probe: Probe, jobs: list[Job], launcher: Launcher, *,
             reports: Path, out: str | None, command: str) -> tuple[Path, Ended]:
     """A run that is always new (``bench advise``: its verdicts are this run's alone): refuse
     an ``out`` that holds results (``SessionError``, naming ``command``), then open and run it
-    all; its folder and how it ended."""
+    all, its pace read over ``ONE_SITTING_WINDOW_S`` at most; its folder and how it ended."""
     if out and RunStore(Path(out)).exists():
         raise SessionError(f"{out} already holds results; {command} always starts a new run: "
                            f"choose another --out, or leave --out out for a new folder under "
                            f"{reports}")
-    opened = open_run(profile, probe, jobs, reports=reports, out=out)
+    window = min(profile.pace_window_s, ONE_SITTING_WINDOW_S)
+    opened = open_run(replace(profile, pace_window_s=window), probe, jobs, reports=reports,
+                      out=out)
     return opened.out, execute(opened, launcher, probe)
 
 
