@@ -96,3 +96,38 @@ def test_row_labels_stand_where_the_y_ticks_would() -> None:
             boxes.append([t.get_window_extent(renderer) for t in texts])
     for drawn, tick in zip(*boxes, strict=True):
         assert abs(drawn.x1 - tick.x1) <= 1.0 and abs(drawn.y0 - tick.y0) <= 1.0, (drawn, tick)
+
+
+def _tick_texts(svg: str) -> list[str]:
+    import re
+
+    return re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+
+
+def test_log_axes_label_their_ticks_in_plain_text(tmp_path: Path) -> None:
+    """A log axis reads ``1,000`` and ``20 ms``, never matplotlib's mathtext ``10^{3}``: over
+    several decades each power of ten is labelled; over less than one, the ticks between are,
+    so the axis is never left without a figure."""
+    from bench.report.render import costcharts
+
+    wide = charts.break_even_chart([charts.BreakEvenRow("a", 4913.0),
+                                    charts.BreakEvenRow("b", 12.0)], tmp_path / "e.svg",
+                                   title="t").read_text()
+    assert {"1", "10", "100", "1,000", "10,000"} <= set(_tick_texts(wide))
+    narrow = costcharts.step_chart(
+        [costcharts.StepPoint("cpu", b, 0.02 + 0.005 * i) for i, b in enumerate((1, 8, 32))],
+        tmp_path / "s.svg", title="t").read_text()
+    seconds = [t for t in _tick_texts(narrow) if t.endswith(" ms")]
+    assert len(seconds) >= 2, _tick_texts(narrow)  # 0.02-0.03 s: no power of ten within
+    for svg in (wide, narrow):
+        assert "mathdefault" not in svg and "times10" not in svg
+    # Control: matplotlib's own log formatter writes mathtext, which the checks above find.
+    from matplotlib.figure import Figure
+
+    with charts._style():
+        fig = Figure()
+        ax = fig.add_subplot()
+        ax.set_xscale("log")
+        ax.set_xlim(1, 5000)
+        fig.savefig(tmp_path / "raw.svg", format="svg")
+    assert "mathdefault" in (tmp_path / "raw.svg").read_text()

@@ -23,6 +23,7 @@ from bench.report.render.charts import (
     _save,
     _style,
     _title,
+    log_labels,
 )
 from bench.report.render.escape import mathtext
 
@@ -154,6 +155,7 @@ def bars_chart(rows: Sequence[BarRow], names: Sequence[str], path: Path, *, titl
                     color=PALETTE[i % len(PALETTE)], label=mathtext(name),
                     **({"hatch": hatch, "edgecolor": "white", "linewidth": 0} if hatch else {}))
         ax.set_xscale("log")
+        log_labels(ax.xaxis)
         _row_labels(ax, ys, labels)
         ax.set_ylim(-0.7, len(rows) - 0.3)
         ax.grid(axis="x", color=GRID, lw=0.6)
@@ -235,7 +237,7 @@ def _series_figure(points: Sequence[T], chart: str
 
 def step_chart(points: Sequence[StepPoint], path: Path, *, title: str) -> Path:
     """Median step time against batch size, one line per series, both axes logarithmic."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    from matplotlib.ticker import NullFormatter
 
     with _series_figure(points, "step_chart") as (fig, ax, series):
         for i, (name, pts) in enumerate(series.items()):
@@ -245,7 +247,7 @@ def step_chart(points: Sequence[StepPoint], path: Path, *, title: str) -> Path:
         ax.set_xticks(batches, [f"{b:g}" for b in batches])
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(_seconds))
+        log_labels(ax.yaxis, _seconds)
         return finish_legend_chart(fig, ax, path, title=title, xlabel="batch size",
                                    ylabel="median step time")
 
@@ -273,8 +275,6 @@ def tail_chart(points: Sequence[TailPoint], path: Path, *, title: str) -> Path:
     """p99 step time against throughput, one line per series through its batch sizes (each
     point labelled with its batch), both axes logarithmic: what a bigger batch buys in
     samples/s and costs in tail latency."""
-    from matplotlib.ticker import FuncFormatter
-
     with _series_figure(points, "tail_chart") as (fig, ax, series):
         for i, (name, pts) in enumerate(series.items()):
             pts = sorted(pts, key=lambda p: p.batch)
@@ -284,6 +284,7 @@ def tail_chart(points: Sequence[TailPoint], path: Path, *, title: str) -> Path:
                             xytext=(3, 3), textcoords="offset points", color=color)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(_seconds))
+        log_labels(ax.xaxis)
+        log_labels(ax.yaxis, _seconds)
         return finish_legend_chart(fig, ax, path, title=title, xlabel="throughput (samples/s)",
                                    ylabel="p99 step time")
