@@ -18,7 +18,7 @@ import pytest
 from bench import schema
 from bench.fingerprint import fingerprint_id
 from bench.run.execute import pacing, session
-from bench.run.plan import pace
+from bench.run.plan import limits, pace
 from bench.run.plan.budget import Budget
 from bench.run.plan.jobs import plan
 from bench.run.plan.matrix import select
@@ -196,6 +196,7 @@ def test_a_profile_without_a_pace_table_probes_for_the_whole_window(tmp_path: Pa
     whole.write_text(text.replace("[pace]\nwindow_s = 0.3\n", ""), encoding="utf-8")
     profile = select(load_profile(str(whole)), ["modes"])
     assert profile.pace_window_s == pace.WINDOW_S == pace.SETTINGS.max_time_s
+    assert limits.PACE["pace.window_s"][1] == pace.WINDOW_S, "a profile may only shorten it"
     assert pace.cpu_probe(profile.pace_window_s) is pace.CPU_PROBE
     opened = session.open_run(profile, probe, plan(profile), reports=tmp_path, out=str(out))
     launcher = FakeLauncher()
