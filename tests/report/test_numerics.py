@@ -38,6 +38,7 @@ from bench.report.questions.answers import judge
 from bench.report.questions.compile.model import CompilePair
 from bench.report.questions.precision.model import precision_page
 from bench.report.questions.site import render
+from bench.report.render.mkdocs_hooks import splice
 from bench.report.render.words import numerics as words
 from bench.report.vocabulary import Numerics, Stance, Tradeoff, Verdict
 
@@ -210,8 +211,8 @@ def test_the_precision_answer_leads_with_speed_and_numerics(write_tree: Any) -> 
     assert str(Tradeoff.FASTER_DRIFTS) in answer
     assert "outputs drift (relative error 3%, cosine 0.99955, over the fp16 tolerance" in answer
     assert "amp-bf16 faster in 1 of 1 (1.67×), outputs agree (relative error 0.4%)" in answer
-    assert "| fp32 ran |" in text and "| TF32 |" in text  # the builders' fp32 reads TF32 back
-    assert "| agrees, 0.4% |" in text and "| drifts, 3% |" in text
+    assert "<th>fp32 ran</th>" in text and "<td>TF32</td>" in text  # the builders' fp32: TF32
+    assert "<td>agrees, 0.4%</td>" in text and "<td>drifts, 3%</td>" in text
     # a quote carries the outputs beside the speed
     cite = next(ln for ln in answer.splitlines() if "**Cite:**" in ln)
     assert "faster; outputs drift (relative error 3%, cosine 0.99955, over the fp16 tolerance" \
@@ -223,7 +224,7 @@ def test_an_unchecked_run_says_so_once_and_claims_no_agreement(write_tree: Any) 
     text = _rendered(root, analyse(load_reports(root)), "precision.md")
     answer = text.split("## Memory format")[0]
     assert "Outputs were not checked against a strict reference here." in answer
-    assert "agree" not in answer and "| not checked |" in text
+    assert "agree" not in answer and "<td>not checked</td>" in text
     assert "outputs" not in next(ln for ln in answer.splitlines() if "**Cite:**" in ln)
 
 
@@ -249,10 +250,11 @@ def test_the_compile_answer_quotes_the_compiled_outputs(write_tree: Any) -> None
 
 
 def _rendered(root: Path, a: Analysis, name: str) -> str:
-    """One generated page of ``a``, rendered (no MkDocs) beside the reports ``root``."""
+    """One generated page of ``a``, rendered (no MkDocs) beside the reports ``root``, its
+    HTML fragments (the long tables) spliced in where MkDocs's hook puts them."""
     generated = root.parent / "docs" / "generated"
     render(judge(a), root, generated)
-    return (generated / name).read_text(encoding="utf-8")
+    return splice((generated / name).read_text(encoding="utf-8"), generated.parent)
 
 
 def test_a_cpu_cell_never_runs_tf32_whatever_its_cuda_switches_read() -> None:

@@ -111,6 +111,38 @@ def html_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>\n"
 
 
+#: A link as the pages write one (``Page.link``): escaped text, a relative target.
+_LINK = re.compile(r"\[([^\[\]]*)\]\(([^()\s]+)\)")
+#: What would make Python-Markdown write a cell otherwise than ``cell_html`` does: emphasis,
+#: code, a bracket outside a link, an escape (``md`` writes every such character as an entity).
+_MARKUP = re.compile(r"[*_`\[\]\\]")
+#: A page's target as MkDocs writes it in HTML (``use_directory_urls: false``).
+_MD_TARGET = re.compile(r"\.md(?=#|$)")
+
+
+def cell_html(cell: object) -> str:
+    """A table cell's HTML as Python-Markdown writes it on a MkDocs page, for what the pages'
+    cells hold: text escaped by ``md`` (its entities kept as they are), inline HTML (verdict
+    badges), and links, their ``.md`` targets written ``.html`` as MkDocs does. Raises
+    ValueError for any other Markdown, which it would write differently."""
+    text = md(cell)
+    if _MARKUP.search(_LINK.sub("", text)):
+        raise ValueError(f"a table cell holds Markdown a fragment cannot hold: {text!r}")
+    return _LINK.sub(lambda m: f'<a href="{_MD_TARGET.sub(".html", m.group(2))}">'
+                               f"{m.group(1)}</a>", text)
+
+
+def table_html(headers: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
+    """``table(headers, rows)`` as the HTML MkDocs makes of it, line for line."""
+    def line(tag: str, cells: Sequence[object]) -> str:
+        return "<tr>\n" + "".join(f"<{tag}>{cell_html(c)}</{tag}>\n" for c in cells) + "</tr>"
+
+    # no rows: Python-Markdown writes a header row, a rule, and one row of empty cells
+    body = "\n".join(line("td", row) for row in list(rows) or [[""] * len(headers)])
+    return (f"<table>\n<thead>\n{line('th', headers)}\n</thead>\n<tbody>\n{body}\n</tbody>\n"
+            "</table>")
+
+
 def fragment_placeholder(name: str) -> Md:
     """Where :mod:`bench.report.render.mkdocs_hooks` splices ``generated/fragments/<name>.html``."""
     if not re.fullmatch(r"[a-z0-9._-]+", name):

@@ -8,7 +8,10 @@ the whole build is allowed (see ``tests/speed/report_build.py``). So
 writes those tables as HTML fragments under ``generated/fragments/`` (escaped for HTML there,
 excluded from the docs) and leaves a placeholder comment in the page; this hook replaces the
 placeholder in the finished page and registers the fragment's element ids with MkDocs, so
-``--strict`` anchor validation still covers every ``#cell-…`` link.
+``--strict`` anchor validation still covers every ``#cell-…`` link. The comparison pages'
+tables of every configuration on every machine take the same way (``Writer.table``): written
+as the HTML MkDocs would make of them, their links already resolved to ``.html``, which
+``--strict`` does not see; the tests check every link of a built site instead.
 
 Configured in ``mkdocs.yml`` under ``hooks:``. Importing it never imports torch, nor pandas,
 matplotlib or Jinja: only :mod:`bench.report.render.paths`, where the fragments and charts are

@@ -12,6 +12,7 @@ Layout (wiped and rebuilt on every build)::
     machines/index.md  machines/<model>.md  (one page per hardware model)
     charts/*.svg
     fragments/<page>-cells.html  fragments/<page>-failures.html   (spliced by the hook)
+    fragments/<question>--<section>[-<table>].html   (a comparison page's long tables)
     data/<machine>/<run>/{results.csv,samples.csv,env.json}  data/comparisons/*.csv
     snippets/home.md  snippets/constants.md  snippets/ceilings.md  snippets/kernel-cache.md
         (included by hand-written pages)

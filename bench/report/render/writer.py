@@ -16,9 +16,9 @@ mistake away from ``../``.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import jinja2
@@ -26,7 +26,9 @@ import pandas as pd
 
 from bench.report.judge.rows import Table
 from bench.report.render import csvsafe
-from bench.report.render.paths import GENERATED
+from bench.report.render.escape import Md
+from bench.report.render.markdown import fragment_placeholder, table_html
+from bench.report.render.paths import GENERATED, fragment_file, slug
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,19 @@ class Writer:
         out = self.path(rel)
         out.write_text(text, encoding="utf-8")
         self.written.append(out)
+
+    def table(self, page: str, name: str, headers: Sequence[object],
+              rows: Iterable[Sequence[object]]) -> Md:
+        """A table of ``page`` (docs-relative) written as an HTML fragment, line for line the
+        HTML MkDocs makes of ``markdown.table(headers, rows)``, which
+        :mod:`bench.report.render.mkdocs_hooks` splices into the page after Markdown; its
+        placeholder goes where the table would. Why: the comparison pages' tables of every
+        configuration on every machine were 13 of the 15 MB of Markdown a site of 500 runs
+        gives MkDocs, and two thirds of its time; the machine pages' tables bypass Markdown the
+        same way. ``name``: the table's slug on its page (its section's anchor, and which)."""
+        fragment = slug(f"{PurePosixPath(page).stem}--{name}")
+        self.text(fragment_file(fragment), table_html(headers, rows))
+        return fragment_placeholder(fragment)
 
     def page(self, rel: str, template: str, **context: Any) -> None:
         text = self.env.get_template(template).render(**context)

@@ -18,7 +18,7 @@ from bench.report.questions.cudnn.model import (
 )
 from bench.report.render import charts, costcharts
 from bench.report.render.escape import Md, cat, md
-from bench.report.render.markdown import Page, table
+from bench.report.render.markdown import Page
 from bench.report.render.paths import CUDNN_PAGE, SHAPES_PAGE, chart_file
 from bench.report.render.words import sentences
 from bench.report.render.words.answers import anchored, answer, cite_sentence, figure, short_scope
@@ -312,19 +312,23 @@ def _section(writer: Writer, shared: Shared, p: Page, s: CudnnSection, csv: str
         what=f"Steady-state speedup from cudnn.benchmark on {m.title}",
         caption="Step time with it off over step time with it on (above 1: faster on), with "
                 "95% intervals; the grey band is 1 ± δ.")
+    anchor = section_anchor("on", m)
     return {
-        "heading": m.title, "anchor": section_anchor("on", m), "hardware": m.hardware,
+        "heading": m.title, "anchor": anchor, "hardware": m.hardware,
         "note": counted_note(s.summary, p), "n": len(s.rows),
         "charts": [c for c in (speed, _break_even_chart(writer, s, cols),
                                _cold_chart(writer, s, cols), _memory_chart(writer, s, cols))
                    if c],
         "no_saving": s.no_saving,
-        "speed": table(["Configuration", "Speedup (95% CI)", "Verdict", "Rows"],
-                       _speed_rows(shared, p, s.rows, cols)),
-        "cost": table(["Configuration", "Cache", "First pass off → on", "Extra, slowest",
-                       "Break-even", "Rows"], _cost_rows(p, s.rows, cols)),
-        "memory": table(["Configuration", "Peak off → on", "Change", "Workspace", "Rows"],
-                        _memory_rows(p, s.rows, cols)),
+        "speed": writer.table(p.here, f"{anchor}-speed",
+                              ["Configuration", "Speedup (95% CI)", "Verdict", "Rows"],
+                              _speed_rows(shared, p, s.rows, cols)),
+        "cost": writer.table(p.here, f"{anchor}-cost",
+                             ["Configuration", "Cache", "First pass off → on", "Extra, slowest",
+                              "Break-even", "Rows"], _cost_rows(p, s.rows, cols)),
+        "memory": writer.table(p.here, f"{anchor}-memory",
+                               ["Configuration", "Peak off → on", "Change", "Workspace",
+                                "Rows"], _memory_rows(p, s.rows, cols)),
         "more": more_rows(p, len(s.rows), csv),
     }
 

@@ -17,7 +17,7 @@ from bench.report.questions.precision.model import (
 )
 from bench.report.render.buildinfo import BuildInfo
 from bench.report.render.escape import Md, cat
-from bench.report.render.markdown import Page, table
+from bench.report.render.markdown import Page
 from bench.report.render.paths import PRECISION_PAGE, chart_file
 from bench.report.render.words import numerics
 from bench.report.render.words.answers import anchored, answer, cite_sentence, figure, short_scope
@@ -110,9 +110,10 @@ def _section(writer: Writer, shared: Shared, p: Page, s: PrecisionSection, kind:
     headers = ["Configuration", "Variant", *(["fp32 ran"] if kind == "precision" else []),
                "Speedup (95% CI)", "Verdict", numerics.HEADER, "Rows"]
     rows = [_row(shared, p, r, cols, kind) for r in group[:TABLE_ROWS]]
-    anchor = "precision" if kind == "precision" else "layout"
-    return {"heading": m.title, "anchor": section_anchor(anchor, m), "chart": chart,
-            "table": table(headers, rows), "n": len(group), "more": more_rows(p, len(group), csv)}
+    anchor = section_anchor("precision" if kind == "precision" else "layout", m)
+    return {"heading": m.title, "anchor": anchor, "chart": chart,
+            "table": writer.table(p.here, anchor, headers, rows), "n": len(group),
+            "more": more_rows(p, len(group), csv)}
 
 
 def _part(writer: Writer, shared: Shared, p: Page, c: PrecisionPart, kind: str,
