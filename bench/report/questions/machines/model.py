@@ -224,11 +224,18 @@ def model_slugs(models: Sequence[str]) -> dict[str, str]:
             for base, same in found.items() for model in same}
 
 
-def machine_pages(facts: Facts) -> MachinePages:
+def link_models(facts: Facts) -> None:
+    """Where ``paths.machine_file`` links each fingerprint of this build: its hardware model's
+    page. State of the process (``paths.use_models``), so it is set in the one that renders."""
     summary = facts.analysis.machines
     slugs = model_slugs([str(m) for m in summary["model"]])
     use_models({str(page): slugs[str(model)]
                 for page, model in zip(summary["page"], summary["model"])})
+
+
+def machine_pages(facts: Facts) -> MachinePages:
+    summary = facts.analysis.machines
+    link_models(facts)
     spread = cell_spread(machine_figures(facts.analysis.source))
     by_model = {str(model): typed_rows(CellSpread, group)
                 for model, group in spread.groupby("model", sort=False)}
