@@ -126,8 +126,11 @@ def cell_html(cell: object) -> str:
     badges), and links, their ``.md`` targets written ``.html`` as MkDocs does. Raises
     ValueError for any other Markdown, which it would write differently."""
     text = md(cell)
-    if _MARKUP.search(_LINK.sub("", text)):
+    bare = _LINK.sub("", text) if "](" in text else text
+    if _MARKUP.search(bare):
         raise ValueError(f"a table cell holds Markdown a fragment cannot hold: {text!r}")
+    if bare is text:
+        return text
     return _LINK.sub(lambda m: f'<a href="{_MD_TARGET.sub(".html", m.group(2))}">'
                                f"{m.group(1)}</a>", text)
 
