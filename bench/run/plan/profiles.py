@@ -38,21 +38,30 @@ PROFILE_DIR = Path(__file__).resolve().parents[2] / "profiles"
 ADAPTIVE_KEYS = ("looks", "step", "max_width")
 
 
-def _adaptive(raw: Any, name: str) -> Adaptive | None:
-    """A profile's ``[adaptive]`` table (its keys default to ``bench.intervals``'); None where
-    there is none, or it asks for one look (the planned replicates alone)."""
-    where = f"{name} [adaptive]"
+def _numbers(raw: Any, name: str, table: str, keys: tuple[str, ...], example: str
+             ) -> dict[str, Any] | None:
+    """A profile's table of numbers (``[adaptive]``, ``[pace]``), each key known and within
+    its ``limits`` (``<table>.<key>``); None where there is none."""
+    where = f"{name} [{table}]"
     if raw is None:
         return None
     if not isinstance(raw, dict):
-        raise ProfileError(f"{where}: must be a table, e.g. looks = 3")
+        raise ProfileError(f"{where}: must be a table, e.g. {example}")
     for key, value in raw.items():
-        if key not in ADAPTIVE_KEYS:
-            raise ProfileError(f"{where}: unknown key {key!r}; valid keys: "
-                               f"{', '.join(ADAPTIVE_KEYS)}")
-        bad = limits.problem(f"adaptive.{key}", value)
+        if key not in keys:
+            raise ProfileError(f"{where}: unknown key {key!r}; valid keys: {', '.join(keys)}")
+        bad = limits.problem(f"{table}.{key}", value)
         if bad:
             raise ProfileError(f"{where}: {bad}")
+    return raw
+
+
+def _adaptive(raw: Any, name: str) -> Adaptive | None:
+    """A profile's ``[adaptive]`` table (its keys default to ``bench.intervals``'); None where
+    there is none, or it asks for one look (the planned replicates alone)."""
+    raw = _numbers(raw, name, "adaptive", ADAPTIVE_KEYS, "looks = 3")
+    if raw is None:
+        return None
     rule = Adaptive(int(raw.get("looks", intervals.ADAPTIVE_LOOKS)),
                     int(raw.get("step", intervals.ADAPTIVE_STEP)),
                     float(raw.get("max_width", intervals.ADAPTIVE_MAX_WIDTH)))
@@ -282,19 +291,8 @@ PACE_KEYS = ("window_s",)
 def _pace_window(raw: Any, name: str) -> float:
     """A profile's ``[pace]`` table: the CPU pace probe's steady window (``window_s``), or the
     default where there is none."""
-    where = f"{name} [pace]"
-    if raw is None:
-        return PACE_WINDOW_S
-    if not isinstance(raw, dict):
-        raise ProfileError(f"{where}: must be a table, e.g. window_s = 0.3")
-    for key, value in raw.items():
-        if key not in PACE_KEYS:
-            raise ProfileError(f"{where}: unknown key {key!r}; valid keys: "
-                               f"{', '.join(PACE_KEYS)}")
-        bad = limits.problem(f"pace.{key}", value)
-        if bad:
-            raise ProfileError(f"{where}: {bad}")
-    return float(raw.get("window_s", PACE_WINDOW_S))
+    raw = _numbers(raw, name, "pace", PACE_KEYS, "window_s = 0.3")
+    return PACE_WINDOW_S if raw is None else float(raw.get("window_s", PACE_WINDOW_S))
 
 
 def parse_profile(data: Mapping[str, Any], name: str, source: str = "") -> Profile:
