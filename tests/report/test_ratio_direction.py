@@ -13,11 +13,14 @@ from bench.report import build, fmt
 from .builders import axes, cell, env_for
 
 ENV = env_for("box", "run-1")
+#: Where one table cell ends and the next begins: in Markdown, or in a page's HTML fragment.
+_NEXT = r"(?: \| |</td>\n<td>)"
 #: a table's "ratio (CI) | verdict" cells (no CI ends where the replicates are identical)
 RATIO = re.compile(
-    r"\| ([\d.]+)× \((?:([\d.]+)–([\d.]+)×|replicates identical)\) \| "
+    rf"(?:\| |<td>)([\d.]+)× \((?:([\d.]+)–([\d.]+)×|replicates identical)\){_NEXT}"
     r"<span class=\"tk-verdict tk-(\w+)\">"
 )
+GOLDEN = Path(__file__).resolve().parents[2] / "tests" / "site" / "golden"
 
 
 def test_dynamic_shapes_table_and_chart_agree_that_slower_is_below_one(write_tree, tmp_path):
@@ -42,9 +45,8 @@ def test_dynamic_shapes_table_and_chart_agree_that_slower_is_below_one(write_tre
 
 def test_every_printed_verdict_matches_the_side_of_one_its_ratio_is_on() -> None:
     """Over the committed fixture site: "faster" rows print a ratio above 1, "slower" below."""
-    root = Path(__file__).resolve().parents[2] / "tests" / "site" / "golden"
     checked = 0
-    for page in root.rglob("*.md"):
+    for page in [*GOLDEN.rglob("*.md"), *GOLDEN.rglob("fragments/*.html")]:
         for ratio, low, high, verdict in RATIO.findall(page.read_text()):
             if verdict == "faster":
                 assert float(low or ratio) > 1, (page.name, ratio, low, high)
@@ -57,7 +59,7 @@ def test_every_printed_verdict_matches_the_side_of_one_its_ratio_is_on() -> None
 
 _UNITS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6}
 _PAIR = re.compile(
-    r"\| ([\d.,]+) (s|ms|µs) → ([\d.,]+) (s|ms|µs) \| ([\d.]+)× \("
+    rf"(?:\| |<td>)([\d.,]+) (s|ms|µs) → ([\d.,]+) (s|ms|µs){_NEXT}([\d.]+)× \("
 )
 
 
@@ -68,8 +70,8 @@ def test_cpu_vs_gpu_rows_print_the_step_times_their_speedup_divides() -> None:
     replicate pulls away from the median the speedup uses (1.90 vs 53.2 samples/s beside
     8.35×, on a real run).
     """
-    page = Path(__file__).resolve().parents[2] / "tests" / "site" / "golden" / "cpu-vs-gpu.md"
-    rows = _PAIR.findall(page.read_text())
+    pages = [GOLDEN / "cpu-vs-gpu.md", *GOLDEN.glob("fragments/cpu-vs-gpu--*.html")]
+    rows = [row for page in pages for row in _PAIR.findall(page.read_text())]
     assert len(rows) > 10
     for cpu, cpu_unit, gpu, gpu_unit, speedup in rows:
         ratio = (float(cpu.replace(",", "")) * _UNITS[cpu_unit]) / (

@@ -18,7 +18,7 @@ from bench.report.questions.cpu_gpu.model import (
 )
 from bench.report.render import costcharts
 from bench.report.render.escape import Md, cat
-from bench.report.render.markdown import Page, table
+from bench.report.render.markdown import Page
 from bench.report.render.paths import CPU_GPU_PAGE, chart_file
 from bench.report.render.words.answers import anchored, answer, cite_sentence, figure, short_scope
 from bench.report.render.words.comparisons import (
@@ -156,12 +156,14 @@ def _tail_row(p: Page, r: CpuGpuPair, cols: tuple[str, ...]) -> list[Any]:
             _links(p, r)]
 
 
-def _tail_table(p: Page, s: CpuGpuSection, cols: tuple[str, ...]) -> Md | None:
+def _tail_table(writer: Writer, p: Page, s: CpuGpuSection, cols: tuple[str, ...],
+                anchor: str) -> Md | None:
     rows = [_tail_row(p, r, cols) for r in s.tails]
     if not rows:
         return None
-    return table(["Curve", "Batch", "p99 step CPU → GPU (95% CI)", "Energy per sample, CPU",
-                  "Energy per sample, GPU", "Rows"], rows)
+    return writer.table(p.here, f"{anchor}-tails",
+                        ["Curve", "Batch", "p99 step CPU → GPU (95% CI)",
+                         "Energy per sample, CPU", "Energy per sample, GPU", "Rows"], rows)
 
 
 def _row(shared: Shared, p: Page, r: CpuGpuPair, cols: tuple[str, ...]) -> list[Any]:
@@ -181,14 +183,17 @@ def _section(writer: Writer, shared: Shared, p: Page, s: CpuGpuSection, csv: str
              ) -> dict[str, Any]:
     group, cols = s.rows, s.columns
     rows = [_row(shared, p, r, cols) for r in group[:TABLE_ROWS]]
+    anchor = section_anchor("on", s.machine)
     return {
-        "heading": s.machine.title, "anchor": section_anchor("on", s.machine), "n": len(group),
+        "heading": s.machine.title, "anchor": anchor, "n": len(group),
         "more": more_rows(p, len(group), csv), "chart": _step_chart(writer, s, cols),
-        "tail_chart": _tail_chart(writer, s, cols), "tails": _tail_table(p, s, cols),
-        "table": table(["Curve", "Batch", "Step CPU → GPU", "GPU speedup (95% CI)", "Verdict",
-                        "Rows"], rows),
-        "best": table(["Workload", "CPU at", "GPU at", "GPU speedup (95% CI)", "Rows"],
-                      [_best_row(p, b) for b in s.best]) if s.best else None,
+        "tail_chart": _tail_chart(writer, s, cols),
+        "tails": _tail_table(writer, p, s, cols, anchor),
+        "table": writer.table(p.here, anchor, ["Curve", "Batch", "Step CPU → GPU",
+                                               "GPU speedup (95% CI)", "Verdict", "Rows"], rows),
+        "best": writer.table(p.here, f"{anchor}-best",
+                             ["Workload", "CPU at", "GPU at", "GPU speedup (95% CI)", "Rows"],
+                             [_best_row(p, b) for b in s.best]) if s.best else None,
     }
 
 

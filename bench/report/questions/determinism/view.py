@@ -16,7 +16,7 @@ from bench.report.questions.determinism.model import (
     Reruns,
 )
 from bench.report.render.escape import Md, cat
-from bench.report.render.markdown import Page, table
+from bench.report.render.markdown import Page
 from bench.report.render.paths import DETERMINISM_PAGE, chart_file
 from bench.report.render.words import numerics
 from bench.report.render.words.answers import anchored, answer, cite_sentence, figure, short_scope
@@ -185,14 +185,18 @@ def _section(writer: Writer, shared: Shared, p: Page, s: DeterminismSection, csv
                equal_text(r.n_ok_checks, r.bitwise_equal, r.max_abs_diff),
                str(r.status_summary), p.row_link("check", r.page, r.anchor)]
               for r in s.checks]
+    anchor = section_anchor("on", m)
     return {
-        "heading": m.title, "anchor": section_anchor("on", m),
+        "heading": m.title, "anchor": anchor,
         "note": "" if s.cuda else _CPU_NOTE,
         "more": more_rows(p, len(group), csv),
         "chart": chart, "n": len(group), "n_checks": len(checks),
-        "table": table(["Configuration", "Speed on vs off (95% CI)", "Verdict", "Re-run off",
-                        "Re-run on", numerics.HEADER, "Rows"], rows) if rows else None,
-        "checks": table(["Configuration", "Two fresh processes", "Status", "Row"], checks)
+        "table": writer.table(p.here, anchor, ["Configuration", "Speed on vs off (95% CI)",
+                                               "Verdict", "Re-run off", "Re-run on",
+                                               numerics.HEADER, "Rows"], rows)
+        if rows else None,
+        "checks": writer.table(p.here, f"{anchor}-checks",
+                               ["Configuration", "Two fresh processes", "Status", "Row"], checks)
         if checks else None,
     }
 
