@@ -1,6 +1,6 @@
 """The comparison pages' long tables bypass Markdown as HTML fragments: line for line the HTML
 that Python-Markdown and MkDocs make of the same Markdown table, so moving a table out of
-Markdown changes no page (``markdown.table_html`` against ``markdown.table``)."""
+Markdown changes no page (``markdown.rendered_table`` against ``markdown.table``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import markdown
 import pytest
 
 from bench.report.render.escape import Md
-from bench.report.render.markdown import Page, cell_html, table, table_html
+from bench.report.render.markdown import Page, cell_html, rendered_table, table
 
 HERE = Page("generated/precision.md")
 HEADERS = ["Configuration", "Variant", "Speedup (95% CI)", "Verdict", "Rows"]
@@ -37,7 +37,7 @@ def _mkdocs_html(text: str) -> str:
 @pytest.mark.parametrize("rows", [ROWS, ROWS[:1], []], ids=["two", "one", "none"])
 def test_a_table_fragment_is_the_html_mkdocs_makes_of_the_table(rows: list[list[object]]
                                                                  ) -> None:
-    assert table_html(HEADERS, rows) == _mkdocs_html(table(HEADERS, rows))
+    assert rendered_table(HEADERS, rows) == _mkdocs_html(table(HEADERS, rows))
 
 
 @pytest.mark.parametrize("cell", [Md("**bold**"), Md("`code`"), Md("a_b_"), Md("[x]"),

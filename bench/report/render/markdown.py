@@ -135,8 +135,9 @@ def cell_html(cell: object) -> str:
                                f"{m.group(1)}</a>", text)
 
 
-def table_html(headers: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
-    """``table(headers, rows)`` as the HTML MkDocs makes of it, line for line."""
+def rendered_table(headers: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
+    """``table(headers, rows)`` as the HTML MkDocs makes of it, line for line (unlike
+    ``html_table``, whose cells are HTML already and whose rows are one line each)."""
     def line(tag: str, cells: Sequence[object]) -> str:
         return "<tr>\n" + "".join(f"<{tag}>{cell_html(c)}</{tag}>\n" for c in cells) + "</tr>"
 

@@ -27,7 +27,7 @@ import pandas as pd
 from bench.report.judge.rows import Table
 from bench.report.render import csvsafe
 from bench.report.render.escape import Md
-from bench.report.render.markdown import fragment_placeholder, table_html
+from bench.report.render.markdown import fragment_placeholder, rendered_table
 from bench.report.render.paths import GENERATED, fragment_file, slug
 
 
@@ -88,7 +88,7 @@ class Writer:
         gives MkDocs, and two thirds of its time; the machine pages' tables bypass Markdown the
         same way. ``name``: the table's slug on its page (its section's anchor, and which)."""
         fragment = slug(f"{PurePosixPath(page).stem}--{name}")
-        self.text(fragment_file(fragment), table_html(headers, rows))
+        self.text(fragment_file(fragment), rendered_table(headers, rows))
         return fragment_placeholder(fragment)
 
     def page(self, rel: str, template: str, **context: Any) -> None:
