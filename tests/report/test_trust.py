@@ -169,3 +169,40 @@ def test_a_bad_manifest_is_one_line_naming_the_file_and_field(
     kept = load_reports(root, skip_bad=True)  # listed; the run kept, vouched for by no one
     assert [r.trust for r in kept.runs] == [Trust.CONTRIBUTED]
     assert any("manifest.json" in line for line in kept.skipped)
+
+
+def _drop_cell(run: Path, cell_id: str) -> None:
+    """Leave one cell out of a fixture run copy (its rows and their samples)."""
+    for name in ("results.csv", "samples.csv"):
+        path = run / name
+        with path.open(newline="") as f:
+            reader = csv.DictReader(f)
+            fields, rows = reader.fieldnames or [], list(reader)
+        with path.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows(r for r in rows if r["cell_id"] != cell_id)
+
+
+def test_two_names_for_one_stack_share_one_fingerprint_section(tmp_path: Path) -> None:
+    """The fingerprint hashes a stack, not a host: two machines of one model and stack that
+    their contributors named apart share it. Their rows are one fingerprint's, under one name,
+    that of the run measured first (a page keeps its address when a machine joins it later),
+    and the build neither fails nor splits them, even where one of them measured a cell the
+    other did not."""
+    root = tmp_path / "reports"
+    _copy(root, "fixture-box-a", "dddddddddddd", manifest=_manifest("00000000000000a1"))
+    later = _copy(root, "fixture-box-b", "dddddddddddd", manifest=_manifest("00000000000000b2"))
+    for name in ("env.json", "results.csv", "samples.csv"):  # a run of a day later
+        path = later / name
+        path.write_text(path.read_text().replace("2026-11-29T", "2026-11-30T")
+                        .replace("20261129T", "20261130T"))
+    _drop_cell(later, "3b373a8156")
+    page, generated = _page(tmp_path, root)
+    assert page.count("## Fingerprint dddddddd") == 1
+    assert "## Machines of this model (2)" in page
+    [fragment] = (generated / "fragments").glob("*-dddddddd-cells.html")
+    assert fragment.name == "fixture-box-a-dddddddd-cells.html"
+    cells = fragment.read_text()
+    assert "; 1.00× of 2 machines</td>" in cells
+    assert 'id="cell-dddddddd-3b373a8156"' in cells  # the cell only the first one measured

@@ -130,6 +130,28 @@ def page_slug(machine: str, fingerprint_id: str) -> str:
     return f"{machine}-{fingerprint_id[:8]}"
 
 
+def machine_names(results: pd.DataFrame) -> dict[str, str]:
+    """Fingerprint id → the one machine name its pages go by: that of its earliest row (by
+    ``started_at``, then name). Why one: the fingerprint hashes a stack, not a host, so
+    machines of one model and stack that their contributors named apart share it, and a page
+    named from each row's own machine would split one fingerprint's rows between pages that do
+    not exist. Why the earliest: a page keeps its address when another machine joins it."""
+    if results.empty:
+        return {}
+    started = results["started_at"].astype(str)
+    rows = pd.DataFrame({"fp": results["fingerprint_id"].astype(str).to_numpy(),
+                         "unknown": (started == "").to_numpy(), "at": started.to_numpy(),
+                         "machine": results["machine"].astype(str).to_numpy()})
+    first = rows.sort_values(["fp", "unknown", "at", "machine"], kind="stable")
+    first = first.drop_duplicates("fp")
+    return dict(zip(first["fp"], first["machine"], strict=True))
+
+
+def page_slugs(results: pd.DataFrame) -> dict[str, str]:
+    """Fingerprint id → its machine page (``page_slug`` of its name, ``machine_names``)."""
+    return {fp: page_slug(name, fp) for fp, name in machine_names(results).items()}
+
+
 def cell_stats(ds: Dataset) -> pd.DataFrame:
     """One row per (fingerprint_id, kind ∈ {model, ceiling}, cell_id); columns ``CELL_COLUMNS``.
 
@@ -180,6 +202,8 @@ def cell_stats(ds: Dataset) -> pd.DataFrame:
     out = pd.concat([out, pd.DataFrame({c: numerics[c].to_numpy() for c in NUM_CELL_COLUMNS},
                                        index=out.index)], axis=1).copy()
     _throughput(out)
+    names = machine_names(ds.results)  # a cell two names measured is its fingerprint's
+    out["machine"] = out["fingerprint_id"].astype(str).map(names)
     out["page"] = out["machine"] + "-" + out["fingerprint_id"].str.slice(0, 8)
     out["anchor"] = "cell-" + out["fingerprint_id"].str.slice(0, 8) + "-" + out["cell_id"]
     out["model_family"] = [model_family(m, s) for m, s in zip(out["model"], out["model_source"])]

@@ -15,7 +15,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from bench.report.analysis.cells import page_slug
+from bench.report.analysis.cells import machine_names, page_slug
 from bench.report.analysis.intervals import MIN_OK_REPLICATES, median_ci
 from bench.report.analysis.startup import windows
 from bench.report.input.load import Dataset
@@ -65,6 +65,7 @@ def pipeline_stats(ds: Dataset) -> pd.DataFrame:
     ok_rows = rows.loc[rows["status"] == Status.OK]
     rows = rows.join(windows(ok_rows, ds.samples))
     out = []
+    names = machine_names(res)  # one name a fingerprint, whoever ran each replicate
     for (fp, kind, cell), group in rows.groupby(_KEY, sort=True):
         ok = group.loc[group["status"] == Status.OK]
         rates = tuple(ok["window_rate"].dropna().astype(float))
@@ -75,10 +76,11 @@ def pipeline_stats(ds: Dataset) -> pd.DataFrame:
             per_sample = (whole["cpu_time_s"].astype(float) / delivered).where(delivered > 0)
         inside = int((ok["window_rate"].isna() & (ok["startup_cut"] > 0)).sum())
         last = group.iloc[-1]
-        page = page_slug(str(last["machine"]), str(fp))
+        labels = {c: last[c] for c in _LABELS} | {"machine": names[str(fp)]}
         out.append({
-            "fingerprint_id": fp, "kind": kind, "cell_id": cell, "page": page,
-            "anchor": f"cell-{str(fp)[:8]}-{cell}", **{c: last[c] for c in _LABELS},
+            "fingerprint_id": fp, "kind": kind, "cell_id": cell,
+            "page": page_slug(names[str(fp)], str(fp)),
+            "anchor": f"cell-{str(fp)[:8]}-{cell}", **labels,
             "n_total": len(group), "n_ok": len(ok), "rates": rates,
             "first_batch_s": _median(ok["cold_first_iter_s"]),
             "decode_errors": float(ok["decode_errors"].astype(float).sum()) if len(ok) else np.nan,

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from bench import schema, sittings
-from bench.report.analysis.cells import Source, cells_of, page_slug
+from bench.report.analysis.cells import Source, cells_of, machine_names, page_slug
 from bench.report.analysis.intervals import median_ci, ratio_ci
 from bench.report.analysis.sittings import counted
 from bench.report.input.load import Dataset
@@ -152,12 +152,13 @@ def machine_summary(ds: Dataset) -> pd.DataFrame:
     figures = machine_figures(ds)
     judged = agreement(figures, ds.runs)
     runs = {r.results.as_posix(): r for r in ds.runs}
+    names = machine_names(res)
     for fp, group in res.groupby("fingerprint_id", sort=True):
         env = ds.envs.get(str(fp), {})
         torch = env.get("torch") or {}
         gpus = env.get("gpus") or []
         cpu = env.get("cpu") or {}
-        machine = str(env.get("machine") or group["machine"].iloc[-1])
+        machine = names[str(fp)]
         started = group["started_at"].loc[group["started_at"] != ""]
         ended = group["ended_at"].loc[group["ended_at"] != ""]
         rows.append(

@@ -14,7 +14,14 @@ import numpy as np
 import pandas as pd
 
 from bench import schema
-from bench.report.analysis.cells import MEMORY, WHOLE_MEMORY, Source, cells_of, page_slug
+from bench.report.analysis.cells import (
+    MEMORY,
+    WHOLE_MEMORY,
+    Source,
+    cells_of,
+    machine_names,
+    page_slug,
+)
 from bench.report.analysis.energy import PAIR_ENERGY_COLUMNS, with_cell_figures
 from bench.report.analysis.pairs import (
     COMPARE_COLUMNS,
@@ -239,6 +246,8 @@ def repro_checks(ds: Dataset) -> pd.DataFrame:
     )
     out["status_summary"] = statuses.reindex(out.index)
     out = out.reset_index()
+    names = machine_names(ds.results)  # one name a fingerprint, whoever ran each check
+    out["machine"] = out["fingerprint_id"].astype(str).map(names)
     out["page"] = [page_slug(m, f) for m, f in zip(out["machine"], out["fingerprint_id"])]
     fp8 = out["fingerprint_id"].str.slice(0, 8)
     out["anchor"] = "repro-" + fp8 + "-" + out["cell_id"]

@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 
 from bench import schema
-from bench.report.analysis.cells import page_slug
+from bench.report.analysis.cells import page_slugs
 from bench.report.input.load import RunFiles
 from bench.report.judge.facts import Facts
 from bench.report.render import csvsafe
@@ -58,8 +58,9 @@ def data_page(facts: Facts) -> DataPage:
     ds = facts.analysis.source
     counts = ds.results.groupby("source").size().to_dict() if len(ds.results) else {}
     runs = []
+    pages = page_slugs(ds.results)
     for run in sorted(ds.runs, key=lambda r: str(r.results)):
-        page = page_slug(run.machine, run.fingerprint_id)
+        page = pages.get(run.fingerprint_id)
         key = Path(run.results).as_posix()
         runs.append(DataRun(run, page if page in facts.machines else None,
                             int(counts.get(key, 0)), int(ds.replaced.get(key, 0))))
