@@ -12,9 +12,15 @@ every ``results.csv`` and ``samples.csv`` of the tree, typed as the loader reads
 process. The tree is written before the clock starts; the project copy (mkdocs.yml and
 site_src/) lives in a temporary folder so the working tree is untouched.
 
+Each machine runs a software stack of its own, so each is a fingerprint of its own: the
+pages give every fingerprint its own sections and charts, so this is the costliest tree of
+its size. ``--shared-stacks`` builds the other end, every machine of a model on one stack
+(four fingerprints), to show how much of the time the fingerprints take rather than the rows.
+
 Exits 1 when the build takes more than ``TARGET_RATIO`` times the floor, naming the target.
 
-    python tests/speed/report_build.py [--runs N] [--rows N] [--no-mkdocs] [--keep DIR]
+    python tests/speed/report_build.py [--runs N] [--rows N] [--no-mkdocs] [--shared-stacks]
+                                       [--keep DIR]
 """
 
 from __future__ import annotations
@@ -56,9 +62,14 @@ def contributed_matrix(gpu: bool) -> pd.DataFrame:
     return cells.reset_index(drop=True)
 
 
-def write_tree(root: Path, runs: int, rows: int, seed: int = 0) -> int:
+def write_tree(root: Path, runs: int, rows: int, seed: int = 0, *,
+               shared_stacks: bool = False) -> int:
     """Write ``runs`` synthetic runs of about ``rows`` rows in all under ``root``; the number
-    of machines they are on."""
+    of machines they are on. Each machine runs a software stack of its own, so each is a
+    fingerprint of its own (the most fingerprints, and so the most page sections, such a tree
+    can give); with ``shared_stacks`` every machine of a model runs one stack, so they share
+    its fingerprint, as the real one (which hashes the stack, never the host) would give
+    them."""
     rng = np.random.default_rng(seed)
     per_run = max(1, rows // (runs * REPLICATES))
     matrices = {gpu: contributed_matrix(gpu) for gpu in (True, False)}
@@ -75,6 +86,8 @@ def write_tree(root: Path, runs: int, rows: int, seed: int = 0) -> int:
         env = synth.make_env(machine, run_id, gpu=gpu, cpu_model="Synthetic CPU", cores=8,
                              torch_version="2.14.1", collected_at=synth.EPOCH.isoformat(),
                              profile="synthetic")
+        if shared_stacks:
+            env["fingerprint_id"] = synth.fingerprint_for({**env, "machine": None})
         synth._write_synthetic_run(root / machine / run_id, cells.reset_index(drop=True), env,
                                    REPLICATES, rng)
     return machines
@@ -122,6 +135,10 @@ def main() -> int:
                         help="result rows in all (default 75000)")
     parser.add_argument("--no-mkdocs", action="store_true",
                         help="time the build without MkDocs (pages and charts only)")
+    parser.add_argument("--shared-stacks", action="store_true",
+                        help="every machine of a model on one software stack, so one "
+                             "fingerprint per model (default: a stack, and a fingerprint, "
+                             "per machine)")
     parser.add_argument("--keep", type=Path, default=None,
                         help="build in this folder and keep it (default: a temporary folder)")
     args = parser.parse_args()
@@ -132,7 +149,8 @@ def main() -> int:
         if reports.exists():
             shutil.rmtree(reports)
         t0 = time.perf_counter()
-        machines = write_tree(reports, args.runs, args.rows)
+        machines = write_tree(reports, args.runs, args.rows,
+                              shared_stacks=args.shared_stacks)
         written = time.perf_counter() - t0
         floor, n_results, n_samples = read_floor(reports)
         elapsed = timed_build(work, reports, mkdocs=not args.no_mkdocs)
@@ -142,8 +160,9 @@ def main() -> int:
 
     ratio = elapsed / floor
     what = "pages, charts" if args.no_mkdocs else "pages, charts, mkdocs --strict"
-    print(f"synthetic tree: {args.runs} runs on {machines} machines, {n_results:,} rows, "
-          f"{n_samples:,} samples, written in {written:.1f} s (not timed)")
+    stacks = "one stack per model" if args.shared_stacks else "a stack per machine"
+    print(f"synthetic tree: {args.runs} runs on {machines} machines ({stacks}), "
+          f"{n_results:,} rows, {n_samples:,} samples, written in {written:.1f} s (not timed)")
     print(f"pandas reading its CSVs (the floor): {floor:.2f} s")
     print(f"report build (load, stats, advice, {what}): {elapsed:.1f} s")
     verdict = "within" if ratio <= TARGET_RATIO else "OVER"
