@@ -27,13 +27,12 @@ from .conftest import ROOT, one_error_line, read_csv, run_cli, run_fake_cli
 from .fakes import LIVE_ENV
 
 STUDIES = ("--only", "modes", "--only", "shapes")
-#: The budget: long enough that a sitting's start (the fork server's imports, the probe and the
-#: opening pace probe, about 5 s in all on two cores) leaves room for replicates.
-BUDGET_S = 10.0
-#: Replicates per cell: the smoke profile's two would let its 12 processes (about 0.45 s each
-#: on two cores) fit the budget whole on a fast machine; with four (24 processes) a sitting of
-#: 10 s ended 10 of them in, so the budget still stops the run on a machine twice as fast.
-REPLICATES = 4
+#: The budget: long enough that a sitting's two ends of pace probes (about 2 s each on a quiet
+#: machine, several times that on a busy one) leave room for replicates.
+BUDGET_S = 20.0
+#: Replicates per cell: the smoke profile's two would let its 12 processes (about 6 s of work)
+#: fit the budget whole on a quiet, fast machine; ten (60 processes) cannot, however fast.
+REPLICATES = 10
 
 
 def _profile(where: Path) -> Path:
