@@ -112,9 +112,22 @@ def _refresh(m: Machine) -> str:
     return "python -m bench run" + (f" --profile {m.profile}" if plain else "")
 
 
+#: A banner names at most this many fingerprints and counts the rest: on a tree of many
+#: machines, a hundred names would fill the first screen before the page's answer.
+NAMED = 3
+
+
+def _named(items: Sequence[str], noun: str) -> str:
+    """The first ``NAMED`` of ``items``, then how many more (the Data page lists every run)."""
+    rest = len(items) - NAMED
+    more = (f"; and {fmt.count(rest, f'more {noun}')} (the Data page lists every run)"
+            if rest > 0 else "")
+    return "; ".join(items[:NAMED]) + more
+
+
 def _runs(machines: Sequence[Machine]) -> str:
-    return "; ".join(f"{m.title}: {'one run' if m.runs == 1 else f'{m.runs} runs'} of "
-                     f"{m.days} (torch {m.torch})" for m in machines)
+    return _named([f"{m.title}: {'one run' if m.runs == 1 else f'{m.runs} runs'} of "
+                   f"{m.days} (torch {m.torch})" for m in machines], "fingerprint")
 
 
 def changes(old: int, new: int) -> str:
@@ -155,5 +168,5 @@ def banner(sources: Sequence[Machine]) -> list[dict[str, Any]]:
 
 
 def _superseded(machines: Sequence[Machine]) -> str:
-    return "; ".join(f"{_runs([m])}, step definition {m.superseded[0]}, superseded by step "
-                     f"{m.superseded[1]}" for m in machines if m.superseded)
+    return _named([f"{_runs([m])}, step definition {m.superseded[0]}, superseded by step "
+                   f"{m.superseded[1]}" for m in machines if m.superseded], "fingerprint")
