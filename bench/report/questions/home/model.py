@@ -14,7 +14,7 @@ those regimes follow, each with its own decision."""
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
@@ -184,10 +184,12 @@ class GridRow:
 @dataclass(frozen=True)
 class Grid:
     """Switches × machines: the page's picture at a glance (the reader's own machine first,
-    then the GPUs, then the rest)."""
+    then the GPUs, then the rest). Past ``GRID_COLUMNS`` fingerprints, one column per hardware
+    model (``grid_columns``), and ``left_out`` counts the fingerprints not shown."""
 
     columns: tuple[Machine, ...]
     rows: tuple[GridRow, ...]
+    left_out: int = 0
 
 
 def call_of(h: Headline) -> Call:
@@ -244,7 +246,9 @@ def machine_gains(facts: Facts, columns: tuple[Machine, ...]
                   ) -> tuple[tuple[MachineGain, ...], tuple[MachineGain, ...]]:
     """The default workload's gain of each machine of ``columns`` that measured it another
     way, and every workload's, in the columns' order (then training, the largest batch)."""
-    found = gains(facts.current(facts.analysis.cells))
+    cells = facts.current(facts.analysis.cells)
+    pages = {m.page for m in columns}  # the others' gains are not shown: not worked out
+    found = gains(cells.loc[cells["page"].astype(str).isin(pages)] if len(cells) else cells)
     picked = ((m, default_first([g for g in found if g.page == m.page])) for m in columns)
     every = (MachineGain(m, g) for m in columns for g in sorted(
         (g for g in found if g.page == m.page),
@@ -252,13 +256,36 @@ def machine_gains(facts: Facts, columns: tuple[Machine, ...]
     return tuple(MachineGain(m, g) for m, g in picked if g is not None), tuple(every)
 
 
+#: The most columns the grid gives every current fingerprint: a hundred machines that joined
+#: would make a table no first screen can show, so past this many it gives one column per
+#: hardware model instead (``grid_columns``).
+GRID_COLUMNS = 8
+
+
+def grid_columns(machines: Sequence[Machine], cells: pd.DataFrame) -> tuple[Machine, ...]:
+    """The grid's columns among the current fingerprints ``machines``: all of them, up to
+    ``GRID_COLUMNS``; past that, the reader's own and, for each hardware model, its
+    fingerprint that measured the most cells (``cells``' rows per page), at most
+    ``GRID_COLUMNS`` in all. In the grid's order: the reader's own, the GPUs, the rest."""
+    ordered = sorted(machines, key=lambda m: (not m.yours, not m.gpu, m.page))
+    if len(ordered) <= GRID_COLUMNS:
+        return tuple(ordered)
+    measured = (cells["page"].astype(str).value_counts() if len(cells)
+                else pd.Series(dtype="int64"))
+    picked: dict[str, Machine] = {}
+    for m in sorted(ordered, key=lambda m: (-int(measured.get(m.page, 0)), m.page)):
+        picked.setdefault(m.model, m)
+    chosen = {m.page for m in ordered if m.yours} | {m.page for m in picked.values()}
+    return tuple(m for m in ordered if m.page in chosen)[:GRID_COLUMNS]
+
+
 def grid(facts: Facts) -> Grid:
-    """Every topic on every current machine (see :class:`Grid`)."""
-    columns = tuple(sorted((m for k, m in facts.machines.items() if k not in facts.superseded),
-                           key=lambda m: (not m.yours, not m.gpu, m.page)))
+    """Every topic on the current machines ``grid_columns`` picks (see :class:`Grid`)."""
+    current = [m for k, m in facts.machines.items() if k not in facts.superseded]
+    columns = grid_columns(current, facts.analysis.cells)
     rows = tuple(_grid_row(topic, frame, facts, columns)
                  for topic, frame in _frames(facts).items())
-    return Grid(columns, rows)
+    return Grid(columns, rows, len(current) - len(columns))
 
 
 def _grid_row(topic: Topic, frame: pd.DataFrame, facts: Facts, columns: tuple[Machine, ...]

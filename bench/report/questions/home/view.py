@@ -30,6 +30,7 @@ from bench.report.render.paths import (
     DETERMINISM_PAGE,
     HOME,
     HOME_SNIPPET,
+    MACHINES_INDEX,
     PRECISION_PAGE,
 )
 from bench.report.render.words import numerics, sentences
@@ -207,6 +208,20 @@ def grid_table(p: Page, g: Grid) -> Md | None:
     return table(["Switch", *heads], rows)
 
 
+def grid_more(p: Page, g: Grid) -> Md | None:
+    """Past ``GRID_COLUMNS`` fingerprints: which ones the grid and the gains show, and where
+    the others are answered; None where the grid shows every one."""
+    if not g.left_out:
+        return None
+    whole = fmt.count(len(g.columns) + g.left_out, "machine fingerprint")
+    mine = ", and your own" if any(m.yours for m in g.columns) else ""
+    return cat(f"Of {whole}, the grid and the gains below show one per hardware model, the one "
+               f"that measured the most configurations{mine}; the other "
+               f"{fmt.count(g.left_out, 'fingerprint')} are on ",
+               p.link("Machines", MACHINES_INDEX), ", and each switch's page answers for every "
+               "one.")
+
+
 #: A switch set away from its default, in words.
 _SWITCH_WORDS = {"cudnn_benchmark": "cudnn.benchmark {}", "compile": "torch.compile ({})",
                  "precision": "{}", "memory_format": "{}"}
@@ -297,6 +312,7 @@ def home_page(writer: Writer, model: HomePage, shared: Shared, common: dict[str,
         "home.md.j2",
         p=p,
         grid=grid_table(p, model.grid),
+        grid_more=grid_more(p, model.grid),
         gains=[gain_line(p, mg) for mg in model.gains],
         gain_table=gain_table(p, model.every_gain),
         headlines=[headline(p, h) for h in model.headlines],
