@@ -113,6 +113,7 @@ class FeedingSection:
     headline: Need | None  # the need the answer quotes
     limit: Delivered | None  # the most this host's cores delivered (the reference sweep)
     limit_sweep: Sweep | None
+    charted: bool = True  # its chart drawn (``judge.machines.mark_charted``)
 
 
 def _rate(r: Any) -> Rate:

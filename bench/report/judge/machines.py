@@ -12,9 +12,11 @@ follow in page order.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 import pandas as pd
 
@@ -146,3 +148,44 @@ def by_machine(
 def unknown_machine(page: str, machine: str = "", fingerprint_id: str = "") -> Machine:
     """A page key the machine summary does not know (rows of a run whose env.json is gone)."""
     return Machine(page, machine or page, fingerprint_id, fmt.safe_title(page), "")
+
+
+#: Up to this many fingerprints, a list of them shows each one whole; past it, one per
+#: hardware model (``representatives``): a hundred machines that joined would otherwise give a
+#: grid no first screen can show, and a page of hundreds of near-alike charts.
+EVERY_ONE_UP_TO = 8
+
+
+def representatives(machines: Sequence[Machine], cells: pd.DataFrame) -> frozenset[str]:
+    """The page keys of ``machines`` a list shows whole: every one, up to
+    ``EVERY_ONE_UP_TO``; past that, the reader's own and, for each hardware model, its
+    fingerprint that measured the most cells (``cells``' rows per page; then page order)."""
+    if len(machines) <= EVERY_ONE_UP_TO:
+        return frozenset(m.page for m in machines)
+    measured = (cells["page"].astype(str).value_counts() if len(cells)
+                else pd.Series(dtype="int64"))
+    first: dict[str, str] = {}
+    for m in sorted(machines, key=lambda m: (-int(measured.get(m.page, 0)), m.page)):
+        first.setdefault(m.model, m.page)
+    return frozenset(first.values()) | {m.page for m in machines if m.yours}
+
+
+class _Section(Protocol):
+    @property
+    def machine(self) -> Machine: ...
+    @property
+    def charted(self) -> bool: ...
+
+
+S = TypeVar("S", bound=_Section)
+
+
+def mark_charted(sections: Sequence[S], cells: pd.DataFrame) -> tuple[S, ...]:
+    """``sections`` (one per fingerprint), each ``charted`` where ``representatives`` shows it
+    whole: past ``EVERY_ONE_UP_TO`` sections, a page draws the charts of one per hardware model
+    and the reader's own, and the others' figures are in their tables."""
+    shown = representatives([s.machine for s in sections], cells)
+    return tuple(s if s.charted == (s.machine.page in shown)
+                 else dataclasses.replace(s, charted=s.machine.page in shown)  # type: ignore[type-var]
+                 for s in sections)
+

@@ -108,18 +108,18 @@ def judge(analysis: Analysis, *, prices: Path | None = None,
     facts = Facts(analysis=analysis, machines=machines, recs=tuple(recs),
                   regimes=tuple(regimes(recs)), claims=tuple(claims.evaluate(analysis)))
     # The page models are independent of each other: those that pickle are shared with a
-    # second core, the slowest first (on 500 synthetic runs: home 5.0 s, precision 4.0,
-    # machines 3.7, ...). Made here: those holding the claims' findings, which write their
+    # second core, the slowest first (on 500 synthetic runs: precision 5.6 s, machines 4.6,
+    # cpu-gpu 2.2, ...). Made here: those holding the claims' findings, which write their
     # text lazily from closures that do not pickle, and the data page, whose pooled rows
     # (200 MB pickled) would take longer to send back than to make.
     link_models(facts)  # before the fork: the pages link by it, made here or there
     models: dict[str, Callable[[], object]] = {
-        "home": lambda: home_page(facts),
         "precision": lambda: precision_page(facts),
         "machine_pages": lambda: machine_pages(facts),
         "cpu_gpu": lambda: cpu_gpu_page(facts),
-        "decisions": lambda: Table.of(decisions_as_text(advice.decision_table(recs))),
         "compare": lambda: compare_page(facts, prices),
+        "home": lambda: home_page(facts),
+        "decisions": lambda: Table.of(decisions_as_text(advice.decision_table(recs))),
         "determinism": lambda: determinism_page(facts),
         "compiled": lambda: compile_page(facts),
         "feeding": lambda: feeding_page(facts),

@@ -16,7 +16,7 @@ from bench.report.judge.columns import comparison_columns, varying
 from bench.report.judge.common import CONFIG_AXES, ordered, sources_of, with_pay_back
 from bench.report.judge.compiling import CHOICES, WORKLOAD, by_speed, faster_pairs
 from bench.report.judge.facts import Facts
-from bench.report.judge.machines import Machine, by_machine
+from bench.report.judge.machines import Machine, by_machine, mark_charted
 from bench.report.judge.numerics import NumericPair
 from bench.report.judge.rows import Pair, Table, typed_row, typed_rows
 from bench.report.judge.selection import judged
@@ -172,6 +172,7 @@ class CompileSection:
     benchmark: tuple[BenchmarkUnderCompile, ...]
     benchmark_cols: tuple[str, ...]  # the cudnn.benchmark pairs' labels
     cuda: bool  # some compiled cell here ran on CUDA (where cudnn.benchmark applies)
+    charted: bool = True  # its chart drawn (``judge.machines.mark_charted``)
 
     @property
     def agreed(self) -> Choice | None:
@@ -350,6 +351,6 @@ def compile_page(facts: Facts) -> CompilePage:
                          & (cells["compile"] != "off"), "page"])
     sections = [_section(facts, m, shapes, benchmark, cuda)
                 for m, _ in by_machine(facts.current(seen.drop_duplicates()), facts.machines)]
-    return CompilePage(Table.of(costs), tuple(sections),
+    return CompilePage(Table.of(costs), mark_charted(sections, cells),
                        sources_of(facts, *(s.costs for s in sections),
                                   *(s.shapes for s in sections)))

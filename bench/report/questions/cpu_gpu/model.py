@@ -18,7 +18,7 @@ from bench.report.judge.common import (
     sources_of,
 )
 from bench.report.judge.facts import Facts
-from bench.report.judge.machines import Machine, by_machine
+from bench.report.judge.machines import Machine, by_machine, mark_charted
 from bench.report.judge.rows import Located, Pair, Table, typed_row, typed_rows
 from bench.report.judge.tally import Tally, summary_of
 from bench.report.vocabulary import Verdict
@@ -96,6 +96,7 @@ class CpuGpuSection:
     top_best: Best | None  # the top pair's workload, each side at its best
     tails: tuple[CpuGpuPair, ...]  # the inference pairs at ``TAIL_BATCHES``
     best: tuple[Best, ...] = ()
+    charted: bool = True  # its charts drawn (``judge.machines.mark_charted``)
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,7 @@ def cpu_gpu_page(facts: Facts) -> CpuGpuPage:
         _section(m, ordered(g), curves.get(m.page, pd.DataFrame()),
                  a.cells_on(m.page))
         for m, g in by_machine(current, facts.machines))
-    return CpuGpuPage(Table.of(a.cpu_gpu), sections, claims_for(facts, "cpu-vs-gpu"),
+    return CpuGpuPage(Table.of(a.cpu_gpu), mark_charted(sections, a.cells),
+                      claims_for(facts, "cpu-vs-gpu"),
                       advice_list(facts, "device"),
                       sources_of(facts, current, claims_on="cpu-vs-gpu"))

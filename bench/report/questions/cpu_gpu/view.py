@@ -27,6 +27,7 @@ from bench.report.render.words.comparisons import (
     comparison_page,
     figure_of,
     more_rows,
+    not_drawn,
 )
 from bench.report.render.words.context import page, section_anchor, verdict
 from bench.report.render.words.labels import (
@@ -186,8 +187,9 @@ def _section(writer: Writer, shared: Shared, p: Page, s: CpuGpuSection, csv: str
     anchor = section_anchor("on", s.machine)
     return {
         "heading": s.machine.title, "anchor": anchor, "n": len(group),
-        "more": more_rows(p, len(group), csv), "chart": _step_chart(writer, s, cols),
-        "tail_chart": _tail_chart(writer, s, cols),
+        "more": more_rows(p, len(group), csv),
+        "chart": _step_chart(writer, s, cols) if s.charted else not_drawn(s.machine),
+        "tail_chart": _tail_chart(writer, s, cols) if s.charted else None,
         "tails": _tail_table(writer, p, s, cols, anchor),
         "table": writer.table(p.here, anchor, ["Curve", "Batch", "Step CPU → GPU",
                                                "GPU speedup (95% CI)", "Verdict", "Rows"], rows),

@@ -31,7 +31,7 @@ from bench.report.judge.common import (
 )
 from bench.report.judge.defaults import decision_for, default_workload
 from bench.report.judge.facts import Facts
-from bench.report.judge.machines import Machine, by_machine
+from bench.report.judge.machines import Machine, by_machine, mark_charted
 from bench.report.judge.regimes import Regime
 from bench.report.judge.rows import Pair, Table, typed_rows
 from bench.report.judge.selection import cold_cache, counted_benchmark, judged
@@ -118,6 +118,7 @@ class CudnnSection:
     #: the decision for the default workload's regime, and the regimes where it pays
     decision: Regime | None = None
     pays: tuple[Regime, ...] = ()
+    charted: bool = True  # its charts drawn (``judge.machines.mark_charted``)
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,7 @@ def cudnn_page(facts: Facts) -> CudnnPage:
     sections.sort(key=lambda s: (not s.machine.yours, s.summary.verdict == Verdict.INSUFFICIENT))
     return CudnnPage(
         pairs=Table.of(costs),
-        sections=tuple(sections),
+        sections=mark_charted(sections, facts.analysis.cells),
         claims=claims_for(facts, "cudnn-benchmark"),
         algo=claim(facts, ALGO_CLAIM),
         advice=advice_list(facts, "cudnn.benchmark"),

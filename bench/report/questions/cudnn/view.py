@@ -29,6 +29,7 @@ from bench.report.render.words.comparisons import (
     comparison_page,
     figure_of,
     more_rows,
+    not_drawn,
     speedup_chart,
     trim,
 )
@@ -301,10 +302,8 @@ def _rows_chart(writer: Writer, s: CudnnSection, rows: Sequence[Any], draw: Call
     return figure_of(path, len(rows), max(len(s.rows) - len(rows), 0), caption, alt)
 
 
-def _section(writer: Writer, shared: Shared, p: Page, s: CudnnSection, csv: str
-             ) -> dict[str, Any]:
-    m = s.machine
-    cols = s.columns
+def _charts(writer: Writer, s: CudnnSection) -> list[dict[str, Any]]:
+    m, cols = s.machine, s.columns
     speed = speedup_chart(
         s.rows, cols, chart_file("cudnn-speedup", m.page), writer,
         title=f"cudnn.benchmark on vs off: {m.title}",
@@ -312,13 +311,19 @@ def _section(writer: Writer, shared: Shared, p: Page, s: CudnnSection, csv: str
         what=f"Steady-state speedup from cudnn.benchmark on {m.title}",
         caption="Step time with it off over step time with it on (above 1: faster on), with "
                 "95% intervals; the grey band is 1 ± δ.")
+    return [c for c in (speed, _break_even_chart(writer, s, cols), _cold_chart(writer, s, cols),
+                        _memory_chart(writer, s, cols)) if c]
+
+
+def _section(writer: Writer, shared: Shared, p: Page, s: CudnnSection, csv: str
+             ) -> dict[str, Any]:
+    m = s.machine
+    cols = s.columns
     anchor = section_anchor("on", m)
     return {
         "heading": m.title, "anchor": anchor, "hardware": m.hardware,
         "note": counted_note(s.summary, p), "n": len(s.rows),
-        "charts": [c for c in (speed, _break_even_chart(writer, s, cols),
-                               _cold_chart(writer, s, cols), _memory_chart(writer, s, cols))
-                   if c],
+        "charts": _charts(writer, s) if s.charted else [not_drawn(m)],
         "no_saving": s.no_saving,
         "speed": writer.table(p.here, f"{anchor}-speed",
                               ["Configuration", "Speedup (95% CI)", "Verdict", "Rows"],

@@ -19,7 +19,7 @@ from bench.report.judge.common import (
     sources_of,
 )
 from bench.report.judge.facts import Facts
-from bench.report.judge.machines import Machine, unknown_machine
+from bench.report.judge.machines import Machine, mark_charted, unknown_machine
 from bench.report.judge.numerics import NumericPair
 from bench.report.judge.rows import Axes, Table, typed_rows
 from bench.report.judge.selection import benchmark_off_partner
@@ -73,6 +73,7 @@ class DeterminismSection:
     columns: tuple[str, ...] = ()
     check_columns: tuple[str, ...] = ()
     checks_scope: Scope = ()  # what the re-run checks cover (their batch sizes, precisions, …)
+    charted: bool = True  # its chart drawn (``judge.machines.mark_charted``)
     reruns: Reruns = Reruns()
     #: whether some pair has an ok re-run check with it off, and with it on
     rerun_off: bool = False
@@ -189,6 +190,7 @@ def determinism_page(facts: Facts) -> DeterminismPage:
             for k in f.loc[f["device"] == "cuda", "page"]}
     sections = tuple(_determinism_section(facts, k, det, checks.get(k), k in cuda)
                      for k in pages)
-    return DeterminismPage(Table.of(a.determinism), sections, claims_for(facts, "determinism"),
+    return DeterminismPage(Table.of(a.determinism), mark_charted(sections, a.cells),
+                           claims_for(facts, "determinism"),
                            advice_list(facts, "cudnn.deterministic"),
                            sources_of(facts, det, rep, claims_on="determinism"))

@@ -25,6 +25,7 @@ from bench.report.render.words.comparisons import (
     cell_links,
     comparison_page,
     more_rows,
+    not_drawn,
     speedup_chart,
 )
 from bench.report.render.words.context import page, section_anchor, verdict
@@ -180,7 +181,8 @@ def _section(writer: Writer, shared: Shared, p: Page, s: DeterminismSection, csv
             title=f"deterministic on vs off: {m.title}",
             xlabel="speed with cudnn.deterministic on (< 1 is slower), 95% CI",
             what=f"Speed of cudnn.deterministic on relative to off on {m.title}",
-            caption="Speed with it on relative to off (below 1: slower), with 95% intervals.")
+            caption="Speed with it on relative to off (below 1: slower), with 95% intervals.") \
+            if s.charted else not_drawn(m)
     checks = [[label(r, s.check_columns, short=True),
                equal_text(r.n_ok_checks, r.bitwise_equal, r.max_abs_diff),
                str(r.status_summary), p.row_link("check", r.page, r.anchor)]

@@ -17,7 +17,7 @@ from bench.report.judge.feeding_sections import (
     SweepPoint,
     feeding_sections,
 )
-from bench.report.judge.machines import Machine
+from bench.report.judge.machines import Machine, mark_charted
 from bench.report.vocabulary import Feeding
 
 __all__ = ["CoresToFeed", "EndToEnd", "FeedingPage", "FeedingSection", "Need", "Rate", "Sweep",
@@ -32,7 +32,7 @@ class FeedingPage:
 
 
 def feeding_page(facts: Facts) -> FeedingPage:
-    sections = feeding_sections(facts)
+    sections = mark_charted(feeding_sections(facts), facts.analysis.cells)
     gpu_measured = any(n.device == "cuda" and n.answer.verdict != Feeding.NOT_MEASURED
                        for s in sections for n in s.needs)
     a = facts.analysis

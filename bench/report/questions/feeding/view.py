@@ -26,6 +26,7 @@ from bench.report.render.escape import cat
 from bench.report.render.markdown import Page, table
 from bench.report.render.paths import FEEDING_PAGE, chart_file
 from bench.report.render.words.answers import anchored, answer, cite_sentence
+from bench.report.render.words.comparisons import not_drawn
 from bench.report.render.words.context import banner, page, provenance, section_anchor
 from bench.report.render.words.feeding import step_name
 from bench.report.render.words.labels import alt_list
@@ -189,6 +190,8 @@ def _chart(writer: Writer, s: FeedingSection) -> dict[str, Any] | None:
               for sw in s.sweeps for pt in sw.points if pt.delivered.rate.known]
     if not points:
         return None
+    if not s.charted:
+        return not_drawn(s.machine)
     ideal = [(sweep_name(sw), sw.one_worker or float("nan")) for sw in s.sweeps]
     levels: list[Level] = []
     seen: set[str] = set()

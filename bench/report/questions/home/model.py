@@ -25,7 +25,7 @@ from bench.report.judge.compiling import faster_pairs, same_workload
 from bench.report.judge.defaults import decision_for, default_workload
 from bench.report.judge.facts import Facts
 from bench.report.judge.gains import Gain, default_first, gains
-from bench.report.judge.machines import Machine
+from bench.report.judge.machines import EVERY_ONE_UP_TO, Machine, representatives
 from bench.report.judge.numerics import NumericCheck, NumericPair
 from bench.report.judge.regimes import Regime
 from bench.report.judge.rows import Pair, typed_row
@@ -256,27 +256,18 @@ def machine_gains(facts: Facts, columns: tuple[Machine, ...]
     return tuple(MachineGain(m, g) for m, g in picked if g is not None), tuple(every)
 
 
-#: The most columns the grid gives every current fingerprint: a hundred machines that joined
-#: would make a table no first screen can show, so past this many it gives one column per
-#: hardware model instead (``grid_columns``).
-GRID_COLUMNS = 8
+#: The grid's most columns: past ``EVERY_ONE_UP_TO`` current fingerprints it gives one per
+#: hardware model (``representatives``), and never more than this many.
+GRID_COLUMNS = EVERY_ONE_UP_TO
 
 
 def grid_columns(machines: Sequence[Machine], cells: pd.DataFrame) -> tuple[Machine, ...]:
-    """The grid's columns among the current fingerprints ``machines``: all of them, up to
-    ``GRID_COLUMNS``; past that, the reader's own and, for each hardware model, its
-    fingerprint that measured the most cells (``cells``' rows per page), at most
-    ``GRID_COLUMNS`` in all. In the grid's order: the reader's own, the GPUs, the rest."""
-    ordered = sorted(machines, key=lambda m: (not m.yours, not m.gpu, m.page))
-    if len(ordered) <= GRID_COLUMNS:
-        return tuple(ordered)
-    measured = (cells["page"].astype(str).value_counts() if len(cells)
-                else pd.Series(dtype="int64"))
-    picked: dict[str, Machine] = {}
-    for m in sorted(ordered, key=lambda m: (-int(measured.get(m.page, 0)), m.page)):
-        picked.setdefault(m.model, m)
-    chosen = {m.page for m in ordered if m.yours} | {m.page for m in picked.values()}
-    return tuple(m for m in ordered if m.page in chosen)[:GRID_COLUMNS]
+    """The grid's columns among the current fingerprints ``machines`` (``representatives``),
+    at most ``GRID_COLUMNS``, in the grid's order: the reader's own, the GPUs, the rest."""
+    shown = representatives(machines, cells)
+    ordered = sorted((m for m in machines if m.page in shown),
+                     key=lambda m: (not m.yours, not m.gpu, m.page))
+    return tuple(ordered[:GRID_COLUMNS])
 
 
 def grid(facts: Facts) -> Grid:

@@ -10,7 +10,7 @@ import pandas as pd
 from bench.report.judge.columns import comparison_columns
 from bench.report.judge.common import AdviceList, advice_list, merged, sources_of
 from bench.report.judge.facts import Facts
-from bench.report.judge.machines import Machine
+from bench.report.judge.machines import Machine, mark_charted
 from bench.report.judge.numerics import (
     Math,
     NumericPair,
@@ -68,6 +68,11 @@ class PrecisionSection:
     numerics: tuple[tuple[str, NumericSummary], ...] = ()
     #: speed and numerics together: the winner's, else the variants' where none was faster
     advice: Tradeoff | None = None
+    charted: bool = True  # its chart drawn (``judge.machines.mark_charted``)
+
+    @property
+    def machine(self) -> Machine:
+        return self.pairs.machine
 
     @property
     def checked(self) -> bool:
@@ -123,7 +128,8 @@ def _advice(winner: str | None, numerics: tuple[tuple[str, NumericSummary], ...]
 
 def _part(frame: pd.DataFrame, facts: Facts, axis: str) -> PrecisionPart:
     c = comparisons(frame, facts, ("variant_value",), row=PrecisionPair)
-    return PrecisionPart(c.pairs, tuple(_section(s, axis) for s in c.sections))
+    sections = [_section(s, axis) for s in c.sections]
+    return PrecisionPart(c.pairs, mark_charted(sections, facts.analysis.cells))
 
 
 def _with_tf32(pairs: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:

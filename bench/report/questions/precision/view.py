@@ -25,6 +25,7 @@ from bench.report.render.words.comparisons import (
     TABLE_ROWS,
     cell_links,
     more_rows,
+    not_drawn,
     speedup_chart,
     write_comparisons,
 )
@@ -106,7 +107,8 @@ def _section(writer: Writer, shared: Shared, p: Page, s: PrecisionSection, kind:
                           xlabel="speedup over the baseline (> 1 is faster), 95% CI",
                           what=f"{title} on {m.title}",
                           caption=f"{title}: step time of the baseline over the variant's "
-                                  "(above 1: the variant is faster), with 95% intervals.")
+                                  "(above 1: the variant is faster), with 95% intervals.") \
+        if s.charted else not_drawn(m)
     headers = ["Configuration", "Variant", *(["fp32 ran"] if kind == "precision" else []),
                "Speedup (95% CI)", "Verdict", numerics.HEADER, "Rows"]
     rows = [_row(shared, p, r, cols, kind) for r in group[:TABLE_ROWS]]

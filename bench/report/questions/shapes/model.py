@@ -18,6 +18,7 @@ from bench.report.judge.common import (
     sources_of,
 )
 from bench.report.judge.facts import Facts
+from bench.report.judge.machines import Machine, mark_charted
 from bench.report.judge.rows import Pair, Table
 from bench.report.judge.tally import MachineRows, comparisons
 from bench.report.judge.tally import Tally as Tally  # its fields' types
@@ -42,6 +43,11 @@ class ShapesSection:
     pairs: MachineRows[ShapesPair]
     columns: tuple[str, ...]  # the axes but ``shapes`` that vary
     per_shape: tuple[float, ...]  # each row's ``extra_cold_per_new_shape_s``, where it has one
+    charted: bool = True  # its chart drawn (``judge.machines.mark_charted``)
+
+    @property
+    def machine(self) -> Machine:
+        return self.pairs.machine
 
 
 @dataclass(frozen=True)
@@ -90,7 +96,8 @@ def shapes_page(facts: Facts) -> ShapesPage:
     shapes = pairs
     if len(shapes):  # each replicate's cold pass varies: the range beside the median
         shapes = join_cells(shapes, a.cells, ("cold_pass_min_s", "cold_pass_max_s"))
-    sections = tuple(_section(s) for s in comparisons(shapes, facts, row=ShapesPair).sections)
+    sections = mark_charted([_section(s) for s in
+                             comparisons(shapes, facts, row=ShapesPair).sections], a.cells)
     return ShapesPage(
         pairs=Table.of(pairs), sections=sections,
         claims=claims_for(facts, "dynamic-shapes"),

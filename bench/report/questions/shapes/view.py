@@ -23,6 +23,7 @@ from bench.report.render.words.comparisons import (
     cell_links,
     comparison_page,
     more_rows,
+    not_drawn,
     speedup_chart,
 )
 from bench.report.render.words.context import page, section_anchor, verdict
@@ -122,7 +123,7 @@ def _section(writer: Writer, shared: Shared, p: Page, s: ShapesSection, csv: str
         what=f"FLOP/s of dynamic and ragged shapes relative to static on {m.title}",
         caption="FLOP/s (samples/s × FLOP per sample) of changing shapes relative to one "
                 "static shape (below 1: slower), with 95% intervals.",
-    )
+    ) if s.charted else not_drawn(m)
     head = group[:TABLE_ROWS]
     return {
         "heading": m.title, "anchor": section_anchor("on", m), "n": len(group),

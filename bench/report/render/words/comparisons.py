@@ -17,6 +17,7 @@ from bench import schema
 from bench.report import fmt
 from bench.report.judge import DELTA, Pair, Table
 from bench.report.judge.common import ComparisonPage
+from bench.report.judge.machines import EVERY_ONE_UP_TO, Machine
 from bench.report.render import charts
 from bench.report.render.escape import Md, cat
 from bench.report.render.markdown import Page
@@ -136,6 +137,15 @@ def speedup_chart(
         "shown": len(shown),
         "caption": caption,
     }
+
+
+def not_drawn(m: Machine) -> dict[str, Any]:
+    """What stands for a section's charts where the page draws them for one fingerprint per
+    hardware model only (``judge.machines.mark_charted``), said once per section."""
+    text = (f"On a page of more than {EVERY_ONE_UP_TO} fingerprints the charts are drawn for "
+            f"one per hardware model, the one that measured the most configurations, and for "
+            f"yours; {m.title}'s figures are in the tables below.")
+    return {"path": "", "not_drawn": text}
 
 
 def figure_of(path: str, shown: int, left_out: int, caption: str, alt: str) -> dict[str, Any]:

@@ -1,0 +1,61 @@
+"""A tree of many machines: past ``EVERY_ONE_UP_TO`` fingerprints on a page, the charts are
+drawn for one per hardware model (its fingerprint that measured the most configurations) and
+for the reader's own; every other section says so once and keeps its tables.
+
+Made from copies of the fixture GPU run (made-up data) under fingerprints of their own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from bench.report.judge.machines import EVERY_ONE_UP_TO, Machine, mark_charted, representatives
+from bench.report.questions.cudnn.model import CudnnSection
+
+from .builders import render_tree
+from .test_trust import _copy
+
+
+def _machine(n: int, model: str, *, yours: bool = False) -> Machine:
+    page = f"box-{n:03d}-{n:08d}"
+    return Machine(page=page, machine=f"box-{n:03d}", fingerprint_id=f"{n:012d}", title=page,
+                   hardware=model, gpu=True, yours=yours, model=model)
+
+
+def _cells(counts: dict[str, int]) -> pd.DataFrame:
+    return pd.DataFrame({"page": [page for page, k in counts.items() for _ in range(k)]})
+
+
+def test_up_to_the_limit_every_fingerprint_is_shown_whole() -> None:
+    machines = [_machine(n, "A") for n in range(EVERY_ONE_UP_TO)]
+    assert representatives(machines, _cells({})) == {m.page for m in machines}
+
+
+def test_past_it_the_most_measured_of_each_model_and_yours() -> None:
+    a = [_machine(n, "A") for n in range(6)]
+    b = [_machine(10 + n, "B") for n in range(6)]
+    mine = _machine(20, "A", yours=True)
+    cells = _cells({a[3].page: 7, a[1].page: 5, b[0].page: 2, b[5].page: 2, mine.page: 1})
+    assert representatives([*a, *b, mine], cells) == {a[3].page, b[0].page, mine.page}
+    sections = [CudnnSection(m, None, (), (), (), pays_back=False, no_saving=False)  # type: ignore[arg-type]
+                for m in (*a, *b, mine)]
+    marked = mark_charted(sections, cells)
+    assert [s.machine.page for s in marked if s.charted] == [a[3].page, b[0].page, mine.page]
+    assert [s.machine for s in marked] == [s.machine for s in sections]  # order kept
+
+
+def test_a_page_of_many_fingerprints_draws_one_per_model(tmp_path: Path) -> None:
+    root = tmp_path / "reports"
+    n = EVERY_ONE_UP_TO + 1
+    for k in range(n):
+        _copy(root, f"fixture-box-{k:02d}", f"{k:02d}" * 6)
+    generated = tmp_path / "docs" / "generated"
+    rendered = render_tree(root, generated)
+    page = (generated / "cudnn-benchmark.md").read_text(encoding="utf-8")
+    drawn = [c.path.name for c in rendered.charts if c.path.name.startswith("cudnn-speedup-")]
+    assert len(drawn) == 1  # one hardware model: the charts of one fingerprint
+    said = page.count(f"On a page of more than {EVERY_ONE_UP_TO} fingerprints the charts are "
+                      f"drawn for one per hardware model")
+    assert said == n - 1
+    assert page.count("Speedup of every configuration") == n  # every section keeps its tables
