@@ -41,8 +41,12 @@ def test_past_it_the_most_measured_of_each_model_and_yours() -> None:
     sections = [CudnnSection(m, None, (), (), (), pays_back=False, no_saving=False)  # type: ignore[arg-type]
                 for m in (*a, *b, mine)]
     marked = mark_charted(sections, cells)
-    assert [s.machine.page for s in marked if s.charted] == [a[3].page, b[0].page, mine.page]
     assert [s.machine for s in marked] == [s.machine for s in sections]  # order kept
+    assert [s.machine.page for s in marked if s.charts_on is None] == [a[3].page, b[0].page,
+                                                                       mine.page]
+    # every other section points to its own model's charts, never to the reader's machine
+    assert {s.machine.model: s.charts_on for s in marked if s.charts_on} == {"A": a[3],
+                                                                              "B": b[0]}
 
 
 def test_a_page_of_many_fingerprints_draws_one_per_model(tmp_path: Path) -> None:
@@ -55,7 +59,11 @@ def test_a_page_of_many_fingerprints_draws_one_per_model(tmp_path: Path) -> None
     page = (generated / "cudnn-benchmark.md").read_text(encoding="utf-8")
     drawn = [c.path.name for c in rendered.charts if c.path.name.startswith("cudnn-speedup-")]
     assert len(drawn) == 1  # one hardware model: the charts of one fingerprint
-    said = page.count(f"On a page of more than {EVERY_ONE_UP_TO} fingerprints the charts are "
-                      f"drawn for one per hardware model")
-    assert said == n - 1
+    [charted] = [s for s in page.split("\n## On ")[1:]
+                 if "(charts/cudnn-speedup-" in s]
+    anchor = charted.split("{: #", 1)[1].split(" }", 1)[0]
+    said = page.count(f"Past {EVERY_ONE_UP_TO} fingerprints a page draws the charts of one per "
+                      f"hardware model (the one that measured the most configurations) and of "
+                      f"yours; those of this model are in the section [on ")
+    assert said == n - 1 == page.count(f"](#{anchor}), and the figures here are in the tables")
     assert page.count("Speedup of every configuration") == n  # every section keeps its tables

@@ -113,7 +113,9 @@ class FeedingSection:
     headline: Need | None  # the need the answer quotes
     limit: Delivered | None  # the most this host's cores delivered (the reference sweep)
     limit_sweep: Sweep | None
-    charted: bool = True  # its chart drawn (``judge.machines.mark_charted``)
+    #: the section holding its hardware model's charts, where the page does not draw its
+    #: own (``judge.machines.mark_charted``); None where it does
+    charts_on: Machine | None = None
 
 
 def _rate(r: Any) -> Rate:

@@ -174,18 +174,22 @@ class _Section(Protocol):
     @property
     def machine(self) -> Machine: ...
     @property
-    def charted(self) -> bool: ...
+    def charts_on(self) -> Machine | None: ...
 
 
 S = TypeVar("S", bound=_Section)
 
 
 def mark_charted(sections: Sequence[S], cells: pd.DataFrame) -> tuple[S, ...]:
-    """``sections`` (one per fingerprint), each ``charted`` where ``representatives`` shows it
-    whole: past ``EVERY_ONE_UP_TO`` sections, a page draws the charts of one per hardware model
-    and the reader's own, and the others' figures are in their tables."""
+    """``sections`` (one per fingerprint) with ``charts_on`` set where the page does not draw
+    a section's charts: past ``EVERY_ONE_UP_TO`` sections, it draws those of one per hardware
+    model and of the reader's own (``representatives``), and each other section points to its
+    model's (it keeps its tables)."""
     shown = representatives([s.machine for s in sections], cells)
-    return tuple(s if s.charted == (s.machine.page in shown)
-                 else dataclasses.replace(s, charted=s.machine.page in shown)  # type: ignore[type-var]
+    charted = {s.machine.model: s.machine for s in sections
+               if s.machine.page in shown and not s.machine.yours}
+    charted.update({s.machine.model: s.machine for s in sections
+                    if s.machine.page in shown and s.machine.model not in charted})
+    return tuple(s if s.machine.page in shown
+                 else dataclasses.replace(s, charts_on=charted[s.machine.model])  # type: ignore[type-var]
                  for s in sections)
-

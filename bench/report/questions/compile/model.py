@@ -172,7 +172,9 @@ class CompileSection:
     benchmark: tuple[BenchmarkUnderCompile, ...]
     benchmark_cols: tuple[str, ...]  # the cudnn.benchmark pairs' labels
     cuda: bool  # some compiled cell here ran on CUDA (where cudnn.benchmark applies)
-    charted: bool = True  # its chart drawn (``judge.machines.mark_charted``)
+    #: the section holding its hardware model's charts, where the page does not draw its
+    #: own (``judge.machines.mark_charted``); None where it does
+    charts_on: Machine | None = None
 
     @property
     def agreed(self) -> Choice | None:

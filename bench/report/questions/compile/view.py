@@ -65,8 +65,9 @@ def _section(writer: Writer, shared: Shared, p: Page, s: CompileSection, csv: st
         xlabel="steady-state speedup compiled (> 1 is faster), 95% CI",
         what=f"Steady-state speedup from torch.compile on {m.title}",
         caption="Eager step time over compiled step time per mode and kernel cache (above 1: "
-                "compiled is faster), with 95% intervals.") if len(group) and s.charted \
-        else not_drawn(m) if len(group) else None
+                "compiled is faster), with 95% intervals.") if len(group) and s.charts_on is None \
+        else not_drawn(p, s.charts_on, section_anchor("on", s.charts_on)) if s.charts_on \
+        and len(group) else None
     return {
         "heading": m.title, "anchor": section_anchor("on", m), "n": len(group),
         "advice": _advice(p, s)[1:],  # the first workload's is the machine's answer, above

@@ -96,7 +96,9 @@ class CpuGpuSection:
     top_best: Best | None  # the top pair's workload, each side at its best
     tails: tuple[CpuGpuPair, ...]  # the inference pairs at ``TAIL_BATCHES``
     best: tuple[Best, ...] = ()
-    charted: bool = True  # its charts drawn (``judge.machines.mark_charted``)
+    #: the section holding its hardware model's charts, where the page does not draw its
+    #: own (``judge.machines.mark_charted``); None where it does
+    charts_on: Machine | None = None
 
 
 @dataclass(frozen=True)

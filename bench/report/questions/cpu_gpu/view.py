@@ -188,8 +188,9 @@ def _section(writer: Writer, shared: Shared, p: Page, s: CpuGpuSection, csv: str
     return {
         "heading": s.machine.title, "anchor": anchor, "n": len(group),
         "more": more_rows(p, len(group), csv),
-        "chart": _step_chart(writer, s, cols) if s.charted else not_drawn(s.machine),
-        "tail_chart": _tail_chart(writer, s, cols) if s.charted else None,
+        "chart": _step_chart(writer, s, cols) if s.charts_on is None
+        else not_drawn(p, s.charts_on, section_anchor("on", s.charts_on)),
+        "tail_chart": _tail_chart(writer, s, cols) if s.charts_on is None else None,
         "tails": _tail_table(writer, p, s, cols, anchor),
         "table": writer.table(p.here, anchor, ["Curve", "Batch", "Step CPU → GPU",
                                                "GPU speedup (95% CI)", "Verdict", "Rows"], rows),

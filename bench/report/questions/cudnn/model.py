@@ -118,7 +118,9 @@ class CudnnSection:
     #: the decision for the default workload's regime, and the regimes where it pays
     decision: Regime | None = None
     pays: tuple[Regime, ...] = ()
-    charted: bool = True  # its charts drawn (``judge.machines.mark_charted``)
+    #: the section holding its hardware model's charts, where the page does not draw its
+    #: own (``judge.machines.mark_charted``); None where it does
+    charts_on: Machine | None = None
 
 
 @dataclass(frozen=True)

@@ -323,7 +323,8 @@ def _section(writer: Writer, shared: Shared, p: Page, s: CudnnSection, csv: str
     return {
         "heading": m.title, "anchor": anchor, "hardware": m.hardware,
         "note": counted_note(s.summary, p), "n": len(s.rows),
-        "charts": _charts(writer, s) if s.charted else [not_drawn(m)],
+        "charts": _charts(writer, s) if s.charts_on is None
+        else [not_drawn(p, s.charts_on, section_anchor("on", s.charts_on))],
         "no_saving": s.no_saving,
         "speed": writer.table(p.here, f"{anchor}-speed",
                               ["Configuration", "Speedup (95% CI)", "Verdict", "Rows"],

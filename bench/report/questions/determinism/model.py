@@ -73,7 +73,9 @@ class DeterminismSection:
     columns: tuple[str, ...] = ()
     check_columns: tuple[str, ...] = ()
     checks_scope: Scope = ()  # what the re-run checks cover (their batch sizes, precisions, …)
-    charted: bool = True  # its chart drawn (``judge.machines.mark_charted``)
+    #: the section holding its hardware model's charts, where the page does not draw its
+    #: own (``judge.machines.mark_charted``); None where it does
+    charts_on: Machine | None = None
     reruns: Reruns = Reruns()
     #: whether some pair has an ok re-run check with it off, and with it on
     rerun_off: bool = False

@@ -182,7 +182,7 @@ def _section(writer: Writer, shared: Shared, p: Page, s: DeterminismSection, csv
             xlabel="speed with cudnn.deterministic on (< 1 is slower), 95% CI",
             what=f"Speed of cudnn.deterministic on relative to off on {m.title}",
             caption="Speed with it on relative to off (below 1: slower), with 95% intervals.") \
-            if s.charted else not_drawn(m)
+            if s.charts_on is None else not_drawn(p, s.charts_on, section_anchor("on", s.charts_on))
     checks = [[label(r, s.check_columns, short=True),
                equal_text(r.n_ok_checks, r.bitwise_equal, r.max_abs_diff),
                str(r.status_summary), p.row_link("check", r.page, r.anchor)]

@@ -184,14 +184,14 @@ def _answer(p: Page, s: FeedingSection) -> dict[str, Any]:
                   s.headline if cite else None)
 
 
-def _chart(writer: Writer, s: FeedingSection) -> dict[str, Any] | None:
+def _chart(writer: Writer, p: Page, s: FeedingSection) -> dict[str, Any] | None:
     points = [FeedPoint(sweep_name(sw), float(pt.delivered.workers), pt.delivered.rate.median,
                         pt.delivered.rate.low, pt.delivered.rate.high)
               for sw in s.sweeps for pt in sw.points if pt.delivered.rate.known]
     if not points:
         return None
-    if not s.charted:
-        return not_drawn(s.machine)
+    if s.charts_on is not None:
+        return not_drawn(p, s.charts_on, section_anchor("on", s.charts_on))
     ideal = [(sweep_name(sw), sw.one_worker or float("nan")) for sw in s.sweeps]
     levels: list[Level] = []
     seen: set[str] = set()
@@ -259,7 +259,7 @@ def _synthetic(e: EndToEnd) -> str:
 def _section(writer: Writer, p: Page, s: FeedingSection) -> dict[str, Any]:
     m = s.machine
     return {
-        "heading": m.title, "anchor": section_anchor("on", m), "chart": _chart(writer, s),
+        "heading": m.title, "anchor": section_anchor("on", m), "chart": _chart(writer, p, s),
         "cores": s.host_cores,
         "sweeps": table(["Pipeline", "Workers", "Delivered", "Of ideal", "First batch",
                          "CPU per sample", "Bad files"], _sweep_rows(s)) if s.sweeps else None,

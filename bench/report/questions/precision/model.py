@@ -68,7 +68,9 @@ class PrecisionSection:
     numerics: tuple[tuple[str, NumericSummary], ...] = ()
     #: speed and numerics together: the winner's, else the variants' where none was faster
     advice: Tradeoff | None = None
-    charted: bool = True  # its chart drawn (``judge.machines.mark_charted``)
+    #: the section holding its hardware model's charts, where the page does not draw its
+    #: own (``judge.machines.mark_charted``); None where it does
+    charts_on: Machine | None = None
 
     @property
     def machine(self) -> Machine:

@@ -101,6 +101,7 @@ def _section(writer: Writer, shared: Shared, p: Page, s: PrecisionSection, kind:
              csv: str) -> dict[str, Any]:
     m, group, cols = s.pairs.machine, s.pairs.rows, s.columns
     title = "Precision vs fp32" if kind == "precision" else "channels_last vs nchw"
+    part = "precision" if kind == "precision" else "layout"
     chart = speedup_chart(group, [*cols, "variant_value"],
                           chart_file(kind.replace("_", "-"), m.page),
                           writer, title=f"{title}: {m.title}",
@@ -108,11 +109,11 @@ def _section(writer: Writer, shared: Shared, p: Page, s: PrecisionSection, kind:
                           what=f"{title} on {m.title}",
                           caption=f"{title}: step time of the baseline over the variant's "
                                   "(above 1: the variant is faster), with 95% intervals.") \
-        if s.charted else not_drawn(m)
+        if s.charts_on is None else not_drawn(p, s.charts_on, section_anchor(part, s.charts_on))
     headers = ["Configuration", "Variant", *(["fp32 ran"] if kind == "precision" else []),
                "Speedup (95% CI)", "Verdict", numerics.HEADER, "Rows"]
     rows = [_row(shared, p, r, cols, kind) for r in group[:TABLE_ROWS]]
-    anchor = section_anchor("precision" if kind == "precision" else "layout", m)
+    anchor = section_anchor(part, m)
     return {"heading": m.title, "anchor": anchor, "chart": chart,
             "table": writer.table(p.here, anchor, headers, rows), "n": len(group),
             "more": more_rows(p, len(group), csv)}

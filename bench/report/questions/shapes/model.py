@@ -43,7 +43,9 @@ class ShapesSection:
     pairs: MachineRows[ShapesPair]
     columns: tuple[str, ...]  # the axes but ``shapes`` that vary
     per_shape: tuple[float, ...]  # each row's ``extra_cold_per_new_shape_s``, where it has one
-    charted: bool = True  # its chart drawn (``judge.machines.mark_charted``)
+    #: the section holding its hardware model's charts, where the page does not draw its
+    #: own (``judge.machines.mark_charted``); None where it does
+    charts_on: Machine | None = None
 
     @property
     def machine(self) -> Machine:

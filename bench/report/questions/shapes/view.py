@@ -123,7 +123,7 @@ def _section(writer: Writer, shared: Shared, p: Page, s: ShapesSection, csv: str
         what=f"FLOP/s of dynamic and ragged shapes relative to static on {m.title}",
         caption="FLOP/s (samples/s × FLOP per sample) of changing shapes relative to one "
                 "static shape (below 1: slower), with 95% intervals.",
-    ) if s.charted else not_drawn(m)
+    ) if s.charts_on is None else not_drawn(p, s.charts_on, section_anchor("on", s.charts_on))
     head = group[:TABLE_ROWS]
     return {
         "heading": m.title, "anchor": section_anchor("on", m), "n": len(group),

@@ -139,12 +139,14 @@ def speedup_chart(
     }
 
 
-def not_drawn(m: Machine) -> dict[str, Any]:
+def not_drawn(p: Page, charts_on: Machine, anchor: str) -> dict[str, Any]:
     """What stands for a section's charts where the page draws them for one fingerprint per
-    hardware model only (``judge.machines.mark_charted``), said once per section."""
-    text = (f"On a page of more than {EVERY_ONE_UP_TO} fingerprints the charts are drawn for "
-            f"one per hardware model, the one that measured the most configurations, and for "
-            f"yours; {m.title}'s figures are in the tables below.")
+    hardware model only (``judge.machines.mark_charted``): where its model's are, and why."""
+    text = cat(f"Past {EVERY_ONE_UP_TO} fingerprints a page draws the charts of one per hardware "
+               f"model (the one that measured the most configurations) and of yours; those "
+               f"of this model are in the section ",
+               p.link(f"on {charts_on.title}", p.here, anchor),
+               ", and the figures here are in the tables below.")
     return {"path": "", "not_drawn": text}
 
 
