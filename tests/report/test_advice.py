@@ -552,3 +552,21 @@ def test_a_caveat_several_sentences_share_is_one_numbered_note_above_the_list(wr
                                      "accuracy holds.")
     for said in map(str, items["said"]):
         assert "See notes 1, 2." in said and "check that accuracy holds" not in said, said
+
+
+def test_a_long_list_of_undecided_workloads_names_ten_and_counts_the_rest(write_tree):
+    """On a tree of many machines one sentence named 150 workloads without enough data; it
+    names ``UNDECIDED_SHOWN`` and counts the rest, which are in the decisions CSV."""
+    from bench.report.judge.common import AdviceList
+    from bench.report.render.markdown import Page
+    from bench.report.render.words.recommendations import UNDECIDED_SHOWN, advice_items
+
+    rows = cell(ENV, axes(), [0.10] * 3) + cell(ENV, axes(precision="amp-bf16"), [0.05] * 3)
+    (rec,) = [r for r in advice.recommend(load_reports(write_tree([(ENV, rows, [])])))
+              if r.setting == "precision"]
+    for n, named in ((UNDECIDED_SHOWN, UNDECIDED_SHOWN), (UNDECIDED_SHOWN + 5, UNDECIDED_SHOWN)):
+        items = advice_items(AdviceList((), (rec,) * n), Page("index.md"))
+        assert len(items["unknown"]) == named
+        more = items["more"]
+        assert (more is None) if n == named else \
+            str(more).startswith(f"{n - named:,} more workloads are not listed here")

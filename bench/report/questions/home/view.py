@@ -43,7 +43,7 @@ from bench.report.render.words.context import (
     provenance,
     superseded_links,
 )
-from bench.report.render.words.recommendations import more_decisions, undecided
+from bench.report.render.words.recommendations import UNDECIDED_SHOWN, more_decisions, undecided
 from bench.report.render.writer import Writer
 from bench.report.vocabulary import Call, Verdict
 
@@ -89,12 +89,13 @@ def _decision_table(p: Page, d: DecisionSection) -> dict[str, Any]:
     rows = [_decision_row(p, g.main, d.setting, g) for g in d.decided[:DECISION_ROWS]]
     headers = ["Machine", "Workload", *(["Switch"] if d.setting == "precision" else []),
                "Decision", "Speedup (95% CI)", "Verdict", "Evidence"]
-    hidden = max(len(d.decided) - DECISION_ROWS, 0) + max(len(d.undecided) - DECISION_ROWS, 0)
+    hidden = (max(len(d.decided) - DECISION_ROWS, 0)
+              + max(len(d.undecided) - UNDECIDED_SHOWN, 0))
     return {
         "heading": heading,
         "compared": compared,
         "table": table(headers, rows) if rows else None,
-        "unknown": [undecided(g.main, p) for g in d.undecided[:DECISION_ROWS]],
+        "unknown": [undecided(g.main, p) for g in d.undecided[:UNDECIDED_SHOWN]],
         "more": more_decisions(p, hidden),
     }
 

@@ -19,6 +19,10 @@ from bench.report.render.writer import Writer
 #: Recommendation sentences (and "not enough data" entries) listed per page; the rest are in
 #: the decisions CSV.
 RECS_SHOWN = 50
+#: Workloads without enough data to decide, named in one sentence: past this many the
+#: sentence stops being read (a tree of many machines had 150 in one line), and the rest are
+#: counted and in the decisions CSV.
+UNDECIDED_SHOWN = 10
 
 
 def undecided(r: Recommendation, p: Page) -> Md:
@@ -42,13 +46,14 @@ def advice_items(advice: AdviceList, p: Page) -> dict[str, Any]:
     """One setting's advice as the page lists it: a sentence per decided regime and a link per
     regime without enough data, each capped at ``RECS_SHOWN`` (the rest are counted and are in
     the decisions CSV)."""
-    hidden = max(len(advice.said) - RECS_SHOWN, 0) + max(len(advice.unknown) - RECS_SHOWN, 0)
+    hidden = (max(len(advice.said) - RECS_SHOWN, 0)
+              + max(len(advice.unknown) - UNDECIDED_SHOWN, 0))
     shown = advice.said[:RECS_SHOWN]
     common, notes = sentences.common_notes(shown)  # each caveat said once, above the list
     return {
         "notes": "".join(f"{n}. " for n in notes).strip(),
         "said": [sentences.sentence(g, p, with_setting=False, said=common) for g in shown],
-        "unknown": [undecided(r, p) for r in advice.unknown[:RECS_SHOWN]],
+        "unknown": [undecided(r, p) for r in advice.unknown[:UNDECIDED_SHOWN]],
         "more": more_decisions(p, hidden),
     }
 
