@@ -49,15 +49,20 @@ def can_fork() -> bool:
     return len(os.sched_getaffinity(0)) >= 2 and threading.active_count() == 1
 
 
-def fork_map(fn: Callable[[T], R], items: Sequence[T], *, fork: bool | None = None) -> list[R]:
+def fork_map(fn: Callable[[T], R], items: Sequence[T], *, fork: bool | None = None,
+             here: Callable[[], object] | None = None) -> list[R]:
     """``[fn(x) for x in items]``, shared with a forked worker (see the module docstring).
 
     List the slow jobs first: the queue hands them out in order, and a quick last job keeps
     one process from finishing long after the other. ``fork`` overrides :func:`can_fork`.
     Results must pickle; ``fn`` and ``items`` need not (the worker inherits them).
+    ``here``: a job for this process alone, done first while the worker starts on the queue
+    (what it makes stays here, so it need not pickle: it keeps it in a closure).
     """
     jobs = list(items)
     if not (can_fork() if fork is None else fork) or len(jobs) < 2:
+        if here is not None:
+            here()
         return [fn(x) for x in jobs]
     outcomes: dict[int, tuple[bool, Any]] = {}
     received: dict[int, tuple[bool, Any]] = {}
@@ -70,8 +75,12 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], *, fork: bool | None = No
             worker = _Worker(fn, jobs)
         except OSError as exc:  # no process to spare (EAGAIN, ENOMEM): all of it here
             trouble = f"could not start ({exc})"
+            if here is not None:
+                here()
         else:
             with worker:
+                if here is not None:
+                    here()
                 for i in worker.take():
                     outcomes[i] = _run(fn, jobs[i])
                 received, trouble = worker.collect()

@@ -138,3 +138,42 @@ def test_a_process_with_other_threads_is_not_forked() -> None:
     finally:
         stop.set()
         thread.join()
+
+
+def test_a_job_for_this_process_alone_runs_here_while_the_worker_takes_the_queue() -> None:
+    """``here`` keeps what it makes (a closure: it need not pickle) and runs in this process,
+    with or without a fork; meanwhile the worker works through the queue."""
+    kept: list[object] = []
+
+    def here() -> None:
+        time.sleep(0.3)  # long enough for the worker to take jobs from the queue
+        kept.append((lambda: "not picklable", os.getpid()))
+
+    for fork in (True, False):
+        kept.clear()
+        results = parallel.fork_map(slow_square, list(range(12)), fork=fork, here=here)
+        assert [r for r, _ in results] == [x * x for x in range(12)]
+        [(closure, pid)] = kept
+        assert callable(closure) and pid == PARENT
+        assert ({p for _, p in results} != {PARENT}) == fork  # the worker took some
+    assert children() == []
+
+
+def test_a_failing_job_here_is_raised_and_leaves_no_worker_behind() -> None:
+    def here() -> None:
+        raise LoadError(Path("x.csv"), 3, "bad row")
+
+    with pytest.raises(LoadError, match="bad row"):
+        parallel.fork_map(slow_square, list(range(40)), fork=True, here=here)
+    assert children() == []
+
+
+def test_the_claims_cannot_be_read_by_a_model_made_while_they_are_judged() -> None:
+    """The page models made beside the claims get facts whose claims fail when read, so a
+    model that needs them cannot silently say there are none."""
+    from bench.report.questions.answers import _NotJudgedYet
+
+    pending = _NotJudgedYet()
+    for read in (list, len, lambda c: c[0]):
+        with pytest.raises(RuntimeError, match="the claims are judged beside this page model"):
+            read(pending)

@@ -5,9 +5,9 @@ and returns them as :class:`Answers`, what the views format."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import cast
+from typing import NoReturn, cast
 
 import pandas as pd
 
@@ -98,6 +98,17 @@ def _epoch(results: pd.DataFrame) -> int:
     return int(values.max().timestamp()) if len(values) else 0
 
 
+class _NotJudgedYet(tuple):  # type: ignore[type-arg]
+    """The claims of the page models made while they are judged (``judge``): reading them
+    there is a mistake, so it fails rather than reading no claims."""
+
+    def _refuse(self, *_: object) -> NoReturn:
+        raise RuntimeError("the claims are judged beside this page model; make it after them, "
+                           "in judge's own part")
+
+    __iter__ = __len__ = __getitem__ = _refuse  # type: ignore[assignment]
+
+
 def judge(analysis: Analysis, *, prices: Path | None = None,
           yours: frozenset[str] = frozenset()) -> Answers:
     """Every answer ``analysis`` supports (``prices``: a prices file for the Compare page;
@@ -105,44 +116,51 @@ def judge(analysis: Analysis, *, prices: Path | None = None,
     machine first (``yours``: its fingerprint ids)."""
     recs = advice.recommend(analysis)
     machines = machines_of(analysis.machines, yours)
-    facts = Facts(analysis=analysis, machines=machines, recs=tuple(recs),
-                  regimes=tuple(regimes(recs)), claims=tuple(claims.evaluate(analysis)))
-    # The page models are independent of each other: those that pickle are shared with a
-    # second core, the slowest first (on 500 synthetic runs: precision 5.6 s, machines 4.6,
-    # cpu-gpu 2.2, ...). Made here: those holding the claims' findings, which write their
-    # text lazily from closures that do not pickle, and the data page, whose pooled rows
-    # (200 MB pickled) would take longer to send back than to make.
-    link_models(facts)  # before the fork: the pages link by it, made here or there
+    early = Facts(analysis=analysis, machines=machines, recs=tuple(recs),
+                  regimes=tuple(regimes(recs)), claims=_NotJudgedYet())
+    # The page models are independent of each other: those that pickle and need no claim are
+    # shared with a second core, the slowest first (on 500 synthetic runs: precision 5.6 s,
+    # machines 4.6, ...), while this process judges the claims (4 s there) and makes the
+    # models that read them (some hold findings whose texts are written lazily by closures
+    # that do not pickle) and the data page, whose pooled rows (200 MB pickled) would take
+    # longer to send back than to make; then it takes its share of the rest.
+    link_models(early)  # before the fork: the pages link by it, made here or there
     models: dict[str, Callable[[], object]] = {
-        "precision": lambda: precision_page(facts),
-        "machine_pages": lambda: machine_pages(facts),
-        "cpu_gpu": lambda: cpu_gpu_page(facts),
-        "compare": lambda: compare_page(facts, prices),
-        "home": lambda: home_page(facts),
+        "precision": lambda: precision_page(early),
+        "machine_pages": lambda: machine_pages(early),
+        "compare": lambda: compare_page(early, prices),
         "decisions": lambda: Table.of(decisions_as_text(advice.decision_table(recs))),
-        "determinism": lambda: determinism_page(facts),
-        "compiled": lambda: compile_page(facts),
-        "feeding": lambda: feeding_page(facts),
-        "methodology": lambda: methodology_page(facts),
+        "compiled": lambda: compile_page(early),
+        "feeding": lambda: feeding_page(early),
+        "methodology": lambda: methodology_page(early),
     }
-    built = dict(zip(models, parallel.fork_map(lambda make: make(), list(models.values()))))
+    mine: dict[str, object] = {}
+
+    def here() -> None:
+        facts = replace(early, claims=tuple(claims.evaluate(analysis)))
+        mine.update(home=home_page(facts), cudnn=cudnn_page(facts), cpu_gpu=cpu_gpu_page(facts),
+                    determinism=determinism_page(facts), shapes=shapes_page(facts),
+                    claims=claims_page(facts), data=data_page(facts))
+
+    built = dict(zip(models, parallel.fork_map(lambda make: make(), list(models.values()),
+                                               here=here)))
     return Answers(
         machines=machines,
         labels=link_labels(machines),
         status=_status(analysis.cells),
         build_epoch=_epoch(analysis.source.results),
         decisions=cast(Table, built["decisions"]),
-        home=cast(HomePage, built["home"]),
-        cudnn=cudnn_page(facts),
+        home=cast(HomePage, mine["home"]),
+        cudnn=cast(CudnnPage, mine["cudnn"]),
         precision=cast(PrecisionPage, built["precision"]),
-        shapes=shapes_page(facts),
-        determinism=cast(DeterminismPage, built["determinism"]),
-        cpu_gpu=cast(CpuGpuPage, built["cpu_gpu"]),
+        shapes=cast(ShapesPage, mine["shapes"]),
+        determinism=cast(DeterminismPage, mine["determinism"]),
+        cpu_gpu=cast(CpuGpuPage, mine["cpu_gpu"]),
         compiled=cast(CompilePage, built["compiled"]),
         feeding=cast(FeedingPage, built["feeding"]),
         compare=cast(ComparePage, built["compare"]),
-        claims=claims_page(facts),
+        claims=cast(ClaimsPage, mine["claims"]),
         machine_pages=cast(MachinePages, built["machine_pages"]),
-        data=data_page(facts),
+        data=cast(DataPage, mine["data"]),
         methodology=cast(MethodologyPage, built["methodology"]),
     )
