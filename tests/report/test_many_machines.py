@@ -67,3 +67,6 @@ def test_a_page_of_many_fingerprints_draws_one_per_model(tmp_path: Path) -> None
                       f"yours; those of this model are in the section [on ")
     assert said == n - 1 == page.count(f"](#{anchor}), and the figures here are in the tables")
     assert page.count("Speedup of every configuration") == n  # every section keeps its tables
+    home = (generated / "snippets" / "home.md").read_text(encoding="utf-8")
+    assert f"GPUs.*\n\nOf {n} machine fingerprints, the grid and the gains below show one " \
+           "per hardware model" in home  # a paragraph of its own, under the grid's caption
