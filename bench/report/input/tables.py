@@ -305,10 +305,18 @@ def _numerics(df: pd.DataFrame, cols: Iterable[str], p: Problems, *,
         doubt = np.isinf(values) | ((values < 0) & ~signed)
         if integers:
             doubt |= ~np.isnan(values) & (values % 1 != 0)
-    clean = {c for c, d in zip(parsed, doubt.any(axis=0)) if not d}
+    bad = doubt.any(axis=0)
+    clean = {c for c, d in zip(parsed, bad) if not d}
     check = _integer if integers else _numeric
-    return {c: (df[c].astype("Int64") if integers else df[c]) if c in clean
-            else check(df[c], c, p) for c in cols}
+    out = {c: df[c] if c in clean else check(df[c], c, p) for c in cols}
+    if integers and clean:  # the clean columns as nullable integers, built from the block
+        at = [i for i, d in enumerate(bad) if not d]
+        missing = np.isnan(values[:, at])
+        whole = np.where(missing, 0.0, values[:, at]).astype(np.int64)
+        for k, i in enumerate(at):
+            out[parsed[i]] = pd.Series(pd.arrays.IntegerArray(whole[:, k], missing[:, k]),
+                                       index=df.index, name=parsed[i])
+    return out
 
 
 def _integers(df: pd.DataFrame, cols: Iterable[str], p: Problems) -> dict[str, pd.Series]:
