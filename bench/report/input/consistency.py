@@ -40,7 +40,7 @@ import pandas as pd
 
 from bench import consistency as rules
 from bench.report.input.errors import LoadError, Problems, drop_bad, report, short
-from bench.schema import Status
+from bench.schema import ENV_FILE, RESULTS_FILE, SAMPLES_FILE, Status
 
 #: The samples of a row: its cell, replicate and attempt.
 KEY = list(rules.SAMPLE_KEY)
@@ -117,8 +117,10 @@ def _changes(values: np.ndarray) -> np.ndarray:
     return values[1:] != values[:-1]
 
 
-def _blocks(samples: pd.DataFrame, steady: np.ndarray) -> np.ndarray:
-    """The position of each block's first sample (``steady``: which samples are steady)."""
+def _blocks(samples: pd.DataFrame, steady: np.ndarray, folder: np.ndarray | None = None
+            ) -> np.ndarray:
+    """The position of each block's first sample (``steady``: which samples are steady;
+    ``folder``: each sample's folder, where they come from many: a block never spans two)."""
     n = len(samples)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
@@ -127,6 +129,8 @@ def _blocks(samples: pd.DataFrame, steady: np.ndarray) -> np.ndarray:
     other = (_changes(samples["cell_id"].to_numpy(object))
              | _changes(samples["replicate"].to_numpy(dtype=np.int64, na_value=-1))
              | _changes(samples["attempt_id"].to_numpy(object)))
+    if folder is not None:
+        other |= _changes(folder)
     new[1:] = rules.new_block(other, step[:-1], step[1:])
     return np.flatnonzero(new)
 
@@ -155,18 +159,30 @@ class _Blocks:
     earlier: np.ndarray
 
 
-def _owned_blocks(res: pd.DataFrame, samples: pd.DataFrame) -> _Blocks:
+def _owned_blocks(res: pd.DataFrame, samples: pd.DataFrame,
+                  folders: tuple[np.ndarray, np.ndarray] | None = None) -> _Blocks:
     """The blocks of ``samples`` and the row each belongs to: the last timed row of its key
-    (legacy rows share a key)."""
+    (legacy rows share a key). ``folders``: each row's and each sample's folder, where they
+    come from many (a key then belongs to its folder)."""
     timed = res.loc[res["kind"].isin(TIMED)]
-    owners = timed.loc[~timed.duplicated(KEY, keep="last")]
+    row_folder, sample_folder = folders if folders else (None, None)
+    if row_folder is None:
+        owners = timed.loc[~timed.duplicated(KEY, keep="last")]
+    else:
+        keyed = timed[KEY].assign(folder=row_folder[timed.index.to_numpy()])
+        owners = timed.loc[~keyed.duplicated(keep="last")]
     steady = samples["phase"].to_numpy(object) == rules.STEADY
-    starts = _blocks(samples, steady)
+    starts = _blocks(samples, steady, sample_folder)
     counts = np.diff(np.append(starts, len(samples)))
     per_block = np.add.reduceat(steady.astype(np.int64), starts) if len(samples) else counts
     firsts = samples.iloc[starts]
-    index = pd.MultiIndex.from_arrays([owners[k] for k in KEY])
-    hit = index.get_indexer(pd.MultiIndex.from_arrays([firsts[k] for k in KEY]))
+    wanted: list[Any] = [owners[k] for k in KEY]
+    given: list[Any] = [firsts[k] for k in KEY]
+    if row_folder is not None and sample_folder is not None:
+        wanted.append(row_folder[owners.index.to_numpy()])
+        given.append(sample_folder[starts])
+    index = pd.MultiIndex.from_arrays(wanted)
+    hit = index.get_indexer(pd.MultiIndex.from_arrays(given))
     owner = np.full(len(starts), -1, dtype=np.int64)
     owner[hit >= 0] = owners.index.to_numpy()[hit[hit >= 0]]
     last = pd.Series(np.arange(len(starts))).groupby(owner).transform("max").to_numpy()
@@ -258,6 +274,28 @@ def match_samples(
     out = samples.loc[keep]
     out = out.assign(row=position[row_of[keep]])
     return kept.reset_index(drop=True), out.reset_index(drop=True)
+
+
+#: What a check across many folders' files calls them (every folder's have these names).
+_NAMED = Folder(Path(RESULTS_FILE), Path(SAMPLES_FILE), Path(ENV_FILE))
+
+
+def whole_folders(res: pd.DataFrame, samples: pd.DataFrame, folders: tuple[np.ndarray, np.ndarray],
+                  count: int) -> tuple[np.ndarray, np.ndarray]:
+    """For the rows and samples of ``count`` folders at once (``folders``: each row's and each
+    sample's folder, 0 to ``count - 1``; each folder's rows and samples in file order, one
+    folder after another): which folders ``match_samples`` would leave whole, no row or sample
+    dropped and nothing named, and each sample's row (its position in ``res``). A folder left
+    whole needs no matching of its own."""
+    res = res.reset_index(drop=True)
+    b = _owned_blocks(res, samples, folders)
+    superseded = rules.superseded(b.earlier, b.firsts["attempt_id"].to_numpy(object))
+    problem, _ = _block_problems(res, samples, b, superseded, _NAMED)
+    keep_block = (problem == "") & ~superseded
+    broken = np.zeros(count, dtype=bool)
+    broken[folders[1][b.starts[~keep_block]]] = True
+    broken[folders[0][_row_problems(res, b, keep_block, _NAMED).bad.to_numpy()]] = True
+    return ~broken, np.repeat(b.owner, b.counts)
 
 
 def copies(results: pd.DataFrame, latest: np.ndarray, key: list[str], root: Path,

@@ -1,7 +1,9 @@
 """Reading one results.csv or samples.csv into typed, checked columns: each value read once as
 text where it must be, every bad value named with its file and line (``errors.Problems``),
 older schema versions migrated, and the rows every figure keeps (``consistency.row_orders``).
-What a run folder is, and how its files agree, is ``load``'s."""
+The checks of a row on its own (``result_problems``, ``sample_problems``) and the typing also
+take the rows of many files at once (``batch``). What a run folder is, and how its files
+agree, is ``folder``'s."""
 
 from __future__ import annotations
 
@@ -197,13 +199,37 @@ def _migrate(
 
 
 def read_results(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> pd.DataFrame:
+    df = results_table(path, rel, skip_bad, skipped)
+    assert df is not None  # migrated
+    p, ints, nums = result_problems(df)
+    df = drop_bad(df, p, path, skip_bad, skipped)
+    return _typed(df, schema.RESULT_COLUMNS, ints, nums, _BOOLEANS)
+
+
+def results_table(path: Path, rel: Path, skip_bad: bool, skipped: list[str], *,
+                  migrate: bool = True) -> pd.DataFrame | None:
+    """The file's rows as read (``_read_table``), migrated to this schema version if older
+    (None instead, without ``migrate``), with every column this version has; not yet
+    checked."""
     numeric = (*schema.NUMERIC_COLUMNS, *schema.INTEGER_COLUMNS)
     df = _read_table(path, rel, numeric, skip_bad, skipped)
     if "schema_version" not in df.columns:
         raise LoadError(path, 1, "missing column(s): schema_version")
     if not _current_version(df).all():
+        if not migrate:
+            return None
         df = _migrate(path, rel, numeric, skip_bad, skipped)
     _require_columns(df, schema.RESULT_COLUMNS, path)
+    return df
+
+
+#: A table's first problem per row, and its integer and number columns parsed over every row.
+Checked = tuple[Problems, dict[str, pd.Series], dict[str, pd.Series]]
+
+
+def result_problems(df: pd.DataFrame) -> Checked:
+    """Every rule a results row keeps on its own: each row's problem, whatever files the rows
+    come from (a check of one row never looks at another)."""
     p = Problems(df.index)
     for col in schema.REQUIRED_RESULT_COLUMNS:
         p.add(df[col].isna(), f"{col} is empty")
@@ -221,11 +247,24 @@ def read_results(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> p
     ok_repro = (status == schema.Status.OK) & (kind == "repro")
     p.add(ok_repro & df["repro_bitwise_equal"].isna(), "repro row without repro_bitwise_equal")
     row_orders(nums, ints["steady_iters"], p, HELD_WINDOWS)
-    df = drop_bad(df, p, path, skip_bad, skipped)
+    return p, ints, nums
+
+
+def typed_results(df: pd.DataFrame, checked: Checked) -> pd.DataFrame:
+    """The rows of ``df`` (those ``result_problems`` was given, or some of them), typed."""
+    _, ints, nums = checked
     return _typed(df, schema.RESULT_COLUMNS, ints, nums, _BOOLEANS)
 
 
 def read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> pd.DataFrame:
+    df = samples_table(path, rel, skip_bad, skipped)
+    p, ints, nums = sample_problems(df)
+    df = drop_bad(df, p, path, skip_bad, skipped)
+    return _typed(df, schema.SAMPLE_COLUMNS, ints, nums)
+
+
+def samples_table(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> pd.DataFrame:
+    """The file's samples as read (``_read_table``), with every column; not yet checked."""
     df = _read_table(path, rel, (*_SAMPLE_INTEGERS, *_SAMPLE_NUMBERS), skip_bad, skipped)
     if "attempt_id" not in df.columns and "schema_version" in df.columns:
         # versions 1 and 2 may keep no attempt ids: their samples match their row by cell and
@@ -234,6 +273,11 @@ def read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> p
             raise LoadError(path, 1, "missing column(s): attempt_id")
         df["attempt_id"] = ""
     _require_columns(df, schema.SAMPLE_COLUMNS, path)
+    return df
+
+
+def sample_problems(df: pd.DataFrame) -> Checked:
+    """Every rule a sample keeps on its own (as ``result_problems``, for samples)."""
     p = Problems(df.index)
     for col in schema.REQUIRED_SAMPLE_COLUMNS:
         p.add(df[col].isna(), f"{col} is empty")
@@ -252,7 +296,12 @@ def read_samples(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> p
         s = df[col]
         p.add(s.notna() & ~s.isin(allowed), _unknown(s, col, allowed))
     nums = _numerics(df, _SAMPLE_NUMBERS, p)
-    df = drop_bad(df, p, path, skip_bad, skipped)
+    return p, ints, nums
+
+
+def typed_samples(df: pd.DataFrame, checked: Checked) -> pd.DataFrame:
+    """The samples of ``df`` (those ``sample_problems`` was given, or some of them), typed."""
+    _, ints, nums = checked
     return _typed(df, schema.SAMPLE_COLUMNS, ints, nums)
 
 
