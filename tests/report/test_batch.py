@@ -18,10 +18,11 @@ from .test_load import _set_field
 
 @pytest.fixture
 def tree(write_tree) -> tuple[Path, list[Path]]:
-    """Six current-version runs: three clean, one with a bad row, one with a bad sample, one
-    whose rows name another machine than its env.json (a check across its files)."""
+    """Seven current-version runs: three clean, one with a bad row, one with a bad sample, one
+    whose rows name another machine than its env.json and one with a sample of another run
+    than its row's (checks across a folder's files)."""
     runs = []
-    for n in range(6):
+    for n in range(7):
         env = env_for(f"box-{n}", "run-1")
         rows = cell(env, axes(), [0.1, 0.11, 0.1]) + cell(env, axes(batch_size=8), [0.05] * 3)
         runs.append((env, rows, []))
@@ -30,6 +31,7 @@ def tree(write_tree) -> tuple[Path, list[Path]]:
     _set_field(paths[3], 3, "status", "exploded")
     _set_field(paths[4].with_name("samples.csv"), 4, "seconds", "-1")
     _set_field(paths[5], 5, "machine", "another-box")
+    _set_field(paths[6].with_name("samples.csv"), 3, "run_id", "run-2")
     return root, paths
 
 
@@ -56,17 +58,17 @@ def test_a_batch_gives_what_each_folder_read_alone_gives(tree, monkeypatch, skip
     together = batch.read_runs(root, paths, skip_bad=skip_bad)
     for a, b in zip(together, alone, strict=True):
         _same(a, b)
-    # the bad row and the bad sample send their folders to be read alone; the folder whose
-    # rows disagree with env.json is clean file by file, so the batch reads it and finish()
-    # names the problem
+    # the bad row and the bad sample send their folders to be read alone; the last two are
+    # clean file by file, so the batch reads them and their own checks name the problem
     assert read_alone == paths[3:5]
     outcome = {p.parent.parent.name: r for p, r in zip(paths, together)}
     if skip_bad:
-        assert [len(outcome[f"box-{n}"].skipped) > 0 for n in range(6)] == [False] * 3 + [True] * 3
+        assert [len(outcome[f"box-{n}"].skipped) > 0 for n in range(7)] == [False] * 3 + [True] * 4
     else:
-        assert [isinstance(outcome[f"box-{n}"], LoadError) for n in range(6)] == (
-            [False] * 3 + [True] * 3)
+        assert [isinstance(outcome[f"box-{n}"], LoadError) for n in range(7)] == (
+            [False] * 3 + [True] * 4)
         assert "another-box" in str(outcome["box-5"])
+        assert "run_id 'run-2' differs from its row's" in str(outcome["box-6"])
 
 
 def test_an_older_version_or_a_text_column_is_read_alone(tree, monkeypatch):
