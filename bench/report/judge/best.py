@@ -20,7 +20,7 @@ import pandas as pd
 
 from bench.report.analysis.intervals import ratio_ci
 from bench.report.analysis.pairs import verdict as pair_verdict
-from bench.report.judge.rows import records
+from bench.report.judge.rows import records, texts
 from bench.report.vocabulary import Verdict
 
 
@@ -57,12 +57,11 @@ _ROW = "_row"
 def _tried(found: pd.DataFrame, device: str, side: pd.DataFrame) -> np.ndarray:
     """Per row of ``side`` (one device's fastest cells, indexed by workload): whether its
     setting was measured on ``device`` too, in the same workload."""
-    every = found[_SETTING].astype(str)
-    tried = set(zip(found[_WORKLOAD], found["device"], every["precision"],
-                    every["memory_format"]))
-    mine = side[_SETTING].astype(str)
+    tried = set(zip(found[_WORKLOAD].tolist(), found["device"].tolist(),
+                    texts(found["precision"]), texts(found["memory_format"])))
     return np.fromiter(((w, device, p, f) in tried for w, p, f in
-                        zip(side.index, mine["precision"], mine["memory_format"])),
+                        zip(side.index.tolist(), texts(side["precision"]),
+                            texts(side["memory_format"]))),
                        dtype=bool, count=len(side))
 
 

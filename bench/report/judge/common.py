@@ -16,7 +16,7 @@ from bench.report.judge.claims import ClaimAnswer
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine
 from bench.report.judge.regimes import Regime
-from bench.report.judge.rows import Pair, Table, typed_row
+from bench.report.judge.rows import Pair, Table, texts, typed_row
 from bench.report.judge.selection import judged
 from bench.report.vocabulary import Action, Verdict
 
@@ -122,10 +122,14 @@ def _batches_by_mode(frame: pd.DataFrame) -> tuple[str, ...]:
     if training had been measured at 128); () where they are the same or there is one mode."""
     if not {"mode", "batch_size"} <= set(frame.columns) or frame.empty:
         return ()
-    known = frame.loc[frame["mode"].astype(str).isin(("infer", "train"))
-                      & pd.to_numeric(frame["batch_size"], errors="coerce").notna()]
-    sizes = {str(m): sorted(set(pd.to_numeric(g["batch_size"]).astype(int)))
-             for m, g in known.groupby("mode")}
+    # a value at a time, as ``scope_of``: a groupby per summary cost more than the values
+    found: dict[str, set[int]] = {}
+    batches = pd.to_numeric(frame["batch_size"], errors="coerce").to_numpy(
+        dtype=np.float64, na_value=np.nan)
+    for mode, batch in zip(texts(frame["mode"]), batches.tolist(), strict=True):
+        if mode in ("infer", "train") and batch == batch:
+            found.setdefault(mode, set()).add(int(batch))
+    sizes = {m: sorted(v) for m, v in found.items()}
     if len(sizes) < 2 or len({tuple(v) for v in sizes.values()}) == 1:
         return ()
     return tuple(x for m, v in sorted(sizes.items()) for x in (m, str(v[0]), str(v[-1])))
@@ -182,14 +186,18 @@ _PRECISIONS = ("fp32", "fp32-strict", "amp-bf16", "amp-fp16")
 
 def representative(pairs: pd.DataFrame, row: type[P] = Pair) -> P | None:  # type: ignore[assignment]
     """The judged pair a machine's answer quotes (see ``_PRECISIONS``' comment), or None."""
-    ok = judged(pairs)
+    return quoted(judged(pairs), row)
+
+
+def quoted(ok: pd.DataFrame, row: type[P] = Pair) -> P | None:  # type: ignore[assignment]
+    """``representative`` of pairs already ``judged``."""
     if ok.empty:
         return None
 
     def rank(col: str, order: tuple[str, ...]) -> list[int]:
         if col not in ok.columns:
             return [len(order)] * len(ok)
-        return [order.index(v) if v in order else len(order) for v in _texts(ok[col])]
+        return [order.index(v) if v in order else len(order) for v in texts(ok[col])]
 
     def less(col: str) -> list[float]:  # larger first
         return [-v for v in pd.to_numeric(ok[col], errors="coerce").fillna(0).tolist()]
@@ -198,15 +206,10 @@ def representative(pairs: pd.DataFrame, row: type[P] = Pair) -> P | None:  # typ
               rank("precision", _PRECISIONS), rank("memory_format", ("nchw", "channels_last")),
               rank("shapes", ("static", "dynamic", "ragged")),
               rank("kernel_cache", ("fresh", "shared", "warm")), less("base_median_s"),
-              _texts(ok["model"]))
+              texts(ok["model"]))
     # the first of the least: a stable sort's first row, without sorting a frame per summary
     first = min(enumerate(key), key=lambda ik: ik[1])[0]
     return typed_row(row, ok.iloc[first])
-
-
-def _texts(col: pd.Series) -> list[str]:
-    """A column's values as ``astype(str)`` gives them."""
-    return [str(v) for v in col.astype(str).tolist()]
 
 
 def sources_of(facts: Facts, *frames: pd.DataFrame | Sequence[Pair], claims_on: str = ""

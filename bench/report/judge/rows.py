@@ -59,6 +59,15 @@ def plain_column(col: pd.Series) -> list[Scalar]:
     return list(col.to_numpy(dtype=object, na_value=None).tolist())
 
 
+def texts(col: pd.Series) -> list[str]:
+    """A column's values as ``astype(str)`` gives them: ``str`` of each, ``nan`` for a missing
+    one (a value at a time: ``astype`` costs more than the few values of a summary)."""
+    if col.dtype.kind in "mM":
+        return [str(v) for v in col.astype(str).tolist()]
+    return ["nan" if v is None or v is pd.NA or v != v else str(v)
+            for v in col.to_numpy(dtype=object).tolist()]
+
+
 def plain_rows(frame: pd.DataFrame, names: Sequence[str]) -> list[list[Scalar]]:
     """The rows of ``frame``'s columns ``names``, each value as :func:`plain` gives it.
 

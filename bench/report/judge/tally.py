@@ -3,6 +3,7 @@ comparison tables per machine (``Comparisons``): what the study pages' models sh
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -14,7 +15,7 @@ from bench.report.judge.advice.summaries import agreement
 from bench.report.judge.common import (
     Scope,
     ordered,
-    representative,
+    quoted,
     scope_of,
 )
 from bench.report.judge.facts import Facts
@@ -48,16 +49,18 @@ def _floats(values: pd.Series) -> tuple[float, ...]:
 def summary_of(rows: pd.DataFrame, row: type[P] = Pair) -> Tally[P]:  # type: ignore[assignment]
     """What ``rows`` (one machine's pairs) add up to, its pairs read as ``row``."""
     ok = judged(rows)
-    counts = {v: int((rows["verdict"] == v).sum()) for v in
+    values = rows["verdict"].tolist()
+    verdicts = Counter(values)
+    counts = {v: verdicts[v] for v in
               (Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CLEAR_DIFFERENCE, Verdict.INSUFFICIENT)}
-    faster = ok.loc[ok["verdict"] == Verdict.FASTER]
     best = None
-    if len(faster):
+    if counts[Verdict.FASTER]:
+        faster = ok.loc[ok["verdict"] == Verdict.FASTER]
         top = pd.to_numeric(faster["speedup"], errors="coerce").idxmax()
         best = typed_row(row, faster.loc[top])
-    return Tally(agreement(rows["verdict"]), counts, scope_of(rows), _floats(ok["speedup"]),
-                 min(_floats(ok["ci_low"]), default=None),
-                 max(_floats(ok["ci_high"]), default=None), representative(rows, row), best)
+    return Tally(agreement(values), counts, scope_of(rows),
+                 _floats(ok["speedup"]), min(_floats(ok["ci_low"]), default=None),
+                 max(_floats(ok["ci_high"]), default=None), quoted(ok, row), best)
 
 
 @dataclass(frozen=True)

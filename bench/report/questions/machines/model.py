@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import pandas as pd
 
 from bench.report.analysis.feeding import as_cells
@@ -76,15 +77,22 @@ def sittings_of(rows: pd.DataFrame, records: Sequence[SittingRecord] = ()
     older schema, name none), each with its code from env.json's ``records``."""
     if "sitting" not in rows.columns:
         return ()
-    numbers = pd.to_numeric(rows["sitting"], errors="coerce")
-    found = rows.assign(_n=numbers).dropna(subset=["_n"])
+    numbers = pd.to_numeric(rows["sitting"], errors="coerce").to_numpy(
+        dtype=np.float64, na_value=np.nan)
+    # a row at a time: a run folder has tens of rows, where a groupby per folder cost more
+    spans: dict[int, tuple[str, str, int]] = {}
+    for n, start, end in zip(numbers.tolist(), rows["started_at"].astype(str).tolist(),
+                             rows["ended_at"].astype(str).tolist(), strict=True):
+        if n != n:  # no sitting: an older schema's row
+            continue
+        first, last, count = spans.get(int(n), (start, end, 0))
+        spans[int(n)] = (min(first, start), max(last, end), count + 1)
     ran = {c.number: c for c in records}
     out = []
-    for n, g in found.groupby("_n", sort=True):
-        code = ran.get(int(n))
-        out.append(Sitting(int(n), str(g["started_at"].astype(str).min()),
-                           str(g["ended_at"].astype(str).max()), len(g),
-                           code.code if code else "", code.commit if code else ""))
+    for n, (first, last, count) in sorted(spans.items()):
+        code = ran.get(n)
+        out.append(Sitting(n, first, last, count, code.code if code else "",
+                           code.commit if code else ""))
     return tuple(out)
 
 
@@ -171,14 +179,14 @@ def _runs(facts: Facts, fingerprint: str, rows: Rows) -> tuple[RunRows, ...]:
     # per run folder (its results.csv, the rows' ``source``), not per run id: two folders can
     # share a run id (a shard resubmitted to another kind of node)
     results = rows(facts.analysis.source.results, fingerprint)
-    counted = results["source"].value_counts()
-    ok = results.loc[results["status"] == Status.OK, "source"].value_counts()
+    by_source = {str(k): g for k, g in results.groupby("source", sort=False)}
     mine = [r for r in facts.analysis.source.runs if str(r.fingerprint_id) == fingerprint]
-    return tuple(RunRows(r, int(counted.get(r.results.as_posix(), 0)),
-                         int(ok.get(r.results.as_posix(), 0)),
-                         sittings_of(results.loc[results["source"] == r.results.as_posix()],
-                                     r.records))
-                 for r in sorted(mine, key=lambda r: str(r.results)))
+    out = []
+    for r in sorted(mine, key=lambda r: str(r.results)):
+        folder = by_source.get(r.results.as_posix(), results.iloc[:0])
+        ok = int((folder["status"] == Status.OK).sum())
+        out.append(RunRows(r, len(folder), ok, sittings_of(folder, r.records)))
+    return tuple(out)
 
 
 def _checks(repro: pd.DataFrame, cells: Sequence[MachineCell]) -> tuple[ReproCheck, ...]:
