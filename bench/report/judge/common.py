@@ -143,10 +143,16 @@ def ordered(frame: pd.DataFrame, extra: tuple[str, ...] = ()) -> pd.DataFrame:
     """Rows in the order pages list them: by fingerprint, then ``extra``, then the axes
     (``sort_values(cols, na_position="first")``'s order, by ``_sort_keys``)."""
     cols = [c for c in ("fingerprint_id", *extra, *CONFIG_AXES) if c in frame.columns]
+    return sorted_rows(frame, cols).reset_index(drop=True)
+
+
+def sorted_rows(frame: pd.DataFrame, cols: Sequence[str]) -> pd.DataFrame:
+    """``frame.sort_values(cols, kind="stable", na_position="first")``, index kept, by
+    ``_sort_keys``."""
     if not cols or len(frame) < 2:
-        return frame.reset_index(drop=True)
+        return frame
     order = np.lexsort([_sort_keys(frame[c]) for c in reversed(cols)])
-    return frame.take(order).reset_index(drop=True)
+    return frame.take(order)
 
 
 def _sort_keys(col: pd.Series) -> np.ndarray:

@@ -13,7 +13,7 @@ import pandas as pd
 from bench.report.analysis.feeding import as_cells
 from bench.report.analysis.machines import MachineAgreement, cell_spread, machine_figures
 from bench.report.input.load import RunFiles, SittingRecord
-from bench.report.judge.common import CONFIG_AXES
+from bench.report.judge.common import CONFIG_AXES, sorted_rows
 from bench.report.judge.facts import Facts
 from bench.report.judge.machines import Machine, model_trusts
 from bench.report.judge.rows import typed_row, typed_rows
@@ -172,7 +172,7 @@ def machine_cells(facts: Facts, fingerprint: str, rows: Rows = _masked) -> pd.Da
     pipes = rows(facts.analysis.pipelines, fingerprint)
     if len(pipes):
         cells = pd.concat([cells, as_cells(pipes, cells.columns)], ignore_index=True)
-    return cells.sort_values(CELL_ORDER, kind="stable", na_position="first")
+    return sorted_rows(cells, CELL_ORDER)
 
 
 def _runs(facts: Facts, fingerprint: str, rows: Rows) -> tuple[RunRows, ...]:
