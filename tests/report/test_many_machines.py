@@ -6,11 +6,13 @@ Made from copies of the fixture GPU run (made-up data) under fingerprints of the
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
 from bench.report.judge.machines import EVERY_ONE_UP_TO, Machine, mark_charted, representatives
+from bench.report.questions.cudnn import model as cudnn_model
 from bench.report.questions.cudnn.model import CudnnSection
 
 from .builders import render_tree
@@ -70,3 +72,25 @@ def test_a_page_of_many_fingerprints_draws_one_per_model(tmp_path: Path) -> None
     home = (generated / "snippets" / "home.md").read_text(encoding="utf-8")
     assert f"GPUs.*\n\nOf {n} machine fingerprints, the grid and the gains below show one " \
            "per hardware model" in home  # a paragraph of its own, under the grid's caption
+
+
+def test_a_section_without_charts_does_not_speak_of_a_chart(tmp_path: Path, monkeypatch) -> None:
+    """Where no configuration repays its first pass, a section with charts says there is no
+    break-even to chart; one whose charts are elsewhere says only that none repays it."""
+    def none_pays(*args: object, **kwargs: object) -> CudnnSection:
+        return replace(section(*args, **kwargs), pays_back=False, no_saving=True)
+
+    section = cudnn_model.cudnn_section
+    monkeypatch.setattr(cudnn_model, "cudnn_section", none_pays)
+    root = tmp_path / "reports"
+    n = EVERY_ONE_UP_TO + 1
+    for k in range(n):
+        _copy(root, f"fixture-box-{k:02d}", f"{k:02d}" * 6)
+    generated = tmp_path / "docs" / "generated"
+    render_tree(root, generated)
+    sections = (generated / "cudnn-benchmark.md").read_text(encoding="utf-8").split(
+        "\n## On ")[1:]
+    assert sum("so none repays its first pass" in s for s in sections) == n
+    assert [("no break-even to chart" in s) for s in sections] == [
+        "(charts/cudnn-speedup-" in s for s in sections]
+    assert sum("(charts/cudnn-speedup-" in s for s in sections) == 1

@@ -326,6 +326,7 @@ def _section(writer: Writer, shared: Shared, p: Page, s: CudnnSection, csv: str
         "charts": _charts(writer, s) if s.charts_on is None
         else [not_drawn(p, s.charts_on, section_anchor("on", s.charts_on))],
         "no_saving": s.no_saving,
+        "drawn": s.charts_on is None,  # where its charts are, a break-even chart is missed
         "speed": writer.table(p.here, f"{anchor}-speed",
                               ["Configuration", "Speedup (95% CI)", "Verdict", "Rows"],
                               _speed_rows(shared, p, s.rows, cols)),
