@@ -29,8 +29,8 @@ from bench.report.input.envfile import read_env
 from bench.report.input.errors import LoadError
 from bench.report.input.folder import FolderRead, finish, folder_files, read_run
 from bench.report.input.tables import (
+    current_results_table,
     result_problems,
-    results_table,
     sample_problems,
     samples_table,
     typed_results,
@@ -77,8 +77,7 @@ def _plain(root: Path, results_path: Path) -> _Plain | None:
         rel_dir = results_path.parent.relative_to(root)
         env = read_env(where.env)
         noted: list[str] = []
-        res = results_table(results_path, rel_dir / schema.RESULTS_FILE, True, noted,
-                            migrate=False)
+        res = current_results_table(results_path, rel_dir / schema.RESULTS_FILE, True, noted)
         if res is None or noted:
             return None
         samp = samples_table(where.samples, rel_dir / schema.SAMPLES_FILE, True, noted)

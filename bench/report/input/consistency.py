@@ -280,8 +280,9 @@ def match_samples(
 _NAMED = Folder(Path(RESULTS_FILE), Path(SAMPLES_FILE), Path(ENV_FILE))
 
 
-def whole_folders(res: pd.DataFrame, samples: pd.DataFrame, folders: tuple[np.ndarray, np.ndarray],
-                  count: int) -> tuple[np.ndarray, np.ndarray]:
+def whole_folders(res: pd.DataFrame, samples: pd.DataFrame,
+                  folders: tuple[np.ndarray, np.ndarray], count: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """For the rows and samples of ``count`` folders at once (``folders``: each row's and each
     sample's folder, 0 to ``count - 1``; each folder's rows and samples in file order, one
     folder after another): which folders ``match_samples`` would leave whole, no row or sample

@@ -200,26 +200,38 @@ def _migrate(
 
 def read_results(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> pd.DataFrame:
     df = results_table(path, rel, skip_bad, skipped)
-    assert df is not None  # migrated
     p, ints, nums = result_problems(df)
     df = drop_bad(df, p, path, skip_bad, skipped)
     return _typed(df, schema.RESULT_COLUMNS, ints, nums, _BOOLEANS)
 
 
-def results_table(path: Path, rel: Path, skip_bad: bool, skipped: list[str], *,
-                  migrate: bool = True) -> pd.DataFrame | None:
-    """The file's rows as read (``_read_table``), migrated to this schema version if older
-    (None instead, without ``migrate``), with every column this version has; not yet
-    checked."""
-    numeric = (*schema.NUMERIC_COLUMNS, *schema.INTEGER_COLUMNS)
-    df = _read_table(path, rel, numeric, skip_bad, skipped)
+_RESULT_NUMBERS = (*schema.NUMERIC_COLUMNS, *schema.INTEGER_COLUMNS)
+
+
+def results_table(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> pd.DataFrame:
+    """The file's rows as read (``_read_table``), migrated to this schema version if older,
+    with every column this version has; not yet checked."""
+    df = _versioned(path, rel, skip_bad, skipped)
+    if not _current_version(df).all():
+        df = _migrate(path, rel, _RESULT_NUMBERS, skip_bad, skipped)
+    _require_columns(df, schema.RESULT_COLUMNS, path)
+    return df
+
+
+def current_results_table(path: Path, rel: Path, skip_bad: bool, skipped: list[str]
+                          ) -> pd.DataFrame | None:
+    """``results_table``, or None for a file that holds an older version (to migrate)."""
+    df = _versioned(path, rel, skip_bad, skipped)
+    if not _current_version(df).all():
+        return None
+    _require_columns(df, schema.RESULT_COLUMNS, path)
+    return df
+
+
+def _versioned(path: Path, rel: Path, skip_bad: bool, skipped: list[str]) -> pd.DataFrame:
+    df = _read_table(path, rel, _RESULT_NUMBERS, skip_bad, skipped)
     if "schema_version" not in df.columns:
         raise LoadError(path, 1, "missing column(s): schema_version")
-    if not _current_version(df).all():
-        if not migrate:
-            return None
-        df = _migrate(path, rel, numeric, skip_bad, skipped)
-    _require_columns(df, schema.RESULT_COLUMNS, path)
     return df
 
 
