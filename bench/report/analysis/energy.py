@@ -49,13 +49,18 @@ def replicate_tails(samples: pd.DataFrame) -> pd.DataFrame:
                          "steps": g.size().astype(float)})
 
 
-def _weakest(methods: pd.Series) -> str:
-    found = {m for m in methods if m}
-    return next((m for m in reversed(_METHOD_ORDER) if m in found), "")
+def _weakest(methods: pd.Series, cell: pd.Series) -> pd.Series:
+    """Per cell, the weakest of its rows' energy methods (``_METHOD_ORDER``; other values and
+    empty ones tell nothing): the largest rank, taken over the whole column at once."""
+    rank = methods.map({m: i for i, m in enumerate(_METHOD_ORDER)})
+    found = rank.groupby(cell, sort=False).max()
+    return found.map(lambda r: "" if r != r else _METHOD_ORDER[int(r)])
 
 
-def _first_text(values: pd.Series) -> str:
-    return next((str(v) for v in values if isinstance(v, str) and v), "")
+def _first_text(values: pd.Series, cell: pd.Series) -> pd.Series:
+    """Per cell, the first of its rows' non-empty texts (a cell without one is left out)."""
+    text = values.map(lambda v: isinstance(v, str) and bool(v)).astype(bool)
+    return values.loc[text].groupby(cell.loc[text], sort=False).first()
 
 
 def _tails(ok: pd.DataFrame, tails: pd.DataFrame, out: pd.DataFrame) -> None:
@@ -66,10 +71,11 @@ def _tails(ok: pd.DataFrame, tails: pd.DataFrame, out: pd.DataFrame) -> None:
     out["latency_steps_min"] = groups["_steps"].min()
     for name in TAILS:
         out[f"latency_{name}_s"] = groups[f"_{name}"].median()
-    p99 = [tuple(x for x in xs if np.isfinite(x)) for xs in groups["_p99"].agg(tuple)]
+    each = groups["_p99"].agg(tuple)
+    p99 = [tuple(x for x in xs if np.isfinite(x)) for xs in each]
     _, lo, hi = median_ci(p99)
-    out["latency_p99_lo_s"] = pd.Series(lo, index=groups["_p99"].agg(tuple).index)
-    out["latency_p99_hi_s"] = pd.Series(hi, index=groups["_p99"].agg(tuple).index)
+    out["latency_p99_lo_s"] = pd.Series(lo, index=each.index)
+    out["latency_p99_hi_s"] = pd.Series(hi, index=each.index)
 
 
 def _energy(ok: pd.DataFrame, every: pd.DataFrame, out: pd.DataFrame) -> None:
@@ -81,12 +87,12 @@ def _energy(ok: pd.DataFrame, every: pd.DataFrame, out: pd.DataFrame) -> None:
     out["mean_power_w"] = ok.loc[powered].groupby("_cell")["mean_power_w"].median()
     out["samples_per_joule"] = 1.0 / out["joules_per_sample"]
     out["n_energy"] = measured.groupby(ok["_cell"]).sum()
-    out["energy_method"] = g["energy_method"].agg(_weakest)
-    out["energy_reason"] = every.groupby("_cell", sort=False)["energy_reason"].agg(_first_text)
+    out["energy_method"] = _weakest(ok["energy_method"], ok["_cell"])
+    out["energy_reason"] = _first_text(every["energy_reason"], every["_cell"])
     throttled = ok["throttled"].astype(str).isin(["True", "true"])
     out["n_throttled"] = throttled.groupby(ok["_cell"]).sum()
-    out["throttle_reasons"] = ok.loc[throttled].groupby("_cell")["throttle_reasons"].agg(
-        _first_text)
+    out["throttle_reasons"] = _first_text(ok.loc[throttled, "throttle_reasons"],
+                                          ok.loc[throttled, "_cell"])
     out["sm_clock_min_mhz"] = g["sm_clock_min_mhz"].min()
     out["sm_clock_median_mhz"] = g["sm_clock_median_mhz"].median()
     out["gpu_util_pct"] = g["gpu_util_pct"].median()
@@ -108,17 +114,20 @@ def cell_energy(ds: Dataset) -> pd.DataFrame:
     """
     res = ds.results
     every = res.loc[res["kind"].isin(["model", "ceiling"])].copy()
-    every["_cell"] = list(zip(every["fingerprint_id"], every["kind"], every["cell_id"]))
+    # each cell numbered in the order it first appears (grouping by a number, not a tuple)
+    cells = pd.MultiIndex.from_arrays([every["fingerprint_id"], every["kind"], every["cell_id"]],
+                                      names=["fingerprint_id", "kind", "cell_id"])
+    codes, uniques = pd.factorize(cells)
+    every["_cell"] = codes
     ok = every.loc[counted(every)]
-    index = pd.Index(pd.unique(every["_cell"]), tupleize_cols=False)
-    out = pd.DataFrame(index=index)
+    out = pd.DataFrame(index=pd.RangeIndex(len(uniques)))
     _tails(ok, replicate_tails(ds.samples), out)
     _energy(ok, every, out)
     for col in ("n_energy", "n_throttled", "n_short_window"):
         out[col] = out[col].fillna(0).astype(int)
     for col in ("energy_method", "energy_reason", "throttle_reasons"):
         out[col] = out[col].fillna("").astype(object)
-    out.index = pd.MultiIndex.from_tuples(list(out.index),
+    out.index = pd.MultiIndex.from_tuples(list(uniques),
                                           names=["fingerprint_id", "kind", "cell_id"])
     return out[list(ENERGY_CELL_COLUMNS)]
 
