@@ -69,6 +69,11 @@ def test_a_page_of_many_fingerprints_draws_one_per_model(tmp_path: Path) -> None
                       f"yours; those of this model are in the section [on ")
     assert said == n - 1 == page.count(f"](#{anchor}), and the figures here are in the tables")
     assert page.count("Speedup of every configuration") == n  # every section keeps its tables
+    # the Machines index names three of the model's fingerprints and links its page for the rest
+    [row] = [ln for ln in (generated / "machines" / "index.md").read_text(
+        encoding="utf-8").splitlines() if ln.startswith("| [")]
+    assert row.count("(reference, torch ") == 3, row
+    assert f"; and [{n - 3} more fingerprints](" in row and "each a section of its page" in row
     home = (generated / "snippets" / "home.md").read_text(encoding="utf-8")
     assert f"GPUs.*\n\nOf {n} machine fingerprints, the grid and the gains below show one " \
            "per hardware model" in home  # a paragraph of its own, under the grid's caption
