@@ -86,6 +86,7 @@ def write_tree(root: Path, runs: int, rows: int, seed: int = 0, *,
         env = synth.make_env(machine, run_id, gpu=gpu, cpu_model="Synthetic CPU", cores=8,
                              torch_version="2.14.1", collected_at=synth.EPOCH.isoformat(),
                              profile="synthetic")
+        env["machine_uid"] = f"{m + 1:016x}"  # as a real run records it: its runs, one machine
         if shared_stacks:
             env["fingerprint_id"] = synth.fingerprint_for({**env, "machine": None})
         synth._write_synthetic_run(root / machine / run_id, cells.reset_index(drop=True), env,
