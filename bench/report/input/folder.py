@@ -58,7 +58,6 @@ class RunFiles:
     manifest: bool = False  # it has a manifest.json, which says its trust
 
 
-
 @dataclass(frozen=True)
 class FolderRead:
     """One run folder, read and checked on its own: ``files`` is None when it is left out."""
@@ -101,6 +100,7 @@ def _read_folder(root: Path, results_path: Path, *, skip_bad: bool) -> FolderRea
 
 
 def folder_files(results_path: Path) -> Folder:
+    """The files of ``results_path``'s run folder, as its problems name them."""
     run_dir = results_path.parent
     return Folder(results_path, run_dir / schema.SAMPLES_FILE, run_dir / schema.ENV_FILE)
 
