@@ -15,7 +15,7 @@ from bench.report.analysis.machines import MachineAgreement, cell_spread, machin
 from bench.report.input.load import RunFiles, SittingRecord
 from bench.report.judge.common import CONFIG_AXES, sorted_rows
 from bench.report.judge.facts import Facts
-from bench.report.judge.machines import Machine, model_trusts
+from bench.report.judge.machines import EVERY_ONE_UP_TO, Machine, model_trusts
 from bench.report.judge.rows import typed_row, typed_rows
 from bench.report.judge.trust import ModelTrust
 from bench.report.questions.machines.rows import (
@@ -118,6 +118,11 @@ class MachinePage:
     spread: tuple[CellSpread, ...] = field(repr=False, default=())
 
 
+#: How many fingerprints of a model of many the Machines index names (a model of 25 would
+#: otherwise fill the index with one cell); the banners name as many.
+INDEX_NAMED = 3
+
+
 @dataclass(frozen=True)
 class MachineGroup:
     """One hardware model's page: every fingerprint its machines were measured under, the
@@ -136,6 +141,14 @@ class MachineGroup:
     @property
     def machines(self) -> tuple[MachineAgreement, ...]:
         return self.judged.machines
+
+    @property
+    def indexed(self) -> tuple[MachinePage, ...]:
+        """The fingerprints the Machines index names: every one up to ``EVERY_ONE_UP_TO``,
+        past it the first ``INDEX_NAMED`` (its page has each as a section)."""
+        if len(self.fingerprints) <= EVERY_ONE_UP_TO:
+            return self.fingerprints
+        return self.fingerprints[:INDEX_NAMED]
 
 
 @dataclass(frozen=True)

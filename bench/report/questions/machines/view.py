@@ -8,7 +8,6 @@ from typing import Any
 
 from bench.report import fmt
 from bench.report.input.load import RunFiles, SittingRecord
-from bench.report.judge.machines import EVERY_ONE_UP_TO
 from bench.report.questions.answers import Shared
 from bench.report.questions.machines.fragments import cells_fragment, failures_fragment
 from bench.report.questions.machines.model import (
@@ -33,7 +32,7 @@ from bench.report.render.paths import (
     name_file,
     old_machine_file,
 )
-from bench.report.render.words.context import NAMED, banner, changes, page, provenance
+from bench.report.render.words.context import banner, changes, page, provenance
 from bench.report.render.words.files import Copies, file_links
 from bench.report.render.words.labels import equal_text
 from bench.report.render.writer import Writer
@@ -380,16 +379,17 @@ def _index_row(p: Page, group: MachineGroup) -> list[Any]:
 
 
 def _fingerprints(p: Page, group: MachineGroup) -> str | Md:
-    """A model's fingerprints, the current ones first; past ``EVERY_ONE_UP_TO`` the first
-    ``NAMED`` and how many more its page has (a model of many machines would otherwise fill
-    the index with one cell)."""
-    listed = [f"{mp.machine.fingerprint_id[:8]} ({mp.machine.trust}, torch {mp.machine.torch}, "
-              f"step {mp.machine.step}{', superseded' if mp.machine.superseded else ''})"
-              for mp in group.fingerprints]
-    if len(listed) <= EVERY_ONE_UP_TO:
-        return "; ".join(listed)
-    more = p.link(fmt.count(len(listed) - NAMED, "more fingerprint"), machine_file(group.key))
-    return cat("; ".join(listed[:NAMED]), "; and ", more, ", each a section of its page")
+    """A model's fingerprints the index names (``MachineGroup.indexed``), the current ones
+    first, then how many more its page has."""
+    listed = "; ".join(
+        f"{mp.machine.fingerprint_id[:8]} ({mp.machine.trust}, torch {mp.machine.torch}, "
+        f"step {mp.machine.step}{', superseded' if mp.machine.superseded else ''})"
+        for mp in group.indexed)
+    rest = len(group.fingerprints) - len(group.indexed)
+    if not rest:
+        return listed
+    more = p.link(fmt.count(rest, "more fingerprint"), machine_file(group.key))
+    return cat(listed, "; and ", more, ", each a section of its page")
 
 
 def redirect(target: str, fp8: str) -> str:
