@@ -6,6 +6,7 @@ Made from copies of the fixture GPU run (made-up data) under fingerprints of the
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -74,7 +75,9 @@ def test_a_page_of_many_fingerprints_draws_one_per_model(tmp_path: Path) -> None
         encoding="utf-8").splitlines() if ln.startswith("| [")]
     assert row.count("(reference, torch ") == 3, row
     assert f"; and [{n - 3} more fingerprints](" in row and "each a section of its page" in row
+    assert re.search(r"\| \d{1,3}(,\d{3})+ / \d+ \|$", row), row  # thousands set apart
     home = (generated / "snippets" / "home.md").read_text(encoding="utf-8")
+    assert re.search(r"from \d{1,3}(,\d{3})+ result rows on 9 machine", home)
     assert f"GPUs.*\n\nOf {n} machine fingerprints, the grid and the gains below show one " \
            "per hardware model" in home  # a paragraph of its own, under the grid's caption
 

@@ -353,8 +353,8 @@ def machine_page(writer: Writer, shared: Shared, group: MachineGroup, copied: Co
     rows = [[p.link(mp.machine.fingerprint_id[:8], here, fingerprint_anchor(mp.machine.page)),
              mp.machine.trusted,
              mp.machine.step + (" (superseded)" if mp.machine.superseded else ""),
-             mp.machine.torch, mp.machine.days, f"{mp.summary.n_ok} / "
-             f"{mp.summary.n_failed}"] for mp in group.fingerprints]
+             mp.machine.torch, mp.machine.days, f"{mp.summary.n_ok:,} / "
+             f"{mp.summary.n_failed:,}"] for mp in group.fingerprints]
     writer.page(
         here, "machine.md.j2", p=p, model=group.model, title=fmt.safe_title(group.model),
         fingerprints=[_fingerprint(p, mp, copied, here) for mp in group.fingerprints],
@@ -375,7 +375,7 @@ def _index_row(p: Page, group: MachineGroup) -> list[Any]:
     ok = sum(mp.summary.n_ok for mp in group.fingerprints)
     bad = sum(mp.summary.n_failed for mp in group.fingerprints)
     return [p.link(group.model, machine_file(group.key)), str(len(group.machines)),
-            _fingerprints(p, group), f"{ok} / {bad}"]
+            _fingerprints(p, group), f"{ok:,} / {bad:,}"]
 
 
 def _fingerprints(p: Page, group: MachineGroup) -> str | Md:
